@@ -1,0 +1,45 @@
+"""Advice as data: a Finding per bottleneck and the Verdict that names the main one."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: verdict categories, each the primary reason a step is not faster
+CATEGORIES = ("input", "transfer", "sync", "launch", "host", "memory", "precision", "compute",
+              "comm", "straggler")
+
+
+@dataclass
+class Finding:
+    """One measured bottleneck: what was seen, what to change, and what it should gain."""
+
+    id: str
+    category: str
+    title: str
+    evidence: str
+    fix: str
+    cost_ms: float  # real time per step this bottleneck costs
+    expected_gain_pct: float  # of the real step, after the fix's assumed saving
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+@dataclass
+class Verdict:
+    """The primary reason the step is not faster, how sure we are, and why."""
+
+    category: str | None
+    summary: str
+    confidence: str  # high | medium | low
+    reasons: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return self.category or "unavailable"

@@ -1,0 +1,187 @@
+"""One rule per bottleneck: price it in real time from the analysis, or return None.
+
+Each rule measures what its fix would remove (ms per real step) and turns it into an expected
+gain with the assumed saving named in `thresholds`. Host-side idle comes from the reconciled
+idle split (`Analysis.real.idle_by_cause_ms`), so profiler inflation is already taken out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..analysis.kernels import MATMUL_KINDS
+from ..analysis.summary import Analysis
+from . import fixes
+from . import thresholds as T
+from .findings import Finding
+
+
+def _pct(a: Analysis, ms: float) -> float:
+    return 100.0 * ms / a.real.step_ms if a.real.step_ms > 0 else 0.0
+
+
+def gpu_weight(a: Analysis) -> float:
+    """How much of a GPU-time saving shortens the real step (1 when the GPU is the bottleneck)."""
+    return min(1.0, a.real.busy_frac / T.GPU_BOUND_BUSY_FRAC)
+
+
+def _real(a: Analysis) -> str:
+    src = "unprofiled median" if a.real.source == "baseline" else "profiled median"
+    return f"{a.real.step_ms:.1f} ms {src}"
+
+
+def _short(name: str, width: int = 60) -> str:
+    name = name.removeprefix("void ")
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: str,
+             cost_ms: float, saving: float, **data: object) -> Finding | None:
+    gain = _pct(a, cost_ms * saving)
+    if gain < T.MIN_FINDING_GAIN_PCT and not data.get("always"):
+        return None
+    data.pop("always", None)
+    return Finding(fid, cat, title, evidence, fix, round(cost_ms, 3), round(gain, 1), dict(data))
+
+
+def input_rule(a: Analysis) -> Finding | None:
+    """The GPU waits while the data pipeline produces the batch."""
+    cost = a.real.idle_by_cause_ms.get("input", 0.0)
+    if a.input_host_pct < T.INPUT_HOST_SHARE_PCT and _pct(a, cost) < T.MIN_FINDING_GAIN_PCT:
+        return None
+    hidden = max(0.0, a.input_ms_per_step - cost)
+    evidence = (
+        f"The data pipeline (DataLoader __next__) takes {a.input_host_pct:.0f}% of the host "
+        f"timeline ({a.input_ms_per_step:.1f} ms per profiled step); the GPU waits for it "
+        f"≈{cost:.1f} ms per step ({_pct(a, cost):.0f}% of the {_real(a)}), the other "
+        f"≈{hidden:.1f} ms are hidden behind GPU work for now and come back once the GPU work "
+        f"shrinks.")
+    return _finding(a, "input-pipeline", "input", "Data loading stalls the GPU", evidence,
+                    fixes.INPUT, cost, 1.0, always=a.input_host_pct >= T.INPUT_HOST_SHARE_PCT,
+                    host_share_pct=round(a.input_host_pct, 1),
+                    data_ms_per_step=round(a.input_ms_per_step, 3))
+
+
+def transfer_rule(a: Analysis) -> Finding | None:
+    """Host<->device copies dominate or block."""
+    t = a.transfers
+    hd = t[t["kind"].isin(["HtoD", "DtoH"])] if len(t) else t
+    if hd.empty:
+        return None
+    n = max(a.n_steps, 1)
+    exposed_ms = float((hd["dur_us"] * (1 - hd["overlap_pct"] / 100)).sum()) / 1e3 / n
+    idle_ms = a.real.idle_by_cause_ms.get("transfer", 0.0)
+    cost = exposed_ms * gpu_weight(a) + idle_ms
+    mb = float(hd["bytes"].sum()) / n / 1e6
+    evidence = (
+        f"{mb:.1f} MB per step cross PCIe/NVLink-C2C in {len(hd) / n:.0f} copies "
+        f"({int(hd['pageable'].sum())} from pageable memory, {int(hd['blocking'].sum())} "
+        f"blocking the host, median {hd['gbps'].median():.1f} GB/s); {exposed_ms:.2f} ms per "
+        f"step of copying overlaps no compute and the GPU idles {idle_ms:.2f} ms per step in "
+        f"copy calls.")
+    return _finding(a, "transfers", "transfer", "Host-device copies are exposed", evidence,
+                    fixes.TRANSFER, cost, T.TRANSFER_SAVING, mb_per_step=round(mb, 3),
+                    pageable=int(hd["pageable"].sum()), blocking=int(hd["blocking"].sum()))
+
+
+def sync_rule(a: Analysis) -> Finding | None:
+    """The host repeatedly stops to wait for the GPU."""
+    cost = a.real.idle_by_cause_ms.get("sync", 0.0)
+    s = a.syncs
+    if s.empty:
+        return None
+    n = max(a.n_steps, 1)
+    who = s.assign(by=s["caller"].where(s["caller"] != "", s["api"])).groupby("by")
+    top = who["gpu_idle_after_us"].agg(["size", "sum"]).sort_values("sum", ascending=False)
+    callers = ", ".join(f"{name} ×{int(r['size'] / n)}/step" for name, r in top.head(3).iterrows())
+    evidence = (
+        f"{len(s) / n:.0f} sync calls per step ({callers}); the GPU idles "
+        f"{s['gpu_idle_after_us'].sum() / 1e3 / n:.2f} ms per profiled step after them, "
+        f"≈{cost:.2f} ms per real step ({_pct(a, cost):.0f}% of the {_real(a)}).")
+    return _finding(a, "host-syncs", "sync", "The host waits for the GPU inside the step",
+                    evidence, fixes.SYNC, cost, 1.0, syncs_per_step=round(len(s) / n, 2),
+                    top_callers=top.head(3).index.tolist())
+
+
+def launch_rule(a: Analysis) -> Finding | None:
+    """The GPU idles between many tiny kernels that launch slower than they run."""
+    cost = a.real.idle_by_cause_ms.get("launch", 0.0)
+    L = a.launch
+    evidence = (
+        f"{L['kernels_per_step']:.0f} kernels per step, median {L['median_kernel_us']:.1f} µs "
+        f"on the GPU vs {L['median_launch_us']:.1f} µs to launch each; {L['short_kernel_pct']:.0f}"
+        f"% run shorter than their launch. The GPU idles ≈{cost:.1f} ms per real step "
+        f"({_pct(a, cost):.0f}%) while the host dispatches the next kernel.")
+    return _finding(a, "launch-overhead", "launch", "Kernel launch overhead leaves the GPU idle",
+                    evidence, fixes.LAUNCH, cost, T.LAUNCH_SAVING,
+                    kernels_per_step=round(L["kernels_per_step"], 1))
+
+
+def host_rule(a: Analysis) -> Finding | None:
+    """The GPU idles while the host does work that launches nothing."""
+    cost = a.real.idle_by_cause_ms.get("host", 0.0)
+    ops = a.ops
+    cpu_only = ops[(ops["cuda_total_us"] <= 0)].sort_values("cpu_self_us", ascending=False)
+    names = ", ".join(cpu_only["name"].head(3).astype(str)) or "unrecorded Python"
+    evidence = (
+        f"The GPU idles ≈{cost:.1f} ms per real step ({_pct(a, cost):.0f}% of the {_real(a)}) "
+        f"while the host runs work that launches no GPU work (top host-only ops: {names}; "
+        f"time outside any op is Python itself).")
+    return _finding(a, "host-work", "host", "Host-side work between launches", evidence,
+                    fixes.HOST, cost, T.HOST_SAVING)
+
+
+def precision_rule(a: Analysis) -> Finding | None:
+    """Matmuls run in fp32 without Tensor Cores where TF32/bf16 would."""
+    k = a.kernels
+    slow = k[k["kind"].isin(MATMUL_KINDS) & ~k["tensor_core"].astype(bool)
+             & k["dtype"].isin(["fp32", ""])]
+    t = float(slow["total_us"].sum()) / 1e3 / max(a.n_steps, 1)
+    if t <= 0:
+        return None
+    total = float(k["total_us"].sum()) / 1e3 / max(a.n_steps, 1)
+    names = "; ".join(_short(n) for n in slow["name"].head(2))
+    cost = t * gpu_weight(a)
+    evidence = (
+        f"{t:.1f} ms per step ({100 * t / total:.0f}% of GPU time) in fp32 matmul kernels "
+        f"without Tensor Cores ({names}). TF32/bf16 Tensor Cores run these {T.PRECISION_SPEEDUP:.0f}"
+        f"× faster or more on this GPU.")
+    return _finding(a, "fp32-matmuls", "precision", "fp32 matmuls miss the Tensor Cores",
+                    evidence, fixes.PRECISION, cost, 1 - 1 / T.PRECISION_SPEEDUP,
+                    fp32_matmul_ms_per_step=round(t, 3))
+
+
+def memory_rule(a: Analysis) -> Finding | None:
+    """GPU time goes to unfused memory-bound kernels."""
+    mem = a.kind_ms_per_step(T.MEMORY_KINDS)
+    total = float(a.kinds["total_us"].sum()) / 1e3 / max(a.n_steps, 1) if len(a.kinds) else 0.0
+    if total <= 0 or mem / total < T.MEMORY_BOUND_MIN_SHARE:
+        return None
+    k = a.kernels[a.kernels["kind"].isin(T.MEMORY_KINDS)]
+    names = "; ".join(_short(n, 50) for n in k["name"].head(2))
+    evidence = (
+        f"{mem:.1f} ms per step ({100 * mem / total:.0f}% of GPU time) in memory-bound "
+        f"elementwise/normalization/reduction kernels ({names}); each reads and writes its "
+        f"tensors to HBM, fusion keeps them on chip.")
+    return _finding(a, "unfused-memory-bound", "memory", "Unfused memory-bound kernels",
+                    evidence, fixes.MEMORY, mem * gpu_weight(a), T.FUSION_SAVING,
+                    memory_bound_ms_per_step=round(mem, 3))
+
+
+def comm_rule(a: Analysis) -> Finding | None:
+    """Collective communication is exposed instead of overlapped with compute."""
+    c = a.comm
+    if c["comm_ms"] <= 0:
+        return None
+    evidence = (
+        f"NCCL collectives take {c['comm_ms']:.1f} ms per step, {c['exposed_ms']:.1f} ms of it "
+        f"with no compute kernel running (overlap {c['overlap_pct']:.0f}%).")
+    return _finding(a, "exposed-comm", "comm", "Communication is not overlapped", evidence,
+                    fixes.COMM, c["exposed_ms"] * gpu_weight(a), T.COMM_SAVING,
+                    comm_ms=round(c["comm_ms"], 3), exposed_ms=round(c["exposed_ms"], 3))
+
+
+RULES: tuple[Callable[[Analysis], Finding | None], ...] = (
+    input_rule, transfer_rule, sync_rule, launch_rule, host_rule, precision_rule, memory_rule,
+    comm_rule,
+)

@@ -1,0 +1,35 @@
+"""Named thresholds and assumed speed-ups behind every finding (one place to tune them)."""
+
+#: a finding must be worth at least this share of the real step to be reported
+MIN_FINDING_GAIN_PCT = 2.0
+#: the verdict names a bottleneck only when fixing it is worth at least this much
+MIN_VERDICT_GAIN_PCT = 5.0
+#: GPU-side savings shorten the step fully once the GPU is busy this share of the real step;
+#: below it, the host is on the critical path and they count proportionally
+GPU_BOUND_BUSY_FRAC = 0.6
+#: fp32 GEMMs without Tensor Cores -> TF32/bf16: conservative speed-up (H100-class peaks differ
+#: by 7-15x; cuBLAS reaches 4x and more on realistic shapes)
+PRECISION_SPEEDUP = 4.0
+#: share of memory-bound kernel time that fusion (torch.compile, fused optimizers) removes
+FUSION_SAVING = 0.4
+#: memory-bound kernels must carry this share of GPU kernel time before fusion is advised
+MEMORY_BOUND_MIN_SHARE = 0.4
+#: share of launch-bound idle that CUDA graphs / torch.compile(mode="reduce-overhead") remove
+LAUNCH_SAVING = 0.8
+#: share of host-bound idle that moving bookkeeping off the step removes
+HOST_SAVING = 0.7
+#: share of exposed copy time that pinned memory + non_blocking + prefetch removes
+TRANSFER_SAVING = 0.8
+#: share of exposed communication that bucketing / overlap tuning removes
+COMM_SAVING = 0.5
+#: data-pipeline share of the host timeline worth a finding even when it is hidden
+INPUT_HOST_SHARE_PCT = 5.0
+#: 'compute' verdict: GPU busy at least this share of the real step ...
+COMPUTE_BUSY_FRAC = 0.8
+#: ... with at least this share of matmul time on Tensor Cores
+COMPUTE_TC_SHARE = 0.8
+#: confidence: the top finding must beat the runner-up by this factor to be 'high'
+CONFIDENT_MARGIN = 1.5
+#: confidence: profiled host steps this much slower than real ones weaken host-side verdicts
+INFLATION_WARN = 1.5
+MEMORY_KINDS = ("elementwise", "norm", "softmax", "reduction", "other")

@@ -1,0 +1,102 @@
+"""Turn the rules' findings into a ranked list and one verdict with its confidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analysis.kernels import MATMUL_KINDS
+from ..analysis.summary import Analysis
+from . import thresholds as T
+from .findings import Finding, Verdict
+from .rules import RULES
+
+HOST_SIDE = ("input", "transfer", "sync", "launch", "host")
+SUMMARIES = {
+    "input": "The GPU waits for the data pipeline to produce batches",
+    "transfer": "Host↔device copies dominate or block the step",
+    "sync": "The host keeps stopping to wait for the GPU, so launches stop queueing ahead",
+    "launch": "Many tiny kernels: launching them takes longer than running them",
+    "host": "The GPU idles while the host does work that launches nothing",
+    "memory": "The GPU is busy, but in memory-bound unfused kernels far below compute peak",
+    "precision": "The GPU is busy in fp32 matmuls that don't use Tensor Cores",
+    "comm": "Collective communication is exposed and dominates",
+}
+
+
+@dataclass
+class Advice:
+    """Verdict plus findings, most valuable first."""
+
+    verdict: Verdict
+    findings: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {"verdict": self.verdict.to_json(),
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def _tensor_core_share(a: Analysis) -> float:
+    mm = a.kinds[a.kinds["kind"].isin(MATMUL_KINDS)]
+    total = float(mm["total_us"].sum())
+    return float(mm.loc[mm["tensor_core"].astype(bool), "total_us"].sum()) / total if total else 0.0
+
+
+def _confidence(a: Analysis, top: Finding | None, second: Finding | None,
+                category: str) -> tuple[str, list[str]]:
+    reasons: list[str] = []
+    doubts = 0
+    if a.real.source == "baseline":
+        reasons.append(f"reconciled with an unprofiled baseline of {a.baseline['n']} steps "
+                       f"(median {a.real.step_ms:.1f} ms, GPU busy {a.real.gpu_busy_ms:.1f} ms "
+                       f"of it)")
+    else:
+        doubts += 1
+        reasons.append("no unprofiled baseline: judged on the profiled timeline, which "
+                       "inflates host-side costs")
+    if a.real.source == "baseline" and a.real.inflation > T.INFLATION_WARN:
+        reasons.append(f"the profiler slowed the step {a.real.inflation:.1f}× "
+                       f"({a.real.profiled_step_ms:.1f} ms profiled); trace idle time was "
+                       f"rescaled ×{a.real.idle_scale:.2f} to real time")
+        if category in HOST_SIDE:
+            doubts += 1
+    if top and second:
+        margin = top.expected_gain_pct / max(second.expected_gain_pct, 1e-9)
+        reasons.append(f"{top.category} is worth {top.expected_gain_pct:.0f}% vs "
+                       f"{second.expected_gain_pct:.0f}% for the runner-up ({second.category})")
+        if margin < T.CONFIDENT_MARGIN:
+            doubts += 1
+    if a.n_steps < 3:
+        doubts += 2
+        reasons.append(f"only {a.n_steps} profiled step(s)")
+    return ("high", "medium", "low")[min(doubts, 2)], reasons
+
+
+def advise(a: Analysis) -> Advice:
+    """Findings from every rule, ranked by expected gain, and the verdict."""
+    if not a.gpu_available:
+        return Advice(Verdict(None, "GPU metrics unavailable: no CUDA activity in this trace "
+                              "(CPU-only run); the host-side tables are still valid.", "low",
+                              ["no GPU activity recorded"]))
+    found = [f for f in (rule(a) for rule in RULES) if f is not None]
+    found.sort(key=lambda f: f.expected_gain_pct, reverse=True)
+    top = found[0] if found else None
+    second = found[1] if len(found) > 1 else None
+    if top and top.expected_gain_pct >= T.MIN_VERDICT_GAIN_PCT:
+        category = top.category
+        summary = (f"{SUMMARIES[category]}: fixing it should save ≈{top.expected_gain_pct:.0f}% "
+                   f"of the {a.real.step_ms:.1f} ms step.")
+    else:
+        category = "compute"
+        tc = _tensor_core_share(a)
+        mfu = a.flops.get("mfu_pct")
+        summary = (f"The GPU is busy {100 * a.real.busy_frac:.0f}% of the step, "
+                   f"{100 * tc:.0f}% of matmul time on Tensor Cores"
+                   + (f", MFU {mfu:.0f}%" if mfu else "")
+                   + ": nothing big to fix; a faster step needs less work (model/batch) "
+                     "or better kernels.")
+        if a.real.busy_frac < T.COMPUTE_BUSY_FRAC:
+            summary += " (GPU idle time is spread over small causes.)"
+    confidence, reasons = _confidence(a, top, second, category)
+    return Advice(Verdict(category, summary, confidence, reasons), found)

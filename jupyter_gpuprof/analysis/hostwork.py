@@ -1,0 +1,86 @@
+"""Classify what the host was doing: data loading, syncs, copies, launching, other work.
+
+The idle-gap attribution and the sync table both need the same host-side classes, so they
+are built once here from the event table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .intervals import Coverage
+from .trace import Trace
+
+#: runtime calls that block the host until the GPU (or a copy) has finished
+SYNC_APIS = frozenset({
+    "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+    "cudaMemcpy", "cudaMemcpy2D", "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol",
+    "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize", "cuMemcpyDtoH_v2",
+})
+#: a host-side copy call counts as a data transfer (not a sync read-back) from this size
+TRANSFER_MIN_BYTES = 64 * 1024
+#: names of host ranges that produce the next batch
+INPUT_MARKERS = ("DataLoader", "__next__")
+INPUT_PHASES = frozenset({"data"})
+
+
+def is_input_range(name: str) -> bool:
+    """Whether a host range is the data pipeline producing a batch."""
+    return name in INPUT_PHASES or all(m in name for m in INPUT_MARKERS)
+
+
+@dataclass
+class HostWork:
+    """Coverage of the main process's host time by class (see `classify_host`)."""
+
+    input: Coverage
+    sync: Coverage
+    transfer: Coverage
+    launch: Coverage
+    busy: Coverage
+    sync_calls: pd.DataFrame
+
+
+def _launching_ops(ops: pd.DataFrame, runtime: pd.DataFrame) -> np.ndarray:
+    """Mask of ops that contain at least one runtime/driver call on their own thread."""
+    mask = np.zeros(len(ops), dtype=bool)
+    for tid, group in ops.groupby("tid", sort=False):
+        calls = np.sort(runtime.loc[runtime["tid"] == tid, "ts_us"].to_numpy())
+        if len(calls) == 0:
+            continue
+        lo = np.searchsorted(calls, group["ts_us"].to_numpy(), side="left")
+        hi = np.searchsorted(calls, group["end_us"].to_numpy(), side="right")
+        mask[ops.index.get_indexer(group.index)] = hi > lo
+    return mask
+
+
+def classify_host(trace: Trace, pid: int) -> HostWork:
+    """Build the host-side coverages for the process that drives the GPU."""
+    ev = trace.events
+    host = ev[(ev["pid"] == pid) | (pid < 0)]
+    names = host["name"].astype(str)
+    cats = host["cat"]
+    ann = host[cats.isin(["user_annotation", "cpu_op"])]
+    inp = ann[names[ann.index].map(is_input_range)]
+    runtime = host[cats.isin(["cuda_runtime", "cuda_driver"])]
+    rt_names = names[runtime.index]
+    syncs = runtime[rt_names.isin(SYNC_APIS)]
+    copies = runtime[rt_names.str.contains("Memcpy", regex=False) & ~rt_names.isin(SYNC_APIS)]
+    gpu_copy = trace.of("gpu_memcpy")
+    big = set(gpu_copy.loc[gpu_copy["bytes"] >= TRANSFER_MIN_BYTES, "correlation"].tolist())
+    transfers = copies[copies["correlation"].isin(big)]
+    ops = host[cats == "cpu_op"]
+    launching = ops[_launching_ops(ops, runtime)]
+    busy = host[cats.isin(["cpu_op", "cuda_runtime", "cuda_driver"])]
+
+    def cov(df: pd.DataFrame) -> Coverage:
+        return Coverage.of(df["ts_us"].to_numpy(), df["end_us"].to_numpy())
+
+    launch_iv = pd.concat([launching, runtime.drop(syncs.index).drop(transfers.index)])
+    return HostWork(
+        input=cov(inp), sync=cov(syncs), transfer=cov(transfers), launch=cov(launch_iv),
+        busy=cov(busy), sync_calls=syncs,
+    )

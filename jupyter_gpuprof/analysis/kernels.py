@@ -1,0 +1,117 @@
+"""Kernel table: GPU activity by kernel, with its kind and whether it runs on Tensor Cores."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from .trace import GPU_CATEGORIES, Trace
+
+KERNEL_COLUMNS = {
+    "name": "kernel name (memcpy/memset rows keep their activity name)",
+    "kind": "gemm | conv | attention | norm | softmax | reduction | elementwise | nccl | memcpy "
+            "| memset | other",
+    "tensor_core": "runs on Tensor Cores (from the kernel name, and the launching op's dtype)",
+    "dtype": "dtype of the launching op's first floating input (fp32, bf16, fp16, …; '' unknown)",
+    "calls": "launches in the window", "total_us": "summed duration",
+    "mean_us": "mean duration", "median_us": "median duration",
+    "pct_of_gpu": "share of all GPU activity time in the window",
+}
+# ordered: the first matching pattern decides the kind
+KIND_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("nccl", re.compile(r"nccl", re.I)),
+    ("attention", re.compile(r"flash|fmha|attention|sdpa|_mha|mha_", re.I)),
+    ("conv", re.compile(r"conv(?!ert)|fprop|dgrad|wgrad|implicit_gemm|winograd", re.I)),
+    ("gemm", re.compile(r"gemm|gemv|nvjet|xmma|cutlass|matmul|wgmma|splitk|cublas|triton_tem",
+                        re.I)),
+    ("norm", re.compile(r"norm|GammaBeta", re.I)),
+    ("softmax", re.compile(r"softmax", re.I)),
+    ("reduction", re.compile(r"reduce|reduction|triton_red|triton_per|sum_kernel|argmax|"
+                             r"cross_entropy|nll_loss", re.I)),
+    ("elementwise", re.compile(r"elementwise|pointwise|triton_poi|multi_tensor_apply|fill|copy|"
+                               r"index|gather|scatter|embedding|cat_|unroll|vectorized", re.I)),
+]
+MATMUL_KINDS = ("gemm", "conv", "attention")
+TENSOR_CORE_NAME = re.compile(
+    r"tf32|bf16|f16|fp16|h16|hmma|gmma|tensorop|s16816|s1688|16816|nvjet|e4m3|e5m2|fp8|"
+    r"_i8|imma|flash|sm90_xmma", re.I)
+SIMT_NAME = re.compile(r"simt|sgemm|dgemm|f32f32_f32f32|ffma|gemv", re.I)
+DTYPE_NAMES = {
+    "float": "fp32", "double": "fp64", "c10::BFloat16": "bf16", "c10::Half": "fp16",
+    "c10::Float8_e4m3fn": "fp8", "c10::Float8_e5m2": "fp8",
+}
+
+
+def kind_of(name: str, cat: str = "kernel") -> str:
+    """Kind of a GPU activity from its category and name."""
+    if cat == "gpu_memcpy":
+        return "memcpy"
+    if cat == "gpu_memset":
+        return "memset"
+    for kind, pattern in KIND_PATTERNS:
+        if pattern.search(name):
+            return kind
+    return "other"
+
+
+def uses_tensor_cores(name: str, kind: str, dtype: str) -> bool:
+    """Whether a matmul-like kernel runs on Tensor Cores (False for every other kind)."""
+    if kind not in MATMUL_KINDS:
+        return False
+    if SIMT_NAME.search(name) and "tf32" not in name.lower():
+        return False
+    if TENSOR_CORE_NAME.search(name):
+        return True
+    return dtype in ("bf16", "fp16", "fp8")
+
+
+def first_float_dtype(input_types: str) -> str:
+    """Short dtype of the first floating tensor in an op's `Input type` list."""
+    for raw, short in DTYPE_NAMES.items():
+        if f'"{raw}"' in input_types:
+            return short
+    return ""
+
+
+def kernel_rows(trace: Trace, op_types: pd.Series | None = None) -> pd.DataFrame:
+    """GPU activity rows with `kind`, `dtype` and `tensor_core` columns added."""
+    gpu = trace.of(*GPU_CATEGORIES)
+    names = gpu["name"].astype(str)
+    cats = gpu["cat"].astype(str)
+    unique = pd.DataFrame({"name": names, "cat": cats}).drop_duplicates()
+    kinds = {(n, c): kind_of(n, c) for n, c in zip(unique["name"], unique["cat"])}
+    kind = [kinds[(n, c)] for n, c in zip(names, cats)]
+    if op_types is None:
+        ops = trace.of("cpu_op")
+        op_types = pd.Series(ops["input_types"].to_numpy(), index=ops["external_id"].to_numpy())
+        op_types = op_types[~op_types.index.duplicated()]
+    dtype = gpu["external_id"].map(op_types).fillna("").map(first_float_dtype)
+    tc = [uses_tensor_cores(n, k, d) for n, k, d in zip(names, kind, dtype)]
+    return gpu.assign(kind=kind, dtype=dtype.to_numpy(), tensor_core=tc)
+
+
+def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Aggregate by kernel name: columns in `KERNEL_COLUMNS`, longest total first."""
+    if rows.empty:
+        return pd.DataFrame(columns=list(KERNEL_COLUMNS))
+    g = rows.assign(name=rows["name"].astype(str)).groupby("name", sort=False)
+    out = g.agg(
+        kind=("kind", "first"), tensor_core=("tensor_core", "any"),
+        dtype=("dtype", lambda s: s.mode().iloc[0] if len(s.mode()) else ""),
+        calls=("dur_us", "size"), total_us=("dur_us", "sum"),
+        mean_us=("dur_us", "mean"), median_us=("dur_us", "median"),
+    ).reset_index()
+    total = float(out["total_us"].sum())
+    out["pct_of_gpu"] = 100.0 * out["total_us"] / total if total else np.nan
+    return out[list(KERNEL_COLUMNS)].sort_values("total_us", ascending=False, ignore_index=True)
+
+
+def kind_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """GPU time by kind and Tensor-Core use (for the verdict and the report)."""
+    if rows.empty:
+        return pd.DataFrame(columns=["kind", "tensor_core", "total_us", "calls"])
+    return (rows.groupby(["kind", "tensor_core"], observed=True)["dur_us"]
+            .agg(total_us="sum", calls="size").reset_index()
+            .sort_values("total_us", ascending=False, ignore_index=True))

@@ -1,0 +1,86 @@
+"""Operator table: host (CPU) and device (CUDA) time per PyTorch operator, self and total."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .trace import GPU_CATEGORIES, Trace
+
+OP_COLUMNS = {
+    "name": "operator (aten::…, autograd node, or user range)",
+    "calls": "number of calls in the window",
+    "cpu_total_us": "host time including child ops", "cpu_self_us": "host time minus child ops",
+    "cuda_total_us": "GPU time of activity launched by the op or its children",
+    "cuda_self_us": "GPU time of activity launched directly by the op",
+    "input_dims": "most common input shapes", "input_types": "most common input dtypes",
+}
+
+
+def _nest(ops: pd.DataFrame) -> np.ndarray:
+    """Parent row position of every op (-1 for top level), per thread, by time containment."""
+    parent = np.full(len(ops), -1, dtype=np.int64)
+    ts, end, tid = ops["ts_us"].to_numpy(), ops["end_us"].to_numpy(), ops["tid"].to_numpy()
+    pid = ops["pid"].to_numpy()
+    # parents first: by thread, then start, then longest first
+    order = np.lexsort((-end, ts, tid, pid))
+    stack: list[int] = []
+    last_thread = None
+    for i in order.tolist():
+        thread = (pid[i], tid[i])
+        if thread != last_thread:
+            stack.clear()
+            last_thread = thread
+        # drop ranges that ended before this one starts or cannot contain it
+        while stack and (end[stack[-1]] <= ts[i] or end[stack[-1]] < end[i] - 1e-3):
+            stack.pop()
+        parent[i] = stack[-1] if stack else -1
+        stack.append(i)
+    return parent
+
+
+def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFrame:
+    """One row per op call in [lo, hi] with self/total CPU and CUDA time and its parent."""
+    ops = trace.of("cpu_op")
+    ops = ops[(ops["ts_us"] >= lo) & (ops["ts_us"] <= hi)].reset_index(drop=True)
+    parent = _nest(ops)
+    dur = ops["dur_us"].to_numpy()
+    child_sum = np.bincount(parent[parent >= 0], weights=dur[parent >= 0], minlength=len(ops))
+    gpu = trace.of(*GPU_CATEGORIES)
+    gpu_by_ext = gpu[gpu["external_id"] >= 0].groupby("external_id")["dur_us"].sum()
+    cuda_self = ops["external_id"].map(gpu_by_ext).fillna(0.0).to_numpy()
+    cuda_total = cuda_self.copy()
+    # children start later than their parents: accumulate from the latest start backwards
+    for i in np.argsort(ops["ts_us"].to_numpy(), kind="stable")[::-1].tolist():
+        p = parent[i]
+        if p >= 0:
+            cuda_total[p] += cuda_total[i]
+    return ops.assign(
+        parent=parent, cpu_self_us=np.clip(dur - child_sum, 0.0, None),
+        cuda_self_us=cuda_self, cuda_total_us=cuda_total,
+    )
+
+
+def _mode(s: pd.Series) -> str:
+    m = s.mode()
+    return str(m.iloc[0]) if len(m) else ""
+
+
+def op_table(rows: pd.DataFrame, by_shape: bool = False) -> pd.DataFrame:
+    """Aggregate op calls by name (and shapes): columns in `OP_COLUMNS`, slowest on GPU first."""
+    if rows.empty:
+        return pd.DataFrame(columns=list(OP_COLUMNS))
+    keys = ["name", "input_dims"] if by_shape else ["name"]
+    g = rows.assign(name=rows["name"].astype(str)).groupby(keys, sort=False, observed=True)
+    out = g.agg(
+        calls=("dur_us", "size"), cpu_total_us=("dur_us", "sum"),
+        cpu_self_us=("cpu_self_us", "sum"), cuda_total_us=("cuda_total_us", "sum"),
+        cuda_self_us=("cuda_self_us", "sum"),
+    ).reset_index()
+    if not by_shape:
+        shapes = g["input_dims"].agg(_mode)
+        out["input_dims"] = out["name"].map(shapes)
+    types = g["input_types"].agg(_mode)
+    out["input_types"] = [types.get(tuple(r) if by_shape else r[0], "") for r in out[keys].values]
+    out = out[list(OP_COLUMNS)]
+    return out.sort_values(["cuda_total_us", "cpu_total_us"], ascending=False, ignore_index=True)

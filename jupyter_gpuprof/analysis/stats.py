@@ -1,0 +1,28 @@
+"""Robust statistics of step times: median, p95, IQR and Tukey outliers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: Tukey's fences: outside [q1 - k*IQR, q3 + k*IQR] is an outlier
+TUKEY_K = 1.5
+
+
+def describe_steps(step_ms: Sequence[float]) -> dict[str, Any]:
+    """n, median/p95/mean/min/max, quartiles, IQR and outlier indices of step times (ms)."""
+    x = np.asarray([v for v in step_ms if v is not None and np.isfinite(v)], dtype=np.float64)
+    if len(x) == 0:
+        return {"n": 0, "median_ms": None, "p95_ms": None, "mean_ms": None, "min_ms": None,
+                "max_ms": None, "q1_ms": None, "q3_ms": None, "iqr_ms": None, "outliers": []}
+    q1, med, q3, p95 = np.percentile(x, [25, 50, 75, 95])
+    iqr = q3 - q1
+    out = np.flatnonzero((x < q1 - TUKEY_K * iqr) | (x > q3 + TUKEY_K * iqr))
+    return {
+        "n": int(len(x)), "median_ms": float(med), "p95_ms": float(p95),
+        "mean_ms": float(x.mean()), "min_ms": float(x.min()), "max_ms": float(x.max()),
+        "q1_ms": float(q1), "q3_ms": float(q3), "iqr_ms": float(iqr),
+        "outliers": [int(i) for i in out],
+    }

@@ -1,0 +1,137 @@
+"""Per-step times from the trace, and the profiled window the other analyses look at.
+
+GPU work is assigned to the step whose CPU range *launched* it (via correlation ids), not to
+the CPU range it happens to overlap: with a deep launch queue the GPU runs far behind the CPU.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .intervals import union
+from .trace import GPU_CATEGORIES, Trace
+
+STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+#: columns of `step_table`
+STEP_COLUMNS = {
+    "step": "step number (ProfilerStep#N; -1 when the trace has no step markers)",
+    "cpu_start_us": "host start of the step",
+    "cpu_end_us": "host end of the step's range",
+    "gpu_start_us": "first GPU activity launched by the step",
+    "gpu_end_us": "last GPU activity launched by the step ends",
+    "end_us": "step done on both sides: max(cpu_end_us, gpu_end_us)",
+    "step_us": "step duration: end_us minus the previous step's end_us (first: minus cpu_start)",
+    "gpu_busy_us": "union of the step's GPU activity (kernels, copies, memsets)",
+    "kernel_us": "sum of kernel durations",
+    "memcpy_us": "sum of memcpy + memset durations",
+    "n_kernels": "kernels launched",
+}
+
+
+@dataclass(frozen=True)
+class Window:
+    """The analysed time range [start_us, end_us] and the main host process."""
+
+    start_us: float
+    end_us: float
+    pid: int
+
+    @property
+    def dur_us(self) -> float:
+        """Length of the window."""
+        return self.end_us - self.start_us
+
+
+def step_markers(trace: Trace) -> pd.DataFrame:
+    """Host-side ProfilerStep ranges (one row per step, in order)."""
+    ev = trace.of("user_annotation", "cpu_op")
+    names = ev["name"].astype(str)
+    m = names.str.extract(STEP_NAME, expand=False)
+    marks = ev[m.notna()].assign(step=m[m.notna()].astype(int))
+    return marks.drop_duplicates("step").sort_values("ts_us")
+
+
+def gpu_activity(trace: Trace) -> pd.DataFrame:
+    """GPU rows (kernels, copies, memsets) with the host launch time where it is known."""
+    gpu = trace.of(*GPU_CATEGORIES)
+    launches = trace.of("cuda_runtime", "cuda_driver")
+    launches = launches[launches["correlation"] >= 0].drop_duplicates("correlation")
+    lt = pd.Series(launches["ts_us"].to_numpy(), index=launches["correlation"].to_numpy())
+    ltid = pd.Series(launches["tid"].to_numpy(), index=launches["correlation"].to_numpy())
+    return gpu.assign(
+        launch_us=gpu["correlation"].map(lt).to_numpy(dtype=np.float64, na_value=np.nan),
+        launch_tid=gpu["correlation"].map(ltid).fillna(-1).astype(np.int64).to_numpy(),
+    )
+
+
+def _assign(gpu: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Index of the step that launched each GPU row (-1: outside every step)."""
+    t = np.where(np.isnan(gpu["launch_us"]), gpu["ts_us"], gpu["launch_us"])
+    i = np.searchsorted(starts, t, side="right") - 1
+    inside = (i >= 0) & (t <= ends[np.clip(i, 0, None)])
+    # a GPU row with no known launch belongs to the step in which it runs
+    unknown = np.isnan(gpu["launch_us"].to_numpy())
+    nxt = np.append(starts[1:], np.inf)
+    # rows running before the first row with a known launch were queued before the capture
+    first_known = t[~unknown].min() if (~unknown).any() else np.inf
+    carried = unknown & (t < first_known)
+    inside |= unknown & ~carried & (i >= 0) & (t < nxt[np.clip(i, 0, None)])
+    inside &= ~carried
+    return np.where(inside, i, -1)
+
+
+def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
+    """Per-step times (columns in `STEP_COLUMNS`) and the profiled window."""
+    marks = step_markers(trace)
+    gpu = gpu_activity(trace)
+    ev = trace.events
+    if marks.empty:
+        host = ev[~ev["cat"].isin(GPU_CATEGORIES) & (ev["cat"] != "memory")]
+        lo = float(ev["ts_us"].min()) if len(ev) else 0.0
+        hi = float(ev["end_us"].max()) if len(ev) else 0.0
+        pid = int(host["pid"].mode().iloc[0]) if len(host) else -1
+        marks = pd.DataFrame(
+            {"step": [-1], "ts_us": [lo], "end_us": [hi], "pid": [pid]}
+        )
+    starts = marks["ts_us"].to_numpy(dtype=np.float64)
+    ends = marks["end_us"].to_numpy(dtype=np.float64)
+    ends = np.maximum(ends, starts)
+    idx = _assign(gpu, np.append(starts, np.inf), np.append(ends, -np.inf))
+    rows = []
+    prev_end = starts[0] if len(starts) else 0.0
+    for k, (step, s, e) in enumerate(zip(marks["step"], starts, ends)):
+        g = gpu[idx == k]
+        if len(g):
+            us, ue = union(g["ts_us"].to_numpy(), g["end_us"].to_numpy())
+            busy = float((ue - us).sum())
+            g_start, g_end = float(g["ts_us"].min()), float(g["end_us"].max())
+        else:
+            busy, g_start, g_end = 0.0, np.nan, np.nan
+        end = max(e, g_end) if len(g) else e
+        is_kernel = (g["cat"] == "kernel").to_numpy()
+        rows.append({
+            "step": int(step), "cpu_start_us": s, "cpu_end_us": e,
+            "gpu_start_us": g_start, "gpu_end_us": g_end, "end_us": end,
+            "step_us": end - (prev_end if k else s), "gpu_busy_us": busy,
+            "kernel_us": float(g["dur_us"].to_numpy()[is_kernel].sum()),
+            "memcpy_us": float(g["dur_us"].to_numpy()[~is_kernel].sum()),
+            "n_kernels": int(is_kernel.sum()),
+        })
+        prev_end = end
+    steps = pd.DataFrame(rows, columns=list(STEP_COLUMNS))
+    pid = int(marks["pid"].iloc[0]) if "pid" in marks else -1
+    window = Window(float(starts[0]), float(steps["end_us"].max()), pid)
+    return steps, window
+
+
+def assign_steps(gpu: pd.DataFrame, steps: pd.DataFrame) -> np.ndarray:
+    """Step number of each GPU row (-1 outside the profiled steps)."""
+    starts = steps["cpu_start_us"].to_numpy(dtype=np.float64)
+    ends = steps["cpu_end_us"].to_numpy(dtype=np.float64)
+    idx = _assign(gpu, np.append(starts, np.inf), np.append(ends, -np.inf))
+    numbers = np.append(steps["step"].to_numpy(), -1)
+    return np.where(idx >= 0, numbers[np.clip(idx, 0, len(numbers) - 1)], -1)

@@ -1,0 +1,180 @@
+"""The analysis facade: run every analysis once over a trace and reconcile it with real time.
+
+`analyze()` returns an `Analysis` holding documented DataFrames (columns described in each
+module's `*_COLUMNS`) plus the reconciled figures the advice works from. The profiler
+inflates host-side costs, so idle time seen in the trace is rescaled to the idle time the
+unprofiled baseline really has (GPU kernel durations barely change under the profiler).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .hardware import peak_tflops
+from .hostwork import classify_host
+from .idle import gap_table, gpu_coverage, stream_table
+from .intervals import Coverage, union
+from .kernels import MATMUL_KINDS, kernel_rows, kernel_table, kind_summary
+from .launch import launch_stats
+from .memory import memory_table
+from .ops import op_rows, op_table
+from .stats import describe_steps
+from .steps import Window, step_table
+from .sync import sync_table
+from .trace import GPU_CATEGORIES, Trace, TraceInfo
+from .transfers import transfer_summary, transfer_table
+
+IDLE_CAUSES = ("input", "transfer", "sync", "launch", "host")
+
+
+@dataclass
+class RealTime:
+    """The trace's per-step figures reconciled with the unprofiled baseline."""
+
+    step_ms: float
+    source: str  # "baseline" (unprofiled, measured) or "trace" (profiled steps only)
+    profiled_step_ms: float
+    gpu_busy_ms: float  # GPU busy per step (kernels, copies: barely inflated by profiling)
+    idle_ms: float  # real GPU idle per step
+    trace_idle_ms: float
+    idle_scale: float  # idle_ms / trace_idle_ms
+    idle_by_cause_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def busy_frac(self) -> float:
+        """Share of the real step the GPU is busy."""
+        return min(1.0, self.gpu_busy_ms / self.step_ms) if self.step_ms > 0 else 0.0
+
+    @property
+    def inflation(self) -> float:
+        """Profiled step over real step (how much the profiler slowed the host)."""
+        return self.profiled_step_ms / self.step_ms if self.step_ms > 0 else float("nan")
+
+
+@dataclass
+class Analysis:
+    """Every analysis of one trace (one rank), computed once."""
+
+    info: TraceInfo
+    window: Window
+    steps: pd.DataFrame
+    streams: pd.DataFrame
+    gaps: pd.DataFrame
+    ops: pd.DataFrame
+    kernels: pd.DataFrame
+    kinds: pd.DataFrame
+    transfers: pd.DataFrame
+    syncs: pd.DataFrame
+    memory: pd.DataFrame
+    launch: dict[str, float]
+    baseline: dict[str, Any]
+    profiled: dict[str, Any]
+    real: RealTime
+    gpu_available: bool
+    busy_pct: float  # GPU busy share of the profiled window
+    input_host_pct: float  # data pipeline's share of the host timeline
+    input_ms_per_step: float
+    matmul_dtype: str
+    flops: dict[str, Any]
+    comm: dict[str, float]
+    n_steps: int
+
+    def kind_ms_per_step(self, kinds: Sequence[str], tensor_core: bool | None = None) -> float:
+        """GPU time per step in kernels of the given kinds (optionally by Tensor-Core use)."""
+        k = self.kinds[self.kinds["kind"].isin(kinds)]
+        if tensor_core is not None:
+            k = k[k["tensor_core"] == tensor_core]
+        return float(k["total_us"].sum()) / 1e3 / max(self.n_steps, 1)
+
+
+def _matmul_dtype(rows: pd.DataFrame) -> str:
+    """dtype carrying most matmul time (TF32 when fp32 GEMMs run on Tensor Cores)."""
+    mm = rows[rows["kind"].isin(MATMUL_KINDS)]
+    if mm.empty:
+        return ""
+    d = mm.assign(d=np.where((mm["dtype"] == "fp32") & mm["tensor_core"], "tf32", mm["dtype"]))
+    by = d.groupby("d")["dur_us"].sum().drop("", errors="ignore")
+    return str(by.idxmax()) if len(by) else ""
+
+
+def _flops(flops_per_step: float | None, real: RealTime, gpu: str | None, dtype: str) -> dict:
+    peak = peak_tflops(gpu, dtype or "fp32")
+    out: dict[str, Any] = {"per_step": flops_per_step, "dtype": dtype, "peak_tflops": peak,
+                           "achieved_tflops": None, "mfu_pct": None}
+    if flops_per_step and real.step_ms > 0:
+        out["achieved_tflops"] = flops_per_step / (real.step_ms * 1e-3) / 1e12
+        if peak:
+            out["mfu_pct"] = 100.0 * out["achieved_tflops"] / peak
+    return out
+
+
+def _comm(rows: pd.DataFrame, n: int) -> dict[str, float]:
+    """Collective time per step and the part of it no compute kernel overlaps (exposed)."""
+    kern = rows[rows["cat"] == "kernel"]
+    nccl = kern[kern["kind"] == "nccl"]
+    if nccl.empty:
+        return {"comm_ms": 0.0, "exposed_ms": 0.0, "overlap_pct": float("nan")}
+    ns, ne = union(nccl["ts_us"].to_numpy(), nccl["end_us"].to_numpy())
+    comp = kern[kern["kind"] != "nccl"]
+    hidden = Coverage.of(comp["ts_us"].to_numpy(), comp["end_us"].to_numpy()).overlap(ns, ne)
+    total = float((ne - ns).sum())
+    return {"comm_ms": total / 1e3 / max(n, 1),
+            "exposed_ms": (total - float(hidden.sum())) / 1e3 / max(n, 1),
+            "overlap_pct": 100.0 * float(hidden.sum()) / total if total else float("nan")}
+
+
+def _reconcile(baseline: dict, profiled: dict, busy_us: float, n: int, window: Window,
+               gaps: pd.DataFrame) -> RealTime:
+    prof_ms = profiled["median_ms"] or window.dur_us / 1e3 / max(n, 1)
+    real_ms, source = (baseline["median_ms"], "baseline") if baseline["n"] else (prof_ms, "trace")
+    busy_ms = busy_us / 1e3 / max(n, 1)
+    trace_idle = max(0.0, window.dur_us / 1e3 / max(n, 1) - busy_ms)
+    idle = max(0.0, real_ms - busy_ms)
+    scale = idle / trace_idle if trace_idle > 0 else 0.0
+    by_cause = gaps.groupby("cause")["dur_us"].sum() if len(gaps) else pd.Series(dtype=float)
+    causes = {c: float(by_cause.get(c, 0.0)) / 1e3 / max(n, 1) * scale for c in IDLE_CAUSES}
+    return RealTime(real_ms, source, prof_ms, busy_ms, idle, trace_idle, scale, causes)
+
+
+def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
+            flops_per_step: float | None = None) -> Analysis:
+    """Run every analysis on a trace; `baseline_step_ms` are unprofiled step times (ms)."""
+    steps, window = step_table(trace)
+    has_marks = bool(len(steps)) and int(steps["step"].iloc[0]) >= 0
+    n = len(steps) if has_marks else 1
+    gpu_rows = trace.of(*GPU_CATEGORIES)
+    device = int(gpu_rows["device"].mode().iloc[0]) if len(gpu_rows) else None
+    cov = gpu_coverage(trace, device)
+    busy_us = float(cov.overlap(np.array([window.start_us]), np.array([window.end_us]))[0])
+    host = classify_host(trace, window.pid)
+    gaps = gap_table(trace, window, host, cov)
+    calls = op_rows(trace, window.start_us, window.end_us)
+    krows = kernel_rows(trace)
+    krows = krows[(krows["ts_us"] < window.end_us) & (krows["end_us"] > window.start_us)]
+    baseline = describe_steps(baseline_step_ms or [])
+    profiled = describe_steps((steps["step_us"] / 1e3).tolist() if has_marks else [])
+    real = _reconcile(baseline, profiled, busy_us, n, window, gaps)
+    input_us = host.input.overlap(np.array([window.start_us]), np.array([window.end_us]))[0]
+    dtype = _matmul_dtype(krows)
+    return Analysis(
+        info=trace.info, window=window, steps=steps, streams=stream_table(trace, window),
+        gaps=gaps, ops=op_table(calls), kernels=kernel_table(krows), kinds=kind_summary(krows),
+        transfers=transfer_table(trace), syncs=sync_table(host, calls, gaps),
+        memory=memory_table(trace), launch=launch_stats(trace, n), baseline=baseline,
+        profiled=profiled, real=real, gpu_available=bool(len(gpu_rows)),
+        busy_pct=100.0 * busy_us / window.dur_us if window.dur_us > 0 else 0.0,
+        input_host_pct=100.0 * float(input_us) / window.dur_us if window.dur_us > 0 else 0.0,
+        input_ms_per_step=float(input_us) / 1e3 / n, matmul_dtype=dtype,
+        flops=_flops(flops_per_step, real, trace.info.gpu_name, dtype), comm=_comm(krows, n),
+        n_steps=n,
+    )
+
+
+def transfer_overview(a: Analysis) -> pd.DataFrame:
+    """Transfers grouped by direction and memory kind (for reports)."""
+    return transfer_summary(a.transfers)

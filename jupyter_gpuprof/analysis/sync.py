@@ -1,0 +1,63 @@
+"""Sync points: where the host stopped to wait for the GPU, who asked, and what it cost."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .hostwork import HostWork
+from .idle import SYNC_SLACK_US
+
+#: how far back to look for the op around a sync call
+MAX_WALK = 256
+SYNC_COLUMNS = {
+    "ts_us": "call start", "dur_us": "host time blocked in the call", "api": "runtime call",
+    "op": "innermost op that issued it (e.g. aten::_local_scalar_dense)",
+    "caller": "outermost op around it (e.g. aten::item)",
+    "gpu_idle_after_us": "GPU idle gap that opened during the call (what the sync cost)",
+    "tid": "host thread",
+}
+
+
+def sync_table(host: HostWork, ops: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame:
+    """One row per sync call (columns in `SYNC_COLUMNS`); `ops` from `op_rows`."""
+    calls = host.sync_calls
+    if calls.empty:
+        return pd.DataFrame(columns=list(SYNC_COLUMNS))
+    op_name = np.full(len(calls), "", dtype=object)
+    caller = np.full(len(calls), "", dtype=object)
+    names = ops["name"].astype(str).to_numpy()
+    parents = ops["parent"].to_numpy()
+    for tid in np.unique(calls["tid"]):
+        t_ops = ops[ops["tid"] == tid].sort_values("ts_us")
+        if t_ops.empty:
+            continue
+        rows = t_ops.index.to_numpy()  # positions in `ops` (op_rows resets the index)
+        starts, ends = t_ops["ts_us"].to_numpy(), t_ops["end_us"].to_numpy()
+        sel = np.flatnonzero((calls["tid"] == tid).to_numpy())
+        for j, ts in zip(sel, calls["ts_us"].to_numpy()[sel]):
+            k = int(np.searchsorted(starts, ts, side="right")) - 1
+            # walk back to the latest-starting op that still covers the call (innermost)
+            for _ in range(MAX_WALK):
+                if k < 0 or ends[k] >= ts:
+                    break
+                k -= 1
+            if k < 0 or ends[k] < ts:
+                continue
+            op_name[j] = names[rows[k]]
+            top = rows[k]
+            while parents[top] >= 0:
+                top = parents[top]
+            caller[j] = names[top]
+    idle = np.zeros(len(calls))
+    if len(gaps):
+        gs, gd = gaps["start_us"].to_numpy(), gaps["dur_us"].to_numpy()
+        s, e = calls["ts_us"].to_numpy(), calls["end_us"].to_numpy() + SYNC_SLACK_US
+        k = np.searchsorted(gs, s, side="left")
+        ok = (k < len(gs)) & (gs[np.clip(k, 0, len(gs) - 1)] <= e)
+        idle = np.where(ok, gd[np.clip(k, 0, len(gs) - 1)], 0.0)
+    return pd.DataFrame({
+        "ts_us": calls["ts_us"].to_numpy(), "dur_us": calls["dur_us"].to_numpy(),
+        "api": calls["name"].astype(str).to_numpy(), "op": op_name, "caller": caller,
+        "gpu_idle_after_us": idle, "tid": calls["tid"].to_numpy(),
+    }, columns=list(SYNC_COLUMNS))

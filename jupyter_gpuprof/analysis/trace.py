@@ -1,0 +1,243 @@
+"""The one Kineto trace parser: JSON(.gz) -> a columnar event table plus device metadata.
+
+Decoding goes straight into typed structs that hold only the fields the analyses use
+(msgspec), which is what makes a 300 MB trace load in seconds with a fraction of the memory
+that dict-based loaders need. Unknown event kinds are skipped; a truncated or corrupt file
+raises `TraceError` with a one-line message that names the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+#: categories kept in the event table (``memory`` is the renamed ``[memory]`` instant event)
+KEPT_CATEGORIES = (
+    "cpu_op",
+    "user_annotation",
+    "gpu_user_annotation",
+    "cuda_runtime",
+    "cuda_driver",
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "python_function",
+)
+#: categories that occupy a GPU stream
+GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+MEMORY_DEVICE_TYPE_CUDA = 1
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be read; the message is one line and names the file."""
+
+
+class _Args(msgspec.Struct, gc=False):
+    external_id: int = msgspec.field(default=-1, name="External id")
+    correlation: int = -1
+    stream: int = -1
+    device: int = -1
+    nbytes: int = msgspec.field(default=-1, name="bytes")
+    mem_bytes: int = msgspec.field(default=0, name="Bytes")
+    total_allocated: int = msgspec.field(default=-1, name="Total Allocated")
+    device_type: int = msgspec.field(default=-1, name="Device Type")
+    device_id: int = msgspec.field(default=-1, name="Device Id")
+    input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input Dims")
+    input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input type")
+
+
+class _Event(msgspec.Struct, gc=False):
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    pid: int | str = -1
+    tid: int | str = -1
+    ts: float = 0.0
+    dur: float = 0.0
+    args: _Args | None = None
+
+
+class _File(msgspec.Struct, gc=False):
+    traceEvents: list[_Event] = []
+    deviceProperties: list[dict[str, Any]] = []
+    distributedInfo: dict[str, Any] | None = None
+    schemaVersion: int | None = None
+    cuda_runtime_version: int | None = None
+    cuda_driver_version: int | None = None
+    record_shapes: int | None = None
+    profile_memory: int | None = None
+    baseTimeNanoseconds: int | None = None
+
+
+@dataclass
+class TraceInfo:
+    """What the trace says about where it came from."""
+
+    path: str
+    devices: list[dict[str, Any]] = field(default_factory=list)
+    rank: int | None = None
+    world_size: int | None = None
+    t0_us: float = 0.0
+    cuda_runtime_version: int | None = None
+    record_shapes: bool = False
+    profile_memory: bool = False
+    n_events_total: int = 0
+    n_events_skipped: int = 0
+
+    @property
+    def gpu_name(self) -> str | None:
+        """Name of the first GPU the trace describes (None on a CPU-only trace)."""
+        return str(self.devices[0].get("name")) if self.devices else None
+
+
+@dataclass
+class Trace:
+    """A parsed trace: the event table (see docs/architecture.md) and its `TraceInfo`."""
+
+    events: pd.DataFrame
+    info: TraceInfo
+
+    def of(self, *cats: str) -> pd.DataFrame:
+        """Rows of the given categories, in time order."""
+        return self.events[self.events["cat"].isin(cats)]
+
+    @property
+    def has_gpu(self) -> bool:
+        """Whether any GPU activity was recorded."""
+        return bool(self.events["cat"].isin(GPU_CATEGORIES).any())
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        raw = path.read_bytes()
+        return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such trace file") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise TraceError(f"{path}: truncated or corrupt gzip ({exc}); re-export the trace") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _decode(data: bytes, path: Path) -> _File:
+    try:
+        return msgspec.json.decode(data, type=_File)
+    except msgspec.ValidationError:
+        return _decode_tolerant(data, path)
+    except msgspec.DecodeError as exc:
+        raise TraceError(
+            f"{path}: not a complete JSON trace ({exc}); the file is truncated or corrupt"
+        ) from None
+
+
+def _decode_tolerant(data: bytes, path: Path) -> _File:
+    """Slow path for files with odd field types: convert event by event, skipping bad ones."""
+    try:
+        doc = msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise TraceError(f"{path}: not a complete JSON trace ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        raise TraceError(f"{path}: no 'traceEvents' list: not a Kineto/Chrome trace")
+    events = []
+    for raw in doc["traceEvents"]:
+        try:
+            events.append(msgspec.convert(raw, _Event))
+        except (msgspec.ValidationError, TypeError):
+            continue
+    header = {k: v for k, v in doc.items() if k != "traceEvents"}
+    try:
+        file = msgspec.convert(header, _File)
+    except msgspec.ValidationError:
+        file = _File()
+    file.traceEvents = events
+    return file
+
+
+def _as_int(value: int | str) -> int:
+    return value if isinstance(value, int) else -1
+
+
+def _raw_text(raw: msgspec.Raw) -> str:
+    return bytes(raw).decode() if len(raw) else ""
+
+
+def load_trace(path: str | Path, *, keep_python: bool = False) -> Trace:
+    """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`."""
+    path = Path(path)
+    file = _decode(_read_bytes(path), path)
+    if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
+        raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
+    kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
+    evs = [e for e in file.traceEvents if e.ph == "X" and e.cat in kept]
+    mems = [
+        e for e in file.traceEvents
+        if e.ph == "i" and e.name == "[memory]" and e.args is not None
+    ]
+    info = TraceInfo(
+        path=str(path),
+        devices=list(file.deviceProperties),
+        cuda_runtime_version=file.cuda_runtime_version,
+        record_shapes=bool(file.record_shapes),
+        profile_memory=bool(file.profile_memory),
+        n_events_total=len(file.traceEvents),
+    )
+    info.n_events_skipped = info.n_events_total - len(evs) - len(mems)
+    dist = file.distributedInfo or {}
+    if isinstance(dist.get("rank"), int):
+        info.rank = dist["rank"]
+    if isinstance(dist.get("world_size"), int):
+        info.world_size = dist["world_size"]
+    del file
+    events = _table(evs, mems)
+    if len(events):
+        info.t0_us = float(events["ts_us"].min())
+        events["ts_us"] -= info.t0_us
+        events["end_us"] -= info.t0_us
+    return Trace(events=events, info=info)
+
+
+_NO_ARGS = _Args()
+
+
+def _table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
+    """Columns of the event table, built one list comprehension per column."""
+    args = [e.args or _NO_ARGS for e in evs]
+    margs = [e.args or _NO_ARGS for e in mems]
+    is_op = [e.cat == "cpu_op" for e in evs]
+    cols: dict[str, Any] = {
+        "cat": [e.cat for e in evs] + ["memory"] * len(mems),
+        "name": [e.name for e in evs] + [e.name for e in mems],
+        "ts_us": np.array([e.ts for e in evs] + [e.ts for e in mems], dtype=np.float64),
+        "dur_us": np.array([e.dur for e in evs] + [0.0] * len(mems), dtype=np.float64),
+        "pid": np.array([_as_int(e.pid) for e in evs] + [_as_int(e.pid) for e in mems], np.int64),
+        "tid": np.array([_as_int(e.tid) for e in evs] + [_as_int(e.tid) for e in mems], np.int64),
+        "device": np.array(
+            [a.device for a in args]
+            + [a.device_id if a.device_type == MEMORY_DEVICE_TYPE_CUDA else -1 for a in margs],
+            np.int64,
+        ),
+        "stream": np.array([a.stream for a in args] + [-1] * len(mems), np.int64),
+        "correlation": np.array([a.correlation for a in args] + [-1] * len(mems), np.int64),
+        "external_id": np.array([a.external_id for a in args] + [-1] * len(mems), np.int64),
+        "bytes": np.array([a.nbytes for a in args] + [a.mem_bytes for a in margs], np.int64),
+        "total_allocated": np.array(
+            [-1] * len(evs) + [a.total_allocated for a in margs], np.int64
+        ),
+        "input_dims": [_raw_text(a.input_dims) if op else "" for a, op in zip(args, is_op)]
+        + [""] * len(mems),
+        "input_types": [_raw_text(a.input_type) if op else "" for a, op in zip(args, is_op)]
+        + [""] * len(mems),
+    }
+    df = pd.DataFrame(cols)
+    df["cat"] = df["cat"].astype("category")
+    df["name"] = df["name"].astype("category")
+    df["end_us"] = df["ts_us"] + df["dur_us"]
+    df.sort_values("ts_us", kind="stable", inplace=True, ignore_index=True)
+    return df

@@ -1,0 +1,1 @@
+"""Everything that touches the live process: step driver, timing, phase ranges, profiler session, magics."""

@@ -1,0 +1,96 @@
+"""Script capture: imported at interpreter start by the bootstrap sitecustomize of `jupyter gpuprof run`.
+
+It waits until the script imports torch (so a process that never does pays nothing and CUDA is
+never touched early), then installs a hook-driven ProfileSession writing into the run folder
+named by $JUPYTER_GPUPROF_RUN_DIR: trace.json.gz + meta.json, or per rank under torchrun.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+from typing import Any
+
+ENV_RUN_DIR = "JUPYTER_GPUPROF_RUN_DIR"
+ENV_SETTINGS = "JUPYTER_GPUPROF_SETTINGS"
+
+
+class ScriptCapture:
+    """The process's capture: started when torch is imported, closed at exit."""
+
+    def __init__(self, run_dir: str, settings_json: str) -> None:
+        self.run_dir = run_dir
+        self.settings_json = settings_json
+        self.session: Any = None
+
+    def start(self) -> None:
+        from ..store import open_run
+        from .session import CaptureSettings, ProfileSession
+
+        kwargs = json.loads(self.settings_json or "{}")
+        kwargs["mode"] = "script"
+        run = open_run(self.run_dir)
+        self.session = ProfileSession(
+            CaptureSettings(**kwargs), name=run.meta.name, code=run.meta.code, run=run
+        ).begin()
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        session = self.session
+        if session is None or session.closed:
+            return
+        if not session.driver.started:
+            session.discard()  # launchers and worker processes: no training steps, nothing to say
+        else:
+            session.finish()
+
+
+class _TorchImportWatcher(importlib.abc.MetaPathFinder):
+    """Runs a callback right after `torch` finishes importing."""
+
+    def __init__(self, callback: Any) -> None:
+        self.callback = callback
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        loader, callback = spec.loader, self.callback
+        original = loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            original(module)
+            callback()
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _safe_start(capture: ScriptCapture) -> None:
+    try:
+        capture.start()
+    except Exception as e:  # noqa: BLE001 - the user's program must run even if capture cannot
+        sys.stderr.write(f"jupyter_gpuprof: script capture disabled: {type(e).__name__}: {e}\n")
+
+
+def install() -> ScriptCapture | None:
+    """Arrange for the capture to start with torch; None when not run under `jupyter gpuprof run`."""
+    run_dir = os.environ.get(ENV_RUN_DIR)
+    if not run_dir:
+        return None
+    capture = ScriptCapture(run_dir, os.environ.get(ENV_SETTINGS, ""))
+    if "torch" in sys.modules:
+        _safe_start(capture)
+    else:
+        sys.meta_path.insert(0, _TorchImportWatcher(lambda: _safe_start(capture)))
+    return capture
+
+
+CAPTURE = install()

@@ -1,0 +1,256 @@
+"""StepDriver: the one step state machine (warm-up -> baseline -> capture -> done) shared by every mode."""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Phase(enum.Enum):
+    """Where the driver is; a step's phase is decided at the boundary that starts it."""
+
+    IDLE = "idle"
+    WARMUP = "warmup"
+    BASELINE = "baseline"
+    CAPTURE = "capture"
+    DONE = "done"
+
+
+class StepClock(Protocol):
+    """Timestamps step boundaries; durations are read once, after the last mark."""
+
+    timing: str
+
+    def mark(self) -> None: ...
+
+    def durations_ms(self) -> list[float]: ...
+
+
+class PerfCounterClock:
+    """Host wall clock, for CPU work (the host is the device)."""
+
+    timing = "perf_counter"
+
+    def __init__(self, expected_marks: int = 0) -> None:
+        self._t: list[int] = []
+        self.mark = self._mark_impl()
+
+    def _mark_impl(self) -> Callable[[], None]:
+        append, now = self._t.append, time.perf_counter_ns
+        return lambda: append(now())
+
+    def durations_ms(self) -> list[float]:
+        t = self._t
+        return [(b - a) / 1e6 for a, b in zip(t, t[1:])]
+
+
+class CudaEventClock:
+    """CUDA events on the current stream: GPU time per step, no synchronize until durations_ms()."""
+
+    timing = "cuda_event"
+
+    def __init__(self, expected_marks: int = 0) -> None:
+        import torch
+
+        self._new = lambda: torch.cuda.Event(enable_timing=True)
+        self._sync = torch.cuda.synchronize
+        # Created up front so a boundary only pops and records (creation allocates a CUDA event).
+        self._pool = [self._new() for _ in range(expected_marks)]
+        self._used: list[object] = []
+
+    def mark(self) -> None:
+        ev = self._pool.pop() if self._pool else self._new()
+        ev.record()
+        self._used.append(ev)
+
+    def durations_ms(self) -> list[float]:
+        if not self._used:
+            return []
+        self._sync()
+        ev = self._used
+        return [float(a.elapsed_time(b)) for a, b in zip(ev, ev[1:])]
+
+
+def default_clock(expected_marks: int) -> StepClock:
+    """CUDA events when this process already uses CUDA, else the host clock (never initialises CUDA)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        return CudaEventClock(expected_marks)
+    return PerfCounterClock(expected_marks)
+
+
+class Profiler(Protocol):
+    """The part of torch.profiler.profile the driver uses."""
+
+    def start(self) -> None: ...
+
+    def step(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How many steps each phase lasts; profiler steps follow torch.profiler.schedule(wait, warmup, active)."""
+
+    warmup: int = 5
+    steps: int = 30
+    wait: int = 1
+    prof_warmup: int = 2
+    active: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("warmup", "steps", "wait", "prof_warmup"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.active < 1:
+            raise ValueError(f"active must be >= 1, got {self.active}")
+
+    @property
+    def capture_steps(self) -> int:
+        """Steps run under the profiler (its wait + warm-up + active)."""
+        return self.wait + self.prof_warmup + self.active
+
+    @property
+    def total(self) -> int:
+        """Step boundaries needed after start() to finish."""
+        return self.warmup + self.steps + self.capture_steps
+
+
+# Transition names passed to the listener, in the order they happen.
+LAST_WARMUP, BASELINE_START, CAPTURE_START, DONE = "last_warmup", "baseline", "capture", "done"
+
+
+class StepDriver:
+    """Counts step boundaries and runs the phases; mark() and prof.step() are the whole hot path.
+
+    Boundary 0 is start(); step k runs between boundary k-1 and k. The listener hears
+    LAST_WARMUP (the next step is the last warm-up one: count its FLOPs), BASELINE_START,
+    CAPTURE_START (profiler just started) and DONE (profiler stopped, durations known).
+    """
+
+    def __init__(
+        self,
+        schedule: Schedule,
+        profiler_factory: Callable[[], Profiler],
+        clock_factory: Callable[[int], StepClock] = default_clock,
+        listener: Callable[[str], None] | None = None,
+    ) -> None:
+        self.schedule = schedule
+        self._profiler_factory = profiler_factory
+        self._clock_factory = clock_factory
+        self._listener = listener or (lambda event: None)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget all boundaries (only before the profiler started)."""
+        if getattr(self, "phase", Phase.IDLE) in (Phase.CAPTURE,):
+            raise RuntimeError("cannot reset a driver while the profiler runs")
+        s = self.schedule
+        self.phase = Phase.IDLE
+        self.n = 0
+        self.profiler: Profiler | None = None
+        self.baseline_ms: list[float] = []
+        self.capture_ms: list[float] = []
+        self.timing: str | None = None
+        self._clock: StepClock | None = None
+        self._pclock: StepClock | None = None
+        plan = []
+        if s.warmup > 0:
+            plan.append((s.warmup - 1, LAST_WARMUP))
+        if s.steps > 0:
+            plan.append((s.warmup, BASELINE_START))
+        plan.append((s.warmup + s.steps, CAPTURE_START))
+        plan.append((s.total, DONE))
+        self._plan = plan
+        self._next = plan[0][0]
+
+    @property
+    def started(self) -> bool:
+        return self.phase is not Phase.IDLE
+
+    @property
+    def done(self) -> bool:
+        return self.phase is Phase.DONE
+
+    @property
+    def profiled_ms(self) -> list[float]:
+        """Wall time of the profiler's active steps (compare with baseline_ms for its overhead)."""
+        s = self.schedule
+        return self.capture_ms[s.wait + s.prof_warmup:]
+
+    def start(self) -> None:
+        """Boundary 0: the first step begins now."""
+        if self.started:
+            raise RuntimeError("StepDriver.start() called twice")
+        self.phase = Phase.WARMUP
+        self._transitions()
+
+    def boundary(self) -> None:
+        """One step ended and the next begins."""
+        phase = self.phase
+        if phase is Phase.BASELINE:
+            self._clock.mark()  # type: ignore[union-attr]
+        elif phase is Phase.CAPTURE:
+            self._pclock.mark()  # type: ignore[union-attr]
+            self.profiler.step()  # type: ignore[union-attr]
+        elif phase is not Phase.WARMUP:
+            return
+        self.n += 1
+        if self.n == self._next:
+            self._transitions()
+
+    def _transitions(self) -> None:
+        plan = self._plan
+        while plan and plan[0][0] == self.n:
+            _, event = plan.pop(0)
+            getattr(self, "_on_" + event)()
+            self._listener(event)
+        self._next = plan[0][0] if plan else -1
+
+    def _on_last_warmup(self) -> None:
+        pass
+
+    def _on_baseline(self) -> None:
+        self.phase = Phase.BASELINE
+        self._clock = self._clock_factory(self.schedule.steps + 1)
+        self.timing = self._clock.timing
+        self._clock.mark()
+
+    def _on_capture(self) -> None:
+        if self._clock is not None:
+            self.baseline_ms = self._clock.durations_ms()  # the one synchronize of the baseline
+        self.profiler = self._profiler_factory()
+        self._pclock = self._clock_factory(self.schedule.capture_steps + 1)
+        self.timing = self.timing or self._pclock.timing
+        self.phase = Phase.CAPTURE
+        self.profiler.start()
+        self._pclock.mark()
+
+    def _on_done(self) -> None:
+        self._stop_profiler()
+
+    def _stop_profiler(self) -> None:
+        self.phase = Phase.DONE
+        try:
+            if self.profiler is not None:
+                self.profiler.stop()
+        finally:
+            if self._pclock is not None:
+                self.capture_ms = self._pclock.durations_ms()
+
+    def abort(self) -> None:
+        """Stop early (exception, interrupt, loop too short): stop the profiler, keep what was measured."""
+        phase = self.phase
+        if phase is Phase.DONE:
+            return
+        if phase is Phase.BASELINE and self._clock is not None:
+            self.baseline_ms = self._clock.durations_ms()
+        if phase is Phase.CAPTURE:
+            self._stop_profiler()
+        self.phase = Phase.DONE

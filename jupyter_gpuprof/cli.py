@@ -1,0 +1,190 @@
+"""`jupyter gpuprof analyze|run`: the same store and report for traces, run folders and unmodified scripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_ERROR = 2
+
+
+class CliError(Exception):
+    """A user-facing failure: printed as one line, exit status 2."""
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [OSError, ValueError, EOFError, CliError]
+    try:
+        from .analysis.trace import TraceError
+
+        errors.append(TraceError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def _print_report(path: Path, as_json: bool) -> None:
+    from .report import analyze_path
+
+    report = analyze_path(path)
+    if as_json:
+        print(json.dumps(report.to_json()))
+    else:
+        print(report.to_text())
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    if not path.exists():
+        raise CliError(f"no such file or folder: {path}")
+    _print_report(path, args.json)
+    return 0
+
+
+def _settings_from(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "steps": args.steps, "warmup": args.warmup, "wait": args.wait,
+        "prof_warmup": args.prof_warmup, "active": args.active, "with_stack": args.with_stack,
+        "phases": not args.no_phases, "record_shapes": not args.no_shapes,
+        "profile_memory": not args.no_memory, "count_flops": not args.no_flops,
+    }
+
+
+def _default_name(cmd: list[str]) -> str:
+    for part in cmd:
+        if part.endswith(".py"):
+            return Path(part).stem
+    return Path(cmd[0]).name
+
+
+def _child_env(run_dir: Path, settings: dict[str, Any]) -> dict[str, str]:
+    from .capture.autorun import ENV_RUN_DIR, ENV_SETTINGS
+
+    env = dict(os.environ)
+    bootstrap = Path(__file__).resolve().parent / "capture" / "bootstrap"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(bootstrap), env.get("PYTHONPATH", "")) if p)
+    env[ENV_RUN_DIR] = str(run_dir.resolve())
+    env[ENV_SETTINGS] = json.dumps(settings)
+    return env
+
+
+def _wait(proc: subprocess.Popen[bytes]) -> int:
+    # Ctrl-C reaches the child too (same process group); wait for it to write its partial trace.
+    while True:
+        try:
+            code = proc.wait()
+            break
+        except KeyboardInterrupt:
+            continue
+    return 128 - code if code < 0 else code  # killed by signal N -> 128 + N, like a shell
+
+
+def _close_run(run_dir: Path, code: int) -> Any:
+    from .store import open_run
+
+    run = open_run(run_dir)
+    run.merge_rank_metas()
+    if run.meta.status == "running":
+        run.meta.status = "failed"
+        if not run.trace_paths() and code == 0:
+            run.meta.error = ("no training steps seen: the script never called optimizer.step() "
+                              "(or jupyter_gpuprof.step())")
+        else:
+            run.meta.error = f"the command exited with status {code} before the capture finished"
+        run.write_meta()
+    return run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .capture.session import CaptureSettings
+    from .store import RunStore
+
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise CliError("nothing to run: give a command after --, e.g. jupyter gpuprof run -- python train.py")
+    settings = _settings_from(args)
+    CaptureSettings(**settings, mode="script")  # validate before creating a folder
+    run = RunStore(args.runs_root).create(args.name or _default_name(cmd))
+    run.meta.code = shlex.join(cmd)
+    run.meta.settings = CaptureSettings(**settings, mode="script").to_meta()
+    run.write_meta()
+    print(f"gpuprof: capturing into {run.path}", file=sys.stderr)
+    try:
+        proc = subprocess.Popen(cmd, env=_child_env(run.path, settings))
+    except OSError as e:
+        run.meta.status, run.meta.error = "failed", f"could not start {cmd[0]}: {e.strerror or e}"
+        run.write_meta()
+        raise CliError(run.meta.error) from None
+    code = _wait(proc)
+    run = _close_run(run.path, code)
+    print(f"gpuprof: run {run.meta.status}"
+          + (f": {run.meta.error}" if run.meta.error else "") + f" ({run.path})", file=sys.stderr)
+    if run.trace_paths():
+        try:
+            _print_report(run.path, args.json)
+        except Exception as e:  # noqa: BLE001 - the command's own status matters more; the run is kept
+            if args.traceback:
+                raise
+            print(f"gpuprof: analysis failed: {_describe(e)}", file=sys.stderr)
+    return code
+
+
+def _describe(e: BaseException) -> str:
+    """The one line shown for an error: expected ones by message, bugs by type and a hint."""
+    if isinstance(e, _expected_errors()):
+        return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return f"{type(e).__name__}: {e} (rerun with --traceback for details)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jupyter gpuprof", description="Profile PyTorch training steps and explain the trace."
+    )
+    parser.add_argument("--traceback", action="store_true", help="show tracebacks instead of one-line errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("analyze", help="analyze a trace (.json/.json.gz), a run folder or a folder of rank traces")
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (same as summary.json)")
+    p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("run", help="run a script unmodified, profiling its training steps (optimizer.step())")
+    p.add_argument("--name", default=None, help="run name (default: the script's name)")
+    p.add_argument("--steps", type=int, default=30, help="baseline steps timed without the profiler")
+    p.add_argument("--warmup", type=int, default=5, help="steps excluded first")
+    p.add_argument("--wait", type=int, default=1, help="profiler schedule: wait steps")
+    p.add_argument("--prof-warmup", type=int, default=2, help="profiler schedule: warm-up steps")
+    p.add_argument("--active", type=int, default=5, help="profiler schedule: recorded steps")
+    p.add_argument("--with-stack", action="store_true", help="record Python stacks")
+    p.add_argument("--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges")
+    p.add_argument("--no-shapes", action="store_true", help="do not record input shapes")
+    p.add_argument("--no-memory", action="store_true", help="do not record memory events")
+    p.add_argument("--no-flops", action="store_true", help="skip FLOP counting")
+    p.add_argument("--runs-root", default=None, help="runs folder (default $JUPYTER_GPUPROF_RUNS or ./.gpuprof/runs)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    p.set_defaults(func=cmd_run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (2 on errors, the command's status for `run`)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
+    except Exception as e:  # noqa: BLE001 - one line for users; --traceback for the rest
+        if args.traceback:
+            raise
+        print(f"gpuprof: {_describe(e)}", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,197 @@
+"""The facade the magics, CLI and server share: a trace or run folder -> a `Report`.
+
+A `Report` bundles the analysis DataFrames and the advice, and serialises to the JSON object
+that `jupyter gpuprof analyze --json` prints and that a run folder caches as summary.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .advice.verdict import Advice, advise
+from .analysis.summary import Analysis, analyze
+from .analysis.trace import TraceError, load_trace
+from .analysis.transfers import transfer_summary
+from .store.run import META_FILE, Run, RunMeta, open_run
+
+SCHEMA_VERSION = 1
+TOP_ROWS = 15
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe copy: NaN/inf -> None, numpy scalars -> Python."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _records(df: pd.DataFrame, n: int = TOP_ROWS) -> list[dict[str, Any]]:
+    return _clean(df.head(n).to_dict(orient="records"))
+
+
+class Report:
+    """One analysed run: `.verdict`, `.findings` and the tables as DataFrames."""
+
+    def __init__(self, analysis: Analysis, advice: Advice, meta: RunMeta | None = None,
+                 path: str | None = None, ranks: list[Analysis] | None = None) -> None:
+        self.analysis = analysis
+        self.advice = advice
+        self.meta = meta
+        self.path = path
+        self.ranks = ranks or []
+
+    verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
+    steps = property(lambda self: self.analysis.steps, doc="Profiled steps (steps.STEP_COLUMNS).")
+    ops = property(lambda self: self.analysis.ops, doc="Operator table (ops.OP_COLUMNS).")
+    kernels = property(lambda self: self.analysis.kernels, doc="Kernels (kernels.KERNEL_COLUMNS).")
+    gaps = property(lambda self: self.analysis.gaps, doc="GPU idle gaps (idle.GAP_COLUMNS).")
+    transfers = property(lambda self: self.analysis.transfers, doc="Copies (TRANSFER_COLUMNS).")
+    syncs = property(lambda self: self.analysis.syncs, doc="Sync calls (sync.SYNC_COLUMNS).")
+
+    @property
+    def baseline(self) -> pd.DataFrame:
+        """Unprofiled baseline step times (ms), one row per timed step."""
+        ms = self.meta.baseline.get("step_ms", []) if self.meta else []
+        return pd.DataFrame({"step": range(len(ms)), "step_ms": ms})
+
+    @property
+    def findings(self) -> pd.DataFrame:
+        """Ranked findings as a table (id, category, evidence, fix, expected_gain_pct…)."""
+        cols = ["id", "category", "title", "expected_gain_pct", "cost_ms", "evidence", "fix"]
+        return pd.DataFrame([f.to_json() for f in self.advice.findings], columns=cols)
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary object (same as `jupyter gpuprof analyze --json`)."""
+        a, m = self.analysis, self.meta
+        stats = a.baseline if a.baseline["n"] else a.profiled
+        syncs = a.syncs
+        n = max(a.n_steps, 1)
+        top_sync = (syncs.assign(by=syncs["caller"].where(syncs["caller"] != "", syncs["api"]))
+                    .groupby("by")["gpu_idle_after_us"].agg(["size", "sum"])
+                    .sort_values("sum", ascending=False).head(5)) if len(syncs) else None
+        out = {
+            "schema_version": SCHEMA_VERSION,
+            "source": {
+                "path": self.path, "gpu": a.info.gpu_name, "rank": a.info.rank,
+                "world_size": a.info.world_size, "run_id": m.id if m else None,
+                "name": m.name if m else None, "status": m.status if m else None,
+                "error": m.error if m else None, "created": m.created if m else None,
+            },
+            "steps": {**stats, "source": a.real.source,
+                      "timing": m.baseline.get("timing") if m else None,
+                      "baseline": a.baseline, "profiled": a.profiled,
+                      "profiler_inflation": a.real.inflation},
+            "gpu": {
+                "available": a.gpu_available, "busy_pct": a.busy_pct,
+                "idle_pct": 100.0 - a.busy_pct if a.gpu_available else None,
+                "busy_pct_real": 100.0 * a.real.busy_frac, "busy_ms_per_step": a.real.gpu_busy_ms,
+                "idle_ms_per_step": a.real.idle_ms, "idle_by_cause_ms": a.real.idle_by_cause_ms,
+                "streams": _records(a.streams, 50),
+            },
+            "verdict": self.advice.verdict.to_json(),
+            "findings": [f.to_json() for f in self.advice.findings],
+            "ops": _records(a.ops), "kernels": _records(a.kernels),
+            "kernel_kinds": _records(a.kinds, 50),
+            "transfers": _records(transfer_summary(a.transfers), 20),
+            "syncs": {"count": len(syncs), "per_step": len(syncs) / n,
+                      "top": [{"caller": k, "calls": int(r["size"]), "gpu_idle_after_us": r["sum"]}
+                              for k, r in top_sync.iterrows()] if top_sync is not None else []},
+            "launch": a.launch, "comm": a.comm,
+            "memory": {"peaks": _records(a.memory, 16),
+                       "max_memory_allocated_bytes": m.max_memory_allocated_bytes if m else None},
+            "flops": a.flops,
+            "input": {"host_share_pct": a.input_host_pct, "ms_per_step": a.input_ms_per_step},
+            "ranks": [{"rank": r.info.rank if r.info.rank is not None else i,
+                       "step_median_ms": r.profiled["median_ms"], "busy_pct": r.busy_pct}
+                      for i, r in enumerate(self.ranks)],
+        }
+        return _clean(out)
+
+    def to_text(self) -> str:
+        """Plain-text report."""
+        from .views.text import render_text
+        return render_text(self.to_json())
+
+    def _repr_html_(self) -> str:
+        from .views.html import render_html
+        return render_html(self.to_json())
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+
+def _sibling_meta(trace: Path) -> dict[str, Any]:
+    """Baseline data stored beside a bare trace (`X.meta.json` or `meta.json`), if any."""
+    stem = trace.name.split(".")[0]
+    for cand in (trace.with_name(f"{stem}.meta.json"), trace.with_name(META_FILE)):
+        if cand.is_file():
+            try:
+                data = json.loads(cand.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                return data
+    return {}
+
+
+def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
+                  flops_per_step: float | None = None, meta: RunMeta | None = None) -> Report:
+    """Report for one trace file (baseline from the arguments or a sibling meta file)."""
+    path = Path(path)
+    if baseline_step_ms is None and meta is None:
+        side = _sibling_meta(path)
+        baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
+        flops_per_step = flops_per_step or side.get("flops_per_step")
+    a = analyze(load_trace(path), baseline_step_ms, flops_per_step)
+    return Report(a, advise(a), meta, str(path))
+
+
+def analyze_run(run: Run) -> Report:
+    """Report for a run folder; caches it as the run's summary.json."""
+    traces = run.trace_paths()
+    if not traces:
+        raise TraceError(f"{run.path}: the run has no trace file (status {run.meta.status})")
+    m = run.meta
+    analyses = [analyze(load_trace(p), m.baseline.get("step_ms") or None, m.flops_per_step)
+                for p in traces]
+    report = Report(analyses[0], advise(analyses[0]), m, str(run.path),
+                    analyses if len(analyses) > 1 else None)
+    run.write_summary(report.to_json())
+    return report
+
+
+def analyze_path(path: str | Path) -> Report:
+    """Report for a trace file, a run folder, or a folder of per-rank traces."""
+    p = Path(path)
+    if p.is_file():
+        return analyze_trace(p)
+    if not p.exists():
+        raise TraceError(f"{p}: no such file or folder")
+    if (p / META_FILE).is_file():
+        try:
+            return analyze_run(open_run(p))
+        except (OSError, ValueError) as exc:
+            if isinstance(exc, TraceError):
+                raise
+    traces = sorted(x for x in p.iterdir() if x.is_file() and x.name.endswith(
+        (".pt.trace.json", ".pt.trace.json.gz", "trace.json.gz")) or _is_rank_trace(x))
+    if not traces:
+        raise TraceError(f"{p}: no trace files (*.pt.trace.json[.gz] or trace*.json.gz) here")
+    analyses = [analyze(load_trace(t)) for t in traces]
+    return Report(analyses[0], advise(analyses[0]), None, str(p),
+                  analyses if len(analyses) > 1 else None)
+
+
+def _is_rank_trace(p: Path) -> bool:
+    return p.is_file() and p.name.startswith("trace.rank") and p.name.endswith(".json.gz")

@@ -1,0 +1,1 @@
+"""Jupyter server extension: thin REST handlers over the run store (never imports torch)."""

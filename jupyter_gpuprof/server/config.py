@@ -1,0 +1,34 @@
+"""Server-side settings of jupyter_gpuprof, configurable as ``c.GpuProf.*``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from traitlets import Unicode
+from traitlets.config import Configurable
+
+RUNS_ENV = "JUPYTER_GPUPROF_RUNS"
+DEFAULT_RUNS_DIR = Path(".gpuprof") / "runs"
+
+
+class GpuProf(Configurable):
+    """Where the sidebar looks for saved runs."""
+
+    runs_root = Unicode(
+        "",
+        config=True,
+        help=(
+            "Folder holding one sub-folder per profiled run. Empty: $JUPYTER_GPUPROF_RUNS, "
+            "else .gpuprof/runs under the server's root_dir. Relative paths are taken from "
+            "the server's root_dir."
+        ),
+    )
+
+    def resolved_runs_root(self, root_dir: str | os.PathLike[str]) -> Path:
+        """The absolute runs root for a server started in ``root_dir``."""
+        chosen = self.runs_root or os.environ.get(RUNS_ENV, "") or str(DEFAULT_RUNS_DIR)
+        path = Path(chosen).expanduser()
+        if not path.is_absolute():
+            path = Path(root_dir).expanduser() / path
+        return path.resolve()

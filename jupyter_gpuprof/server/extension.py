@@ -1,0 +1,25 @@
+"""Wires the REST routes into a running Jupyter server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_server.utils import url_path_join
+
+from .config import GpuProf
+from .handlers import ROUTES, SETTINGS_KEY
+
+URL_PREFIX = "jupyter-gpuprof"
+
+
+def load(server_app: Any) -> None:
+    """Register every route of ``handlers.ROUTES`` under ``<base_url>/jupyter-gpuprof/``."""
+    web_app = server_app.web_app
+    config = GpuProf(config=server_app.config)
+    runs_root = config.resolved_runs_root(server_app.root_dir)
+    web_app.settings[SETTINGS_KEY] = {"runs_root": str(runs_root)}
+    base_url = web_app.settings["base_url"]
+    web_app.add_handlers(
+        ".*$", [(url_path_join(base_url, URL_PREFIX, name), handler) for name, handler in ROUTES]
+    )
+    server_app.log.info("jupyter_gpuprof: REST routes loaded; runs root %s", runs_root)

@@ -1,0 +1,17 @@
+"""On-disk run folders: the only code that reads or writes them."""
+
+from .run import SCHEMA_VERSION, Run, RunMeta, open_run
+from .runs import BrokenRun, InvalidRunId, RunNotFound, RunStore, RunStoreError, default_root
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BrokenRun",
+    "InvalidRunId",
+    "Run",
+    "RunMeta",
+    "RunNotFound",
+    "RunStore",
+    "RunStoreError",
+    "default_root",
+    "open_run",
+]

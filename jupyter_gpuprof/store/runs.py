@@ -1,0 +1,144 @@
+"""RunStore: the runs root folder, one sub-folder per run, safe against hostile run ids."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .run import META_FILE, Run, RunMeta, open_run
+
+ENV_ROOT = "JUPYTER_GPUPROF_RUNS"
+_SLUG_BAD = re.compile(r"[^a-z0-9._-]+")
+_MAX_SLUG = 48
+
+
+class RunStoreError(Exception):
+    """Base of the store's errors, so callers (REST handlers, CLI) can map them in one place."""
+
+
+class InvalidRunId(RunStoreError, ValueError):
+    """The run id could name something outside the store (separators, '..', absolute, symlink)."""
+
+
+class RunNotFound(RunStoreError, LookupError):
+    """No run folder with that id."""
+
+
+@dataclass
+class BrokenRun:
+    """A folder in the store whose meta.json is missing or unreadable; listed, never raised."""
+
+    path: Path
+    error: str
+    broken = True
+
+    @property
+    def id(self) -> str:
+        """The folder name."""
+        return self.path.name
+
+
+def default_root() -> Path:
+    """Runs root: $JUPYTER_GPUPROF_RUNS, else ./.gpuprof/runs."""
+    env = os.environ.get(ENV_ROOT)
+    return Path(env) if env else Path(".gpuprof") / "runs"
+
+
+def slugify(name: str) -> str:
+    """A folder-safe form of a run name (lowercase, [a-z0-9._-], no leading dots)."""
+    slug = _SLUG_BAD.sub("-", name.strip().lower()).strip("-.")
+    return slug[:_MAX_SLUG].rstrip("-.") or "run"
+
+
+class RunStore:
+    """The runs root: create, list, get and delete run folders."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = Path(root) if root is not None else default_root()
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.root)!r})"
+
+    def create(self, name: str = "run") -> Run:
+        """Make a new run folder <YYYYmmdd-HHMMSS>-<slug> (suffixed -2, -3… if taken)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        now = time.time()
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+        base = f"{stamp}-{slugify(name)}"
+        for n in range(1, 10_000):
+            run_id = base if n == 1 else f"{base}-{n}"
+            path = self.root / run_id
+            try:
+                path.mkdir()  # exclusive: two kernels creating at once get different folders
+            except FileExistsError:
+                continue
+            meta = RunMeta(
+                id=run_id,
+                name=name,
+                created=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(now)),
+            )
+            run = Run(path, meta)
+            run.write_meta()
+            return run
+        raise RunStoreError(f"could not create a unique run folder for {base!r}")
+
+    def list(self) -> list[Run | BrokenRun]:
+        """All runs, newest first; folders with a missing or corrupt meta.json come back as BrokenRun."""
+        if not self.root.is_dir():
+            return []
+        entries: list[tuple[str, str, Run | BrokenRun]] = []
+        for p in self.root.iterdir():
+            if p.name.startswith(".") or p.is_symlink() or not p.is_dir():
+                continue
+            try:
+                run = open_run(p)
+                created = run.meta.created or ""
+                entries.append((created, p.name, run))
+            except (OSError, ValueError, TypeError) as e:
+                reason = "no meta.json" if not (p / META_FILE).exists() else f"unreadable meta.json: {e}"
+                entries.append(("", p.name, BrokenRun(p, reason)))
+        # Folder names start with the creation time, so they order runs whose meta is unreadable.
+        entries.sort(key=lambda e: (e[1][:15], e[0], e[1]), reverse=True)
+        return [e[2] for e in entries]
+
+    def _path_for(self, run_id: str) -> Path:
+        if (
+            not isinstance(run_id, str)
+            or not run_id
+            or run_id in (".", "..")
+            or ".." in run_id
+            or "/" in run_id
+            or "\\" in run_id
+            or "\x00" in run_id
+            or os.sep in run_id
+            or (os.altsep and os.altsep in run_id)
+            or os.path.isabs(run_id)
+            or run_id.startswith(".")
+        ):
+            raise InvalidRunId(f"invalid run id: {run_id!r}")
+        path = self.root / run_id
+        if path.is_symlink():
+            raise InvalidRunId(f"run id names a symlink: {run_id!r}")
+        root = self.root.resolve()
+        resolved = path.resolve()
+        if resolved.parent != root:
+            raise InvalidRunId(f"run id resolves outside the store: {run_id!r}")
+        return resolved
+
+    def get(self, run_id: str) -> Run:
+        """The run with this id; InvalidRunId for ids that could escape the root, RunNotFound if absent."""
+        path = self._path_for(run_id)
+        if not path.is_dir():
+            raise RunNotFound(f"no run {run_id!r}")
+        return open_run(path)
+
+    def delete(self, run_id: str) -> None:
+        """Remove a run folder and everything in it."""
+        path = self._path_for(run_id)
+        if not path.is_dir():
+            raise RunNotFound(f"no run {run_id!r}")
+        shutil.rmtree(path)

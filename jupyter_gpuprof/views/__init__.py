@@ -1,0 +1,1 @@
+"""Renderings of a report summary (the JSON object): text, static HTML, widgets."""

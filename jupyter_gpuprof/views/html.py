@@ -1,0 +1,91 @@
+"""Static HTML report: readable without a kernel (GitHub, nbviewer, nbconvert, exports).
+
+Every name that comes from a trace (ops, kernels, user ranges) is escaped here.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from .text import banner, short_name
+
+CSS = """
+.gpuprof-report{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
+ line-height:1.4;max-width:1100px}
+.gpuprof-report h3{margin:.2em 0}.gpuprof-report table{border-collapse:collapse;margin:.4em 0}
+.gpuprof-report td,.gpuprof-report th{border-bottom:1px solid #ddd;padding:2px 8px;
+ text-align:right}
+.gpuprof-report td.n,.gpuprof-report th.n{text-align:left;font-family:monospace}
+.gpuprof-banner{background:#fff3cd;border:1px solid #e0c060;padding:4px 8px;margin:4px 0}
+.gpuprof-verdict{border-left:4px solid #c0392b;padding:4px 10px;background:#fbeeee;margin:6px 0}
+.gpuprof-report pre{background:#f6f8fa;padding:6px;overflow-x:auto;text-align:left}
+"""
+
+
+def _f(v: float | None, unit: str = "", digits: int = 2) -> str:
+    return "n/a" if v is None else f"{v:.{digits}f}{unit}"
+
+
+def _table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
+    head = "".join(f"<th class='{'n' if i == 0 else ''}'>{escape(t)}</th>"
+                   for i, (_, t) in enumerate(cols))
+    body = []
+    for r in rows:
+        cells = []
+        for i, (key, _) in enumerate(cols):
+            val = r.get(key)
+            if isinstance(val, float):
+                text = f"{val:,.1f}"
+            elif isinstance(val, bool):
+                text = "yes" if val else "no"
+            else:
+                text = short_name(str(val if val is not None else ""), 80)
+            cells.append(f"<td class='{'n' if i == 0 else ''}' title='{escape(str(val))}'>"
+                         f"{escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_html(s: dict[str, Any]) -> str:
+    """The report as one self-contained HTML fragment."""
+    src, st, gpu, v = s["source"], s["steps"], s["gpu"], s["verdict"]
+    parts = [f"<style>{CSS}</style><div class='gpuprof-report'>",
+             f"<h3>GPU profile — {escape(str(src.get('name') or src.get('path')))}</h3>"]
+    if (b := banner(s)) is not None:
+        parts.append(f"<div class='gpuprof-banner'>{escape(b)}</div>")
+    label = "unprofiled baseline" if st.get("source") == "baseline" else "profiled steps"
+    parts.append(
+        f"<p><b>Step time</b> ({label}, n={st.get('n')}): median "
+        f"<b>{_f(st.get('median_ms'), ' ms')}</b>, p95 <b>{_f(st.get('p95_ms'), ' ms')}</b>, "
+        f"IQR {_f(st.get('iqr_ms'), ' ms')}, outliers {len(st.get('outliers') or [])}. "
+        f"GPU: {escape(str(src.get('gpu') or 'none'))}.")
+    if gpu.get("available"):
+        parts.append(
+            f" GPU busy <b>{_f(gpu['busy_pct'], '%', 1)}</b> of the profiled window "
+            f"(idle {_f(gpu['idle_pct'], '%', 1)}); {_f(gpu['busy_pct_real'], '%', 0)} of the "
+            f"real step.")
+    parts.append("</p>")
+    parts.append(
+        f"<div class='gpuprof-verdict'><b>Verdict: {escape(str(v.get('category') or 'unavailable'))}"
+        f"</b> ({escape(str(v.get('confidence')))} confidence)<br>{escape(str(v.get('summary')))}"
+        "<ul>" + "".join(f"<li>{escape(r)}</li>" for r in v.get("reasons", [])) + "</ul></div>")
+    if s.get("findings"):
+        parts.append("<h4>Next steps</h4><ol>")
+        for f in s["findings"]:
+            parts.append(
+                f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — expected gain "
+                f"≈{f['expected_gain_pct']:.0f}%<br>{escape(f['evidence'])}"
+                f"<pre>{escape(f['fix'])}</pre></li>")
+        parts.append("</ol>")
+    if s.get("ops"):
+        parts.append("<h4>Top operators</h4>" + _table(s["ops"][:10], [
+            ("name", "op"), ("calls", "calls"), ("cpu_total_us", "CPU total µs"),
+            ("cpu_self_us", "CPU self µs"), ("cuda_total_us", "CUDA total µs"),
+            ("cuda_self_us", "CUDA self µs")]))
+    if s.get("kernels"):
+        parts.append("<h4>Top kernels</h4>" + _table(s["kernels"][:10], [
+            ("name", "kernel"), ("kind", "kind"), ("tensor_core", "Tensor Cores"),
+            ("calls", "calls"), ("total_us", "total µs"), ("pct_of_gpu", "% GPU")]))
+    parts.append("</div>")
+    return "".join(parts)

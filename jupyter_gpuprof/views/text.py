@@ -1,0 +1,80 @@
+"""Plain-text report for terminals, `text/plain` outputs and logs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _ms(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.2f} ms"
+
+
+def _us(v: float | None) -> str:
+    return "n/a" if v is None else (f"{v / 1e3:.2f} ms" if v >= 1000 else f"{v:.1f} µs")
+
+
+def short_name(name: str, width: int = 70) -> str:
+    """A kernel/op name cut to fit a table cell."""
+    name = str(name).removeprefix("void ")
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def banner(summary: dict[str, Any]) -> str | None:
+    """The one-line warning shown above a report, if any."""
+    src = summary.get("source", {})
+    if src.get("status") == "failed":
+        return f"Partial report: the profiled code raised ({src.get('error')})."
+    if not summary.get("gpu", {}).get("available"):
+        return "GPU metrics unavailable: no CUDA activity was recorded (CPU-only run)."
+    return None
+
+
+def render_text(s: dict[str, Any]) -> str:
+    """The whole report as text."""
+    lines: list[str] = []
+    src, st, gpu, v = s["source"], s["steps"], s["gpu"], s["verdict"]
+    title = f"jupyter_gpuprof report — {src.get('name') or src.get('path')}"
+    lines += [title, "=" * len(title)]
+    if (b := banner(s)) is not None:
+        lines.append(f"!! {b}")
+    lines.append(f"GPU: {src.get('gpu') or 'none'}")
+    label = "unprofiled baseline" if st.get("source") == "baseline" else "profiled steps"
+    lines.append(
+        f"Step time ({label}, n={st.get('n')}): median {_ms(st.get('median_ms'))}, "
+        f"p95 {_ms(st.get('p95_ms'))}, IQR {_ms(st.get('iqr_ms'))}, "
+        f"{len(st.get('outliers') or [])} outlier(s)")
+    prof = st.get("profiled") or {}
+    if st.get("source") == "baseline" and prof.get("n"):
+        lines.append(f"Profiled steps: median {_ms(prof.get('median_ms'))} "
+                     f"({(st.get('profiler_inflation') or 0):.2f}× the baseline: profiler cost)")
+    if gpu.get("available"):
+        lines.append(
+            f"GPU busy {gpu['busy_pct']:.1f}% of the profiled window (idle {gpu['idle_pct']:.1f}%)"
+            f"; {gpu['busy_ms_per_step']:.2f} ms busy per step = {gpu['busy_pct_real']:.0f}% of "
+            f"the real step")
+        causes = ", ".join(f"{k} {val:.2f} ms" for k, val in gpu["idle_by_cause_ms"].items()
+                           if val and val >= 0.005)
+        if causes:
+            lines.append(f"GPU idle per real step by cause: {causes}")
+    lines += ["", f"VERDICT: {v.get('category') or 'unavailable'} ({v.get('confidence')} "
+                  f"confidence)", f"  {v.get('summary')}"]
+    lines += [f"  - {r}" for r in v.get("reasons", [])]
+    if s.get("findings"):
+        lines += ["", "Next steps (ranked by expected gain):"]
+        for i, f in enumerate(s["findings"], 1):
+            lines.append(f"{i}. [{f['category']}] {f['title']} — expected gain "
+                         f"≈{f['expected_gain_pct']:.0f}%")
+            lines.append(f"   Evidence: {f['evidence']}")
+            lines += ["   Fix:"] + [f"     {ln}" for ln in f["fix"].splitlines()]
+    if s.get("ops"):
+        lines += ["", f"{'Top ops':<52}{'calls':>7}{'CPU total':>12}{'CUDA total':>12}"]
+        for o in s["ops"][:10]:
+            lines.append(f"{short_name(o['name'], 50):<52}{o['calls']:>7}"
+                         f"{_us(o['cpu_total_us']):>12}{_us(o['cuda_total_us']):>12}")
+    if s.get("kernels"):
+        lines += ["", f"{'Top kernels':<58}{'kind':>12}{'TC':>4}{'total':>12}{'%':>6}"]
+        for k in s["kernels"][:8]:
+            lines.append(f"{short_name(k['name'], 56):<58}{k['kind']:>12}"
+                         f"{'yes' if k['tensor_core'] else 'no':>4}{_us(k['total_us']):>12}"
+                         f"{(k['pct_of_gpu'] or 0):>6.1f}")
+    return "\n".join(lines)

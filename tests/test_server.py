@@ -1,0 +1,115 @@
+"""The REST routes of the server extension, through a real Jupyter server with auth on."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+GOOD_RUN = "20261129-191322-mlp"
+FAILED_RUN = "20261129-191500-oom"
+CORRUPT_RUN = "20261129-191600-corrupt"
+
+
+def _write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.fixture
+def runs_root(tmp_path: Path) -> Path:
+    root = tmp_path / "runs"
+    meta = {
+        "schema_version": 1,
+        "id": GOOD_RUN,
+        "name": "mlp",
+        "status": "complete",
+        "created": "2026-11-29T19:13:22+00:00",
+        "error": None,
+    }
+    _write(root / GOOD_RUN / "meta.json", meta)
+    _write(root / GOOD_RUN / "summary.json", {"verdict": {"headline": "input-bound"}})
+    _write(
+        root / FAILED_RUN / "meta.json",
+        {**meta, "id": FAILED_RUN, "name": "oom", "status": "failed", "error": "CUDA OOM"},
+    )
+    (root / CORRUPT_RUN).mkdir()
+    (root / CORRUPT_RUN / "meta.json").write_text("{not json", encoding="utf-8")
+    (root / "stray-file.txt").write_text("not a run", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def jp_server_config(runs_root: Path) -> dict[str, object]:
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"jupyter_gpuprof": True},
+            "allow_unauthenticated_access": False,
+        },
+        "GpuProf": {"runs_root": str(runs_root)},
+    }
+
+
+async def test_status_with_token(jp_fetch, runs_root: Path) -> None:
+    response = await jp_fetch("jupyter-gpuprof", "status")
+    assert response.code == 200
+    payload = json.loads(response.body)
+    assert payload["runs_root"] == str(runs_root.resolve())
+    assert isinstance(payload["version"], str) and payload["version"]
+
+
+@pytest.mark.parametrize("route", ["status", "runs"])
+async def test_routes_refuse_requests_without_token(
+    http_server_client, jp_base_url: str, route: str
+) -> None:
+    with pytest.raises(HTTPClientError) as excinfo:
+        await http_server_client.fetch(f"{jp_base_url}jupyter-gpuprof/{route}")
+    assert excinfo.value.code == 403
+
+
+async def test_runs_lists_good_failed_and_corrupt(jp_fetch) -> None:
+    response = await jp_fetch("jupyter-gpuprof", "runs")
+    runs = json.loads(response.body)["runs"]
+    assert [run["id"] for run in runs] == [CORRUPT_RUN, FAILED_RUN, GOOD_RUN]
+    corrupt, failed, good = runs
+    assert good == {
+        "id": GOOD_RUN,
+        "name": "mlp",
+        "created": "2026-11-29T19:13:22+00:00",
+        "status": "complete",
+        "verdict": "input-bound",
+        "error": None,
+    }
+    assert (failed["status"], failed["error"], failed["verdict"]) == ("failed", "CUDA OOM", None)
+    assert corrupt["status"] == "broken"
+    assert corrupt["name"] == CORRUPT_RUN
+    assert corrupt["error"].startswith("meta.json:")
+
+
+async def test_runs_of_missing_root_is_empty(jp_fetch, runs_root: Path) -> None:
+    shutil.rmtree(runs_root)
+    response = await jp_fetch("jupyter-gpuprof", "runs")
+    assert json.loads(response.body) == {"runs": []}
+
+
+def test_default_runs_root_follows_env_then_root_dir(tmp_path: Path, monkeypatch) -> None:
+    from jupyter_gpuprof.server.config import RUNS_ENV, GpuProf
+
+    monkeypatch.delenv(RUNS_ENV, raising=False)
+    assert GpuProf().resolved_runs_root(tmp_path) == tmp_path.resolve() / ".gpuprof" / "runs"
+    monkeypatch.setenv(RUNS_ENV, "elsewhere")
+    assert GpuProf().resolved_runs_root(tmp_path) == tmp_path.resolve() / "elsewhere"
+    assert GpuProf(runs_root=str(tmp_path / "cfg")).resolved_runs_root("/") == tmp_path / "cfg"
+
+
+def test_server_package_never_imports_torch() -> None:
+    code = (
+        "import sys, jupyter_gpuprof.server.extension, jupyter_gpuprof.server.handlers; "
+        "sys.exit('torch' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
