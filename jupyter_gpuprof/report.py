@@ -171,27 +171,38 @@ def analyze_run(run: Run) -> Report:
     return report
 
 
+def _is_run_folder(p: Path) -> bool:
+    """A run folder has a meta.json written by the store (it carries schema_version)."""
+    try:
+        data = json.loads((p / META_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "schema_version" in data
+
+
+def _trace_files(p: Path) -> list[Path]:
+    names = (".pt.trace.json", ".pt.trace.json.gz", "trace.json.gz", "trace.json")
+    return sorted(x for x in p.iterdir()
+                  if x.is_file() and (x.name.endswith(names) or _is_rank_trace(x)))
+
+
 def analyze_path(path: str | Path) -> Report:
     """Report for a trace file, a run folder, or a folder of per-rank traces."""
     p = Path(path)
     if p.is_file():
         return analyze_trace(p)
-    if not p.exists():
+    if not p.is_dir():
         raise TraceError(f"{p}: no such file or folder")
-    if (p / META_FILE).is_file():
-        try:
-            return analyze_run(open_run(p))
-        except (OSError, ValueError) as exc:
-            if isinstance(exc, TraceError):
-                raise
-    traces = sorted(x for x in p.iterdir() if x.is_file() and x.name.endswith(
-        (".pt.trace.json", ".pt.trace.json.gz", "trace.json.gz")) or _is_rank_trace(x))
+    if _is_run_folder(p):
+        return analyze_run(open_run(p))
+    traces = _trace_files(p)
     if not traces:
         raise TraceError(f"{p}: no trace files (*.pt.trace.json[.gz] or trace*.json.gz) here")
+    if len(traces) == 1:
+        return analyze_trace(traces[0])
     analyses = [analyze(load_trace(t)) for t in traces]
-    return Report(analyses[0], advise(analyses[0]), None, str(p),
-                  analyses if len(analyses) > 1 else None)
+    return Report(analyses[0], advise(analyses[0]), None, str(p), analyses)
 
 
 def _is_rank_trace(p: Path) -> bool:
-    return p.is_file() and p.name.startswith("trace.rank") and p.name.endswith(".json.gz")
+    return p.name.startswith("trace.rank") and p.name.endswith(".json.gz")

@@ -33,7 +33,7 @@ def runs_root(tmp_path: Path) -> Path:
         "error": None,
     }
     _write(root / GOOD_RUN / "meta.json", meta)
-    _write(root / GOOD_RUN / "summary.json", {"verdict": {"headline": "input-bound"}})
+    _write(root / GOOD_RUN / "summary.json", {"verdict": {"category": "input", "summary": "input-bound"}})
     _write(
         root / FAILED_RUN / "meta.json",
         {**meta, "id": FAILED_RUN, "name": "oom", "status": "failed", "error": "CUDA OOM"},

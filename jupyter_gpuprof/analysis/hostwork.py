@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .intervals import Coverage
+from .intervals import Coverage, subtract
 from .trace import Trace
 
 #: runtime calls that block the host until the GPU (or a copy) has finished
@@ -34,13 +34,18 @@ def is_input_range(name: str) -> bool:
 
 @dataclass
 class HostWork:
-    """Coverage of the main process's host time by class (see `classify_host`)."""
+    """Host time of the main process split into exclusive classes, in priority order.
+
+    A moment counts once: data pipeline first, then sync waits, then big copy calls, then
+    ops/calls that launch GPU work; `busy` is all recorded host activity.
+    """
 
     input: Coverage
     sync: Coverage
     transfer: Coverage
     launch: Coverage
     busy: Coverage
+    sync_raw: Coverage  # every sync call, before input time is taken out
     sync_calls: pd.DataFrame
 
 
@@ -80,7 +85,9 @@ def classify_host(trace: Trace, pid: int) -> HostWork:
         return Coverage.of(df["ts_us"].to_numpy(), df["end_us"].to_numpy())
 
     launch_iv = pd.concat([launching, runtime.drop(syncs.index).drop(transfers.index)])
-    return HostWork(
-        input=cov(inp), sync=cov(syncs), transfer=cov(transfers), launch=cov(launch_iv),
-        busy=cov(busy), sync_calls=syncs,
-    )
+    c_input = cov(inp)
+    c_sync = subtract(cov(syncs), c_input)
+    c_transfer = subtract(cov(transfers), c_input, c_sync)
+    c_launch = subtract(cov(launch_iv), c_input, c_sync, c_transfer)
+    return HostWork(input=c_input, sync=c_sync, transfer=c_transfer, launch=c_launch,
+                    busy=cov(busy), sync_raw=cov(syncs), sync_calls=syncs)

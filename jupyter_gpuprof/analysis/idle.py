@@ -76,16 +76,14 @@ def gap_table(trace: Trace, window: Window, host: HostWork, gpu: Coverage) -> pd
     syn = host.sync.overlap(gs, ge)
     trf = host.transfer.overlap(gs, ge)
     lch = host.launch.overlap(gs, ge)
-    busy = host.busy.overlap(gs, ge)
-    other = np.clip(dur - np.maximum(busy, inp), 0.0, None)
-    lch = np.clip(lch - syn - trf, 0.0, None)
-    host_us = np.clip(busy - lch - syn - trf, 0.0, None) + other
-    after_sync = host.sync.contains(gs) | host.sync.contains(gs - SYNC_SLACK_US)
+    host_us = np.clip(dur - inp - syn - trf - lch, 0.0, None)
+    after_sync = host.sync_raw.contains(gs) | host.sync_raw.contains(gs - SYNC_SLACK_US)
     gpu_ev = trace.of(*GPU_CATEGORIES)
     starts = gpu_ev["ts_us"].to_numpy()
     nxt = np.searchsorted(starts, ge, side="left")
     names = gpu_ev["name"].astype(str).to_numpy()
-    next_kernel = np.where(nxt < len(names), names[np.clip(nxt, 0, len(names) - 1)], "")
+    next_kernel = (np.where(nxt < len(names), names[np.clip(nxt, 0, len(names) - 1)], "")
+                   if len(names) else np.full(len(gs), "", dtype=object))
     return pd.DataFrame({
         "start_us": gs, "end_us": ge, "dur_us": dur,
         "cause": _cause(inp, trf, after_sync, lch, host_us, dur),

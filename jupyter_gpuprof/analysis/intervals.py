@@ -85,3 +85,29 @@ class Coverage:
         i = np.searchsorted(self.starts, t, side="right") - 1
         ic = np.clip(i, 0, None)
         return (i >= 0) & (t <= self.ends[ic])
+
+
+def intersect(a: Coverage, b: Coverage) -> Coverage:
+    """Intersection of two disjoint unions."""
+    t = np.concatenate((a.starts, a.ends, b.starts, b.ends))
+    d = np.concatenate((np.ones(len(a.starts)), -np.ones(len(a.ends)),
+                        np.ones(len(b.starts)), -np.ones(len(b.ends))))
+    if len(t) == 0:
+        return Coverage(np.empty(0), np.empty(0))
+    order = np.lexsort((d, t))  # at equal times, ends (-1) before starts: touching is not overlap
+    t, c = t[order], np.cumsum(d[order])
+    begin = np.flatnonzero(c == 2)
+    s, e = t[begin], t[np.clip(begin + 1, 0, len(t) - 1)]
+    keep = e > s
+    return Coverage(s[keep], e[keep])
+
+
+def subtract(a: Coverage, *others: Coverage) -> Coverage:
+    """The part of `a` covered by none of `others`."""
+    if len(a.starts) == 0:
+        return a
+    lo, hi = float(a.starts[0]), float(a.ends[-1])
+    for b in others:
+        gs, ge = complement(b.starts, b.ends, lo, hi)
+        a = intersect(a, Coverage(gs, ge))
+    return a

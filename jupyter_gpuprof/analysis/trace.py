@@ -126,9 +126,10 @@ def _read_bytes(path: Path) -> bytes:
         raise TraceError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def _decode(data: bytes, path: Path) -> _File:
+def _decode(data: bytes, path: Path) -> tuple[_File, int]:
+    """The decoded file and how many malformed events had to be dropped."""
     try:
-        return msgspec.json.decode(data, type=_File)
+        return msgspec.json.decode(data, type=_File), 0
     except msgspec.ValidationError:
         return _decode_tolerant(data, path)
     except msgspec.DecodeError as exc:
@@ -137,7 +138,7 @@ def _decode(data: bytes, path: Path) -> _File:
         ) from None
 
 
-def _decode_tolerant(data: bytes, path: Path) -> _File:
+def _decode_tolerant(data: bytes, path: Path) -> tuple[_File, int]:
     """Slow path for files with odd field types: convert event by event, skipping bad ones."""
     try:
         doc = msgspec.json.decode(data)
@@ -157,7 +158,7 @@ def _decode_tolerant(data: bytes, path: Path) -> _File:
     except msgspec.ValidationError:
         file = _File()
     file.traceEvents = events
-    return file
+    return file, len(doc["traceEvents"]) - len(events)
 
 
 def _as_int(value: int | str) -> int:
@@ -171,7 +172,7 @@ def _raw_text(raw: msgspec.Raw) -> str:
 def load_trace(path: str | Path, *, keep_python: bool = False) -> Trace:
     """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`."""
     path = Path(path)
-    file = _decode(_read_bytes(path), path)
+    file, dropped = _decode(_read_bytes(path), path)
     if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
         raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
     kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
@@ -186,7 +187,7 @@ def load_trace(path: str | Path, *, keep_python: bool = False) -> Trace:
         cuda_runtime_version=file.cuda_runtime_version,
         record_shapes=bool(file.record_shapes),
         profile_memory=bool(file.profile_memory),
-        n_events_total=len(file.traceEvents),
+        n_events_total=len(file.traceEvents) + dropped,
     )
     info.n_events_skipped = info.n_events_total - len(evs) - len(mems)
     dist = file.distributedInfo or {}
@@ -239,5 +240,4 @@ def _table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
     df["cat"] = df["cat"].astype("category")
     df["name"] = df["name"].astype("category")
     df["end_us"] = df["ts_us"] + df["dur_us"]
-    df.sort_values("ts_us", kind="stable", inplace=True, ignore_index=True)
-    return df
+    return df.sort_values("ts_us", kind="stable", ignore_index=True)

@@ -26,6 +26,7 @@ class ScriptCapture:
         self.run_dir = run_dir
         self.settings_json = settings_json
         self.session: Any = None
+        self.error: BaseException | None = None
 
     def start(self) -> None:
         from ..store import open_run
@@ -38,6 +39,13 @@ class ScriptCapture:
             CaptureSettings(**kwargs), name=run.meta.name, code=run.meta.code, run=run
         ).begin()
         atexit.register(self.close)
+        previous = sys.excepthook
+
+        def excepthook(tp: Any, value: BaseException, tb: Any) -> None:
+            self.error = value  # so meta.json says why the script died, not just "incomplete"
+            previous(tp, value, tb)
+
+        sys.excepthook = excepthook
 
     def close(self) -> None:
         session = self.session
@@ -46,7 +54,7 @@ class ScriptCapture:
         if not session.driver.started:
             session.discard()  # launchers and worker processes: no training steps, nothing to say
         else:
-            session.finish()
+            session.finish(self.error)
 
 
 class _TorchImportWatcher(importlib.abc.MetaPathFinder):

@@ -122,6 +122,18 @@ class Schedule:
         return self.warmup + self.steps + self.capture_steps
 
 
+def summarize_ms(values: list[float]) -> dict[str, float | int | None]:
+    """n, median, p95 (nearest rank), mean, min and max of step times in ms."""
+    n = len(values)
+    if n == 0:
+        return {"n": 0, "median_ms": None, "p95_ms": None, "mean_ms": None, "min_ms": None, "max_ms": None}
+    v = sorted(values)
+    mid = n // 2
+    median = v[mid] if n % 2 else (v[mid - 1] + v[mid]) / 2
+    p95 = v[min(n - 1, max(0, -(-95 * n // 100) - 1))]  # nearest-rank: ceil(0.95 n)-th value
+    return {"n": n, "median_ms": median, "p95_ms": p95, "mean_ms": sum(v) / n, "min_ms": v[0], "max_ms": v[-1]}
+
+
 # Transition names passed to the listener, in the order they happen.
 LAST_WARMUP, BASELINE_START, CAPTURE_START, DONE = "last_warmup", "baseline", "capture", "done"
 

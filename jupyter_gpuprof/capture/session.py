@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from ..store import Run, RunStore
-from .driver import BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, Phase, Schedule, StepDriver
+from .driver import (
+    BASELINE_START,
+    CAPTURE_START,
+    DONE,
+    LAST_WARMUP,
+    Phase,
+    Schedule,
+    StepDriver,
+    summarize_ms,
+)
 from .flops import StepFlops
 
 MODES = ("body", "loop", "script")
@@ -328,13 +337,16 @@ class ProfileSession:
         """One line on what was measured and where it went."""
         d = self.driver
         path = self.run.path if self.run else "?"
-        base = d.baseline_ms
-        if base:
-            med = sorted(base)[len(base) // 2]
-            timing = f"baseline median {med:.2f} ms/step over {len(base)} steps ({d.timing})"
+        st = summarize_ms(d.baseline_ms)
+        if st["n"]:
+            timing = (f"baseline {st['median_ms']:.3f} ms/step median, p95 {st['p95_ms']:.3f} ms "
+                      f"over {st['n']} steps ({d.timing})")
         else:
             timing = "no baseline steps"
-        return f"gpuprofile: {timing}; {len(d.profiled_ms)} profiled steps -> {path}"
+        prof = summarize_ms(d.profiled_ms)
+        if prof["n"]:
+            timing += f"; profiled {prof['median_ms']:.3f} ms/step median over {prof['n']} steps"
+        return f"gpuprofile: {timing} -> {path}"
 
 
 def current_session() -> ProfileSession | None:

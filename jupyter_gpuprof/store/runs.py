@@ -12,7 +12,7 @@ from pathlib import Path
 from .run import META_FILE, Run, RunMeta, open_run
 
 ENV_ROOT = "JUPYTER_GPUPROF_RUNS"
-_SLUG_BAD = re.compile(r"[^a-z0-9._-]+")
+_SLUG_BAD = re.compile(r"[^a-z0-9_]+")  # no dots: ids never contain ".."
 _MAX_SLUG = 48
 
 
@@ -49,9 +49,9 @@ def default_root() -> Path:
 
 
 def slugify(name: str) -> str:
-    """A folder-safe form of a run name (lowercase, [a-z0-9._-], no leading dots)."""
-    slug = _SLUG_BAD.sub("-", name.strip().lower()).strip("-.")
-    return slug[:_MAX_SLUG].rstrip("-.") or "run"
+    """A folder-safe form of a run name: lowercase [a-z0-9_] words joined by single dashes."""
+    slug = _SLUG_BAD.sub("-", name.strip().lower()).strip("-")
+    return slug[:_MAX_SLUG].rstrip("-") or "run"
 
 
 class RunStore:

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install jupyter_gpuprof into .venv and execute notebooks/quickstart.ipynb headlessly (CPU is
+# fine): writes notebooks/executed/quickstart.ipynb and an offline-readable quickstart.html,
+# then prints how to open the result in JupyterLab. Optional argument: another notebook.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PYTHON=${PYTHON:-python3}
+NOTEBOOK=${1:-notebooks/quickstart.ipynb}
+OUT_DIR=notebooks/executed
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+[ -f "$NOTEBOOK" ] || { echo "no notebook at $NOTEBOOK" >&2; exit 1; }
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+export PATH=$PWD/.venv/bin:$PATH
+
+echo "== install"
+# The CPU build first: the package's own range (torch>=2.1) would otherwise pull CUDA wheels.
+pip install torch==2.13.0
+pip install -e .
+# Editable installs don't link the lab extension or enable the server extension by themselves.
+jupyter-builder develop --overwrite .
+jupyter server extension enable --sys-prefix jupyter_gpuprof
+
+echo "== execute $NOTEBOOK"
+mkdir -p "$OUT_DIR"
+name=$(basename "$NOTEBOOK" .ipynb)
+jupyter nbconvert --to notebook --execute "$NOTEBOOK" \
+  --ExecutePreprocessor.timeout=900 --output-dir "$OUT_DIR" --output "$name.ipynb"
+# Static outputs first: widget views need a CDN to render, the HTML/PNG fallbacks don't.
+jupyter nbconvert --to html "$OUT_DIR/$name.ipynb" --output-dir "$OUT_DIR" \
+  --NbConvertBase.display_data_priority="['text/html', 'image/svg+xml', 'image/png', \
+'image/jpeg', 'text/markdown', 'text/latex', 'text/plain']"
+
+root_flag=""
+[ "$(id -u)" -eq 0 ] && root_flag=" --allow-root"
+echo
+echo "Executed notebook: $OUT_DIR/$name.ipynb"
+echo "Offline HTML:      $OUT_DIR/$name.html"
+echo "Open it in JupyterLab with:"
+echo "  .venv/bin/jupyter lab $OUT_DIR/$name.ipynb$root_flag"

@@ -1,0 +1,102 @@
+"""Synthetic traces, one per verdict category, whose bottleneck is known by construction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tracebuilder import TraceBuilder
+
+STEPS = 4
+BF16 = ["c10::BFloat16", "c10::BFloat16"]
+TC_GEMM = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
+SIMT_GEMM = "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>(Params)"
+DATALOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+
+
+def _gemm(b: TraceBuilder, t: float, run_at: float, dur: float, name: str = TC_GEMM,
+          types: list[str] = BF16) -> None:
+    ext = b.op("aten::mm", t, 8.0, types=types)
+    b.kernel(name, t + 2.0, run_at, dur, ext=ext)
+
+
+def precision(b: TraceBuilder, s: float) -> float:
+    _gemm(b, s + 10, s + 100, 9000.0, SIMT_GEMM, ["float", "float"])
+    return 10_000.0
+
+
+def compute(b: TraceBuilder, s: float) -> float:
+    _gemm(b, s + 10, s + 100, 9500.0)
+    return 10_000.0
+
+
+def memory(b: TraceBuilder, s: float) -> float:
+    for i in range(90):
+        ext = b.op("aten::add", s + 1 + i, 0.8, types=["c10::BFloat16"])
+        b.kernel("void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<bf16>>",
+                 s + 1.2 + i, s + 100 + 100 * i, 100.0, ext=ext, launch_dur=0.5)
+    return 10_000.0
+
+
+def input_bound(b: TraceBuilder, s: float) -> float:
+    b.annotation(DATALOADER, s, 7000.0)
+    _gemm(b, s + 7010, s + 7100, 2000.0)
+    return 10_000.0
+
+
+def sync(b: TraceBuilder, s: float) -> float:
+    t = s + 10
+    for _ in range(20):
+        ext = b.op("aten::mm", t - 5, 12.0, types=BF16)
+        b.kernel(TC_GEMM, t, t + 10, 200.0, ext=ext)
+        b.sync(t + 8, 204.0)
+        t += 360
+    return 7500.0
+
+
+def launch(b: TraceBuilder, s: float) -> float:
+    t = s
+    for _ in range(300):
+        ext = b.op("aten::add", t, 20.0, types=["c10::BFloat16"])
+        b.kernel("void at::native::vectorized_elementwise_kernel<4, add>", t + 10, t + 20, 3.0,
+                 ext=ext, launch_dur=8.0)
+        t += 20
+    return 6100.0
+
+
+def host(b: TraceBuilder, s: float) -> float:
+    _gemm(b, s + 10, s + 100, 2000.0)
+    b.op("aten::cumsum", s + 2100, 5900.0, types=["double"])  # CPU math, launches nothing
+    return 10_000.0
+
+
+def transfer(b: TraceBuilder, s: float) -> float:
+    b.memcpy("HtoD", "Pageable", "Device", 400_000_000, s + 10, 6000.0, s + 20, 5980.0)
+    _gemm(b, s + 6020, s + 6100, 1000.0)
+    return 8000.0
+
+
+def comm(b: TraceBuilder, s: float, name: str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL") -> float:
+    _gemm(b, s + 10, s + 100, 4000.0)
+    b.kernel(name, s + 30, s + 4100, 5000.0, stream=20)
+    return 10_000.0
+
+
+def comm_old_names(b: TraceBuilder, s: float) -> float:
+    return comm(b, s, "ncclKernel_AllReduce_RING_LL_Sum_bfloat16")
+
+
+SCENARIOS: dict[str, Callable[[TraceBuilder, float], float]] = {
+    "precision": precision, "compute": compute, "memory": memory, "input": input_bound,
+    "sync": sync, "launch": launch, "host": host, "transfer": transfer, "comm": comm,
+}
+
+
+def build(step: Callable[[TraceBuilder, float], float]) -> tuple[TraceBuilder, float]:
+    """A trace of `STEPS` steps of the scenario; returns it and the step length in ms."""
+    b = TraceBuilder()
+    s = 0.0
+    for n in range(STEPS):
+        length = step(b, s)
+        b.step(n + 1, s, length)
+        s += length
+    return b, length / 1e3

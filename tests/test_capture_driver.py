@@ -1,0 +1,214 @@
+"""StepDriver sequencing with a fake profiler and fake clocks; CUDA-event clock with fake events."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_gpuprof.capture import driver as drv
+from jupyter_gpuprof.capture.driver import (
+    CudaEventClock,
+    PerfCounterClock,
+    Phase,
+    Schedule,
+    StepDriver,
+    summarize_ms,
+)
+
+
+class FakeProfiler:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def start(self) -> None:
+        self.log.append("prof.start")
+
+    def step(self) -> None:
+        self.log.append("prof.step")
+
+    def stop(self) -> None:
+        self.log.append("prof.stop")
+
+
+class FakeClock:
+    """Each mark reads the next value of a shared fake time (ms)."""
+
+    timing = "fake"
+
+    def __init__(self, now: list[float], log: list[str], name: str) -> None:
+        self.now, self.log, self.name, self.t = now, log, name, []
+
+    def mark(self) -> None:
+        self.log.append(f"{self.name}.mark")
+        self.t.append(self.now[0])
+
+    def durations_ms(self) -> list[float]:
+        self.log.append(f"{self.name}.read")
+        return [b - a for a, b in zip(self.t, self.t[1:])]
+
+
+def make(schedule: Schedule):
+    log: list[str] = []
+    now = [0.0]
+    clocks: list[FakeClock] = []
+
+    def clock(expected: int) -> FakeClock:
+        c = FakeClock(now, log, f"clock{len(clocks)}")
+        c.expected = expected
+        clocks.append(c)
+        return c
+
+    d = StepDriver(schedule, lambda: FakeProfiler(log), clock, listener=lambda e: log.append(f"event:{e}"))
+    return d, log, now, clocks
+
+
+def run_steps(d: StepDriver, now: list[float], durations: list[float]) -> list[Phase]:
+    phases = []
+    for ms in durations:
+        phases.append(d.phase)
+        now[0] += ms
+        d.boundary()
+    return phases
+
+
+def test_phase_sequence_and_exact_step_times():
+    s = Schedule(warmup=2, steps=3, wait=1, prof_warmup=1, active=2)
+    d, log, now, clocks = make(s)
+    d.start()
+    assert s.total == 2 + 3 + 4
+    durations = [100.0, 50.0, 10.0, 11.0, 12.0, 20.0, 21.0, 22.0, 23.0]
+    phases = run_steps(d, now, durations)
+    W, B, C = Phase.WARMUP, Phase.BASELINE, Phase.CAPTURE
+    assert phases == [W, W, B, B, B, C, C, C, C]
+    assert d.done and d.n == 9
+    assert d.baseline_ms == [10.0, 11.0, 12.0]  # warm-up 100/50 excluded
+    assert d.capture_ms == [20.0, 21.0, 22.0, 23.0]
+    assert d.profiled_ms == [22.0, 23.0]  # only the active steps (wait 1 + warm-up 1 dropped)
+    assert d.timing == "fake"
+    assert clocks[0].expected == 4 and clocks[1].expected == 5  # events pre-sized
+    assert log.count("prof.step") == s.capture_steps
+    assert [e for e in log if e.startswith("event:")] == [
+        "event:last_warmup", "event:baseline", "event:capture", "event:done"]
+    # The baseline is read (one synchronize) before the profiler starts; stop comes last.
+    assert log.index("clock0.read") < log.index("prof.start") < log.index("prof.stop")
+    assert log.count("clock0.read") == 1
+    # Extra boundaries after DONE are ignored: the loop keeps running untouched.
+    n_log = len(log)
+    run_steps(d, now, [1.0, 1.0])
+    assert len(log) == n_log and d.n == 9
+
+
+def test_last_warmup_event_precedes_the_last_warmup_step():
+    d, log, now, _ = make(Schedule(warmup=3, steps=1, wait=0, prof_warmup=0, active=1))
+    d.start()
+    assert "event:last_warmup" not in log
+    run_steps(d, now, [1.0])
+    assert "event:last_warmup" not in log
+    run_steps(d, now, [1.0])  # boundary 2 = W-1: step 3 is the last warm-up step
+    assert log[-1] == "event:last_warmup" and d.phase is Phase.WARMUP
+
+
+def test_no_warmup_starts_baseline_at_start():
+    d, log, now, _ = make(Schedule(warmup=0, steps=2, wait=0, prof_warmup=0, active=1))
+    d.start()
+    assert d.phase is Phase.BASELINE and "event:last_warmup" not in log
+    run_steps(d, now, [5.0, 6.0, 7.0])
+    assert d.baseline_ms == [5.0, 6.0] and d.profiled_ms == [7.0] and d.done
+
+
+def test_no_baseline_goes_straight_to_capture():
+    d, log, now, _ = make(Schedule(warmup=1, steps=0, wait=0, prof_warmup=0, active=2))
+    d.start()
+    run_steps(d, now, [1.0])
+    assert d.phase is Phase.CAPTURE and d.baseline_ms == []
+    run_steps(d, now, [2.0, 3.0])
+    assert d.done and d.profiled_ms == [2.0, 3.0]
+
+
+def test_abort_during_capture_stops_profiler_and_keeps_times():
+    d, log, now, _ = make(Schedule(warmup=0, steps=2, wait=0, prof_warmup=0, active=5))
+    d.start()
+    run_steps(d, now, [1.0, 2.0, 3.0])
+    assert d.phase is Phase.CAPTURE
+    d.abort()
+    assert d.done and log.count("prof.stop") == 1
+    assert d.baseline_ms == [1.0, 2.0] and d.profiled_ms == [3.0]
+    d.abort()
+    assert log.count("prof.stop") == 1
+
+
+def test_abort_during_baseline_keeps_partial_baseline():
+    d, log, now, _ = make(Schedule(warmup=0, steps=10, wait=0, prof_warmup=0, active=1))
+    d.start()
+    run_steps(d, now, [4.0, 5.0])
+    d.abort()
+    assert d.baseline_ms == [4.0, 5.0] and "prof.start" not in log
+
+
+def test_boundaries_before_start_are_ignored_and_reset_rewinds():
+    d, log, now, _ = make(Schedule(warmup=2, steps=1, wait=0, prof_warmup=0, active=1))
+    d.boundary()
+    assert d.n == 0 and not d.started
+    d.start()
+    run_steps(d, now, [1.0])
+    d.reset()
+    assert d.phase is Phase.IDLE and d.n == 0
+    d.start()
+    with pytest.raises(RuntimeError):
+        d.start()
+
+
+@pytest.mark.parametrize("kw", [{"active": 0}, {"steps": -1}, {"warmup": -2}, {"wait": -1}])
+def test_schedule_rejects_bad_counts(kw):
+    with pytest.raises(ValueError):
+        Schedule(**kw)
+
+
+def test_summarize_ms_exact():
+    st = summarize_ms([4.0, 1.0, 3.0, 2.0])
+    assert st == {"n": 4, "median_ms": 2.5, "p95_ms": 4.0, "mean_ms": 2.5, "min_ms": 1.0, "max_ms": 4.0}
+    vals = [float(i) for i in range(1, 101)]
+    assert summarize_ms(vals)["p95_ms"] == 95.0 and summarize_ms(vals)["median_ms"] == 50.5
+    assert summarize_ms([])["median_ms"] is None
+
+
+def test_perf_counter_clock(monkeypatch):
+    ticks = iter([1_000_000, 3_000_000, 3_500_000])
+    monkeypatch.setattr(drv.time, "perf_counter_ns", lambda: next(ticks))
+    c = PerfCounterClock(3)
+    for _ in range(3):
+        c.mark()
+    assert c.durations_ms() == [2.0, 0.5]
+    assert c.timing == "perf_counter"
+
+
+def test_cuda_event_clock_synchronizes_once(monkeypatch):
+    import torch
+
+    gpu_time = [0.0]
+    syncs = []
+
+    class FakeEvent:
+        created = 0
+
+        def __init__(self, enable_timing: bool = False) -> None:
+            assert enable_timing
+            FakeEvent.created += 1
+            self.t = None
+
+        def record(self, stream=None) -> None:
+            gpu_time[0] += 1.5
+            self.t = gpu_time[0]
+
+        def elapsed_time(self, other: FakeEvent) -> float:
+            assert syncs, "elapsed_time read before synchronize"
+            return other.t - self.t
+
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: syncs.append(1))
+    c = CudaEventClock(4)
+    assert FakeEvent.created == 4  # created before the first boundary, not on the hot path
+    for _ in range(4):
+        c.mark()
+    assert syncs == []  # no synchronize per step
+    assert c.durations_ms() == [1.5, 1.5, 1.5]
+    assert syncs == [1] and c.timing == "cuda_event"
