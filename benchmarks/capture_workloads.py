@@ -73,7 +73,66 @@ def env_info() -> dict:
     }
 
 
-def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = False) -> dict:
+def baseline_ms(step, n: int, cuda: bool) -> tuple[list[float], str]:
+    """Unprofiled step times: an event at every step boundary, one synchronize at the end."""
+    import torch
+
+    if cuda:
+        evs = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
+        evs[0].record()
+        for i in range(n):
+            step()
+            evs[i + 1].record()
+        torch.cuda.synchronize()
+        return [evs[i].elapsed_time(evs[i + 1]) for i in range(n)], "cuda_event"
+    ts = [time.perf_counter()]
+    for _ in range(n):
+        step()
+        ts.append(time.perf_counter())
+    return [1e3 * (b - a) for a, b in zip(ts, ts[1:], strict=False)], "perf_counter"
+
+
+def _stats(step_ms: list[float]) -> tuple[float, float]:
+    srt = sorted(step_ms)
+    return statistics.median(step_ms), srt[int(0.95 * (len(srt) - 1))]
+
+
+def measure_fixed(name: str, device: str, warmup: int, baseline: int, shrink: bool) -> dict | None:
+    """Unprofiled baseline of the workload with its intended fix applied (the counterfactual)."""
+    import torch
+
+    import workloads
+
+    cuda = device == "cuda"
+    try:
+        t0 = time.perf_counter()
+        w = workloads.build(name, device, shrink=shrink, fixed=True)
+        for _ in range(warmup):
+            w.step()
+        if cuda:
+            torch.cuda.synchronize()
+        warm_s = time.perf_counter() - t0
+        step_ms, timing = baseline_ms(w.step, baseline, cuda)
+    except NotImplementedError as e:
+        return {"fix": None, "reason": str(e)}
+    except Exception as e:  # a failed fix is a result too
+        return {"fix": None, "error": f"{type(e).__name__}: {str(e)[:300]}"}
+    med, p95 = _stats(step_ms)
+    return {"fix": w.fix, "config": w.config, "build_and_warmup_s": round(warm_s, 1),
+            "step_ms_median_unprofiled": med, "step_ms_p95_unprofiled": p95,
+            "step_ms_all": step_ms, "step_timing": timing}
+
+
+def write_meta(wdir: str, meta: dict) -> None:
+    tmp = os.path.join(wdir, "meta.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(meta, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, os.path.join(wdir, "meta.json"))
+
+
+def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = False,
+            fixed_too: bool = True) -> dict:
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule
 
@@ -91,23 +150,7 @@ def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = 
         w.step()
     sync()
 
-    # -- unprofiled baseline
-    if cuda:
-        evs = [torch.cuda.Event(enable_timing=True) for _ in range(baseline + 1)]
-        evs[0].record()
-        for i in range(baseline):
-            w.step()
-            evs[i + 1].record()
-        torch.cuda.synchronize()
-        step_ms = [evs[i].elapsed_time(evs[i + 1]) for i in range(baseline)]
-        timing = "cuda_event"
-    else:
-        ts = [time.perf_counter()]
-        for _ in range(baseline):
-            w.step()
-            ts.append(time.perf_counter())
-        step_ms = [1e3 * (b - a) for a, b in zip(ts, ts[1:])]
-        timing = "perf_counter"
+    step_ms, timing = baseline_ms(w.step, baseline, cuda)
 
     # -- profiled capture
     wdir = os.path.join(out_dir, name)
@@ -136,7 +179,7 @@ def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = 
 
     gt = ground_truth.measure(gz)
     holds = ground_truth.check(name, gt)
-    srt = sorted(step_ms)
+    med, p95 = _stats(step_ms)
     meta = {
         "workload": w.description,
         "name": name,
@@ -144,8 +187,8 @@ def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = 
         "config": {**w.config, "shrunk_to_fit_size_budget": shrink},
         "fixed": False,
         **env_info(),
-        "step_ms_median_unprofiled": statistics.median(step_ms),
-        "step_ms_p95_unprofiled": srt[int(0.95 * (len(srt) - 1))],
+        "step_ms_median_unprofiled": med,
+        "step_ms_p95_unprofiled": p95,
         "step_ms_all": step_ms,
         "step_timing": timing,
         "profiler_schedule": dict(SCHEDULE),
@@ -156,10 +199,9 @@ def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = 
         "trace_gz_bytes": size,
         "ground_truth": gt,
         "label_holds": holds,
+        "fixed_variant": "not measured",
     }
-    with open(os.path.join(wdir, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
-        f.write("\n")
+    write_meta(wdir, meta)
     print(
         f"[{name}] build {build_s:.1f}s, unprofiled median {meta['step_ms_median_unprofiled']:.2f} ms, "
         f"profiled {prof_s:.1f}s, trace {size / 1e6:.2f} MB{' (TOO BIG)' if size > MAX_TRACE_BYTES else ''}; "
@@ -170,6 +212,15 @@ def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = 
     )
     for k in gt["top_kernels"]:
         print(f"[{name}]   {k['pct_of_kernel_time']:5.1f}%  {k['ms']:9.3f} ms  x{k['count']:<5} {k['name'][:110]}", flush=True)
+    if fixed_too:
+        del w
+        fx = measure_fixed(name, device, warmup, baseline, shrink)
+        if fx and fx.get("step_ms_median_unprofiled"):
+            fx["speedup_median"] = round(med / fx["step_ms_median_unprofiled"], 3)
+        meta["fixed_variant"] = fx
+        write_meta(wdir, meta)
+        print(f"[{name}] fixed variant: {json.dumps({k: v for k, v in (fx or {}).items() if k != 'step_ms_all'})}",
+              flush=True)
     return meta
 
 
@@ -181,15 +232,16 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated workload names (default: all)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--baseline", type=int, default=30)
-    ap.add_argument("--timeout", type=int, default=150, help="seconds per workload subprocess")
+    ap.add_argument("--timeout", type=int, default=200, help="seconds per workload subprocess")
+    ap.add_argument("--no-fixed", action="store_true", help="skip the baseline of each fixed variant")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
 
     if a.child:
-        meta = run_one(a.child, a.out, a.warmup, a.baseline)
+        meta = run_one(a.child, a.out, a.warmup, a.baseline, fixed_too=not a.no_fixed)
         if meta["trace_gz_bytes"] > MAX_TRACE_BYTES and a.child in workloads.SHRINK:
             print(f"[{a.child}] trace over {MAX_TRACE_BYTES} bytes: capturing the smaller variant", flush=True)
-            run_one(a.child, a.out, a.warmup, a.baseline, shrink=True)
+            run_one(a.child, a.out, a.warmup, a.baseline, shrink=True, fixed_too=not a.no_fixed)
         return 0
 
     names = a.only.split(",") if a.only else list(workloads.BUILDERS)
@@ -198,7 +250,7 @@ def main(argv=None) -> int:
     for n in names:
         t0 = time.perf_counter()
         cmd = [sys.executable, os.path.abspath(__file__), "--out", a.out, "--child", n,
-               "--warmup", str(a.warmup), "--baseline", str(a.baseline)]
+               "--warmup", str(a.warmup), "--baseline", str(a.baseline)] + (["--no-fixed"] if a.no_fixed else [])
         try:
             rc = subprocess.run(cmd, timeout=a.timeout).returncode
         except subprocess.TimeoutExpired:

@@ -218,7 +218,8 @@ def _has(names, *subs):
 # What each workload's label means, as a test on the measurement.
 CHECKS = {
     "input": lambda g: g["dataloader_pct"] >= 50 and g["gpu_busy_pct"] < 30,
-    "sync": lambda g: g["sync_calls_per_step"] >= 10 and g["idle_after_sync_pct"] >= 20,
+    "sync": lambda g: g["sync_calls_per_step"] >= 10 and g["sync_wait_pct_of_cpu"] >= 25
+    and g["idle_after_sync_pct"] >= 20,
     "launch": lambda g: g["kernels_per_step"] >= 200 and g["kernel_us_median"] < 10 and g["gpu_busy_pct"] < 60,
     "precision": lambda g: g["gpu_busy_pct"] >= 90
     and _has([k["name"] for k in g["top_kernels"][:2]], "sgemm", "ffma", "f32f32"),

@@ -34,11 +34,21 @@ class Workload:
     intended: str
     # free-form facts about the build (shapes, dtypes) that end up in meta.json
     config: dict = field(default_factory=dict)
+    # for a variant built with fixed=True: what was changed (the intended fix)
+    fix: str | None = None
 
 
 def _seed(seed: int = 0) -> None:
     torch.manual_seed(seed)
     np.random.seed(seed)
+
+
+def _py_work(n: int) -> int:
+    """Deterministic pure-Python busy work (~0.1-0.15 us per iteration on a current x86 core)."""
+    acc = 0
+    for k in range(n):
+        acc = (acc * 31 + k) % 1_000_003
+    return acc
 
 
 def _mm_dtype(device: str) -> torch.dtype:
@@ -84,10 +94,15 @@ class _HeavyTransformDataset(torch.utils.data.Dataset):
         return torch.from_numpy(img), label
 
 
-def build_input(device: str, batch: int = 16, work: int = 6000) -> Workload:
+def build_input(device: str, batch: int = 16, work: int = 6000, fixed: bool = False) -> Workload:
     _seed()
     ds = _HeavyTransformDataset(n=batch * 64, work=work)
-    loader = torch.utils.data.DataLoader(ds, batch_size=batch, shuffle=False, num_workers=0)
+    cuda = device.startswith("cuda")
+    workers = (8 if cuda else 2) if fixed else 0
+    loader = torch.utils.data.DataLoader(
+        ds, batch_size=batch, shuffle=False, num_workers=workers,
+        persistent_workers=workers > 0, pin_memory=fixed and cuda,
+    )
     dt = _mm_dtype(device)
     model = nn.Sequential(
         nn.Flatten(), nn.Linear(3 * 32 * 32, 512), nn.GELU(), nn.Linear(512, 512), nn.GELU(), nn.Linear(512, 10)
@@ -101,8 +116,8 @@ def build_input(device: str, batch: int = 16, work: int = 6000) -> Workload:
         except StopIteration:
             state["it"] = iter(loader)
             x, y = next(state["it"])
-        x = x.to(device, dtype=dt)
-        y = y.to(device)
+        x = x.to(device, non_blocking=fixed).to(dt)
+        y = y.to(device, non_blocking=fixed)
         loss = F.cross_entropy(model(x).float(), y)
         loss.backward()
         opt.step()
@@ -112,12 +127,14 @@ def build_input(device: str, batch: int = 16, work: int = 6000) -> Workload:
         "input", step,
         f"DataLoader num_workers=0, batch {batch}, ~1 ms of Python/numpy transform per sample; 3-layer bf16 MLP",
         "input pipeline (DataLoader on the critical path, GPU mostly idle)",
-        {"batch": batch, "transform_iters_per_sample": work, "num_workers": 0, "dtype": str(dt)},
+        {"batch": batch, "transform_iters_per_sample": work, "num_workers": workers, "dtype": str(dt)},
+        fix=f"num_workers={workers}, persistent workers, pin_memory, non_blocking copies" if fixed else None,
     )
 
 
 # ---------------------------------------------------------------------------------- sync
-def build_sync(device: str, batch: int = 1024, d: int = 2048, layers: int = 12) -> Workload:
+def build_sync(device: str, batch: int = 4096, d: int = 4096, layers: int = 12,
+               log_work: int = 2500, fixed: bool = False) -> Workload:
     if device == "cpu":
         batch, d = 128, 512
     _seed()
@@ -125,34 +142,59 @@ def build_sync(device: str, batch: int = 1024, d: int = 2048, layers: int = 12) 
     blocks = nn.ModuleList([nn.Linear(d, d, bias=False) for _ in range(layers)]).to(device=device, dtype=dt)
     opt = torch.optim.SGD(blocks.parameters(), lr=1e-4)
     x = torch.randn(batch, d, device=device, dtype=dt)
-    log: list[float] = []
+    history: dict[str, list[float]] = {}
+    pending: list[torch.Tensor] = []
+
+    def log(name: str, value: float) -> None:
+        # a hand-rolled metrics logger: running mean + formatting, ~0.3 ms of Python
+        h = history.setdefault(name, [])
+        h.append(value)
+        del h[:-100]
+        _py_work(log_work)
+        _ = f"{name} {value:.5f} mean {sum(h) / len(h):.5f}"
 
     def step() -> None:
         h = x
-        for lin in blocks:
+        stats = []
+        for i, lin in enumerate(blocks):
             h = F.gelu(lin(h))
-            # per-layer logging that forces a device->host copy and a stream sync
-            log.append(h.float().pow(2).mean().item())
+            s = h.float().pow(2).mean()
+            if fixed:
+                stats.append(s.detach())  # keep it on the GPU, read it later
+            else:
+                log(f"act{i}", s.item())  # device->host copy + stream sync, then Python work
         loss = h.float().pow(2).mean()
         loss.backward()
-        for p in blocks.parameters():
-            log.append(p.grad.norm().item())  # per-parameter grad norm, one sync each
         opt.step()
         opt.zero_grad(set_to_none=True)
-        if len(log) > 10_000:
-            del log[:]
+        if fixed:
+            # log the *previous* step's values (ready by now) while this step runs on the GPU
+            if pending:
+                vals = torch.stack(pending).tolist()  # one sync, on values already computed
+                for i, v in enumerate(vals[:-1]):
+                    log(f"act{i}", v)
+                log("loss", vals[-1])
+            pending[:] = stats + [loss.detach()]
+        else:
+            log("loss", loss.item())
 
     return Workload(
         "sync", step,
-        f"{layers} bf16 Linear({d},{d}) layers, batch {batch}; .item() after every layer and per grad norm "
-        f"({2 * layers} host syncs per step)",
-        "host-device synchronization (GPU idles after each .item())",
-        {"batch": batch, "d": d, "layers": layers, "items_per_step": 2 * layers, "dtype": str(dt)},
+        f"{layers} bf16 Linear({d},{d}) layers, batch {batch}; after every layer and after backward a "
+        f".item() feeds a Python metrics logger (~0.3 ms) ({layers + 1} host syncs per step)",
+        "host-device synchronization (each .item() blocks the CPU, then the GPU idles while Python "
+        "logs; without the syncs that Python work would overlap GPU work)",
+        {"batch": batch, "d": d, "layers": layers, "items_per_step": layers + 1,
+         "log_python_iters": log_work, "dtype": str(dt)},
+        fix="stats stay on the GPU; the previous step's values are read with one .tolist() after "
+        "this step's work is queued, then logged" if fixed else None,
     )
 
 
 # -------------------------------------------------------------------------------- launch
-def build_launch(device: str, batch: int = 8, d: int = 64, blocks: int = 48) -> Workload:
+def build_launch(device: str, batch: int = 8, d: int = 64, blocks: int = 48, fixed: bool = False) -> Workload:
+    if fixed and not device.startswith("cuda"):
+        raise NotImplementedError("the launch fix (CUDA graphs) needs a GPU")
     _seed()
     layers: list[nn.Module] = []
     for _ in range(blocks):
@@ -160,6 +202,9 @@ def build_launch(device: str, batch: int = 8, d: int = 64, blocks: int = 48) -> 
     model = nn.Sequential(*layers).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)  # foreach: a few multi-tensor kernels
     x = torch.randn(batch, d, device=device)
+    if fixed:
+        # forward and backward replayed as CUDA graphs: one launch instead of hundreds
+        model = torch.cuda.make_graphed_callables(model, (x,))
 
     def step() -> None:
         loss = model(x).square().mean()
@@ -172,6 +217,7 @@ def build_launch(device: str, batch: int = 8, d: int = 64, blocks: int = 48) -> 
         f"{2 * blocks} tiny ops in sequence (Linear({d},{d}) + LayerNorm({d}) x {blocks}) on a batch of {batch}, fp32",
         "kernel-launch overhead (thousands of ~us kernels, CPU-bound launching)",
         {"batch": batch, "d": d, "blocks": blocks, "dtype": "torch.float32"},
+        fix="forward+backward captured as CUDA graphs (torch.cuda.make_graphed_callables)" if fixed else None,
     )
 
 
@@ -184,13 +230,14 @@ def _gemm_stack(device: str, dt: torch.dtype, batch: int, d: int, layers: int):
     return model, opt, x
 
 
-def build_precision(device: str, batch: int = 4096, d: int = 8192, layers: int = 4) -> Workload:
+def build_precision(device: str, batch: int = 4096, d: int = 8192, layers: int = 4,
+                    fixed: bool = False) -> Workload:
     if device == "cpu":  # keep the CPU dry run quick
         batch, d = 256, 512
     model, opt, x = _gemm_stack(device, torch.float32, batch, d, layers)
 
     def step() -> None:
-        _set_fp32_matmul(ieee=True)  # TF32 off: full fp32 SIMT sgemm kernels
+        _set_fp32_matmul(ieee=not fixed)  # TF32 off: full fp32 SIMT sgemm kernels
         loss = model(x).square().mean()
         loss.backward()
         opt.step()
@@ -200,11 +247,15 @@ def build_precision(device: str, batch: int = 4096, d: int = 8192, layers: int =
         "precision", step,
         f"{layers} fp32 Linear({d},{d}) layers, batch {batch}, TF32 disabled (allow_tf32=False)",
         "fp32 GEMMs without Tensor Cores (fix: TF32/bf16 autocast)",
-        {"batch": batch, "d": d, "layers": layers, "dtype": "torch.float32", "tf32": False},
+        {"batch": batch, "d": d, "layers": layers, "dtype": "torch.float32", "tf32": fixed},
+        fix="TF32 allowed (torch.backends.cuda.matmul.allow_tf32=True)" if fixed else None,
     )
 
 
-def build_compute(device: str, batch: int = 4096, d: int = 8192, layers: int = 4) -> Workload:
+def build_compute(device: str, batch: int = 4096, d: int = 8192, layers: int = 4,
+                  fixed: bool = False) -> Workload:
+    if fixed:
+        raise NotImplementedError("compute-bound bf16 GEMMs: no fix to measure")
     if device == "cpu":
         batch, d = 256, 512
     model, opt, x = _gemm_stack(device, torch.bfloat16, batch, d, layers)
@@ -224,7 +275,8 @@ def build_compute(device: str, batch: int = 4096, d: int = 8192, layers: int = 4
 
 
 # -------------------------------------------------------------------------------- memory
-def build_memory(device: str, batch: int = 32, t: int = 1024, d: int = 1024, depth: int = 6) -> Workload:
+def build_memory(device: str, batch: int = 32, t: int = 1024, d: int = 1024, depth: int = 6,
+                 fixed: bool = False) -> Workload:
     if device == "cpu":
         batch = 2
     _seed()
@@ -233,8 +285,7 @@ def build_memory(device: str, batch: int = 32, t: int = 1024, d: int = 1024, dep
     opt = torch.optim.SGD(list(ln.parameters()) + [scale], lr=1e-3)
     x = torch.randn(batch, t, d, device=device)
 
-    def step() -> None:
-        h = x
+    def forward(h: torch.Tensor) -> torch.Tensor:
         for norm in ln:
             # unfused elementwise chain: each op reads and writes the whole tensor
             r = h
@@ -244,7 +295,13 @@ def build_memory(device: str, batch: int = 32, t: int = 1024, d: int = 1024, dep
             h = h * 0.5 + 0.25
             h = torch.sigmoid(h) * torch.tanh(h)
             h = h + r
-        loss = h.square().mean()
+        return h.square().mean()
+
+    if fixed:
+        forward = torch.compile(forward)  # Inductor fuses the chain (fwd and bwd)
+
+    def step() -> None:
+        loss = forward(x)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -256,21 +313,25 @@ def build_memory(device: str, batch: int = 32, t: int = 1024, d: int = 1024, dep
         f"({numel * 4 / 2**20:.0f} MiB each)",
         "memory bandwidth (elementwise/normalization kernels, no GEMMs)",
         {"shape": [batch, t, d], "depth": depth, "dtype": "torch.float32"},
+        fix="torch.compile (Inductor fusion of the elementwise chain)" if fixed else None,
     )
 
 
 # ------------------------------------------------------------------------------ transfer
-def build_transfer(device: str, mib: int = 256, batch: int = 256, d: int = 1024) -> Workload:
+def build_transfer(device: str, mib: int = 256, batch: int = 256, d: int = 1024,
+                   fixed: bool = False) -> Workload:
     if device == "cpu":
         mib = 8
     _seed()
     host = torch.randn(mib * 2**20 // 4)  # pageable (not pinned) host memory
+    if fixed and device.startswith("cuda"):
+        host = host.pin_memory()
     dt = _mm_dtype(device)
     model = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, d)).to(device=device, dtype=dt)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
 
     def step() -> None:
-        big = host.to(device)  # synchronous pageable host-to-device copy
+        big = host.to(device, non_blocking=fixed)  # pageable: a synchronous host-to-device copy
         xb = big[: batch * d].view(batch, d).to(dt)
         loss = model(xb).float().square().mean()
         loss.backward()
@@ -281,12 +342,14 @@ def build_transfer(device: str, mib: int = 256, batch: int = 256, d: int = 1024)
         "transfer", step,
         f"{mib} MiB pageable host tensor copied to the GPU synchronously every step; 2-layer bf16 MLP",
         "host-to-device transfer (pageable, blocking; fix: pin + non_blocking, or keep data on GPU)",
-        {"copy_mib": mib, "pinned": False, "non_blocking": False, "dtype": str(dt)},
+        {"copy_mib": mib, "pinned": fixed, "non_blocking": fixed, "dtype": str(dt)},
+        fix="host tensor pinned, copy non_blocking=True (same bytes every step)" if fixed else None,
     )
 
 
 # ---------------------------------------------------------------------------------- host
-def build_host(device: str, batch: int = 8192, d: int = 4096, work: int = 100_000) -> Workload:
+def build_host(device: str, batch: int = 8192, d: int = 4096, work: int = 100_000,
+               fixed: bool = False) -> Workload:
     if device == "cpu":
         batch, d = 256, 512
     _seed()
@@ -296,7 +359,7 @@ def build_host(device: str, batch: int = 8192, d: int = 4096, work: int = 100_00
     )
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(batch, d, device=device, dtype=dt)
-    book = {"hist": np.zeros(64), "ema": 0.0, "seen": 0}
+    book = {"hist": np.zeros(64), "ema": 0.0, "seen": 0, "step": 0}
     rng = np.random.default_rng(0)
 
     def step() -> None:
@@ -304,12 +367,13 @@ def build_host(device: str, batch: int = 8192, d: int = 4096, work: int = 100_00
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        book["step"] += 1
+        if fixed and book["step"] % 10:
+            return  # the fix: do the bookkeeping every 10th step only
         # per-step bookkeeping on the host that launches nothing and never syncs
         vals = rng.standard_normal(4096)
         book["hist"] += np.histogram(vals, bins=64, range=(-4, 4))[0]
-        acc = 0
-        for k in range(work):
-            acc = (acc * 31 + k) % 1_000_003
+        acc = _py_work(work)
         book["ema"] = 0.99 * book["ema"] + 0.01 * (acc / 1_000_003)
         book["seen"] += 1
 
@@ -319,6 +383,7 @@ def build_host(device: str, batch: int = 8192, d: int = 4096, work: int = 100_00
         "that launches nothing and does not sync",
         "host-side Python between steps (GPU starved, no sync, no DataLoader)",
         {"batch": batch, "d": d, "python_iters": work, "dtype": str(dt)},
+        fix="bookkeeping every 10th step instead of every step" if fixed else None,
     )
 
 
@@ -338,8 +403,12 @@ BUILDERS: dict[str, Callable[..., Workload]] = {
 SHRINK: dict[str, dict] = {"launch": {"blocks": 24}, "sync": {"layers": 6}, "input": {"batch": 8}}
 
 
-def build(name: str, device: str, shrink: bool = False) -> Workload:
-    return BUILDERS[name](device, **(SHRINK.get(name, {}) if shrink else {}))
+def build(name: str, device: str, shrink: bool = False, fixed: bool = False) -> Workload:
+    """Build a workload; ``fixed=True`` applies its intended fix (NotImplementedError if none)."""
+    kw = dict(SHRINK.get(name, {})) if shrink else {}
+    if fixed:
+        kw["fixed"] = True
+    return BUILDERS[name](device, **kw)
 
 
 def _main(argv: list[str]) -> None:

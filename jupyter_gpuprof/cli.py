@@ -1,4 +1,4 @@
-"""`jupyter gpuprof analyze|run`: the same store and report for traces, run folders and unmodified scripts."""
+"""`jupyter gpuprof analyze|run`: one store and report for traces, run folders and scripts."""
 
 from __future__ import annotations
 
@@ -50,10 +50,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def _settings_from(args: argparse.Namespace) -> dict[str, Any]:
     return {
-        "steps": args.steps, "warmup": args.warmup, "wait": args.wait,
-        "prof_warmup": args.prof_warmup, "active": args.active, "with_stack": args.with_stack,
-        "phases": not args.no_phases, "record_shapes": not args.no_shapes,
-        "profile_memory": not args.no_memory, "count_flops": not args.no_flops,
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "wait": args.wait,
+        "prof_warmup": args.prof_warmup,
+        "active": args.active,
+        "with_stack": args.with_stack,
+        "phases": not args.no_phases,
+        "record_shapes": not args.no_shapes,
+        "profile_memory": not args.no_memory,
+        "count_flops": not args.no_flops,
     }
 
 
@@ -94,8 +100,10 @@ def _close_run(run_dir: Path, code: int) -> Any:
     if run.meta.status == "running":
         run.meta.status = "failed"
         if not run.trace_paths() and code == 0:
-            run.meta.error = ("no training steps seen: the script never called optimizer.step() "
-                              "(or jupyter_gpuprof.step())")
+            run.meta.error = (
+                "no training steps seen: the script never called optimizer.step() "
+                "(or jupyter_gpuprof.step())"
+            )
         else:
             run.meta.error = f"the command exited with status {code} before the capture finished"
         run.write_meta()
@@ -103,14 +111,16 @@ def _close_run(run_dir: Path, code: int) -> Any:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .capture.session import CaptureSettings
+    from .capture.settings import CaptureSettings
     from .store import RunStore
 
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if not cmd:
-        raise CliError("nothing to run: give a command after --, e.g. jupyter gpuprof run -- python train.py")
+        raise CliError(
+            "nothing to run: give a command after --, e.g. jupyter gpuprof run -- python train.py"
+        )
     settings = _settings_from(args)
     CaptureSettings(**settings, mode="script")  # validate before creating a folder
     run = RunStore(args.runs_root).create(args.name or _default_name(cmd))
@@ -126,8 +136,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CliError(run.meta.error) from None
     code = _wait(proc)
     run = _close_run(run.path, code)
-    print(f"gpuprof: run {run.meta.status}"
-          + (f": {run.meta.error}" if run.meta.error else "") + f" ({run.path})", file=sys.stderr)
+    print(
+        f"gpuprof: run {run.meta.status}"
+        + (f": {run.meta.error}" if run.meta.error else "")
+        + f" ({run.path})",
+        file=sys.stderr,
+    )
     if run.trace_paths():
         try:
             _print_report(run.path, args.json)
@@ -149,27 +163,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jupyter gpuprof", description="Profile PyTorch training steps and explain the trace."
     )
-    parser.add_argument("--traceback", action="store_true", help="show tracebacks instead of one-line errors")
+    parser.add_argument(
+        "--traceback", action="store_true", help="show tracebacks instead of one-line errors"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("analyze", help="analyze a trace (.json/.json.gz), a run folder or a folder of rank traces")
+    p = sub.add_parser(
+        "analyze", help="analyze a trace (.json/.json.gz), a run folder or a folder of rank traces"
+    )
     p.add_argument("path")
-    p.add_argument("--json", action="store_true", help="print the report as JSON (same as summary.json)")
+    p.add_argument(
+        "--json", action="store_true", help="print the report as JSON (same as summary.json)"
+    )
     p.set_defaults(func=cmd_analyze)
 
-    p = sub.add_parser("run", help="run a script unmodified, profiling its training steps (optimizer.step())")
+    p = sub.add_parser(
+        "run", help="run a script unmodified, profiling its training steps (optimizer.step())"
+    )
     p.add_argument("--name", default=None, help="run name (default: the script's name)")
-    p.add_argument("--steps", type=int, default=30, help="baseline steps timed without the profiler")
+    p.add_argument(
+        "--steps", type=int, default=30, help="baseline steps timed without the profiler"
+    )
     p.add_argument("--warmup", type=int, default=5, help="steps excluded first")
     p.add_argument("--wait", type=int, default=1, help="profiler schedule: wait steps")
     p.add_argument("--prof-warmup", type=int, default=2, help="profiler schedule: warm-up steps")
     p.add_argument("--active", type=int, default=5, help="profiler schedule: recorded steps")
     p.add_argument("--with-stack", action="store_true", help="record Python stacks")
-    p.add_argument("--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges")
+    p.add_argument(
+        "--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges"
+    )
     p.add_argument("--no-shapes", action="store_true", help="do not record input shapes")
     p.add_argument("--no-memory", action="store_true", help="do not record memory events")
     p.add_argument("--no-flops", action="store_true", help="skip FLOP counting")
-    p.add_argument("--runs-root", default=None, help="runs folder (default $JUPYTER_GPUPROF_RUNS or ./.gpuprof/runs)")
+    p.add_argument(
+        "--runs-root",
+        default=None,
+        help="runs folder (default $JUPYTER_GPUPROF_RUNS or ./.gpuprof/runs)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     p.set_defaults(func=cmd_run)

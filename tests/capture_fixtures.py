@@ -1,4 +1,4 @@
-"""Shared pieces for the capture tests: a tiny CPU model and a guard that nothing is left installed."""
+"""Shared by the capture tests: a tiny CPU model and a guard that nothing is left installed."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def global_state() -> tuple:
 
 @pytest.fixture(autouse=True)
 def nothing_left_installed():
-    """Fail any test that leaves a profiler running, a global hook registered or a wrapper in place."""
+    """Fail a test that leaves a profiler running, a global hook or a wrapper in place."""
     from jupyter_gpuprof.capture.session import current_session
 
     before = global_state()
@@ -51,13 +51,17 @@ class Trainer:
 
     def step(self, x: torch.Tensor | None = None, y: torch.Tensor | None = None) -> None:
         self.opt.zero_grad()
-        loss = nn.functional.cross_entropy(self.model(self.x if x is None else x), self.y if y is None else y)
+        loss = nn.functional.cross_entropy(
+            self.model(self.x if x is None else x), self.y if y is None else y
+        )
         loss.backward()
         self.opt.step()
         self.steps += 1
 
     def loader(self, batches: int) -> torch.utils.data.DataLoader:
-        ds = torch.utils.data.TensorDataset(torch.randn(8 * batches, 16), torch.randint(0, 4, (8 * batches,)))
+        ds = torch.utils.data.TensorDataset(
+            torch.randn(8 * batches, 16), torch.randint(0, 4, (8 * batches,))
+        )
         return torch.utils.data.DataLoader(ds, batch_size=8)
 
 

@@ -43,7 +43,7 @@ class FakeClock:
 
     def durations_ms(self) -> list[float]:
         self.log.append(f"{self.name}.read")
-        return [b - a for a, b in zip(self.t, self.t[1:])]
+        return [b - a for a, b in zip(self.t, self.t[1:], strict=False)]
 
 
 def make(schedule: Schedule):
@@ -57,7 +57,9 @@ def make(schedule: Schedule):
         clocks.append(c)
         return c
 
-    d = StepDriver(schedule, lambda: FakeProfiler(log), clock, listener=lambda e: log.append(f"event:{e}"))
+    d = StepDriver(
+        schedule, lambda: FakeProfiler(log), clock, listener=lambda e: log.append(f"event:{e}")
+    )
     return d, log, now, clocks
 
 
@@ -87,7 +89,11 @@ def test_phase_sequence_and_exact_step_times():
     assert clocks[0].expected == 4 and clocks[1].expected == 5  # events pre-sized
     assert log.count("prof.step") == s.capture_steps
     assert [e for e in log if e.startswith("event:")] == [
-        "event:last_warmup", "event:baseline", "event:capture", "event:done"]
+        "event:last_warmup",
+        "event:baseline",
+        "event:capture",
+        "event:done",
+    ]
     # The baseline is read (one synchronize) before the profiler starts; stop comes last.
     assert log.index("clock0.read") < log.index("prof.start") < log.index("prof.stop")
     assert log.count("clock0.read") == 1
@@ -165,7 +171,14 @@ def test_schedule_rejects_bad_counts(kw):
 
 def test_summarize_ms_exact():
     st = summarize_ms([4.0, 1.0, 3.0, 2.0])
-    assert st == {"n": 4, "median_ms": 2.5, "p95_ms": 4.0, "mean_ms": 2.5, "min_ms": 1.0, "max_ms": 4.0}
+    assert st == {
+        "n": 4,
+        "median_ms": 2.5,
+        "p95_ms": 4.0,
+        "mean_ms": 2.5,
+        "min_ms": 1.0,
+        "max_ms": 4.0,
+    }
     vals = [float(i) for i in range(1, 101)]
     assert summarize_ms(vals)["p95_ms"] == 95.0 and summarize_ms(vals)["median_ms"] == 50.5
     assert summarize_ms([])["median_ms"] is None

@@ -1,4 +1,4 @@
-"""Phase ranges: hooks go in and come out, and forward/backward/optimizer/data land in a real CPU trace."""
+"""Phase ranges: hooks go in and out; forward/backward/optimizer/data land in a real CPU trace."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ def test_install_activate_remove_restore_everything():
     r.install()
     assert len(optim_module._global_optimizer_pre_hooks) == before[2] + 1
     assert len(optim_module._global_optimizer_post_hooks) == before[3] + 1
-    assert len(nn_module._global_forward_pre_hooks) == before[0]  # per-module hooks only while active
+    assert (
+        len(nn_module._global_forward_pre_hooks) == before[0]
+    )  # per-module hooks only while active
     r.activate()
     assert len(nn_module._global_forward_pre_hooks) == before[0] + 1
     assert len(nn_module._global_forward_hooks) == before[1] + 1
@@ -66,7 +68,9 @@ def _record(tmp_path, body) -> Counter:
     out = tmp_path / "t.json"
     prof.export_chrome_trace(str(out))
     events = json.loads(out.read_text())["traceEvents"]
-    return Counter(e["name"] for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation")
+    return Counter(
+        e["name"] for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+    )
 
 
 def test_ranges_land_in_a_real_cpu_trace(tmp_path):
@@ -133,4 +137,3 @@ def test_nvtx_backend_skipped_without_cuda():
     if torch.cuda.is_available():
         return  # on a GPU machine NVTX is used; covered by the GPU run
     assert PhaseRanges()._nvtx is None
-

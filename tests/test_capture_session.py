@@ -34,9 +34,15 @@ def test_profile_loop_mode_finds_optimizer_steps(tmp_path):
     assert m.status == "complete" and m.error is None
     assert len(m.baseline["step_ms"]) == 4 and m.baseline["timing"] == "perf_counter"
     assert len(m.profiled_step_ms) == 3 and all(ms > 0 for ms in m.profiled_step_ms)
-    assert m.settings["mode"] == "loop" and m.settings["schedule"] == {"wait": 1, "warmup": 1, "active": 3}
+    assert m.settings["mode"] == "loop" and m.settings["schedule"] == {
+        "wait": 1,
+        "warmup": 1,
+        "active": 3,
+    }
     assert m.flops_per_step and m.flops_per_step > 0
-    assert m.env["torch"] == torch.__version__ and m.env["cuda_available"] == torch.cuda.is_available()
+    assert (
+        m.env["torch"] == torch.__version__ and m.env["cuda_available"] == torch.cuda.is_available()
+    )
     names = trace_names(run.trace_paths()[0])
     assert profiler_steps(names) == 3
     assert names["forward"] == 3 and names["backward"] == 3 and names["optimizer"] == 3
@@ -133,14 +139,19 @@ def test_no_optimizer_steps(tmp_path):
 def test_body_mode_run_steps_counts_exactly(tmp_path):
     t = Trainer()
     settings = CaptureSettings(**SMALL, mode="body")
-    session = ProfileSession(settings, name="body", code="t.step()", store=RunStore(tmp_path)).begin()
+    session = ProfileSession(
+        settings, name="body", code="t.step()", store=RunStore(tmp_path)
+    ).begin()
     try:
         session.run_steps(t.step)
     finally:
         run = session.finish()
     assert t.steps == settings.schedule().total == 2 + 4 + 5
     assert run.meta.status == "complete" and run.meta.code == "t.step()"
-    assert json.loads((run.path / "meta.json").read_text())["baseline"]["step_ms"] == run.meta.baseline["step_ms"]
+    assert (
+        json.loads((run.path / "meta.json").read_text())["baseline"]["step_ms"]
+        == run.meta.baseline["step_ms"]
+    )
     assert open_run(run.path).meta.profiled_step_ms == run.meta.profiled_step_ms
 
 

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ HAVE_REPORT = importlib.util.find_spec("jupyter_gpuprof.report") is not None
 
 SCRIPT = """
 import sys
+import textwrap
 import torch
 from torch import nn
 torch.manual_seed(0)
@@ -53,7 +55,17 @@ def only_run(root):
 
 def test_run_script_end_to_end(tmp_path, capfd):
     root = tmp_path / "runs"
-    rc = main(["run", "--runs-root", str(root), *FLAGS, "--", sys.executable, str(script(tmp_path, code=3))])
+    rc = main(
+        [
+            "run",
+            "--runs-root",
+            str(root),
+            *FLAGS,
+            "--",
+            sys.executable,
+            str(script(tmp_path, code=3)),
+        ]
+    )
     assert rc == 3  # the command's own exit status
     run = only_run(root)
     assert run.id.endswith("-train")
@@ -70,8 +82,17 @@ def test_run_script_end_to_end(tmp_path, capfd):
 
 def test_run_script_that_raises(tmp_path, capfd):
     root = tmp_path / "runs"
-    rc = main(["run", "--runs-root", str(root), *FLAGS, "--", sys.executable,
-               str(script(tmp_path, fail_at=NEEDED - 2))])
+    rc = main(
+        [
+            "run",
+            "--runs-root",
+            str(root),
+            *FLAGS,
+            "--",
+            sys.executable,
+            str(script(tmp_path, fail_at=NEEDED - 2)),
+        ]
+    )
     assert rc == 1
     m = only_run(root).meta
     assert m.status == "failed" and m.error == f"RuntimeError: diverged at step {NEEDED - 2}"
@@ -92,7 +113,10 @@ def test_run_chains_existing_sitecustomize(tmp_path, monkeypatch, capfd):
     (mine / "sitecustomize.py").write_text("import os\nos.environ['CHAINED'] = 'yes'\n")
     monkeypatch.setenv("PYTHONPATH", str(mine))
     root = tmp_path / "runs"
-    code = "import os, sys; print('chained=' + os.environ.get('CHAINED', 'no')); print('torch' in sys.modules)"
+    code = (
+        "import os, sys; print('chained=' + os.environ.get('CHAINED', 'no'));"
+        "print('torch' in sys.modules)"
+    )
     assert main(["run", "--runs-root", str(root), "--", sys.executable, "-c", code]) == 0
     out = capfd.readouterr().out
     assert "chained=yes" in out
@@ -125,15 +149,22 @@ def test_analyze_corrupt_trace_is_one_line_exit_2(tmp_path, capsys):
 
 
 def test_module_entry_point_exit_code(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "jupyter_gpuprof", "analyze", str(tmp_path / "x.json")],
-                          cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "jupyter_gpuprof", "analyze", str(tmp_path / "x.json")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
 @pytest.mark.skipif(not HAVE_REPORT, reason="jupyter_gpuprof.report not written yet")
 def test_analyze_run_folder_json(tmp_path, capsys):
     root = tmp_path / "runs"
-    assert main(["run", "--runs-root", str(root), *FLAGS, "--", sys.executable, str(script(tmp_path))]) == 0
+    assert (
+        main(["run", "--runs-root", str(root), *FLAGS, "--", sys.executable, str(script(tmp_path))])
+        == 0
+    )
     capsys.readouterr()
     run = only_run(root)
     assert main(["analyze", "--json", str(run.path)]) == 0
@@ -147,3 +178,37 @@ def test_help_mentions_both_commands(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert "analyze" in out and "run" in out
+
+
+def test_importing_the_package_does_not_import_torch():
+    code = (
+        "import sys, jupyter_gpuprof, jupyter_gpuprof.store, jupyter_gpuprof.cli;"
+        "import jupyter_gpuprof.capture.magics;"
+        "assert 'torch' not in sys.modules, 'torch imported';"
+        "assert callable(jupyter_gpuprof.profile) and callable(jupyter_gpuprof.step);"
+        "print(jupyter_gpuprof.__version__)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()
+
+
+def test_script_profile_block_takes_over_the_cli_run(tmp_path):
+    body = SCRIPT.format(steps=0, fail_at=-1, code=0).replace("for i in range(0):", "for i in []:")
+    body += textwrap.dedent(
+        """
+        import jupyter_gpuprof
+        with jupyter_gpuprof.profile("inner", steps=3, warmup=1, wait=0, prof_warmup=0, active=2):
+            for i in range(12):
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+        """
+    ).replace("sys.exit(0)", "")
+    p = tmp_path / "inner.py"
+    p.write_text(body.replace("sys.exit(0)\n", ""))
+    root = tmp_path / "runs"
+    assert main(["run", "--runs-root", str(root), "--", sys.executable, str(p)]) == 0
+    m = only_run(root).meta  # one folder: the CLI's, filled by the script's profile() block
+    assert m.status == "complete", m.error
+    assert len(m.baseline["step_ms"]) == 3 and len(m.profiled_step_ms) == 2

@@ -59,15 +59,20 @@ def only_run(root):
 
 def test_body_mode_end_to_end(fresh, capsys):
     ip, root = fresh
-    res = run_cell(ip, f"--steps 6 --warmup 2 --wait 1 --prof-warmup 1 --active 2 --name mlp --runs-root {root}",
-                   "train_step(next(it))")
+    res = run_cell(
+        ip,
+        f"--steps 6 --warmup 2 --wait 1 --prof-warmup 1 --active 2 --name mlp --runs-root {root}",
+        "train_step(next(it))",
+    )
     assert res.error_in_exec is None and res.error_before_exec is None
     assert ip.user_ns["calls"] == 2 + 6 + 4  # warm-up + baseline + profiler steps, nothing more
     run = only_run(root)
     assert run.id.endswith("-mlp")
     assert (run.path / "trace.json.gz").is_file() and (run.path / "meta.json").is_file()
     m = run.meta
-    assert m.status == "complete" and len(m.baseline["step_ms"]) == 6 and len(m.profiled_step_ms) == 2
+    assert (
+        m.status == "complete" and len(m.baseline["step_ms"]) == 6 and len(m.profiled_step_ms) == 2
+    )
     assert m.settings["mode"] == "body" and m.code == "train_step(next(it))\n"
     names = trace_names(run.trace_paths()[0])
     assert profiler_steps(names) == 2 and names["forward"] == 2 and names["data"] == 2
@@ -80,8 +85,11 @@ def test_body_mode_end_to_end(fresh, capsys):
 def test_raising_cell_keeps_run_and_reraises_original(fresh):
     ip, root = fresh
     ip.run_cell("class Boom(Exception): pass\nerr = Boom('step 5 exploded')\nn = 0")
-    res = run_cell(ip, f"--steps 4 --warmup 1 --active 2 --runs-root {root}",
-                   "n += 1\ntrain_step(next(it))\nif n == 7: raise err")
+    res = run_cell(
+        ip,
+        f"--steps 4 --warmup 1 --active 2 --runs-root {root}",
+        "n += 1\ntrain_step(next(it))\nif n == 7: raise err",
+    )
     assert res.error_in_exec is ip.user_ns["err"]
     m = only_run(root).meta
     assert m.status == "failed" and m.error == "Boom: step 5 exploded"
@@ -92,8 +100,11 @@ def test_raising_cell_keeps_run_and_reraises_original(fresh):
 
 def test_loop_mode_autodetected(fresh):
     ip, root = fresh
-    res = run_cell(ip, f"--steps 5 --warmup 2 --active 3 --runs-root {root}",
-                   "for batch in loader:\n    train_step(batch)\n")
+    res = run_cell(
+        ip,
+        f"--steps 5 --warmup 2 --active 3 --runs-root {root}",
+        "for batch in loader:\n    train_step(batch)\n",
+    )
     assert res.error_in_exec is None
     assert ip.user_ns["calls"] == 64  # the whole loop ran once, unmodified
     m = only_run(root).meta
@@ -103,8 +114,11 @@ def test_loop_mode_autodetected(fresh):
 
 def test_body_flag_forces_body_mode(fresh):
     ip, root = fresh
-    res = run_cell(ip, f"--body --steps 2 --warmup 0 --wait 0 --prof-warmup 0 --active 1 --runs-root {root}",
-                   "for _ in range(2):\n    train_step(next(it))\n")
+    res = run_cell(
+        ip,
+        f"--body --steps 2 --warmup 0 --wait 0 --prof-warmup 0 --active 1 --runs-root {root}",
+        "for _ in range(2):\n    train_step(next(it))\n",
+    )
     assert res.error_in_exec is None and ip.user_ns["calls"] == 2 * 3
     assert only_run(root).meta.settings["mode"] == "body"
 
@@ -119,18 +133,25 @@ def test_analysis_failure_is_one_line_and_run_kept(fresh, capsys, monkeypatch):
 
     monkeypatch.setattr(report, "analyze_run", broken)
     ip, root = fresh
-    res = run_cell(ip, f"--steps 2 --warmup 1 --active 1 --runs-root {root}", "train_step(next(it))")
+    res = run_cell(
+        ip, f"--steps 2 --warmup 1 --active 1 --runs-root {root}", "train_step(next(it))"
+    )
     assert res.error_in_exec is None
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if "analysis failed" in ln]
-    assert lines == [f"gpuprofile: analysis failed (RuntimeError: analysis exploded); run kept at {only_run(root).path}"]
+    path = only_run(root).path
+    assert lines == [
+        f"gpuprofile: analysis failed (RuntimeError: analysis exploded); run kept at {path}"
+    ]
     assert only_run(root).meta.status == "complete"
 
 
 @pytest.mark.skipif(not HAVE_REPORT, reason="jupyter_gpuprof.report not written yet")
 def test_report_in_namespace(fresh):
     ip, root = fresh
-    res = run_cell(ip, f"--steps 4 --warmup 1 --active 2 -o rep -q --runs-root {root}", "train_step(next(it))")
+    res = run_cell(
+        ip, f"--steps 4 --warmup 1 --active 2 -o rep -q --runs-root {root}", "train_step(next(it))"
+    )
     assert res.error_in_exec is None
     rep = ip.user_ns["rep"]
     assert rep.verdict is not None and len(rep.ops) > 0

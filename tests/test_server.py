@@ -33,7 +33,10 @@ def runs_root(tmp_path: Path) -> Path:
         "error": None,
     }
     _write(root / GOOD_RUN / "meta.json", meta)
-    _write(root / GOOD_RUN / "summary.json", {"verdict": {"category": "input", "summary": "input-bound"}})
+    _write(
+        root / GOOD_RUN / "summary.json",
+        {"verdict": {"category": "input", "summary": "input-bound"}},
+    )
     _write(
         root / FAILED_RUN / "meta.json",
         {**meta, "id": FAILED_RUN, "name": "oom", "status": "failed", "error": "CUDA OOM"},
@@ -88,7 +91,7 @@ async def test_runs_lists_good_failed_and_corrupt(jp_fetch) -> None:
     assert (failed["status"], failed["error"], failed["verdict"]) == ("failed", "CUDA OOM", None)
     assert corrupt["status"] == "broken"
     assert corrupt["name"] == CORRUPT_RUN
-    assert corrupt["error"].startswith("meta.json:")
+    assert "meta.json" in corrupt["error"]
 
 
 async def test_runs_of_missing_root_is_empty(jp_fetch, runs_root: Path) -> None:

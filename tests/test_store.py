@@ -1,4 +1,4 @@
-"""Run folders: meta round trip, atomic writes, listing broken folders, refusing ids outside the root."""
+"""Run folders: meta round trip, atomic writes, broken folders listed, escaping ids refused."""
 
 from __future__ import annotations
 
@@ -24,8 +24,16 @@ from jupyter_gpuprof.store import run as run_mod
 
 
 def test_meta_round_trip_and_tolerance():
-    meta = RunMeta(id="x", name="n", status="complete", baseline={"step_ms": [1.0, 2.0], "timing": "cuda_event"},
-                   flops_per_step=3e9, rank=1, world_size=2, settings={"steps": 2})
+    meta = RunMeta(
+        id="x",
+        name="n",
+        status="complete",
+        baseline={"step_ms": [1.0, 2.0], "timing": "cuda_event"},
+        flops_per_step=3e9,
+        rank=1,
+        world_size=2,
+        settings={"steps": 2},
+    )
     assert RunMeta.from_json(json.loads(json.dumps(meta.to_json()))) == meta
     old = RunMeta.from_json({"id": "old", "status": "complete", "some_future_key": 1})
     assert old.schema_version == SCHEMA_VERSION and old.baseline == {"step_ms": [], "timing": None}
@@ -42,9 +50,15 @@ def test_create_is_unique_and_named(tmp_path):
     assert a.id[:15].replace("-", "").isdigit() and a.id[15:] == "-my-run-x"
     assert b.id == a.id + "-2" or b.id[:15] != a.id[:15]
     assert store.get(a.id).path == a.path.resolve()  # every created id is one get() accepts
-    assert store.create("..").id.endswith("-run") and store.create("v1.2 bs=32").id.endswith("-v1-2-bs-32")
+    assert store.create("..").id.endswith("-run") and store.create("v1.2 bs=32").id.endswith(
+        "-v1-2-bs-32"
+    )
     meta = json.loads((a.path / "meta.json").read_text())
-    assert meta["status"] == "running" and meta["name"] == "My Run/../x" and meta["schema_version"] == 1
+    assert (
+        meta["status"] == "running"
+        and meta["name"] == "My Run/../x"
+        and meta["schema_version"] == 1
+    )
 
 
 def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
@@ -69,8 +83,11 @@ def test_write_trace_gzips_and_orders_rank_traces(tmp_path):
     src.write_text('{"traceEvents": []}')
     for r in (10, 2, 0):
         run.write_trace(src, rank=r)
-    assert [p.name for p in run.trace_paths()] == ["trace.rank0.json.gz", "trace.rank2.json.gz",
-                                                   "trace.rank10.json.gz"]
+    assert [p.name for p in run.trace_paths()] == [
+        "trace.rank0.json.gz",
+        "trace.rank2.json.gz",
+        "trace.rank10.json.gz",
+    ]
     run.write_trace(src)
     assert [p.name for p in run.trace_paths()] == ["trace.json.gz"]
     assert json.loads(gzip.open(run.path / "trace.json.gz").read()) == {"traceEvents": []}
@@ -89,7 +106,10 @@ def test_summary_round_trip_and_corrupt_summary(tmp_path):
 def test_list_newest_first_with_broken_entries(tmp_path):
     store = RunStore(tmp_path)
     assert RunStore(tmp_path / "missing").list() == []
-    old = Run(tmp_path / "20200101-000000-old", RunMeta(id="20200101-000000-old", created="2020-01-01T00:00:00"))
+    old = Run(
+        tmp_path / "20200101-000000-old",
+        RunMeta(id="20200101-000000-old", created="2020-01-01T00:00:00"),
+    )
     old.path.mkdir()
     old.write_meta()
     new = store.create("new")
@@ -102,13 +122,16 @@ def test_list_newest_first_with_broken_entries(tmp_path):
     (tmp_path / "stray.txt").write_text("x")
     entries = store.list()
     assert [e.id for e in entries] == [corrupt.name, new.id, old.id, empty.name]
-    assert isinstance(entries[0], BrokenRun) and entries[0].broken and "unreadable" in entries[0].error
+    assert (
+        isinstance(entries[0], BrokenRun) and entries[0].broken and "unreadable" in entries[0].error
+    )
     assert isinstance(entries[3], BrokenRun) and entries[3].error == "no meta.json"
     assert not entries[1].broken and entries[1].meta.status == "running"
 
 
-@pytest.mark.parametrize("bad", ["..", ".", "", "../x", "a/b", "a\\b", "/etc", "x/../..", "..foo", ".hidden",
-                                 "a\x00b"])
+@pytest.mark.parametrize(
+    "bad", ["..", ".", "", "../x", "a/b", "a\\b", "/etc", "x/../..", "..foo", ".hidden", "a\x00b"]
+)
 def test_get_refuses_traversal(tmp_path, bad):
     store = RunStore(tmp_path / "runs")
     store.create("ok")
@@ -148,8 +171,14 @@ def test_get_and_delete(tmp_path):
 def test_merge_rank_metas(tmp_path):
     run = RunStore(tmp_path).create("ddp")
     for rank, status in ((0, "complete"), (1, "failed")):
-        m = RunMeta(id=run.id, status=status, error=None if rank == 0 else "OOM", rank=rank, world_size=2,
-                    baseline={"step_ms": [float(rank + 1)], "timing": "cuda_event"})
+        m = RunMeta(
+            id=run.id,
+            status=status,
+            error=None if rank == 0 else "OOM",
+            rank=rank,
+            world_size=2,
+            baseline={"step_ms": [float(rank + 1)], "timing": "cuda_event"},
+        )
         Run(run.path, m).write_meta(rank=rank)
     run.merge_rank_metas()
     merged = open_run(run.path).meta

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .intervals import Coverage, subtract
-from .trace import Trace
+from .trace import Trace, names_where
 
 #: runtime calls that block the host until the GPU (or a copy) has finished
 SYNC_APIS = frozenset({
@@ -66,14 +66,13 @@ def classify_host(trace: Trace, pid: int) -> HostWork:
     """Build the host-side coverages for the process that drives the GPU."""
     ev = trace.events
     host = ev[(ev["pid"] == pid) | (pid < 0)]
-    names = host["name"].astype(str)
     cats = host["cat"]
     ann = host[cats.isin(["user_annotation", "cpu_op"])]
-    inp = ann[names[ann.index].map(is_input_range)]
+    inp = ann[names_where(ann, is_input_range)]
     runtime = host[cats.isin(["cuda_runtime", "cuda_driver"])]
-    rt_names = names[runtime.index]
-    syncs = runtime[rt_names.isin(SYNC_APIS)]
-    copies = runtime[rt_names.str.contains("Memcpy", regex=False) & ~rt_names.isin(SYNC_APIS)]
+    is_sync = runtime["name"].isin(SYNC_APIS).to_numpy()
+    syncs = runtime[is_sync]
+    copies = runtime[names_where(runtime, lambda n: "Memcpy" in n) & ~is_sync]
     gpu_copy = trace.of("gpu_memcpy")
     big = set(gpu_copy.loc[gpu_copy["bytes"] >= TRANSFER_MIN_BYTES, "correlation"].tolist())
     transfers = copies[copies["correlation"].isin(big)]

@@ -78,18 +78,25 @@ def first_float_dtype(input_types: str) -> str:
 def kernel_rows(trace: Trace, op_types: pd.Series | None = None) -> pd.DataFrame:
     """GPU activity rows with `kind`, `dtype` and `tensor_core` columns added."""
     gpu = trace.of(*GPU_CATEGORIES)
-    names = gpu["name"].astype(str)
-    cats = gpu["cat"].astype(str)
-    unique = pd.DataFrame({"name": names, "cat": cats}).drop_duplicates()
-    kinds = {(n, c): kind_of(n, c) for n, c in zip(unique["name"], unique["cat"])}
-    kind = [kinds[(n, c)] for n, c in zip(names, cats)]
+    cat = gpu["cat"].astype(str).to_numpy()
+    names = gpu["name"].cat
+    by_name = np.array([kind_of(n) for n in names.categories], dtype=object)
+    kind = by_name[names.codes.to_numpy()] if len(by_name) else np.array([], dtype=object)
+    kind = np.where(cat == "gpu_memcpy", "memcpy", np.where(cat == "gpu_memset", "memset", kind))
     if op_types is None:
         ops = trace.of("cpu_op")
+        ops = ops[ops["external_id"].isin(gpu["external_id"].unique())]
         op_types = pd.Series(ops["input_types"].to_numpy(), index=ops["external_id"].to_numpy())
         op_types = op_types[~op_types.index.duplicated()]
-    dtype = gpu["external_id"].map(op_types).fillna("").map(first_float_dtype)
-    tc = [uses_tensor_cores(n, k, d) for n, k, d in zip(names, kind, dtype)]
-    return gpu.assign(kind=kind, dtype=dtype.to_numpy(), tensor_core=tc)
+    text = gpu["external_id"].map(op_types).fillna("")
+    dtype = text.map({t: first_float_dtype(t) for t in text.unique()}).to_numpy()
+    keys = pd.DataFrame({"code": names.codes.to_numpy(), "kind": kind, "dtype": dtype})
+    uniq = keys.drop_duplicates()
+    cats_list = list(names.categories)
+    uniq = uniq.assign(tensor_core=[uses_tensor_cores(cats_list[c], k, d) for c, k, d in
+                                    zip(uniq["code"], uniq["kind"], uniq["dtype"])])
+    tc = keys.merge(uniq, on=["code", "kind", "dtype"], how="left")["tensor_core"].to_numpy()
+    return gpu.assign(kind=kind, dtype=dtype, tensor_core=tc.astype(bool))
 
 
 def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -99,7 +106,7 @@ def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
     g = rows.assign(name=rows["name"].astype(str)).groupby("name", sort=False)
     out = g.agg(
         kind=("kind", "first"), tensor_core=("tensor_core", "any"),
-        dtype=("dtype", lambda s: s.mode().iloc[0] if len(s.mode()) else ""),
+        dtype=("dtype", "max"),
         calls=("dur_us", "size"), total_us=("dur_us", "sum"),
         mean_us=("dur_us", "mean"), median_us=("dur_us", "median"),
     ).reset_index()

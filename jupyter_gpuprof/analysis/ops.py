@@ -20,22 +20,24 @@ OP_COLUMNS = {
 def _nest(ops: pd.DataFrame) -> np.ndarray:
     """Parent row position of every op (-1 for top level), per thread, by time containment."""
     parent = np.full(len(ops), -1, dtype=np.int64)
-    ts, end, tid = ops["ts_us"].to_numpy(), ops["end_us"].to_numpy(), ops["tid"].to_numpy()
-    pid = ops["pid"].to_numpy()
+    ts_a, end_a = ops["ts_us"].to_numpy(), ops["end_us"].to_numpy()
+    thread = ops["pid"].to_numpy() * (1 << 32) + ops["tid"].to_numpy()
     # parents first: by thread, then start, then longest first
-    order = np.lexsort((-end, ts, tid, pid))
-    stack: list[int] = []
-    last_thread = None
-    for i in order.tolist():
-        thread = (pid[i], tid[i])
-        if thread != last_thread:
-            stack.clear()
-            last_thread = thread
-        # drop ranges that ended before this one starts or cannot contain it
-        while stack and (end[stack[-1]] <= ts[i] or end[stack[-1]] < end[i] - 1e-3):
-            stack.pop()
-        parent[i] = stack[-1] if stack else -1
-        stack.append(i)
+    order = np.lexsort((-end_a, ts_a, thread))
+    bounds = np.flatnonzero(np.diff(thread[order])) + 1
+    for chunk in np.split(order, bounds):
+        idx, ts, end = chunk.tolist(), ts_a[chunk].tolist(), end_a[chunk].tolist()
+        out = [-1] * len(idx)
+        stack: list[int] = []  # positions within the chunk
+        for j in range(len(idx)):
+            t, e = ts[j], end[j]
+            # drop ranges that ended before this one starts or cannot contain it
+            while stack and (end[stack[-1]] <= t or end[stack[-1]] < e - 1e-3):
+                stack.pop()
+            if stack:
+                out[j] = idx[stack[-1]]
+            stack.append(j)
+        parent[chunk] = out
     return parent
 
 
@@ -61,9 +63,12 @@ def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFra
     )
 
 
-def _mode(s: pd.Series) -> str:
-    m = s.mode()
-    return str(m.iloc[0]) if len(m) else ""
+def _most_common(rows: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
+    """Most frequent value of `column` per key group (vectorised mode)."""
+    counts = rows.groupby(keys + [column], sort=False, observed=True).size()
+    counts = counts.sort_values(ascending=False, kind="stable")
+    top = counts[~counts.index.droplevel(column).duplicated()]
+    return pd.Series(top.index.get_level_values(column), index=top.index.droplevel(column))
 
 
 def op_table(rows: pd.DataFrame, by_shape: bool = False) -> pd.DataFrame:
@@ -71,16 +76,15 @@ def op_table(rows: pd.DataFrame, by_shape: bool = False) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=list(OP_COLUMNS))
     keys = ["name", "input_dims"] if by_shape else ["name"]
-    g = rows.assign(name=rows["name"].astype(str)).groupby(keys, sort=False, observed=True)
+    g = rows.groupby(keys, sort=False, observed=True)
     out = g.agg(
         calls=("dur_us", "size"), cpu_total_us=("dur_us", "sum"),
         cpu_self_us=("cpu_self_us", "sum"), cuda_total_us=("cuda_total_us", "sum"),
         cuda_self_us=("cuda_self_us", "sum"),
     ).reset_index()
     if not by_shape:
-        shapes = g["input_dims"].agg(_mode)
-        out["input_dims"] = out["name"].map(shapes)
-    types = g["input_types"].agg(_mode)
+        out["input_dims"] = out["name"].map(_most_common(rows, keys, "input_dims"))
+    types = _most_common(rows, keys, "input_types")
     out["input_types"] = [types.get(tuple(r) if by_shape else r[0], "") for r in out[keys].values]
-    out = out[list(OP_COLUMNS)]
+    out = out[list(OP_COLUMNS)].astype({"name": str})
     return out.sort_values(["cuda_total_us", "cpu_total_us"], ascending=False, ignore_index=True)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .intervals import union
-from .trace import GPU_CATEGORIES, Trace
+from .trace import GPU_CATEGORIES, Trace, names_where
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 #: columns of `step_table`
@@ -49,9 +49,9 @@ class Window:
 def step_markers(trace: Trace) -> pd.DataFrame:
     """Host-side ProfilerStep ranges (one row per step, in order)."""
     ev = trace.of("user_annotation", "cpu_op")
-    names = ev["name"].astype(str)
-    m = names.str.extract(STEP_NAME, expand=False)
-    marks = ev[m.notna()].assign(step=m[m.notna()].astype(int))
+    ev = ev[names_where(ev, lambda n: STEP_NAME.match(n) is not None)]
+    number = ev["name"].astype(str).str.extract(STEP_NAME, expand=False)
+    marks = ev.assign(step=number.astype(int))
     return marks.drop_duplicates("step").sort_values("ts_us")
 
 

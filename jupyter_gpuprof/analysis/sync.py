@@ -26,7 +26,8 @@ def sync_table(host: HostWork, ops: pd.DataFrame, gaps: pd.DataFrame) -> pd.Data
         return pd.DataFrame(columns=list(SYNC_COLUMNS))
     op_name = np.full(len(calls), "", dtype=object)
     caller = np.full(len(calls), "", dtype=object)
-    names = ops["name"].astype(str).to_numpy()
+    codes = ops["name"].cat.codes.to_numpy()
+    categories = ops["name"].cat.categories
     parents = ops["parent"].to_numpy()
     for tid in np.unique(calls["tid"]):
         t_ops = ops[ops["tid"] == tid].sort_values("ts_us")
@@ -44,11 +45,11 @@ def sync_table(host: HostWork, ops: pd.DataFrame, gaps: pd.DataFrame) -> pd.Data
                 k -= 1
             if k < 0 or ends[k] < ts:
                 continue
-            op_name[j] = names[rows[k]]
+            op_name[j] = categories[codes[rows[k]]]
             top = rows[k]
             while parents[top] >= 0:
                 top = parents[top]
-            caller[j] = names[top]
+            caller[j] = categories[codes[top]]
     idle = np.zeros(len(calls))
     if len(gaps):
         gs, gd = gaps["start_us"].to_numpy(), gaps["dur_us"].to_numpy()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from operator import attrgetter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,15 +105,26 @@ class Trace:
 
     events: pd.DataFrame
     info: TraceInfo
+    _subsets: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
 
     def of(self, *cats: str) -> pd.DataFrame:
-        """Rows of the given categories, in time order."""
-        return self.events[self.events["cat"].isin(cats)]
+        """Rows of the given categories, in time order (cached: analyses ask repeatedly)."""
+        if cats not in self._subsets:
+            self._subsets[cats] = self.events[self.events["cat"].isin(cats)]
+        return self._subsets[cats]
 
     @property
     def has_gpu(self) -> bool:
         """Whether any GPU activity was recorded."""
         return bool(self.events["cat"].isin(GPU_CATEGORIES).any())
+
+
+def names_where(df: pd.DataFrame, predicate: Callable[[str], bool]) -> np.ndarray:
+    """Boolean mask of rows whose name satisfies `predicate`, evaluated once per distinct name."""
+    cat = df["name"].cat
+    flags = np.fromiter((bool(predicate(c)) for c in cat.categories), dtype=bool,
+                        count=len(cat.categories))
+    return flags[cat.codes.to_numpy()] if len(flags) else np.zeros(len(df), dtype=bool)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -207,37 +220,68 @@ def load_trace(path: str | Path, *, keep_python: bool = False) -> Trace:
 _NO_ARGS = _Args()
 
 
+def _ints(values: Any, n: int) -> np.ndarray:
+    return np.fromiter(values, dtype=np.int64, count=n)
+
+
+def _col(items: list[Any], attr: str, dtype: Any = np.int64) -> np.ndarray:
+    """One attribute of every item as a numpy column (attrgetter keeps the loop in C)."""
+    return np.fromiter(map(attrgetter(attr), items), dtype=dtype, count=len(items))
+
+
+def _ids(evs: list[_Event], attr: str) -> np.ndarray:
+    """pid/tid column: ints, with -1 where a trace wrote a string label instead."""
+    try:
+        return _col(evs, attr)
+    except (TypeError, ValueError):
+        return _ints((_as_int(getattr(e, attr)) for e in evs), len(evs))
+
+
+def _categorical(values: list[str]) -> pd.Categorical:
+    """Categorical column from a list of repeated strings."""
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object))
+    return pd.Categorical.from_codes(codes.astype(np.int32), categories=uniques)
+
+
+def _json_texts(args: list[_Args], attr: str) -> list[str]:
+    return [bytes(raw).decode() for raw in map(attrgetter(attr), args)]
+
+
 def _table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
-    """Columns of the event table, built one list comprehension per column."""
-    args = [e.args or _NO_ARGS for e in evs]
-    margs = [e.args or _NO_ARGS for e in mems]
-    is_op = [e.cat == "cpu_op" for e in evs]
-    cols: dict[str, Any] = {
-        "cat": [e.cat for e in evs] + ["memory"] * len(mems),
-        "name": [e.name for e in evs] + [e.name for e in mems],
-        "ts_us": np.array([e.ts for e in evs] + [e.ts for e in mems], dtype=np.float64),
-        "dur_us": np.array([e.dur for e in evs] + [0.0] * len(mems), dtype=np.float64),
-        "pid": np.array([_as_int(e.pid) for e in evs] + [_as_int(e.pid) for e in mems], np.int64),
-        "tid": np.array([_as_int(e.tid) for e in evs] + [_as_int(e.tid) for e in mems], np.int64),
-        "device": np.array(
-            [a.device for a in args]
-            + [a.device_id if a.device_type == MEMORY_DEVICE_TYPE_CUDA else -1 for a in margs],
-            np.int64,
-        ),
-        "stream": np.array([a.stream for a in args] + [-1] * len(mems), np.int64),
-        "correlation": np.array([a.correlation for a in args] + [-1] * len(mems), np.int64),
-        "external_id": np.array([a.external_id for a in args] + [-1] * len(mems), np.int64),
-        "bytes": np.array([a.nbytes for a in args] + [a.mem_bytes for a in margs], np.int64),
-        "total_allocated": np.array(
-            [-1] * len(evs) + [a.total_allocated for a in margs], np.int64
-        ),
-        "input_dims": [_raw_text(a.input_dims) if op else "" for a, op in zip(args, is_op)]
-        + [""] * len(mems),
-        "input_types": [_raw_text(a.input_type) if op else "" for a, op in zip(args, is_op)]
-        + [""] * len(mems),
-    }
-    df = pd.DataFrame(cols)
-    df["cat"] = df["cat"].astype("category")
-    df["name"] = df["name"].astype("category")
-    df["end_us"] = df["ts_us"] + df["dur_us"]
-    return df.sort_values("ts_us", kind="stable", ignore_index=True)
+    """Columns of the event table, built one C-level pass per column."""
+    for m in mems:
+        m.cat = "memory"
+    rows = evs + mems
+    n, n_ev = len(rows), len(evs)
+    args = [e.args or _NO_ARGS for e in rows]
+    margs = args[n_ev:]
+    is_mem = np.zeros(n, dtype=bool)
+    is_mem[n_ev:] = True
+    device = _col(args, "device")
+    device[n_ev:] = np.where(_col(margs, "device_type") == MEMORY_DEVICE_TYPE_CUDA,
+                             _col(margs, "device_id"), -1)
+    nbytes = _col(args, "nbytes")
+    nbytes[n_ev:] = _col(margs, "mem_bytes")
+    cats = _categorical(list(map(attrgetter("cat"), rows)))
+    # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
+    op_idx = np.flatnonzero(np.asarray(cats == "cpu_op"))
+    op_args = [args[i] for i in op_idx]
+    dims = np.full(n, "", dtype=object)
+    types = np.full(n, "", dtype=object)
+    dims[op_idx] = _json_texts(op_args, "input_dims")
+    types[op_idx] = _json_texts(op_args, "input_type")
+    ts = _col(rows, "ts", np.float64)
+    dur = _col(rows, "dur", np.float64)
+    df = pd.DataFrame({
+        "cat": cats, "name": _categorical(list(map(attrgetter("name"), rows))),
+        "ts_us": ts, "dur_us": dur, "pid": _ids(rows, "pid"), "tid": _ids(rows, "tid"),
+        "device": device,
+        "stream": np.where(is_mem, -1, _col(args, "stream")),
+        "correlation": np.where(is_mem, -1, _col(args, "correlation")),
+        "external_id": np.where(is_mem, -1, _col(args, "external_id")),
+        "bytes": nbytes,
+        "total_allocated": np.where(is_mem, _col(args, "total_allocated"), -1),
+        "input_dims": dims, "input_types": types, "end_us": ts + dur,
+    })
+    order = np.argsort(ts, kind="stable")
+    return df.take(order).reset_index(drop=True)

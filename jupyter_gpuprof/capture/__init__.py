@@ -1,1 +1,1 @@
-"""Everything that touches the live process: step driver, timing, phase ranges, profiler session, magics."""
+"""Everything that touches the live process: steps, timing, ranges, profiler, magics."""

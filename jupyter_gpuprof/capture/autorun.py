@@ -1,4 +1,4 @@
-"""Script capture: imported at interpreter start by the bootstrap sitecustomize of `jupyter gpuprof run`.
+"""Script capture, imported at start-up by the bootstrap sitecustomize of `jupyter gpuprof run`.
 
 It waits until the script imports torch (so a process that never does pays nothing and CUDA is
 never touched early), then installs a hook-driven ProfileSession writing into the run folder
@@ -30,7 +30,8 @@ class ScriptCapture:
 
     def start(self) -> None:
         from ..store import open_run
-        from .session import CaptureSettings, ProfileSession
+        from .session import ProfileSession
+        from .settings import CaptureSettings
 
         kwargs = json.loads(self.settings_json or "{}")
         kwargs["mode"] = "script"
@@ -89,7 +90,7 @@ def _safe_start(capture: ScriptCapture) -> None:
 
 
 def install() -> ScriptCapture | None:
-    """Arrange for the capture to start with torch; None when not run under `jupyter gpuprof run`."""
+    """Arrange for the capture to start with torch; None outside `jupyter gpuprof run`."""
     run_dir = os.environ.get(ENV_RUN_DIR)
     if not run_dir:
         return None

@@ -1,4 +1,4 @@
-"""StepDriver: the one step state machine (warm-up -> baseline -> capture -> done) shared by every mode."""
+"""StepDriver: the one step state machine (warm-up -> baseline -> capture -> done) of every mode."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import enum
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Phase(enum.Enum):
@@ -44,7 +44,7 @@ class PerfCounterClock:
 
     def durations_ms(self) -> list[float]:
         t = self._t
-        return [(b - a) / 1e6 for a, b in zip(t, t[1:])]
+        return [(b - a) / 1e6 for a, b in zip(t, t[1:], strict=False)]
 
 
 class CudaEventClock:
@@ -59,7 +59,7 @@ class CudaEventClock:
         self._sync = torch.cuda.synchronize
         # Created up front so a boundary only pops and records (creation allocates a CUDA event).
         self._pool = [self._new() for _ in range(expected_marks)]
-        self._used: list[object] = []
+        self._used: list[Any] = []
 
     def mark(self) -> None:
         ev = self._pool.pop() if self._pool else self._new()
@@ -71,11 +71,11 @@ class CudaEventClock:
             return []
         self._sync()
         ev = self._used
-        return [float(a.elapsed_time(b)) for a, b in zip(ev, ev[1:])]
+        return [float(a.elapsed_time(b)) for a, b in zip(ev, ev[1:], strict=False)]
 
 
 def default_clock(expected_marks: int) -> StepClock:
-    """CUDA events when this process already uses CUDA, else the host clock (never initialises CUDA)."""
+    """CUDA events when this process already uses CUDA, else the host clock (never inits CUDA)."""
     import sys
 
     torch = sys.modules.get("torch")
@@ -96,7 +96,7 @@ class Profiler(Protocol):
 
 @dataclass(frozen=True)
 class Schedule:
-    """How many steps each phase lasts; profiler steps follow torch.profiler.schedule(wait, warmup, active)."""
+    """How many steps each phase lasts; the profiler follows schedule(wait, warmup, active)."""
 
     warmup: int = 5
     steps: int = 30
@@ -126,12 +126,26 @@ def summarize_ms(values: list[float]) -> dict[str, float | int | None]:
     """n, median, p95 (nearest rank), mean, min and max of step times in ms."""
     n = len(values)
     if n == 0:
-        return {"n": 0, "median_ms": None, "p95_ms": None, "mean_ms": None, "min_ms": None, "max_ms": None}
+        return {
+            "n": 0,
+            "median_ms": None,
+            "p95_ms": None,
+            "mean_ms": None,
+            "min_ms": None,
+            "max_ms": None,
+        }
     v = sorted(values)
     mid = n // 2
     median = v[mid] if n % 2 else (v[mid - 1] + v[mid]) / 2
     p95 = v[min(n - 1, max(0, -(-95 * n // 100) - 1))]  # nearest-rank: ceil(0.95 n)-th value
-    return {"n": n, "median_ms": median, "p95_ms": p95, "mean_ms": sum(v) / n, "min_ms": v[0], "max_ms": v[-1]}
+    return {
+        "n": n,
+        "median_ms": median,
+        "p95_ms": p95,
+        "mean_ms": sum(v) / n,
+        "min_ms": v[0],
+        "max_ms": v[-1],
+    }
 
 
 # Transition names passed to the listener, in the order they happen.
@@ -194,7 +208,7 @@ class StepDriver:
     def profiled_ms(self) -> list[float]:
         """Wall time of the profiler's active steps (compare with baseline_ms for its overhead)."""
         s = self.schedule
-        return self.capture_ms[s.wait + s.prof_warmup:]
+        return self.capture_ms[s.wait + s.prof_warmup :]
 
     def start(self) -> None:
         """Boundary 0: the first step begins now."""
@@ -257,7 +271,7 @@ class StepDriver:
                 self.capture_ms = self._pclock.durations_ms()
 
     def abort(self) -> None:
-        """Stop early (exception, interrupt, loop too short): stop the profiler, keep what was measured."""
+        """Stop early (error, interrupt, short loop): stop the profiler, keep what was measured."""
         phase = self.phase
         if phase is Phase.DONE:
             return

@@ -10,7 +10,7 @@ from typing import Any
 def _driver_version() -> str | None:
     """The NVIDIA driver version via NVML when available (torch itself does not expose it)."""
     try:
-        import pynvml
+        import pynvml  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
         pynvml.nvmlInit()
         try:

@@ -6,7 +6,7 @@ from typing import Any
 
 
 class StepFlops:
-    """Counts FLOPs between begin() and end() with FlopCounterMode; any failure is kept as a reason."""
+    """Counts FLOPs between begin() and end() with FlopCounterMode; failures are kept as reasons."""
 
     def __init__(self) -> None:
         self.flops: int | None = None

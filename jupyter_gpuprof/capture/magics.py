@@ -1,4 +1,4 @@
-"""%%gpuprofile: parse arguments, run the cell under a ProfileSession (try/finally), display the report."""
+"""%%gpuprofile: parse arguments, run the cell under a ProfileSession, display the report."""
 
 from __future__ import annotations
 
@@ -9,15 +9,19 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..store import Run, RunStore
-from .session import CaptureSettings, ProfileSession
+from .session import ProfileSession
+from .settings import CaptureSettings
 
-NO_GPU_BANNER = "GPU metrics unavailable: CUDA is not available in this kernel; the trace holds CPU activities only."
+NO_GPU_BANNER = (
+    "GPU metrics unavailable: CUDA is not available in this kernel; "
+    "the trace holds CPU activities only."
+)
 _LOOPS = (ast.For, ast.While, ast.AsyncFor)
 _BLOCKS = (ast.With, ast.AsyncWith, ast.Try, ast.If)
 
 
 def has_top_level_loop(source: str) -> bool:
-    """True when the cell is a whole training loop: a for/while at top level (or inside a top-level with/try/if)."""
+    """True when the cell is a whole training loop: a top-level for/while (also in with/try/if)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -47,38 +51,75 @@ class GpuProfMagics(Magics):
 
     @magic_arguments()
     @argument("--steps", type=int, default=30, help="baseline steps timed without the profiler")
-    @argument("--warmup", type=int, default=5, help="steps run first and excluded (compilation, caches)")
-    @argument("--wait", type=int, default=1, help="profiler schedule: steps skipped after it starts")
+    @argument(
+        "--warmup", type=int, default=5, help="steps run first and excluded (compilation, caches)"
+    )
+    @argument(
+        "--wait", type=int, default=1, help="profiler schedule: steps skipped after it starts"
+    )
     @argument("--prof-warmup", type=int, default=2, help="profiler schedule: warm-up steps")
-    @argument("--active", type=int, default=5, help="profiler schedule: steps recorded in the trace")
+    @argument(
+        "--active", type=int, default=5, help="profiler schedule: steps recorded in the trace"
+    )
     @argument("--name", default=None, help="run name (folder suffix); default: gpuprofile")
-    @argument("-o", "--output", dest="output", default="_gpuprof", help="variable that receives the Report")
-    @argument("--with-stack", action="store_true", help="record Python stacks (bigger trace, more overhead)")
+    @argument(
+        "-o",
+        "--output",
+        dest="output",
+        default="_gpuprof",
+        help="variable that receives the Report",
+    )
+    @argument(
+        "--with-stack",
+        action="store_true",
+        help="record Python stacks (bigger trace, more overhead)",
+    )
     @argument("--no-shapes", action="store_true", help="do not record input shapes")
     @argument("--no-memory", action="store_true", help="do not record memory events")
     @argument("--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges")
     @argument("--no-flops", action="store_true", help="skip FLOP counting on the last warm-up step")
-    @argument("--runs-root", default=None, help="runs folder (default $JUPYTER_GPUPROF_RUNS or ./.gpuprof/runs)")
-    @argument("--loop", action="store_true", help="the cell is a whole training loop; steps = optimizer.step()")
+    @argument(
+        "--runs-root",
+        default=None,
+        help="runs folder (default $JUPYTER_GPUPROF_RUNS or ./.gpuprof/runs)",
+    )
+    @argument(
+        "--loop",
+        action="store_true",
+        help="the cell is a whole training loop; steps = optimizer.step()",
+    )
     @argument("--body", action="store_true", help="the cell is one step even if it contains a loop")
-    @argument("-q", "--quiet", action="store_true", help="store the report in the variable without displaying it")
+    @argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="store the report in the variable without displaying it",
+    )
     @cell_magic
     def gpuprofile(self, line: str, cell: str) -> None:
-        """Profile a training step (the cell body, run repeatedly) or a whole training loop (run once)."""
+        """Profile a training step (the cell, run repeatedly) or a whole loop (run once)."""
         args = parse_argstring(self.gpuprofile, line)
-        source = self.shell.transform_cell(cell)
+        shell: Any = self.shell
+        source = shell.transform_cell(cell)
         if args.loop and args.body:
             raise ValueError("--loop and --body are exclusive")
         loop = args.loop or (not args.body and has_top_level_loop(source))
         settings = CaptureSettings(
-            steps=args.steps, warmup=args.warmup, wait=args.wait, prof_warmup=args.prof_warmup,
-            active=args.active, record_shapes=not args.no_shapes, profile_memory=not args.no_memory,
-            with_stack=args.with_stack, phases=not args.no_phases, count_flops=not args.no_flops,
+            steps=args.steps,
+            warmup=args.warmup,
+            wait=args.wait,
+            prof_warmup=args.prof_warmup,
+            active=args.active,
+            record_shapes=not args.no_shapes,
+            profile_memory=not args.no_memory,
+            with_stack=args.with_stack,
+            phases=not args.no_phases,
+            count_flops=not args.no_flops,
             mode="loop" if loop else "body",
         )
-        filename = self.shell.compile.cache(source, self.shell.execution_count, raw_code=cell)
+        filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
         code = compile(source, filename, "exec")
-        ns = self.shell.user_ns
+        ns = shell.user_ns
         session = ProfileSession(
             settings, name=args.name or "gpuprofile", code=cell, store=RunStore(args.runs_root)
         ).begin()
@@ -92,33 +133,52 @@ class GpuProfMagics(Magics):
             error = e
             raise
         finally:
-            run = session.finish(error)
-            self.last_run = run
-            self._show(session, run, args.output, display=not args.quiet, cell_error=error)
+            self._close(session, args, error)
 
-    def _show(self, session: ProfileSession, run: Run, var: str, display: bool,
-              cell_error: BaseException | None) -> None:
+    def _close(self, session: ProfileSession, args: Any, error: BaseException | None) -> None:
+        try:
+            run = session.finish(error)
+        except Exception as e:  # noqa: BLE001
+            if error is None:
+                raise
+            # Saving failed too (disk full…): say so, but let the cell's own exception through.
+            print(f"gpuprofile: could not save the run: {type(e).__name__}: {e}")
+            return
+        self.last_run = run
+        self._show(session, run, args.output, display=not args.quiet, cell_error=error)
+
+    def _show(
+        self,
+        session: ProfileSession,
+        run: Run,
+        var: str,
+        display: bool,
+        cell_error: BaseException | None,
+    ) -> None:
         print(session.describe())
         if run.meta.error:
             print(f"gpuprofile: run {run.meta.status}: {run.meta.error}")
-        if not run.meta.env.get("cuda_available", False):
+        report = None
+        if run.trace_paths() and (cell_error is None or run.meta.status == "complete"):
+            report = self._analyze(run)
+        if report is not None:
+            self.shell.user_ns[var] = report  # type: ignore[union-attr]
+        if report is not None and display:
+            from IPython.display import display as show
+
+            show(report)  # the report carries its own "GPU metrics unavailable" banner
+        elif not run.meta.env.get("cuda_available", False):
             print(NO_GPU_BANNER)
-        if not run.trace_paths():
-            return
-        if cell_error is not None and run.meta.status != "complete":
-            return  # the traceback is the news; the partial run stays in the store
+
+    @staticmethod
+    def _analyze(run: Run) -> Any:
         try:
             from ..report import analyze_run
 
-            report = analyze_run(run)
-        except Exception as e:  # noqa: BLE001 - the run is kept; analysis can be redone from the store
+            return analyze_run(run)
+        except Exception as e:  # noqa: BLE001 - the run is kept; analysis can be redone later
             print(f"gpuprofile: analysis failed ({type(e).__name__}: {e}); run kept at {run.path}")
-            return
-        self.shell.user_ns[var] = report
-        if display:
-            from IPython.display import display as show
-
-            show(report)
+            return None
 
 
 def load_ipython_extension(ip: Any) -> None:

@@ -1,4 +1,4 @@
-"""Named phase ranges (forward/backward/optimizer/data, plus NVTX steps) emitted into Kineto and NVTX."""
+"""Phase ranges (forward/backward/optimizer/data, NVTX steps) emitted into Kineto and NVTX."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _nvtx_backend() -> tuple[Callable[[str], Any], Callable[[Any], None]] | None
     if not torch.cuda.is_available():
         return None
     try:
-        import nvtx
+        import nvtx  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
         return functools.partial(nvtx.start_range, domain=NVTX_DOMAIN), nvtx.end_range
     except ImportError:
@@ -81,7 +81,7 @@ class PhaseRanges:
         self._depth = 0
 
     def begin_step(self) -> None:
-        """Open the NVTX range of a step (Kineto already has ProfilerStep#N, so no duplicate there)."""
+        """Open the NVTX range of a step (Kineto has ProfilerStep#N already: no duplicate there)."""
         if self._nvtx is not None:
             self._step = self._nvtx[0](STEP)
 
@@ -184,11 +184,11 @@ class PhaseRanges:
         for h in self._active_handles:
             h.remove()
         self._active_handles = []
-        # Put the originals back only if nobody wrapped on top of us since (else we would drop theirs).
+        # Restore only if nobody wrapped on top of us since (else we would drop their wrapper).
         if torch.autograd.backward is self._wrapped_backward:
             torch.autograd.backward = self._orig_backward  # type: ignore[assignment]
         if dl._BaseDataLoaderIter.__next__ is self._wrapped_next:
-            dl._BaseDataLoaderIter.__next__ = self._orig_next  # type: ignore[method-assign]
+            dl._BaseDataLoaderIter.__next__ = self._orig_next  # type: ignore[method-assign,assignment]
 
     def remove(self) -> None:
         """Undo install() and activate(); must not run inside an optimizer hook."""

@@ -1,14 +1,12 @@
-"""ProfileSession: a StepDriver run into a store folder (trace + meta), plus profile() and step() for scripts."""
+"""ProfileSession: a StepDriver run into a store folder (trace + meta); profile() and step()."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,60 +17,13 @@ from .driver import (
     DONE,
     LAST_WARMUP,
     Phase,
-    Schedule,
     StepDriver,
     summarize_ms,
 )
 from .flops import StepFlops
+from .settings import CaptureSettings, distributed_rank, one_line
 
-MODES = ("body", "loop", "script")
-
-
-@dataclass
-class CaptureSettings:
-    """What the user asked for; stored in meta.json as `settings`."""
-
-    steps: int = 30
-    warmup: int = 5
-    wait: int = 1
-    prof_warmup: int = 2
-    active: int = 5
-    record_shapes: bool = True
-    profile_memory: bool = True
-    with_stack: bool = False
-    phases: bool = True
-    count_flops: bool = True
-    mode: str = "body"
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        self.schedule()  # validates the counts
-
-    def schedule(self) -> Schedule:
-        return Schedule(self.warmup, self.steps, self.wait, self.prof_warmup, self.active)
-
-    def to_meta(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["schedule"] = {"wait": self.wait, "warmup": self.prof_warmup, "active": self.active}
-        del d["wait"], d["prof_warmup"], d["active"]
-        return d
-
-
-def one_line(exc: BaseException) -> str:
-    """`Type: first line of the message`, for meta.json's error field."""
-    msg = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
-
-
-def distributed_rank() -> tuple[int, int] | None:
-    """(rank, world_size) when this process is one rank of a job, else None."""
-    dist = sys.modules.get("torch.distributed")
-    if dist is not None and dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    if "RANK" in os.environ:
-        return int(os.environ["RANK"]), int(os.environ.get("WORLD_SIZE", "1"))
-    return None
+__all__ = ["CaptureSettings", "ProfileSession", "current_session", "profile", "step"]
 
 
 class _Active:
@@ -82,7 +33,7 @@ class _Active:
 
 
 class ProfileSession:
-    """One capture: run folder, phase ranges, step driver, FLOPs; finish() always leaves a readable run.
+    """One capture: run folder, phase ranges, step driver, FLOPs; finish() leaves a readable run.
 
     Modes: `body` (the caller runs one step per boundary via run_steps), `loop` and `script`
     (boundaries come from a global optimizer step hook, or from step() once the user calls it).
@@ -212,8 +163,13 @@ class ProfileSession:
             else:
                 self.boundary()
         except Exception as e:  # noqa: BLE001
-            warnings.warn(f"jupyter_gpuprof: capture stopped: {one_line(e)}", RuntimeWarning, stacklevel=3)
-            self._finalize(error=f"capture error: {one_line(e)}", status="failed", cleanup=False)
+            warnings.warn(
+                f"jupyter_gpuprof: capture stopped: {one_line(e)}", RuntimeWarning, stacklevel=3
+            )
+            with contextlib.suppress(Exception):
+                self._finalize(
+                    error=f"capture error: {one_line(e)}", status="failed", cleanup=False
+                )
 
     def _on_event(self, event: str) -> None:
         ranges = self.ranges
@@ -236,7 +192,7 @@ class ProfileSession:
         return distributed_rank()
 
     def _write_trace(self, rank: int | None) -> str | None:
-        prof = self.driver.profiler
+        prof: Any = self.driver.profiler
         if prof is None:
             return "no trace: the profiler never started"
         fd, tmp = tempfile.mkstemp(prefix="gpuprof-", suffix=".json")
@@ -279,8 +235,15 @@ class ProfileSession:
         meta.baseline = {"step_ms": self.driver.baseline_ms, "timing": self.driver.timing}
         meta.profiled_step_ms = self.driver.profiled_ms
         meta.flops_per_step = self.flops.flops
-        if self.flops.error:
-            meta.env["flops_error"] = self.flops.error
+        meta.flops_error = self.flops.error
+        if meta.flops_per_step is None and meta.flops_error is None:
+            meta.flops_error = (
+                "FLOP counting disabled"
+                if not self.settings.count_flops
+                else "no warm-up step to count FLOPs on (--warmup 0)"
+                if self.settings.warmup == 0
+                else "FLOPs not counted: the capture ended before the last warm-up step"
+            )
         with contextlib.suppress(Exception):
             meta.max_memory_allocated_bytes = max_memory_allocated()
         if rank_ws:
@@ -295,12 +258,17 @@ class ProfileSession:
         if self.settings.mode == "body":
             return f"capture incomplete after {d.n} of {d.schedule.total} steps"
         if not d.started:
-            return ("no training steps seen: the code never called optimizer.step() "
-                    "(or jupyter_gpuprof.step())")
+            return (
+                "no training steps seen: the code never called optimizer.step() "
+                "(or jupyter_gpuprof.step())"
+            )
         # In loop/script mode the first step only starts the count (it includes setup).
-        return (f"capture incomplete: the code ran {d.n + 1} steps, the capture needs "
-                f"{d.schedule.total + 1} (1 to start + warm-up {s.warmup} + baseline {s.steps} + "
-                f"profiler {d.schedule.capture_steps}); run more steps or lower --steps/--warmup/--active")
+        return (
+            f"capture incomplete: the code ran {d.n + 1} steps, the capture needs "
+            f"{d.schedule.total + 1} (1 to start + warm-up {s.warmup} + baseline {s.steps} + "
+            f"profiler {d.schedule.capture_steps}); "
+            "run more steps or lower --steps/--warmup/--active"
+        )
 
     def discard(self) -> None:
         """Close without writing anything (a helper process that never ran a training step)."""
@@ -310,7 +278,7 @@ class ProfileSession:
         self._remove_hooks()
 
     def finish(self, exc: BaseException | None = None) -> Run:
-        """Close the session: on error or an unfinished capture keep trace + meta as failed; remove hooks."""
+        """Close: on error or an unfinished capture keep trace + meta as failed; remove hooks."""
         if self.closed:
             return self.run  # type: ignore[return-value]
         try:
@@ -339,8 +307,10 @@ class ProfileSession:
         path = self.run.path if self.run else "?"
         st = summarize_ms(d.baseline_ms)
         if st["n"]:
-            timing = (f"baseline {st['median_ms']:.3f} ms/step median, p95 {st['p95_ms']:.3f} ms "
-                      f"over {st['n']} steps ({d.timing})")
+            timing = (
+                f"baseline {st['median_ms']:.3f} ms/step median, p95 {st['p95_ms']:.3f} ms "
+                f"over {st['n']} steps ({d.timing})"
+            )
         else:
             timing = "no baseline steps"
         prof = summarize_ms(d.profiled_ms)
@@ -378,15 +348,33 @@ def profile(
 ) -> Iterator[ProfileSession]:
     """Profile the training loop inside the block; steps come from optimizer.step() or step()."""
     settings = CaptureSettings(
-        steps=steps, warmup=warmup, wait=wait, prof_warmup=prof_warmup, active=active,
-        record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
-        phases=phases, mode="loop",
+        steps=steps,
+        warmup=warmup,
+        wait=wait,
+        prof_warmup=prof_warmup,
+        active=active,
+        record_shapes=record_shapes,
+        profile_memory=profile_memory,
+        with_stack=with_stack,
+        phases=phases,
+        mode="loop",
     )
     root = Path(runs_root) if runs_root is not None else None
-    session = ProfileSession(settings, name=name, store=RunStore(root)).begin()
+    run = None
+    existing = _Active.session
+    if existing is not None and existing.settings.mode == "script" and not existing.driver.started:
+        # Under `jupyter gpuprof run` the script's own profile() block takes over the run folder.
+        run = existing.run
+        existing.discard()
+    session = ProfileSession(settings, name=name, store=RunStore(root), run=run).begin()
     try:
         yield session
     except BaseException as e:
-        session.finish(e)
+        try:
+            session.finish(e)
+        except Exception as save_error:  # noqa: BLE001 - never mask the block's own exception
+            warnings.warn(
+                f"jupyter_gpuprof: could not save the run: {one_line(save_error)}", stacklevel=3
+            )
         raise
     session.finish()

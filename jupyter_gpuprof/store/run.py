@@ -39,6 +39,7 @@ class RunMeta:
     profiled_step_ms: list[float] = field(default_factory=list)
     flops_per_step: float | None = None
     max_memory_allocated_bytes: int | None = None
+    flops_error: str | None = None  # why flops_per_step is missing, when it is
     rank: int | None = None
     world_size: int | None = None
 
@@ -132,13 +133,19 @@ class Run:
         return dict(sorted(out.items()))
 
     def merge_rank_metas(self) -> None:
-        """Fold per-rank metadata into meta.json: rank 0's timings, the worst status, first error."""
+        """Fold per-rank metadata into meta.json: rank 0's timings, worst status, first error."""
         ranks = self.rank_metas()
         if not ranks:
             return
         first = ranks[min(ranks)]
-        for attr in ("env", "baseline", "profiled_step_ms", "flops_per_step",
-                     "max_memory_allocated_bytes"):
+        for attr in (
+            "env",
+            "baseline",
+            "profiled_step_ms",
+            "flops_per_step",
+            "max_memory_allocated_bytes",
+            "flops_error",
+        ):
             setattr(self.meta, attr, getattr(first, attr))
         self.meta.settings = {**self.meta.settings, **first.settings}
         self.meta.rank = None
@@ -161,7 +168,9 @@ class Run:
         try:
             with open(chrome_trace, "rb") as src, os.fdopen(fd, "wb") as raw:
                 # compresslevel 6: ~3x faster than 9 on 300 MB traces for a few % more bytes.
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) as gz:
+                with gzip.GzipFile(
+                    filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0
+                ) as gz:
                     shutil.copyfileobj(src, gz, 1 << 20)
             os.replace(tmp, dest)
         except BaseException:
@@ -184,7 +193,7 @@ class Run:
 
 
 def open_run(path: str | os.PathLike[str]) -> Run:
-    """Open an existing run folder; raises OSError or ValueError if meta.json is missing or corrupt."""
+    """Open a run folder; OSError or ValueError if meta.json is missing or corrupt."""
     p = Path(path)
     meta = RunMeta.from_json(_read_json(p / META_FILE))
     if not meta.id:

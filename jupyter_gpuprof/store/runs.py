@@ -87,7 +87,7 @@ class RunStore:
         raise RunStoreError(f"could not create a unique run folder for {base!r}")
 
     def list(self) -> list[Run | BrokenRun]:
-        """All runs, newest first; folders with a missing or corrupt meta.json come back as BrokenRun."""
+        """All runs, newest first; folders with a missing or corrupt meta.json as BrokenRun."""
         if not self.root.is_dir():
             return []
         entries: list[tuple[str, str, Run | BrokenRun]] = []
@@ -99,7 +99,9 @@ class RunStore:
                 created = run.meta.created or ""
                 entries.append((created, p.name, run))
             except (OSError, ValueError, TypeError) as e:
-                reason = "no meta.json" if not (p / META_FILE).exists() else f"unreadable meta.json: {e}"
+                reason = (
+                    "no meta.json" if not (p / META_FILE).exists() else f"unreadable meta.json: {e}"
+                )
                 entries.append(("", p.name, BrokenRun(p, reason)))
         # Folder names start with the creation time, so they order runs whose meta is unreadable.
         entries.sort(key=lambda e: (e[1][:15], e[0], e[1]), reverse=True)
@@ -130,7 +132,7 @@ class RunStore:
         return resolved
 
     def get(self, run_id: str) -> Run:
-        """The run with this id; InvalidRunId for ids that could escape the root, RunNotFound if absent."""
+        """The run with this id; InvalidRunId if it could escape the root, RunNotFound if absent."""
         path = self._path_for(run_id)
         if not path.is_dir():
             raise RunNotFound(f"no run {run_id!r}")

@@ -1,4 +1,4 @@
-"""Put first on PYTHONPATH by `jupyter gpuprof run`: start the script capture, then chain to any other sitecustomize."""
+"""Bootstrap of `jupyter gpuprof run`: start the script capture, then chain to the next one."""
 
 import importlib.util
 import os

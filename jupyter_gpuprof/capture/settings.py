@@ -1,0 +1,59 @@
+"""What a capture was asked to do (step counts, profiler options, mode), as stored in meta.json."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .driver import Schedule
+
+MODES = ("body", "loop", "script")
+
+
+@dataclass
+class CaptureSettings:
+    """What the user asked for; stored in meta.json as `settings`."""
+
+    steps: int = 30
+    warmup: int = 5
+    wait: int = 1
+    prof_warmup: int = 2
+    active: int = 5
+    record_shapes: bool = True
+    profile_memory: bool = True
+    with_stack: bool = False
+    phases: bool = True
+    count_flops: bool = True
+    mode: str = "body"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        self.schedule()  # validates the counts
+
+    def schedule(self) -> Schedule:
+        return Schedule(self.warmup, self.steps, self.wait, self.prof_warmup, self.active)
+
+    def to_meta(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["schedule"] = {"wait": self.wait, "warmup": self.prof_warmup, "active": self.active}
+        del d["wait"], d["prof_warmup"], d["active"]
+        return d
+
+
+def one_line(exc: BaseException) -> str:
+    """`Type: first line of the message`, for meta.json's error field."""
+    msg = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
+
+
+def distributed_rank() -> tuple[int, int] | None:
+    """(rank, world_size) when this process is one rank of a job, else None."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    if "RANK" in os.environ:
+        return int(os.environ["RANK"]), int(os.environ.get("WORLD_SIZE", "1"))
+    return None

@@ -1,0 +1,31 @@
+import { expect, test } from '@jupyterlab/galata';
+import * as path from 'path';
+
+const NOTEBOOK = 'quickstart.ipynb';
+const SOURCE = path.resolve(__dirname, '..', '..', 'notebooks', NOTEBOOK);
+
+test('the quickstart notebook profiles on CPU and shows the report', async ({
+  page,
+  tmpPath
+}) => {
+  // Imports torch and profiles two captures on CPU: well over galata's 60 s default on 2 cores.
+  test.setTimeout(300_000);
+  await page.contents.uploadFile(SOURCE, `${tmpPath}/${NOTEBOOK}`);
+  // openByPath needs the file browser in front.
+  await page.sidebar.openTab('filebrowser');
+  await page.notebook.openByPath(`${tmpPath}/${NOTEBOOK}`);
+  await page.notebook.activate(NOTEBOOK);
+  await page.notebook.run();
+
+  const outputs = page.locator('.jp-NotebookPanel .jp-OutputArea-output');
+  const banner = outputs.filter({ hasText: 'GPU metrics unavailable' });
+  await expect(banner.first()).toBeVisible({ timeout: 120_000 });
+  // The report of each capture: step statistics, then the verdict.
+  const report = outputs.filter({ hasText: /Step time.*median/ });
+  await expect(report).toHaveCount(2, { timeout: 120_000 });
+  await expect(report.first()).toContainText('p95');
+  await expect(page.locator('[data-mime-type="application/vnd.jupyter.error"]')).toHaveCount(0);
+
+  await report.first().scrollIntoViewIfNeeded();
+  await page.screenshot({ path: test.info().outputPath('quickstart-report.png') });
+});
