@@ -64,7 +64,11 @@ def write_trace_gz(json_path: str, gz_path: str, name: str, level: int = 9) -> i
 def env_info() -> dict:
     import torch
 
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"none ({platform.machine()} CPU)"
+    gpu = (
+        torch.cuda.get_device_name(0)
+        if torch.cuda.is_available()
+        else f"none ({platform.machine()} CPU)"
+    )
     return {
         "gpu": gpu,
         "torch": torch.__version__,
@@ -100,7 +104,6 @@ def _stats(step_ms: list[float]) -> tuple[float, float]:
 def measure_fixed(name: str, device: str, warmup: int, baseline: int, shrink: bool) -> dict | None:
     """Unprofiled baseline of the workload with its intended fix applied (the counterfactual)."""
     import torch
-
     import workloads
 
     cuda = device == "cuda"
@@ -118,9 +121,15 @@ def measure_fixed(name: str, device: str, warmup: int, baseline: int, shrink: bo
     except Exception as e:  # a failed fix is a result too
         return {"fix": None, "error": f"{type(e).__name__}: {str(e)[:300]}"}
     med, p95 = _stats(step_ms)
-    return {"fix": w.fix, "config": w.config, "build_and_warmup_s": round(warm_s, 1),
-            "step_ms_median_unprofiled": med, "step_ms_p95_unprofiled": p95,
-            "step_ms_all": step_ms, "step_timing": timing}
+    return {
+        "fix": w.fix,
+        "config": w.config,
+        "build_and_warmup_s": round(warm_s, 1),
+        "step_ms_median_unprofiled": med,
+        "step_ms_p95_unprofiled": p95,
+        "step_ms_all": step_ms,
+        "step_timing": timing,
+    }
 
 
 def write_meta(wdir: str, meta: dict) -> None:
@@ -131,13 +140,18 @@ def write_meta(wdir: str, meta: dict) -> None:
     os.replace(tmp, os.path.join(wdir, "meta.json"))
 
 
-def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = False,
-            fixed_too: bool = True) -> dict:
-    import torch
-    from torch.profiler import ProfilerActivity, profile, schedule
-
+def run_one(
+    name: str,
+    out_dir: str,
+    warmup: int,
+    baseline: int,
+    shrink: bool = False,
+    fixed_too: bool = True,
+) -> dict:
     import ground_truth
+    import torch
     import workloads
+    from torch.profiler import ProfilerActivity, profile, schedule
 
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
@@ -192,8 +206,12 @@ def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = 
         "step_ms_all": step_ms,
         "step_timing": timing,
         "profiler_schedule": dict(SCHEDULE),
-        "profiler_options": {"activities": [str(a).split(".")[-1] for a in acts], "record_shapes": True,
-                             "profile_memory": True, "with_stack": False},
+        "profiler_options": {
+            "activities": [str(a).split(".")[-1] for a in acts],
+            "record_shapes": True,
+            "profile_memory": True,
+            "with_stack": False,
+        },
         "captured_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "capture_script": "benchmarks/capture_workloads.py",
         "trace_gz_bytes": size,
@@ -203,15 +221,22 @@ def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = 
     }
     write_meta(wdir, meta)
     print(
-        f"[{name}] build {build_s:.1f}s, unprofiled median {meta['step_ms_median_unprofiled']:.2f} ms, "
-        f"profiled {prof_s:.1f}s, trace {size / 1e6:.2f} MB{' (TOO BIG)' if size > MAX_TRACE_BYTES else ''}; "
-        f"busy {gt['gpu_busy_pct']}%, kernels/step {gt['kernels_per_step']}, syncs/step {gt['sync_calls_per_step']}, "
+        f"[{name}] build {build_s:.1f}s, unprofiled median "
+        f"{meta['step_ms_median_unprofiled']:.2f} ms, "
+        f"profiled {prof_s:.1f}s, trace {size / 1e6:.2f} "
+        f"MB{' (TOO BIG)' if size > MAX_TRACE_BYTES else ''}; "
+        f"busy {gt['gpu_busy_pct']}%, kernels/step "
+        f"{gt['kernels_per_step']}, syncs/step {gt['sync_calls_per_step']}, "
         f"dataloader {gt['dataloader_pct']}%, memcpy {gt['memcpy_pct_of_window']}%, "
         f"host-uncovered {gt['host_uncovered_pct']}%, label_holds={holds}",
         flush=True,
     )
     for k in gt["top_kernels"]:
-        print(f"[{name}]   {k['pct_of_kernel_time']:5.1f}%  {k['ms']:9.3f} ms  x{k['count']:<5} {k['name'][:110]}", flush=True)
+        print(
+            f"[{name}]   {k['pct_of_kernel_time']:5.1f}%  "
+            f"{k['ms']:9.3f} ms  x{k['count']:<5} {k['name'][:110]}",
+            flush=True,
+        )
     if fixed_too:
         del w
         fx = measure_fixed(name, device, warmup, baseline, shrink)
@@ -219,28 +244,38 @@ def run_one(name: str, out_dir: str, warmup: int, baseline: int, shrink: bool = 
             fx["speedup_median"] = round(med / fx["step_ms_median_unprofiled"], 3)
         meta["fixed_variant"] = fx
         write_meta(wdir, meta)
-        print(f"[{name}] fixed variant: {json.dumps({k: v for k, v in (fx or {}).items() if k != 'step_ms_all'})}",
-              flush=True)
+        print(
+            f"[{name}] fixed variant: "
+            f"{json.dumps({k: v for k, v in (fx or {}).items() if k != 'step_ms_all'})}",
+            flush=True,
+        )
     return meta
 
 
 def main(argv=None) -> int:
     import workloads
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", help="comma-separated workload names (default: all)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--baseline", type=int, default=30)
     ap.add_argument("--timeout", type=int, default=200, help="seconds per workload subprocess")
-    ap.add_argument("--no-fixed", action="store_true", help="skip the baseline of each fixed variant")
+    ap.add_argument(
+        "--no-fixed", action="store_true", help="skip the baseline of each fixed variant"
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
 
     if a.child:
         meta = run_one(a.child, a.out, a.warmup, a.baseline, fixed_too=not a.no_fixed)
         if meta["trace_gz_bytes"] > MAX_TRACE_BYTES and a.child in workloads.SHRINK:
-            print(f"[{a.child}] trace over {MAX_TRACE_BYTES} bytes: capturing the smaller variant", flush=True)
+            print(
+                f"[{a.child}] trace over {MAX_TRACE_BYTES} bytes: capturing the smaller variant",
+                flush=True,
+            )
             run_one(a.child, a.out, a.warmup, a.baseline, shrink=True, fixed_too=not a.no_fixed)
         return 0
 
@@ -249,8 +284,18 @@ def main(argv=None) -> int:
     failed = []
     for n in names:
         t0 = time.perf_counter()
-        cmd = [sys.executable, os.path.abspath(__file__), "--out", a.out, "--child", n,
-               "--warmup", str(a.warmup), "--baseline", str(a.baseline)] + (["--no-fixed"] if a.no_fixed else [])
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--out",
+            a.out,
+            "--child",
+            n,
+            "--warmup",
+            str(a.warmup),
+            "--baseline",
+            str(a.baseline),
+        ] + (["--no-fixed"] if a.no_fixed else [])
         try:
             rc = subprocess.run(cmd, timeout=a.timeout).returncode
         except subprocess.TimeoutExpired:

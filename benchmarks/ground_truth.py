@@ -37,9 +37,20 @@ from collections import defaultdict
 
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 RUNTIME_CATS = {"cuda_runtime", "cuda_driver"}
-SYNC_NAMES = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
-LAUNCH_NAMES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
-                "cudaLaunchCooperativeKernel", "cudaGraphLaunch")
+SYNC_NAMES = (
+    "cudaStreamSynchronize",
+    "cudaDeviceSynchronize",
+    "cudaEventSynchronize",
+    "cudaMemcpy",
+)
+LAUNCH_NAMES = (
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "cudaLaunchCooperativeKernel",
+    "cudaGraphLaunch",
+)
 HOST_CATS = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver", "python_function"}
 
 
@@ -74,7 +85,12 @@ def measure(path: str) -> dict:
     ev = [e for e in doc.get("traceEvents", []) if e.get("ph") == "X"]
 
     steps = sorted(
-        (e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation"),
+        (
+            e
+            for e in ev
+            if str(e.get("name", "")).startswith("ProfilerStep#")
+            and e.get("cat") != "gpu_user_annotation"
+        ),
         key=lambda e: e["ts"],
     )
     if not steps:
@@ -112,7 +128,12 @@ def measure(path: str) -> dict:
     busy_us = _clip_total(busy, lo, hi)
 
     # GPU-side step spans, when the trace has them
-    gsteps = [e for e in ev if e.get("cat") == "gpu_user_annotation" and str(e.get("name", "")).startswith("ProfilerStep#")]
+    gsteps = [
+        e
+        for e in ev
+        if e.get("cat") == "gpu_user_annotation"
+        and str(e.get("name", "")).startswith("ProfilerStep#")
+    ]
     gpu_step_ms = [round(e["dur"] / 1e3, 3) for e in sorted(gsteps, key=lambda e: e["ts"])]
 
     # kernels
@@ -145,10 +166,16 @@ def measure(path: str) -> dict:
     memcpy_async = sum(1 for e in host if e.get("name") == "cudaMemcpyAsync")
     sync_time = _clip_total(_union([(e["ts"], e["ts"] + e["dur"]) for e in syncs]), cpu_lo, cpu_hi)
     launches = [e for e in host if e.get("name") in LAUNCH_NAMES]
-    launch_time = _clip_total(_union([(e["ts"], e["ts"] + e["dur"]) for e in launches]), cpu_lo, cpu_hi)
+    launch_time = _clip_total(
+        _union([(e["ts"], e["ts"] + e["dur"]) for e in launches]), cpu_lo, cpu_hi
+    )
 
-    dl = [e for e in host if "DataLoader" in str(e.get("name")) and "__next__" in str(e.get("name"))]
-    dl_time = sum(_clip_total(_union([(e["ts"], e["ts"] + e["dur"]) for e in dl]), a, b) for a, b in step_iv)
+    dl = [
+        e for e in host if "DataLoader" in str(e.get("name")) and "__next__" in str(e.get("name"))
+    ]
+    dl_time = sum(
+        _clip_total(_union([(e["ts"], e["ts"] + e["dur"]) for e in dl]), a, b) for a, b in step_iv
+    )
 
     not_steps = [e for e in host if not str(e.get("name", "")).startswith("ProfilerStep#")]
     covered = _union([(e["ts"], e["ts"] + e["dur"]) for e in not_steps])
@@ -192,13 +219,21 @@ def measure(path: str) -> dict:
         "kernel_us_median": round(statistics.median(kdurs), 2) if kdurs else None,
         "kernels_under_10us_pct": pct(sum(1 for d in kdurs if d < 10), len(kdurs)),
         "top_kernels": [
-            {"name": n[:200], "ms": round(v[0] / 1e3, 3), "count": v[1], "pct_of_kernel_time": pct(v[0], ktotal)}
+            {
+                "name": n[:200],
+                "ms": round(v[0] / 1e3, 3),
+                "count": v[1],
+                "pct_of_kernel_time": pct(v[0], ktotal),
+            }
             for n, v in top
         ],
         "memcpy_ms_per_step": round(memcpy_ms / n_steps, 3),
         "memcpy_bytes_per_step": int(memcpy_bytes / n_steps),
         "memcpy_pct_of_window": pct(memcpy_ms * 1e3, window),
-        "memcpy_by_kind": {k: {"ms": round(v["ms"], 3), "bytes": v["bytes"], "count": v["count"]} for k, v in sorted(mc.items())},
+        "memcpy_by_kind": {
+            k: {"ms": round(v["ms"], 3), "bytes": v["bytes"], "count": v["count"]}
+            for k, v in sorted(mc.items())
+        },
         "sync_calls": dict(sorted(sync_counts.items())),
         "sync_calls_per_step": round(len(syncs) / n_steps, 1),
         "cudaMemcpyAsync_calls": memcpy_async,
@@ -218,18 +253,33 @@ def _has(names, *subs):
 # What each workload's label means, as a test on the measurement.
 CHECKS = {
     "input": lambda g: g["dataloader_pct"] >= 50 and g["gpu_busy_pct"] < 30,
-    "sync": lambda g: g["sync_calls_per_step"] >= 10 and g["sync_wait_pct_of_cpu"] >= 25
-    and g["idle_after_sync_pct"] >= 20,
-    "launch": lambda g: g["kernels_per_step"] >= 200 and g["kernel_us_median"] < 10 and g["gpu_busy_pct"] < 60,
-    "precision": lambda g: g["gpu_busy_pct"] >= 90
-    and _has([k["name"] for k in g["top_kernels"][:2]], "sgemm", "ffma", "f32f32"),
-    "compute": lambda g: g["gpu_busy_pct"] >= 90
-    and not _has([k["name"] for k in g["top_kernels"][:2]], "sgemm", "ffma", "f32f32"),
-    "memory": lambda g: g["gpu_busy_pct"] >= 80
-    and not _has([k["name"] for k in g["top_kernels"]], "gemm", "nvjet", "xmma"),
+    "sync": lambda g: (
+        g["sync_calls_per_step"] >= 10
+        and g["sync_wait_pct_of_cpu"] >= 25
+        and g["idle_after_sync_pct"] >= 20
+    ),
+    "launch": lambda g: (
+        g["kernels_per_step"] >= 200 and g["kernel_us_median"] < 10 and g["gpu_busy_pct"] < 60
+    ),
+    "precision": lambda g: (
+        g["gpu_busy_pct"] >= 90
+        and _has([k["name"] for k in g["top_kernels"][:2]], "sgemm", "ffma", "f32f32")
+    ),
+    "compute": lambda g: (
+        g["gpu_busy_pct"] >= 90
+        and not _has([k["name"] for k in g["top_kernels"][:2]], "sgemm", "ffma", "f32f32")
+    ),
+    "memory": lambda g: (
+        g["gpu_busy_pct"] >= 80
+        and not _has([k["name"] for k in g["top_kernels"]], "gemm", "nvjet", "xmma")
+    ),
     "transfer": lambda g: g["memcpy_pct_of_window"] >= 50,
-    "host": lambda g: g["gpu_busy_pct"] < 60 and g["host_uncovered_pct"] >= 30
-    and g["dataloader_pct"] < 5 and g["sync_calls_per_step"] <= 1,
+    "host": lambda g: (
+        g["gpu_busy_pct"] < 60
+        and g["host_uncovered_pct"] >= 30
+        and g["dataloader_pct"] < 5
+        and g["sync_calls_per_step"] <= 1
+    ),
 }
 
 
@@ -239,7 +289,9 @@ def check(workload: str, gt: dict) -> bool | None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("trace")
     ap.add_argument("--workload")
     a = ap.parse_args(argv)

@@ -66,12 +66,16 @@ class GPT(nn.Module):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", required=True)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--active", type=int, default=40)
     ap.add_argument("--level", type=int, default=6, help="gzip level")
-    ap.add_argument("--tiny", action="store_true", help="2 layers, d=128, seq 128, 3 steps (CPU check)")
+    ap.add_argument(
+        "--tiny", action="store_true", help="2 layers, d=128, seq 128, 3 steps (CPU check)"
+    )
     a = ap.parse_args(argv)
 
     torch.manual_seed(0)
@@ -111,8 +115,14 @@ def main(argv=None) -> int:
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     sched = dict(wait=1, warmup=2, active=a.active)
     t0 = time.perf_counter()
-    with profile(activities=acts, schedule=schedule(**sched), record_shapes=True, profile_memory=True,
-                 with_stack=True, on_trace_ready=lambda p: p.export_chrome_trace(raw)) as prof:
+    with profile(
+        activities=acts,
+        schedule=schedule(**sched),
+        record_shapes=True,
+        profile_memory=True,
+        with_stack=True,
+        on_trace_ready=lambda p: p.export_chrome_trace(raw),
+    ) as prof:
         for _ in range(sum(sched.values())):
             step()
             prof.step()

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch
@@ -57,7 +57,7 @@ def _mm_dtype(device: str) -> torch.dtype:
 
 
 def _set_fp32_matmul(ieee: bool) -> None:
-    """Full-precision fp32 GEMMs (SIMT sgemm, ``allow_tf32=False``) or TF32, on old and new torch."""
+    """Full fp32 GEMMs (SIMT sgemm, ``allow_tf32=False``) or TF32, on old and new torch."""
     import warnings
 
     matmul = torch.backends.cuda.matmul
@@ -100,12 +100,21 @@ def build_input(device: str, batch: int = 16, work: int = 6000, fixed: bool = Fa
     cuda = device.startswith("cuda")
     workers = (8 if cuda else 2) if fixed else 0
     loader = torch.utils.data.DataLoader(
-        ds, batch_size=batch, shuffle=False, num_workers=workers,
-        persistent_workers=workers > 0, pin_memory=fixed and cuda,
+        ds,
+        batch_size=batch,
+        shuffle=False,
+        num_workers=workers,
+        persistent_workers=workers > 0,
+        pin_memory=fixed and cuda,
     )
     dt = _mm_dtype(device)
     model = nn.Sequential(
-        nn.Flatten(), nn.Linear(3 * 32 * 32, 512), nn.GELU(), nn.Linear(512, 512), nn.GELU(), nn.Linear(512, 10)
+        nn.Flatten(),
+        nn.Linear(3 * 32 * 32, 512),
+        nn.GELU(),
+        nn.Linear(512, 512),
+        nn.GELU(),
+        nn.Linear(512, 10),
     ).to(device=device, dtype=dt)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     state = {"it": iter(loader)}
@@ -124,26 +133,45 @@ def build_input(device: str, batch: int = 16, work: int = 6000, fixed: bool = Fa
         opt.zero_grad(set_to_none=True)
 
     return Workload(
-        "input", step,
-        f"DataLoader num_workers=0, batch {batch}, ~1 ms of Python/numpy transform per sample; 3-layer bf16 MLP",
+        "input",
+        step,
+        f"DataLoader num_workers=0, batch {batch}, ~1 ms of "
+        "Python/numpy transform per sample; 3-layer bf16 MLP",
         "input pipeline (DataLoader on the critical path, GPU mostly idle)",
-        {"batch": batch, "transform_iters_per_sample": work, "num_workers": workers, "dtype": str(dt)},
-        fix=f"num_workers={workers}, persistent workers, pin_memory, non_blocking copies" if fixed else None,
+        {
+            "batch": batch,
+            "transform_iters_per_sample": work,
+            "num_workers": workers,
+            "dtype": str(dt),
+        },
+        fix=f"num_workers={workers}, persistent workers, pin_memory, non_blocking copies"
+        if fixed
+        else None,
     )
 
 
 # ---------------------------------------------------------------------------------- sync
-def build_sync(device: str, batch: int = 4096, d: int = 4096, layers: int = 12,
-               log_work: int = 2500, fixed: bool = False) -> Workload:
+def build_sync(
+    device: str,
+    batch: int = 4096,
+    d: int = 4096,
+    layers: int = 12,
+    log_work: int = 2500,
+    fixed: bool = False,
+) -> Workload:
     if device == "cpu":
         batch, d = 128, 512
     _seed()
     dt = _mm_dtype(device)
-    blocks = nn.ModuleList([nn.Linear(d, d, bias=False) for _ in range(layers)]).to(device=device, dtype=dt)
+    blocks = nn.ModuleList([nn.Linear(d, d, bias=False) for _ in range(layers)]).to(
+        device=device, dtype=dt
+    )
     opt = torch.optim.SGD(blocks.parameters(), lr=1e-4)
     x = torch.randn(batch, d, device=device, dtype=dt)
     history: dict[str, list[float]] = {}
-    pending: list[torch.Tensor] = []
+    cuda = device.startswith("cuda")
+    host_buf = torch.empty(layers + 1, dtype=torch.float32, pin_memory=cuda)
+    copied: dict[str, object] = {"event": None}
 
     def log(name: str, value: float) -> None:
         # a hand-rolled metrics logger: running mean + formatting, ~0.3 ms of Python
@@ -152,6 +180,11 @@ def build_sync(device: str, batch: int = 4096, d: int = 4096, layers: int = 12,
         del h[:-100]
         _py_work(log_work)
         _ = f"{name} {value:.5f} mean {sum(h) / len(h):.5f}"
+
+    def log_all(vals: list[float]) -> None:
+        for i, v in enumerate(vals[:-1]):
+            log(f"act{i}", v)
+        log("loss", vals[-1])
 
     def step() -> None:
         h = x
@@ -167,32 +200,52 @@ def build_sync(device: str, batch: int = 4096, d: int = 4096, layers: int = 12,
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        if fixed:
-            # log the *previous* step's values (ready by now) while this step runs on the GPU
-            if pending:
-                vals = torch.stack(pending).tolist()  # one sync, on values already computed
-                for i, v in enumerate(vals[:-1]):
-                    log(f"act{i}", v)
-                log("loss", vals[-1])
-            pending[:] = stats + [loss.detach()]
-        else:
+        if not fixed:
             log("loss", loss.item())
+            return
+        # the fix: this step's work is queued; log the *previous* step's values, which were
+        # copied to pinned memory asynchronously (waiting on that copy's event never waits on
+        # the work just queued, unlike .item()/.tolist() on the in-order stream)
+        if copied["event"] is not None:
+            copied["event"].synchronize()
+            log_all(host_buf.tolist())
+        vals = torch.stack(stats + [loss.detach()]).float()
+        if cuda:
+            host_buf.copy_(vals, non_blocking=True)
+            ev = torch.cuda.Event()
+            ev.record()
+            copied["event"] = ev
+        else:
+            log_all(vals.tolist())
 
     return Workload(
-        "sync", step,
-        f"{layers} bf16 Linear({d},{d}) layers, batch {batch}; after every layer and after backward a "
+        "sync",
+        step,
+        f"{layers} bf16 Linear({d},{d}) layers, batch "
+        f"{batch}; after every layer and after backward a "
         f".item() feeds a Python metrics logger (~0.3 ms) ({layers + 1} host syncs per step)",
         "host-device synchronization (each .item() blocks the CPU, then the GPU idles while Python "
         "logs; without the syncs that Python work would overlap GPU work)",
-        {"batch": batch, "d": d, "layers": layers, "items_per_step": layers + 1,
-         "log_python_iters": log_work, "dtype": str(dt)},
-        fix="stats stay on the GPU; the previous step's values are read with one .tolist() after "
-        "this step's work is queued, then logged" if fixed else None,
+        {
+            "batch": batch,
+            "d": d,
+            "layers": layers,
+            "items_per_step": layers + 1,
+            "log_python_iters": log_work,
+            "dtype": str(dt),
+        },
+        fix="stats stay on the GPU, copied once per step "
+        "to pinned memory (non_blocking + event); the "
+        "previous step's values are logged while this step runs"
+        if fixed
+        else None,
     )
 
 
 # -------------------------------------------------------------------------------- launch
-def build_launch(device: str, batch: int = 8, d: int = 64, blocks: int = 48, fixed: bool = False) -> Workload:
+def build_launch(
+    device: str, batch: int = 8, d: int = 64, blocks: int = 48, fixed: bool = False
+) -> Workload:
     if fixed and not device.startswith("cuda"):
         raise NotImplementedError("the launch fix (CUDA graphs) needs a GPU")
     _seed()
@@ -213,25 +266,32 @@ def build_launch(device: str, batch: int = 8, d: int = 64, blocks: int = 48, fix
         opt.zero_grad(set_to_none=True)
 
     return Workload(
-        "launch", step,
-        f"{2 * blocks} tiny ops in sequence (Linear({d},{d}) + LayerNorm({d}) x {blocks}) on a batch of {batch}, fp32",
+        "launch",
+        step,
+        f"{2 * blocks} tiny ops in sequence (Linear({d},{d}) + "
+        f"LayerNorm({d}) x {blocks}) on a batch of {batch}, fp32",
         "kernel-launch overhead (thousands of ~us kernels, CPU-bound launching)",
         {"batch": batch, "d": d, "blocks": blocks, "dtype": "torch.float32"},
-        fix="forward+backward captured as CUDA graphs (torch.cuda.make_graphed_callables)" if fixed else None,
+        fix="forward+backward captured as CUDA graphs (torch.cuda.make_graphed_callables)"
+        if fixed
+        else None,
     )
 
 
 # ------------------------------------------------------------------ precision / compute
 def _gemm_stack(device: str, dt: torch.dtype, batch: int, d: int, layers: int):
     _seed()
-    model = nn.Sequential(*[nn.Linear(d, d, bias=False) for _ in range(layers)]).to(device=device, dtype=dt)
+    model = nn.Sequential(*[nn.Linear(d, d, bias=False) for _ in range(layers)]).to(
+        device=device, dtype=dt
+    )
     opt = torch.optim.SGD(model.parameters(), lr=1e-5)
     x = torch.randn(batch, d, device=device, dtype=dt)
     return model, opt, x
 
 
-def build_precision(device: str, batch: int = 4096, d: int = 8192, layers: int = 4,
-                    fixed: bool = False) -> Workload:
+def build_precision(
+    device: str, batch: int = 4096, d: int = 8192, layers: int = 4, fixed: bool = False
+) -> Workload:
     if device == "cpu":  # keep the CPU dry run quick
         batch, d = 256, 512
     model, opt, x = _gemm_stack(device, torch.float32, batch, d, layers)
@@ -244,7 +304,8 @@ def build_precision(device: str, batch: int = 4096, d: int = 8192, layers: int =
         opt.zero_grad(set_to_none=True)
 
     return Workload(
-        "precision", step,
+        "precision",
+        step,
         f"{layers} fp32 Linear({d},{d}) layers, batch {batch}, TF32 disabled (allow_tf32=False)",
         "fp32 GEMMs without Tensor Cores (fix: TF32/bf16 autocast)",
         {"batch": batch, "d": d, "layers": layers, "dtype": "torch.float32", "tf32": fixed},
@@ -252,8 +313,9 @@ def build_precision(device: str, batch: int = 4096, d: int = 8192, layers: int =
     )
 
 
-def build_compute(device: str, batch: int = 4096, d: int = 8192, layers: int = 4,
-                  fixed: bool = False) -> Workload:
+def build_compute(
+    device: str, batch: int = 4096, d: int = 8192, layers: int = 4, fixed: bool = False
+) -> Workload:
     if fixed:
         raise NotImplementedError("compute-bound bf16 GEMMs: no fix to measure")
     if device == "cpu":
@@ -267,7 +329,8 @@ def build_compute(device: str, batch: int = 4096, d: int = 8192, layers: int = 4
         opt.zero_grad(set_to_none=True)
 
     return Workload(
-        "compute", step,
+        "compute",
+        step,
         f"the same {layers} Linear({d},{d}) layers, batch {batch}, in bf16 (Tensor Cores)",
         "GPU compute (Tensor-Core GEMMs; nothing to fix but the math)",
         {"batch": batch, "d": d, "layers": layers, "dtype": "torch.bfloat16"},
@@ -275,8 +338,9 @@ def build_compute(device: str, batch: int = 4096, d: int = 8192, layers: int = 4
 
 
 # -------------------------------------------------------------------------------- memory
-def build_memory(device: str, batch: int = 32, t: int = 1024, d: int = 1024, depth: int = 6,
-                 fixed: bool = False) -> Workload:
+def build_memory(
+    device: str, batch: int = 32, t: int = 1024, d: int = 1024, depth: int = 6, fixed: bool = False
+) -> Workload:
     if device == "cpu":
         batch = 2
     _seed()
@@ -308,7 +372,8 @@ def build_memory(device: str, batch: int = 32, t: int = 1024, d: int = 1024, dep
 
     numel = batch * t * d
     return Workload(
-        "memory", step,
+        "memory",
+        step,
         f"{depth} x (LayerNorm + 8 unfused elementwise ops) on a {batch}x{t}x{d} fp32 tensor "
         f"({numel * 4 / 2**20:.0f} MiB each)",
         "memory bandwidth (elementwise/normalization kernels, no GEMMs)",
@@ -318,8 +383,9 @@ def build_memory(device: str, batch: int = 32, t: int = 1024, d: int = 1024, dep
 
 
 # ------------------------------------------------------------------------------ transfer
-def build_transfer(device: str, mib: int = 256, batch: int = 256, d: int = 1024,
-                   fixed: bool = False) -> Workload:
+def build_transfer(
+    device: str, mib: int = 256, batch: int = 256, d: int = 1024, fixed: bool = False
+) -> Workload:
     if device == "cpu":
         mib = 8
     _seed()
@@ -339,24 +405,28 @@ def build_transfer(device: str, mib: int = 256, batch: int = 256, d: int = 1024,
         opt.zero_grad(set_to_none=True)
 
     return Workload(
-        "transfer", step,
-        f"{mib} MiB pageable host tensor copied to the GPU synchronously every step; 2-layer bf16 MLP",
-        "host-to-device transfer (pageable, blocking; fix: pin + non_blocking, or keep data on GPU)",
+        "transfer",
+        step,
+        f"{mib} MiB pageable host tensor copied to the "
+        "GPU synchronously every step; 2-layer bf16 MLP",
+        "host-to-device transfer (pageable, blocking; "
+        "fix: pin + non_blocking, or keep data on GPU)",
         {"copy_mib": mib, "pinned": fixed, "non_blocking": fixed, "dtype": str(dt)},
         fix="host tensor pinned, copy non_blocking=True (same bytes every step)" if fixed else None,
     )
 
 
 # ---------------------------------------------------------------------------------- host
-def build_host(device: str, batch: int = 8192, d: int = 4096, work: int = 100_000,
-               fixed: bool = False) -> Workload:
+def build_host(
+    device: str, batch: int = 8192, d: int = 4096, work: int = 100_000, fixed: bool = False
+) -> Workload:
     if device == "cpu":
         batch, d = 256, 512
     _seed()
     dt = _mm_dtype(device)
-    model = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, d), nn.GELU(), nn.Linear(d, d)).to(
-        device=device, dtype=dt
-    )
+    model = nn.Sequential(
+        nn.Linear(d, d), nn.GELU(), nn.Linear(d, d), nn.GELU(), nn.Linear(d, d)
+    ).to(device=device, dtype=dt)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(batch, d, device=device, dtype=dt)
     book = {"hist": np.zeros(64), "ema": 0.0, "seen": 0, "step": 0}
@@ -378,7 +448,8 @@ def build_host(device: str, batch: int = 8192, d: int = 4096, work: int = 100_00
         book["seen"] += 1
 
     return Workload(
-        "host", step,
+        "host",
+        step,
         f"3-layer bf16 MLP (batch {batch}, d={d}) then ~10 ms of Python/numpy bookkeeping per step "
         "that launches nothing and does not sync",
         "host-side Python between steps (GPU starved, no sync, no DataLoader)",

@@ -25,8 +25,12 @@ def jest(path: str) -> tuple[int, int]:
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     # A suite that fails to compile has no failed tests but still fails the run.
-    broken = sum(1 for s in data["testResults"] if s.get("status") == "failed" and
-                 not any(a["status"] == "failed" for a in s.get("assertionResults", [])))
+    broken = sum(
+        1
+        for s in data["testResults"]
+        if s.get("status") == "failed"
+        and not any(a["status"] == "failed" for a in s.get("assertionResults", []))
+    )
     return data["numPassedTests"], data["numFailedTests"] + broken
 
 

@@ -49,7 +49,7 @@ count() {
 stage chromium
 if [ ! -x /usr/bin/chromium ]; then
   apt-get update
-  apt-get install -y --no-install-recommends chromium chromium-driver
+  apt-get install -y chromium chromium-driver
 fi
 stage_done
 

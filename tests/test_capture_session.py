@@ -176,3 +176,20 @@ def test_distributed_env_writes_rank_files(tmp_path, monkeypatch):
     ranks = run.rank_metas()
     assert list(ranks) == [1] and ranks[1].rank == 1 and ranks[1].world_size == 2
     assert ranks[1].status == "complete"
+
+
+def test_no_phases_installs_only_the_step_hook(tmp_path):
+    from torch.nn.modules import module as nn_module
+    from torch.optim import optimizer as optim_module
+
+    t = Trainer()
+    pre = len(optim_module._global_optimizer_pre_hooks)
+    with jupyter_gpuprof.profile(
+        "plain", runs_root=tmp_path, phases=False, count_flops=False, **SMALL
+    ):
+        assert len(optim_module._global_optimizer_pre_hooks) == pre
+        for _ in range(NEEDED):
+            t.step()
+            assert not nn_module._global_forward_pre_hooks
+    names = trace_names(only_run(tmp_path).trace_paths()[0])
+    assert profiler_steps(names) == 3 and "forward" not in names and "backward" not in names

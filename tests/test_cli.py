@@ -7,7 +7,6 @@ import importlib.util
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ HAVE_REPORT = importlib.util.find_spec("jupyter_gpuprof.report") is not None
 
 SCRIPT = """
 import sys
-import textwrap
 import torch
 from torch import nn
 torch.manual_seed(0)
@@ -193,22 +191,56 @@ def test_importing_the_package_does_not_import_torch():
     assert proc.stdout.strip()
 
 
+INNER = """
+import torch
+from torch import nn
+import jupyter_gpuprof
+model = nn.Linear(16, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
+with jupyter_gpuprof.profile("inner", steps=3, warmup=1, wait=0, prof_warmup=0, active=2):
+    for i in range(12):
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+"""
+
+
 def test_script_profile_block_takes_over_the_cli_run(tmp_path):
-    body = SCRIPT.format(steps=0, fail_at=-1, code=0).replace("for i in range(0):", "for i in []:")
-    body += textwrap.dedent(
-        """
-        import jupyter_gpuprof
-        with jupyter_gpuprof.profile("inner", steps=3, warmup=1, wait=0, prof_warmup=0, active=2):
-            for i in range(12):
-                opt.zero_grad()
-                nn.functional.cross_entropy(model(x), y).backward()
-                opt.step()
-        """
-    ).replace("sys.exit(0)", "")
     p = tmp_path / "inner.py"
-    p.write_text(body.replace("sys.exit(0)\n", ""))
+    p.write_text(INNER)
     root = tmp_path / "runs"
     assert main(["run", "--runs-root", str(root), "--", sys.executable, str(p)]) == 0
     m = only_run(root).meta  # one folder: the CLI's, filled by the script's profile() block
     assert m.status == "complete", m.error
     assert len(m.baseline["step_ms"]) == 3 and len(m.profiled_step_ms) == 2
+
+
+DDP = """
+import torch
+import torch.distributed as dist
+from torch import nn
+dist.init_process_group("gloo")
+model = nn.parallel.DistributedDataParallel(nn.Linear(16, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
+for i in range(14):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+dist.destroy_process_group()
+"""
+
+
+def test_run_torchrun_writes_one_trace_per_rank(tmp_path):
+    p = tmp_path / "ddp.py"
+    p.write_text(DDP)
+    root = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", str(p)]
+    assert main(["run", "--runs-root", str(root), *FLAGS, "--", *cmd]) == 0
+    run = only_run(root)
+    assert [t.name for t in run.trace_paths()] == ["trace.rank0.json.gz", "trace.rank1.json.gz"]
+    assert sorted(run.rank_metas()) == [0, 1]
+    m = run.meta  # merged by the CLI: rank 0's timings, the job's world size
+    assert m.status == "complete", m.error
+    assert m.world_size == 2 and len(m.baseline["step_ms"]) == 4

@@ -79,7 +79,7 @@ def test_body_mode_end_to_end(fresh, capsys):
     out = capsys.readouterr().out
     assert "baseline" in out and str(run.path) in out
     if not m.env["cuda_available"]:
-        assert NO_GPU_BANNER in out
+        assert "GPU metrics unavailable" in out  # from the report, or our banner without one
 
 
 def test_raising_cell_keeps_run_and_reraises_original(fresh):
@@ -112,6 +112,25 @@ def test_loop_mode_autodetected(fresh):
     assert len(m.baseline["step_ms"]) == 5 and len(m.profiled_step_ms) == 3
 
 
+@pytest.mark.skipif(not HAVE_REPORT, reason="jupyter_gpuprof.report not written yet")
+def test_loop_report_shown_when_capture_completes(fresh, capsys):
+    ip, root = fresh
+    ip.run_cell("class Stop(Exception): pass")
+    body = (
+        "for i, batch in enumerate(loader):\n"
+        "    train_step(batch)\n"
+        "    if i == 30: print('LOOP STILL RUNNING')\n"
+        "    if i == 40: raise Stop('user stopped the loop')\n"
+    )
+    res = run_cell(ip, f"--steps 3 --warmup 1 --active 2 --runs-root {root}", body)
+    assert type(res.error_in_exec).__name__ == "Stop"  # re-raised after the capture completed
+    out = capsys.readouterr().out
+    shown = out.index("gpuprofile: capture complete")
+    assert shown < out.index("LOOP STILL RUNNING")
+    assert out.count("gpuprofile: capture complete") == 1 and "_gpuprof" in ip.user_ns
+    assert only_run(root).meta.status == "complete"  # the capture itself finished fine
+
+
 def test_body_flag_forces_body_mode(fresh):
     ip, root = fresh
     res = run_cell(
@@ -120,7 +139,9 @@ def test_body_flag_forces_body_mode(fresh):
         "for _ in range(2):\n    train_step(next(it))\n",
     )
     assert res.error_in_exec is None and ip.user_ns["calls"] == 2 * 3
-    assert only_run(root).meta.settings["mode"] == "body"
+    m = only_run(root).meta
+    assert m.settings["mode"] == "body"
+    assert m.flops_per_step is None and m.flops_error.startswith("no warm-up step")
 
 
 def test_analysis_failure_is_one_line_and_run_kept(fresh, capsys, monkeypatch):
@@ -147,7 +168,7 @@ def test_analysis_failure_is_one_line_and_run_kept(fresh, capsys, monkeypatch):
 
 
 @pytest.mark.skipif(not HAVE_REPORT, reason="jupyter_gpuprof.report not written yet")
-def test_report_in_namespace(fresh):
+def test_report_in_namespace(fresh, capsys):
     ip, root = fresh
     res = run_cell(
         ip, f"--steps 4 --warmup 1 --active 2 -o rep -q --runs-root {root}", "train_step(next(it))"
@@ -157,6 +178,8 @@ def test_report_in_namespace(fresh):
     assert rep.verdict is not None and len(rep.ops) > 0
     assert "<" in rep._repr_html_() and repr(rep)
     assert (only_run(root).path / "summary.json").is_file()
+    if not only_run(root).meta.env["cuda_available"]:
+        assert NO_GPU_BANNER in capsys.readouterr().out  # -q: no report shown, so we say it
 
 
 def test_bad_arguments_do_not_create_runs(fresh):

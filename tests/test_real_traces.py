@@ -1,10 +1,12 @@
 """Behaviour on real H200 traces: TinyGPT before and after fixing precision and input."""
 
+from pathlib import Path
+
 import pytest
 
 from jupyter_gpuprof.report import analyze_path
 
-DATA = "tests/data/real"
+DATA = Path(__file__).parent / "data" / "real"
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,10 @@
-"""Nsight Compute reports -> one documented DataFrame row per profiled kernel, plus its rule results.
+"""Nsight Compute reports -> one documented DataFrame row per profiled kernel, plus rule results.
 
 Two readers give the same columns, so a report reopens without a GPU either way:
 `read_raw_csv` parses `ncu --import R --csv --page raw --print-units base` (one row per kernel,
-units in the second row), and `read_report` uses NVIDIA's `ncu_report` module when it imports
-(PyPI `ncu-report`, or the copy under `<ncu install>/extras/python`). Rule results (Nsight
-Compute's guided analysis, attributed to it) come from `--page details` CSV or `ncu_report`.
+units in the second row), and `ncu_rep.read_report` uses NVIDIA's `ncu_report` module.
+Rule results (Nsight Compute's guided analysis, attributed to it) come from `--page details`
+CSV or `ncu_report`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import io
 import math
 import os
 import re
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,42 +25,70 @@ NCU_COLUMNS = {
     "kernel": "kernel name as Nsight Compute reports it",
     "kernel_base": "bare function name (no namespace, template or parameters), for matching",
     "nvtx": "NVTX ranges the kernel ran in (text; empty if NVTX was off)",
-    "grid_size": "blocks launched", "block_size": "threads per block",
+    "grid_size": "blocks launched",
+    "block_size": "threads per block",
     "duration_us": "GPU time of one launch (gpu__time_duration.sum)",
     "sm_pct": "compute speed-of-light: SM throughput, % of peak (sm__throughput)",
     "mem_pct": "memory speed-of-light, % of peak (gpu__compute_memory_throughput)",
     "dram_pct": "DRAM throughput, % of peak (gpu__dram_throughput)",
-    "dram_bytes": "bytes read + written in DRAM", "dram_gbs": "DRAM bandwidth used, GB/s",
+    "dram_bytes": "bytes read + written in DRAM",
+    "dram_gbs": "DRAM bandwidth used, GB/s",
     "occ_achieved_pct": "achieved occupancy, % of max warps (sm__warps_active)",
     "occ_theoretical_pct": "theoretical occupancy, % (sm__maximum_warps_per_active_cycle_pct)",
     "occ_limiter": "what caps theoretical occupancy: registers | shared_mem | block_size | "
-                   "blocks | barriers ('' when not limited)",
+    "blocks | barriers ('' when not limited)",
     "registers_per_thread": "registers per thread",
     "shared_mem_per_block": "shared memory per block, bytes (static + dynamic + driver)",
     "waves_per_sm": "waves of blocks per SM (< 1: the grid does not fill the GPU)",
     "sm_count": "SMs on the device",
-    "l1_hit_pct": "L1/TEX sector hit rate, %", "l2_hit_pct": "L2 sector hit rate, %",
+    "l1_hit_pct": "L1/TEX sector hit rate, %",
+    "l2_hit_pct": "L2 sector hit rate, %",
     "tensor_pct": "Tensor-Core pipe utilisation, % of peak (max of HMMA cycles and GMMA inst)",
     "issue_active_pct": "share of cycles a scheduler issued an instruction, %",
     "stall_top": "largest warp-stall reason ('selected' excluded)",
     "flops_tensor": "Tensor-Core operations counted (sm__ops_path_tensor_src_*.sum)",
     "flops_simt": "non-tensor FP operations (FMA counted as 2)",
     "peak_tensor_flops": "dense Tensor-Core peak for the dtype seen, FLOP/s ('nan' if none)",
-    "peak_fp32_flops": "FP32 FMA peak, FLOP/s", "peak_dram_bps": "DRAM peak, bytes/s",
+    "peak_fp32_flops": "FP32 FMA peak, FLOP/s",
+    "peak_dram_bps": "DRAM peak, bytes/s",
     "device": "GPU name",
 }
-STALL_REASONS = ("long_scoreboard", "short_scoreboard", "barrier", "mio_throttle", "lg_throttle",
-                 "math_pipe_throttle", "wait", "not_selected", "selected", "no_instruction",
-                 "branch_resolving", "dispatch_stall", "drain", "imc_miss", "membar", "misc",
-                 "sleeping", "tex_throttle", "gmma")
+STALL_REASONS = (
+    "long_scoreboard",
+    "short_scoreboard",
+    "barrier",
+    "mio_throttle",
+    "lg_throttle",
+    "math_pipe_throttle",
+    "wait",
+    "not_selected",
+    "selected",
+    "no_instruction",
+    "branch_resolving",
+    "dispatch_stall",
+    "drain",
+    "imc_miss",
+    "membar",
+    "misc",
+    "sleeping",
+    "tex_throttle",
+    "gmma",
+)
 #: warp-stall columns: cycles each issued instruction spent stalled for that reason
-STALL_COLUMNS = {f"stall_{r}": f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"
-                 for r in STALL_REASONS}
+STALL_COLUMNS = {
+    f"stall_{r}": f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"
+    for r in STALL_REASONS
+}
 RULE_COLUMNS = {
-    "id": "kernel index", "kernel": "kernel name", "rule": "Nsight Compute rule id",
-    "section": "section the rule belongs to", "type": "OPT | WRN | INF | ERR",
-    "title": "short title ('' when the source has none)", "message": "the rule's text",
-    "speedup_type": "global | local | ''", "speedup_pct": "estimated speedup, % (NaN if none)",
+    "id": "kernel index",
+    "kernel": "kernel name",
+    "rule": "Nsight Compute rule id",
+    "section": "section the rule belongs to",
+    "type": "OPT | WRN | INF | ERR",
+    "title": "short title ('' when the source has none)",
+    "message": "the rule's text",
+    "speedup_type": "global | local | ''",
+    "speedup_pct": "estimated speedup, % (NaN if none)",
 }
 M = {  # our column -> ncu metric
     "duration_us": "gpu__time_duration.sum",
@@ -75,28 +101,56 @@ M = {  # our column -> ncu metric
     "registers_per_thread": "launch__registers_per_thread",
     "shared_mem_per_block": "launch__shared_mem_per_block",
     "waves_per_sm": "launch__waves_per_multiprocessor",
-    "grid_size": "launch__grid_size", "block_size": "launch__block_size",
+    "grid_size": "launch__grid_size",
+    "block_size": "launch__block_size",
     "sm_count": "device__attribute_multiprocessor_count",
-    "l1_hit_pct": "l1tex__t_sector_hit_rate.pct", "l2_hit_pct": "lts__t_sector_hit_rate.pct",
+    "l1_hit_pct": "l1tex__t_sector_hit_rate.pct",
+    "l2_hit_pct": "lts__t_sector_hit_rate.pct",
     "issue_active_pct": "smsp__issue_active.avg.pct_of_peak_sustained_active",
 }
-LIMITERS = {"registers": "launch__occupancy_limit_registers",
-            "shared_mem": "launch__occupancy_limit_shared_mem",
-            "block_size": "launch__occupancy_limit_warps",
-            "blocks": "launch__occupancy_limit_blocks",
-            "barriers": "launch__occupancy_limit_barriers"}
-TENSOR_PIPES = ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-                "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active")
-TENSOR_SRCS = ("bf16_dst_fp32", "fp16", "tf32_dst_fp32", "fp8_sparsity_off", "fp8_sparsity_on",
-               "fp64", "int8", "int1")
-_SIMT = {"ffma": 2.0, "fadd": 1.0, "fmul": 1.0, "hfma": 4.0, "hadd": 2.0, "hmul": 2.0,
-         "dfma": 2.0, "dadd": 1.0, "dmul": 1.0}
-_TIME = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3,
-         "msecond": 1e-3, "s": 1.0, "second": 1.0}
+LIMITERS = {
+    "registers": "launch__occupancy_limit_registers",
+    "shared_mem": "launch__occupancy_limit_shared_mem",
+    "block_size": "launch__occupancy_limit_warps",
+    "blocks": "launch__occupancy_limit_blocks",
+    "barriers": "launch__occupancy_limit_barriers",
+}
+TENSOR_PIPES = (
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active",
+)
+TENSOR_SRCS = (
+    "bf16_dst_fp32",
+    "fp16",
+    "tf32_dst_fp32",
+    "fp8_sparsity_off",
+    "fp8_sparsity_on",
+    "fp64",
+    "int8",
+    "int1",
+)
+_SIMT = {
+    "ffma": 2.0,
+    "fadd": 1.0,
+    "fmul": 1.0,
+    "hfma": 4.0,
+    "hadd": 2.0,
+    "hmul": 2.0,
+    "dfma": 2.0,
+    "dadd": 1.0,
+    "dmul": 1.0,
+}
+_TIME = {
+    "ns": 1e-9,
+    "nsecond": 1e-9,
+    "us": 1e-6,
+    "usecond": 1e-6,
+    "ms": 1e-3,
+    "msecond": 1e-3,
+    "s": 1.0,
+    "second": 1.0,
+}
 _BYTES = {"byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12}
-_TYPES = {0: "", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}
-_SPEEDUP = {0: "", 1: "local", 2: "global"}
-_PARAMS = re.compile(r"\(.*\)\s*$")
 
 
 class NcuReportError(ValueError):
@@ -105,10 +159,14 @@ class NcuReportError(ValueError):
 
 def kernel_base(name: str) -> str:
     """`void at::native::foo_kernel<8, float>(char *, int)` -> `foo_kernel` (for name matching)."""
-    s = name.strip()
-    if s.startswith("void "):
-        s = s[5:]
-    s = _PARAMS.sub("", s) if "(" in s and not s.startswith("(") else s
+    s = name.strip().removeprefix("void ").strip()
+    if s.endswith(")"):  # drop the parameter list: the last balanced (...) group
+        depth = 0
+        for i in range(len(s) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(s[i], 0)
+            if depth == 0:
+                s = s[:i]
+                break
     depth, out = 0, []
     for ch in s:  # drop template arguments, which may nest
         depth += ch == "<"
@@ -146,19 +204,21 @@ def _scaled(value: float, unit: str, base: str) -> float:
 
 
 def raw_records(text: str, source: str = "<csv>") -> list[dict[str, Any]]:
-    """Parse a `--page raw --csv` export into one {column: value} dict per kernel (numbers as float)."""
+    """Parse a `--page raw --csv` export: one {column: value} dict per kernel (numbers as float)."""
     rows = [r for r in csv.reader(io.StringIO(text)) if r]
     head = next((i for i, r in enumerate(rows) if r and r[0] == "ID"), None)
     if head is None or "Kernel Name" not in rows[head]:
-        raise NcuReportError(f"{source}: not an ncu --page raw --csv export (no ID/Kernel Name header)")
+        raise NcuReportError(
+            f"{source}: not an ncu --page raw --csv export (no ID/Kernel Name header)"
+        )
     names, units = rows[head], rows[head + 1] if len(rows) > head + 1 else []
     has_units = bool(units) and units[0] == ""
     out = []
-    for r in rows[head + (2 if has_units else 1):]:
+    for r in rows[head + (2 if has_units else 1) :]:
         if len(r) != len(names):
             continue  # program output or a warning line mixed into the file
         rec: dict[str, Any] = {}
-        for i, (k, v) in enumerate(zip(names, r)):
+        for i, (k, v) in enumerate(zip(names, r, strict=False)):
             num = number(v)
             unit = units[i] if has_units else ""
             if k.startswith("gpu__time_duration"):
@@ -219,19 +279,33 @@ def _flops(rec: dict[str, Any]) -> dict[str, float]:
             simt += w * per * cycles
     best = max(range(len(TENSOR_SRCS)), key=lambda i: 0.0 if math.isnan(srcs[i]) else srcs[i])
     src = TENSOR_SRCS[best].replace("_sparsity_off", "").replace("_sparsity_on", "")
-    peaks = [_get(rec, f"sm__ops_path_tensor_op_{g}_src_{src}_sparsity_off.sum"
-                       ".peak_sustained_elapsed.per_second") for g in ("hgmma", "hmma")]
+    peaks = [
+        _get(
+            rec,
+            f"sm__ops_path_tensor_op_{g}_src_{src}_sparsity_off.sum"
+            ".peak_sustained_elapsed.per_second",
+        )
+        for g in ("hgmma", "hmma")
+    ]
     peaks = [p for p in peaks if not math.isnan(p)]
     clock = _get(rec, "smsp__cycles_elapsed.avg.per_second")
     fma = _get(rec, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained")
-    dram = _get(rec, "dram__bytes.sum.peak_sustained") * _get(rec, "dram__cycles_elapsed.avg.per_second")
-    return {"flops_tensor": tensor, "flops_simt": simt,
-            "peak_tensor_flops": max(peaks) if peaks and tensor > 0 else math.nan,
-            "peak_fp32_flops": 2.0 * fma * clock, "peak_dram_bps": dram}
+    dram = _get(rec, "dram__bytes.sum.peak_sustained") * _get(
+        rec, "dram__cycles_elapsed.avg.per_second"
+    )
+    return {
+        "flops_tensor": tensor,
+        "flops_simt": simt,
+        "peak_tensor_flops": max(peaks) if peaks and tensor > 0 else math.nan,
+        "peak_fp32_flops": 2.0 * fma * clock,
+        "peak_dram_bps": dram,
+    }
 
 
 def _nvtx_text(rec: dict[str, Any]) -> str:
-    parts = [str(v) for k, v in rec.items() if "Range" in str(k) and isinstance(v, str) and v.strip()]
+    parts = [
+        str(v) for k, v in rec.items() if "Range" in str(k) and isinstance(v, str) and v.strip()
+    ]
     return " | ".join(parts)
 
 
@@ -259,116 +333,64 @@ def read_details_rules(path: str | os.PathLike[str]) -> pd.DataFrame:
         if len(r) != len(h) or not r[h["Rule Name"]].strip():
             continue
         kind = r[h["Estimated Speedup Type"]].strip().lower()
-        out.append({"id": int(number(r[h["ID"]])), "kernel": r[h["Kernel Name"]],
-                    "rule": r[h["Rule Name"]], "section": r[h["Section Name"]],
-                    "type": r[h["Rule Type"]], "title": "",
-                    "message": " ".join(r[h["Rule Description"]].split()),
-                    "speedup_type": kind, "speedup_pct": number(r[h["Estimated Speedup"]])})
+        out.append(
+            {
+                "id": int(number(r[h["ID"]])),
+                "kernel": r[h["Kernel Name"]],
+                "rule": r[h["Rule Name"]],
+                "section": r[h["Section Name"]],
+                "type": r[h["Rule Type"]],
+                "title": "",
+                "message": " ".join(r[h["Rule Description"]].split()),
+                "speedup_type": kind,
+                "speedup_pct": number(r[h["Estimated Speedup"]]),
+            }
+        )
     return pd.DataFrame(out, columns=list(RULE_COLUMNS))
 
 
 def details_metrics(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Every (kernel id, section, metric name, unit, value) row of a `--page details --csv` export."""
+    """Every (kernel id, section, metric, unit, value) row of a `--page details --csv` export."""
     p = Path(path)
     rows = list(csv.reader(io.StringIO(_open_text(p))))
     h = {k: i for i, k in enumerate(rows[0])} if rows else {}
     need = ("ID", "Section Name", "Metric Name", "Metric Unit", "Metric Value")
     if not all(k in h for k in need):
         raise NcuReportError(f"{p}: not an ncu --page details --csv export")
-    out = [(int(number(r[h["ID"]])), r[h["Section Name"]], r[h["Metric Name"]],
-            r[h["Metric Unit"]], number(r[h["Metric Value"]]))
-           for r in rows[1:] if len(r) >= h["Metric Value"] + 1 and r[h["Metric Name"]]]
+    out = [
+        (
+            int(number(r[h["ID"]])),
+            r[h["Section Name"]],
+            r[h["Metric Name"]],
+            r[h["Metric Unit"]],
+            number(r[h["Metric Value"]]),
+        )
+        for r in rows[1:]
+        if len(r) >= h["Metric Value"] + 1 and r[h["Metric Name"]]
+    ]
     return pd.DataFrame(out, columns=["id", "section", "metric", "unit", "value"])
 
 
-def import_ncu_report(ncu_path: str | None = None) -> Any:
-    """The `ncu_report` module (installed, or from the ncu install's extras/python), or None."""
-    try:
-        import ncu_report  # type: ignore[import-not-found]
-
-        return ncu_report
-    except ImportError:
-        pass
-    exe = ncu_path or os.environ.get("JUPYTER_GPUPROF_NCU") or shutil.which("ncu")
-    if not exe:
-        return None
-    extras = Path(exe).resolve().parent / "extras" / "python"
-    if not (extras / "ncu_report.py").is_file() and not (extras / "ncu_report").is_dir():
-        return None
-    sys.path.append(str(extras))
-    try:
-        import ncu_report
-
-        return ncu_report
-    except ImportError:
-        return None
+TARGET_RANGE = re.compile(r"gpuprof_target_(\d+)")
 
 
-def report_records(path: str | os.PathLike[str], module: Any = None) -> tuple[list[dict[str, Any]], pd.DataFrame]:
-    """Metric records and rule results of a `.ncu-rep` (gzipped or not) through `ncu_report`."""
-    mod = module or import_ncu_report()
-    if mod is None:
-        raise NcuReportError("the ncu_report module is not importable: pip install ncu-report, or "
-                             "read the CSV exports saved beside the report")
-    p = Path(path)
-    tmp = None
-    if p.suffix == ".gz":
-        import tempfile
+def attribute_targets(kernels: pd.DataFrame, targets: list[dict[str, Any]]) -> pd.DataFrame:
+    """Tie replayed kernels to their op (NVTX range `gpuprof_target_<i>`) and check their names.
 
-        fd, tmp = tempfile.mkstemp(suffix=".ncu-rep")
-        with os.fdopen(fd, "wb") as f:
-            f.write(gzip.decompress(p.read_bytes()))
-    try:
-        ctx = mod.load_report(tmp or str(p))
-        return _walk(ctx, mod)
-    except Exception as exc:  # noqa: BLE001 - the module raises its own types
-        raise NcuReportError(f"{p}: ncu_report could not read it ({type(exc).__name__}: {exc})") from None
-    finally:
-        if tmp:
-            os.unlink(tmp)
-
-
-def _walk(ctx: Any, mod: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
-    records, rules, idx = [], [], 0
-    for ri in range(ctx.num_ranges()):
-        rng = ctx.range_by_idx(ri)
-        for ai in range(rng.num_actions()):
-            act = rng.action_by_idx(ai)
-            rec: dict[str, Any] = {"ID": float(idx)}
-            for m in act.metric_names():
-                val = act[m].value()
-                rec[m] = float(val) if isinstance(val, (int, float)) else val
-            rec["Kernel Name"] = act.name(mod.IAction.NameBase_DEMANGLED)
-            rec["NVTX Range"] = _nvtx_names(act)
-            records.append(rec)
-            for d in act.rule_results_as_dicts():
-                msg = d.get("rule_message") or {}
-                est = d.get("speedup_estimation") or {}
-                rules.append({"id": idx, "kernel": rec["Kernel Name"],
-                              "rule": d.get("rule_identifier", ""),
-                              "section": d.get("section_identifier", ""),
-                              "type": _TYPES.get(int(msg.get("type", 0)), ""),
-                              "title": msg.get("title", "") or "",
-                              "message": re.sub(r"@\w+:[^:@]*:([^@]*)@", r"\1", msg.get("message", "")),
-                              "speedup_type": _SPEEDUP.get(int(est.get("type", 0)), ""),
-                              "speedup_pct": float(est["speedup"]) if "speedup" in est else math.nan})
-            idx += 1
-    return records, pd.DataFrame(rules, columns=list(RULE_COLUMNS))
-
-
-def _nvtx_names(act: Any) -> str:
-    try:
-        state = act.nvtx_state()
-        names = []
-        for d in state.domains():
-            dom = state.domain_by_id(d)
-            names += list(dom.push_pop_ranges()) + list(dom.start_end_ranges())
-        return " ".join(str(n) for n in names)
-    except Exception:  # noqa: BLE001 - NVTX data is optional in a report
-        return ""
-
-
-def read_report(path: str | os.PathLike[str], module: Any = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(kernels, rules) from a `.ncu-rep[.gz]` through `ncu_report` (no GPU needed)."""
-    records, rules = report_records(path, module)
-    return frame(records), rules
+    Adds `target` (-1 if none), `op`, `recorded_kernel` and `name_match` (the replay launched
+    the kernel the trace recorded; False when e.g. cuBLAS picked another algorithm).
+    """
+    by_index = {int(t["index"]): t for t in targets}
+    tgt = []
+    for nvtx in kernels["nvtx"].astype(str):
+        m = TARGET_RANGE.findall(nvtx)
+        tgt.append(int(m[-1]) if m else -1)
+    out = kernels.assign(target=tgt)
+    out["op"] = [str(by_index[i]["op"]) if i in by_index else "" for i in tgt]
+    out["recorded_kernel"] = [str(by_index[i]["kernel"]) if i in by_index else "" for i in tgt]
+    out["name_match"] = [
+        i in by_index
+        and base in {kernel_base(k) for k in by_index[i].get("kernels") or [by_index[i]["kernel"]]}
+        for i, base in zip(tgt, out["kernel_base"], strict=False)
+    ]
+    return out

@@ -48,6 +48,7 @@ class GpuProfMagics(Magics):
     def __init__(self, shell: Any = None) -> None:
         super().__init__(shell)
         self.last_run: Run | None = None
+        self._shown: ProfileSession | None = None
 
     @magic_arguments()
     @argument("--steps", type=int, default=30, help="baseline steps timed without the profiler")
@@ -120,8 +121,14 @@ class GpuProfMagics(Magics):
         filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
         code = compile(source, filename, "exec")
         ns = shell.user_ns
+        # A loop shows its report as soon as the capture is done, while the loop goes on.
+        on_complete = (lambda s: self._show_now(s, args)) if loop else None
         session = ProfileSession(
-            settings, name=args.name or "gpuprofile", code=cell, store=RunStore(args.runs_root)
+            settings,
+            name=args.name or "gpuprofile",
+            code=cell,
+            store=RunStore(args.runs_root),
+            on_complete=on_complete,
         ).begin()
         error: BaseException | None = None
         try:
@@ -145,7 +152,14 @@ class GpuProfMagics(Magics):
             print(f"gpuprofile: could not save the run: {type(e).__name__}: {e}")
             return
         self.last_run = run
+        if self._shown is session:
+            return  # already shown when the capture completed mid-loop
         self._show(session, run, args.output, display=not args.quiet, cell_error=error)
+
+    def _show_now(self, session: ProfileSession, args: Any) -> None:
+        self._shown = session
+        print("gpuprofile: capture complete; the loop goes on without the profiler")
+        self._show(session, session.run, args.output, display=not args.quiet, cell_error=None)  # type: ignore[arg-type]
 
     def _show(
         self,
@@ -184,3 +198,6 @@ class GpuProfMagics(Magics):
 def load_ipython_extension(ip: Any) -> None:
     """Register the magics with an IPython shell."""
     ip.register_magics(GpuProfMagics)
+    from .ncu_magic import load_ipython_extension as load_ncu
+
+    load_ncu(ip)  # %ncu / %%ncu live in their own module

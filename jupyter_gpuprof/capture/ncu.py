@@ -46,7 +46,8 @@ DRIVER_FIX = (
 )
 PUSH_POP_NOTE = "match only push/pop ranges"
 _PROGRESS = re.compile(
-    r'==PROF== Profiling "([^"]+)"(?:\s*-\s*(\d+))?:?\s*([0-9%. ]*?)(?:\s*-\s*(\d+)\s*pass(?:es)?)?\s*$'
+    r'==PROF== Profiling "([^"]+)"(?:\s*-\s*(\d+))?:?\s*([0-9%. ]*?)'
+    r"(?:\s*-\s*(\d+)\s*pass(?:es)?)?\s*$"
 )
 _VERSION = re.compile(r"Version\s+(\d+)\.(\d+)(?:\.(\d+))?")
 _APP_RC = re.compile(r"The application returned an error code \((-?\d+)\)")
@@ -58,7 +59,8 @@ class NcuError(RuntimeError):
 
     def __init__(self, kind: str, message: str, output: str = "") -> None:
         super().__init__(message)
-        self.kind = kind  # not_found | too_old | permission | driver | no_kernels | app_error | timeout | failed
+        # not_found | too_old | permission | driver | no_kernels | app_error | timeout | failed
+        self.kind = kind
         self.output = output
 
 
@@ -89,7 +91,7 @@ class NcuResult:
 
 
 def find_ncu(explicit: str | None = None) -> str:
-    """Path of the ncu executable: --ncu PATH, then $JUPYTER_GPUPROF_NCU, PATH, usual install dirs."""
+    """Path of ncu: --ncu PATH, then $JUPYTER_GPUPROF_NCU, PATH, the usual install folders."""
     for cand, origin in ((explicit, "--ncu"), (os.environ.get(ENV_NCU), ENV_NCU)):
         if cand:
             if Path(cand).is_dir():
@@ -312,7 +314,7 @@ def run_ncu(
 
 
 def export_csv(ncu: str, report: Path, page: str = "raw", timeout_s: float = 300.0) -> str:
-    """`ncu --import REPORT --csv --page raw|details --print-units base` as text (never the live CSV)."""
+    """`ncu --import R --csv --page raw|details --print-units base` as text (never the live CSV)."""
     cmd = [ncu, "--import", str(report), "--csv", "--page", page, "--print-units", "base"]
     if page == "details":
         cmd += ["--print-details", "all"]

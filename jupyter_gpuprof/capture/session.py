@@ -47,8 +47,10 @@ class ProfileSession:
         code: str = "",
         store: RunStore | None = None,
         run: Run | None = None,
+        on_complete: Callable[[ProfileSession], None] | None = None,
     ) -> None:
         self.settings = settings
+        self.on_complete = on_complete
         self.name = name
         self.code = code
         self.store = store if store is not None else RunStore()
@@ -186,6 +188,8 @@ class ProfileSession:
             if ranges is not None:
                 ranges.deactivate()
             self._finalize(status="complete", cleanup=False)
+            if self.on_complete is not None:
+                self.on_complete(self)
 
     # end --------------------------------------------------------------------
     def _rank(self) -> tuple[int, int] | None:
@@ -344,6 +348,7 @@ def profile(
     record_shapes: bool = True,
     profile_memory: bool = True,
     phases: bool = True,
+    count_flops: bool = True,
     runs_root: str | os.PathLike[str] | None = None,
 ) -> Iterator[ProfileSession]:
     """Profile the training loop inside the block; steps come from optimizer.step() or step()."""
@@ -357,6 +362,7 @@ def profile(
         profile_memory=profile_memory,
         with_stack=with_stack,
         phases=phases,
+        count_flops=count_flops,
         mode="loop",
     )
     root = Path(runs_root) if runs_root is not None else None
