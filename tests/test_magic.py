@@ -95,7 +95,9 @@ def test_raising_cell_keeps_run_and_reraises_original(fresh):
     assert m.status == "failed" and m.error == "Boom: step 5 exploded"
     assert len(m.baseline["step_ms"]) == 4
     assert only_run(root).trace_paths(), "partial trace kept"
-    assert "_gpuprof" not in ip.user_ns
+    partial = ip.user_ns["_gpuprof"]
+    assert partial.to_json()["source"]["status"] == "failed"
+    assert "Partial report" in partial.to_text()
 
 
 def test_loop_mode_autodetected(fresh):

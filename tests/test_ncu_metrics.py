@@ -221,3 +221,27 @@ def test_program_output_mixed_into_a_csv_is_skipped():
     lines = text.splitlines()
     noisy = "\n".join(lines[:2] + ["loss 1.23", "==PROF== Disconnected"] + lines[2:])
     assert len(n.frame(n.raw_records(noisy))) == 8
+
+
+def test_rule_results_match_the_printed_details_page():
+    """ncu's human-readable details page lists the same rule results per kernel."""
+    import re
+
+    text = gzip.decompress((DATA / "tinygpt_step_full8.details.txt.gz").read_bytes()).decode()
+    printed: dict[int, list[tuple[str, float]]] = {}
+    kid = -1
+    for line in text.splitlines():
+        if re.match(r"^  \S.*\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\), Context", line):
+            kid += 1
+            printed[kid] = []
+        m = re.match(r"^    (OPT|WRN|INF)\s+(?:Est\. (?:Global |Local )?Speedup: ([\d.]+)%)?", line)
+        if m:
+            printed[kid].append((m.group(1), float(m.group(2)) if m.group(2) else math.nan))
+    rules = n.read_details_rules(DETAILS)
+    assert sorted(printed) == list(range(8))
+    for i, items in printed.items():
+        mine = rules[rules["id"] == i]
+        assert sorted(t for t, _ in items) == sorted(mine["type"]), i
+        want = sorted(round(v, 2) for _, v in items if v == v)
+        got = sorted(round(v, 2) for v in mine["speedup_pct"] if v == v)
+        assert got == pytest.approx(want, abs=0.01), i

@@ -65,8 +65,7 @@ def report_records(
         with os.fdopen(fd, "wb") as f:
             f.write(gzip.decompress(p.read_bytes()))
     try:
-        ctx = mod.load_report(tmp or str(p))
-        return _walk(ctx, mod)
+        records, rules = _walk(mod.load_report(tmp or str(p)), mod)
     except Exception as exc:  # noqa: BLE001 - the module raises its own types
         raise NcuReportError(
             f"{p}: ncu_report could not read it ({type(exc).__name__}: {exc})"
@@ -74,6 +73,9 @@ def report_records(
     finally:
         if tmp:
             os.unlink(tmp)
+    if not records:
+        raise NcuReportError(f"{p}: no profiled kernels in it (not an ncu report, or empty)")
+    return records, rules
 
 
 def _walk(ctx: Any, mod: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:

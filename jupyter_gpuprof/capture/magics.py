@@ -173,7 +173,8 @@ class GpuProfMagics(Magics):
         if run.meta.error:
             print(f"gpuprofile: run {run.meta.status}: {run.meta.error}")
         report = None
-        if run.trace_paths() and (cell_error is None or run.meta.status == "complete"):
+        if run.trace_paths():
+            # a cell that raised still gets the report of what was captured (marked partial)
             report = self._analyze(run)
         if report is not None:
             self.shell.user_ns[var] = report  # type: ignore[union-attr]
