@@ -17,7 +17,7 @@ global flag cannot leak into the next):
    intended bottleneck?).
 
     python benchmarks/capture_workloads.py --out tests/data/real            # all, on the GPU
-    python benchmarks/capture_workloads.py --out /tmp/x --only launch,host  # a few
+    python benchmarks/capture_workloads.py --out OUTDIR --only launch,host  # a few
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
 gzipped; used by ``bench_analyze_vs_hta.py`` to measure trace loading at scale.
 
     python benchmarks/make_big_trace.py --out .bigtrace/gpt2_40steps.pt.trace.json.gz
-    python benchmarks/make_big_trace.py --out /tmp/t.json.gz --tiny   # quick CPU check
+    python benchmarks/make_big_trace.py --out OUTDIR/t.json.gz --tiny   # quick CPU check
 """
 
 from __future__ import annotations

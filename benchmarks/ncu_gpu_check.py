@@ -1,7 +1,7 @@
 """GPU proof for %ncu without IPython: op replay of the top 3 kernels, the NVTX-filtered
 subprocess mode, a regenerated 3-kernel report with its CSV exports, and timings.
 
-    OUT=/tmp/out python benchmarks/ncu_gpu_check.py      # see ncu_gpu_check.sh
+    OUT=ncu_out python benchmarks/ncu_gpu_check.py      # see ncu_gpu_check.sh
 
 Writes to $OUT: results.json (timings, verdicts, checks), *.txt panels, *.html panels and
 tinygpt_step_full3_h200.{ncu-rep,raw.csv,details.csv}.gz (copy those three into
@@ -77,8 +77,9 @@ def capture_trace(work: Path) -> Path:
     ns: dict = {}
     exec(compile(STEP_SCRIPT, "tinygpt_step", "exec"), ns)  # builds the model, 3 warm-up steps
     trace = work / "trace.json"
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 record_shapes=True) as prof:
+    with profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True
+    ) as prof:
         for _ in range(2):
             ns["step"]()
         torch.cuda.synchronize()

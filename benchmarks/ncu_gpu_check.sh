@@ -3,7 +3,7 @@
 # the NVTX-filtered subprocess mode, a regenerated 3-kernel `--set full --clock-control none`
 # report with its raw/details CSV exports, the push/pop-filter explanation, and timings.
 #
-#   OUT=/tmp/ncu_out PYTHONPATH=$PWD bash benchmarks/ncu_gpu_check.sh
+#   OUT=ncu_out PYTHONPATH=$PWD bash benchmarks/ncu_gpu_check.sh
 #
 # Needs: an NVIDIA GPU, ncu on PATH (or JUPYTER_GPUPROF_NCU), python with torch (CUDA), pandas,
 # numpy and msgspec. Runs in about 2-3 minutes. Exit code 0 when every check passed.

@@ -245,3 +245,13 @@ def test_rule_results_match_the_printed_details_page():
         want = sorted(round(v, 2) for _, v in items if v == v)
         got = sorted(round(v, 2) for v in mine["speedup_pct"] if v == v)
         assert got == pytest.approx(want, abs=0.01), i
+
+
+def test_ncu_report_refuses_a_file_that_is_not_a_report(tmp_path):
+    mod = ncu_rep.import_ncu_report()
+    if mod is None:
+        pytest.skip("ncu_report not importable (pip install ncu-report)")
+    bad = tmp_path / "x.ncu-rep"
+    bad.write_bytes(b"not a report\n")
+    with pytest.raises(n.NcuReportError):
+        ncu_rep.read_report(bad, mod)

@@ -1,6 +1,6 @@
 """Read `.ncu-rep` files with NVIDIA's `ncu_report` module (no GPU, no ncu run needed).
 
-The module comes from PyPI (`ncu-report`, NVIDIA licence: a dependency, never vendored) or
+The module comes from the `ncu-report` package (NVIDIA licence: a dependency, never vendored) or
 from the ncu install's `extras/python`; it yields the same metric records the CSV reader
 does, so `ncu_metrics.frame` builds the same DataFrame from either.
 """
@@ -86,7 +86,10 @@ def _walk(ctx: Any, mod: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
             act = rng.action_by_idx(ai)
             rec: dict[str, Any] = {"ID": float(idx)}
             for m in act.metric_names():
-                val = act[m].value()
+                try:
+                    val = act[m].value()
+                except Exception:  # noqa: BLE001 - one unreadable metric must not lose the kernel
+                    continue
                 rec[m] = float(val) if isinstance(val, (int, float)) else val
             rec["Kernel Name"] = act.name(mod.IAction.NameBase_DEMANGLED)
             rec["NVTX Range"] = _nvtx_names(act)
