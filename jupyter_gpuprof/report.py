@@ -13,7 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from .advice.distributed_rules import merge_advice, rank_table
 from .advice.verdict import Advice, advise
+from .analysis.distributed import Distributed, analyze_ranks, load_ranks
 from .analysis.summary import Analysis, analyze
 from .analysis.trace import TraceError, load_trace
 from .analysis.transfers import transfer_summary
@@ -44,12 +46,14 @@ class Report:
     """One analysed run: `.verdict`, `.findings` and the tables as DataFrames."""
 
     def __init__(self, analysis: Analysis, advice: Advice, meta: RunMeta | None = None,
-                 path: str | None = None, ranks: list[Analysis] | None = None) -> None:
+                 path: str | None = None, ranks: list[Analysis] | None = None,
+                 distributed: Distributed | None = None) -> None:
         self.analysis = analysis
         self.advice = advice
         self.meta = meta
         self.path = path
         self.ranks = ranks or []
+        self.distributed = distributed  # cross-rank tables when the run has >= 2 ranks
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
     steps = property(lambda self: self.analysis.steps, doc="Profiled steps (steps.STEP_COLUMNS).")
@@ -115,6 +119,7 @@ class Report:
             "ranks": [{"rank": r.info.rank if r.info.rank is not None else i,
                        "step_median_ms": r.profiled["median_ms"], "busy_pct": r.busy_pct}
                       for i, r in enumerate(self.ranks)],
+            "distributed": _distributed_json(self.distributed),
         }
         return _clean(out)
 
@@ -129,6 +134,24 @@ class Report:
 
     def __repr__(self) -> str:
         return self.to_text()
+
+
+def _distributed_json(d: Distributed | None) -> dict[str, Any] | None:
+    """Cross-rank block of the summary: per-rank figures, imbalance, collective counts."""
+    if d is None:
+        return None
+    return {"ranks": _records(rank_table(d), 256), "imbalance": _records(d.imbalance, 256),
+            "collectives_matched": d.n_matched, "collectives_unmatched": d.n_unmatched}
+
+
+def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
+    """Report over every rank's trace: ranks analysed in parallel, advice across ranks."""
+    baseline = (meta.baseline.get("step_ms") or None) if meta else None
+    done = load_ranks(paths, baseline, meta.flops_per_step if meta else None)
+    analyses = [a for a, _ in done if a is not None]
+    dist = analyze_ranks([s for _, s in done])
+    advice = merge_advice(advise(analyses[0]), analyses[0], dist, analyses)
+    return Report(analyses[0], advice, meta, path, analyses, dist)
 
 
 def _sibling_meta(trace: Path) -> dict[str, Any]:
@@ -146,14 +169,15 @@ def _sibling_meta(trace: Path) -> dict[str, Any]:
 
 
 def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
-                  flops_per_step: float | None = None, meta: RunMeta | None = None) -> Report:
+                  flops_per_step: float | None = None, meta: RunMeta | None = None,
+                  workers: int = 1) -> Report:
     """Report for one trace file (baseline from the arguments or a sibling meta file)."""
     path = Path(path)
     if baseline_step_ms is None and meta is None:
         side = _sibling_meta(path)
         baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
         flops_per_step = flops_per_step or side.get("flops_per_step")
-    a = analyze(load_trace(path), baseline_step_ms, flops_per_step)
+    a = analyze(load_trace(path, workers=workers), baseline_step_ms, flops_per_step)
     return Report(a, advise(a), meta, str(path))
 
 
@@ -163,10 +187,11 @@ def analyze_run(run: Run) -> Report:
     if not traces:
         raise TraceError(f"{run.path}: the run has no trace file (status {run.meta.status})")
     m = run.meta
-    analyses = [analyze(load_trace(p), m.baseline.get("step_ms") or None, m.flops_per_step)
-                for p in traces]
-    report = Report(analyses[0], advise(analyses[0]), m, str(run.path),
-                    analyses if len(analyses) > 1 else None)
+    if len(traces) > 1:
+        report = _multi_rank(traces, m, str(run.path))
+    else:
+        a = analyze(load_trace(traces[0]), m.baseline.get("step_ms") or None, m.flops_per_step)
+        report = Report(a, advise(a), m, str(run.path))
     run.write_summary(report.to_json())
     return report
 
@@ -186,11 +211,14 @@ def _trace_files(p: Path) -> list[Path]:
                   if x.is_file() and (x.name.endswith(names) or _is_rank_trace(x)))
 
 
-def analyze_path(path: str | Path) -> Report:
-    """Report for a trace file, a run folder, or a folder of per-rank traces."""
+def analyze_path(path: str | Path, workers: int = 1) -> Report:
+    """Report for a trace file, a run folder, or a folder of per-rank traces.
+
+    `workers` > 1 lets a single large trace decode in several processes.
+    """
     p = Path(path)
     if p.is_file():
-        return analyze_trace(p)
+        return analyze_trace(p, workers=workers)
     if not p.is_dir():
         raise TraceError(f"{p}: no such file or folder")
     if _is_run_folder(p):
@@ -199,9 +227,8 @@ def analyze_path(path: str | Path) -> Report:
     if not traces:
         raise TraceError(f"{p}: no trace files (*.pt.trace.json[.gz] or trace*.json.gz) here")
     if len(traces) == 1:
-        return analyze_trace(traces[0])
-    analyses = [analyze(load_trace(t)) for t in traces]
-    return Report(analyses[0], advise(analyses[0]), None, str(p), analyses)
+        return analyze_trace(traces[0], workers=workers)
+    return _multi_rank(traces, None, str(p))
 
 
 def _is_rank_trace(p: Path) -> bool:

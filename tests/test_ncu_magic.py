@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from IPython.testing.globalipapp import start_ipython
+from IPython.testing import globalipapp
 
 from jupyter_gpuprof.capture.ncu_magic import split_line
 from jupyter_gpuprof.ncu_results import NcuResults, attach_ncu, load_ncu
@@ -19,15 +19,20 @@ HAVE_REPORT = importlib.util.find_spec("jupyter_gpuprof.report") is not None
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    # one global test shell per session, whichever test module started it
+    shell = globalipapp.start_ipython() or globalipapp.get_ipython()
     shell.run_line_magic("load_ext", "jupyter_gpuprof")
     return shell
 
 
 @pytest.fixture
-def env(monkeypatch, tmp_path):
+def env(ip, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_NCU_SCENARIO", "ok")
     monkeypatch.delenv("FAKE_NCU_RAW", raising=False)
+    for magics in ip.magics_manager.registry.values():  # forget other tests' %%gpuprofile runs
+        if hasattr(magics, "last_run"):
+            monkeypatch.setattr(magics, "last_run", None)
+    monkeypatch.delitem(ip.user_ns, "_gpuprof", raising=False)
     return tmp_path
 
 
@@ -86,7 +91,6 @@ def test_cell_raising_is_reported(ip, env, capsys):
 
 
 def test_replay_needs_a_run(ip, env, capsys):
-    ip.user_ns.pop("_gpuprof", None)
     ip.run_line_magic("ncu", f"--ncu {FAKE} --runs-root {env / 'empty'}")
     assert "run %%gpuprofile first" in capsys.readouterr().out
 

@@ -64,21 +64,21 @@ def _launching_ops(ops: pd.DataFrame, runtime: pd.DataFrame) -> np.ndarray:
 
 def classify_host(trace: Trace, pid: int) -> HostWork:
     """Build the host-side coverages for the process that drives the GPU."""
-    ev = trace.events
-    host = ev[(ev["pid"] == pid) | (pid < 0)]
-    cats = host["cat"]
-    ann = host[cats.isin(["user_annotation", "cpu_op"])]
+    def mine(df: pd.DataFrame) -> pd.DataFrame:
+        return df if pid < 0 else df[df["pid"].to_numpy() == pid]
+
+    ann = mine(trace.of("user_annotation", "cpu_op"))
     inp = ann[names_where(ann, is_input_range)]
-    runtime = host[cats.isin(["cuda_runtime", "cuda_driver"])]
+    runtime = mine(trace.of("cuda_runtime", "cuda_driver"))
     is_sync = runtime["name"].isin(SYNC_APIS).to_numpy()
     syncs = runtime[is_sync]
     copies = runtime[names_where(runtime, lambda n: "Memcpy" in n) & ~is_sync]
     gpu_copy = trace.of("gpu_memcpy")
     big = set(gpu_copy.loc[gpu_copy["bytes"] >= TRANSFER_MIN_BYTES, "correlation"].tolist())
     transfers = copies[copies["correlation"].isin(big)]
-    ops = host[cats == "cpu_op"]
+    ops = mine(trace.of("cpu_op"))
     launching = ops[_launching_ops(ops, runtime)]
-    busy = host[cats.isin(["cpu_op", "cuda_runtime", "cuda_driver"])]
+    busy = pd.concat([ops, runtime])
 
     def cov(df: pd.DataFrame) -> Coverage:
         return Coverage.of(df["ts_us"].to_numpy(), df["end_us"].to_numpy())

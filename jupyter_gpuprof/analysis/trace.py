@@ -32,6 +32,8 @@ KEPT_CATEGORIES = (
     "gpu_memset",
     "python_function",
 )
+#: every category of the event table, in its layout order
+ALL_CATEGORIES = (*KEPT_CATEGORIES, "memory")
 #: categories that occupy a GPU stream
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 MEMORY_DEVICE_TYPE_CUDA = 1
@@ -108,9 +110,26 @@ class Trace:
     _subsets: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
 
     def of(self, *cats: str) -> pd.DataFrame:
-        """Rows of the given categories, in time order (cached: analyses ask repeatedly)."""
+        """Rows of the given categories, in time order (cached: analyses ask repeatedly).
+
+        The table is laid out by category, then time, so one category is a slice, not a copy.
+        """
         if cats not in self._subsets:
-            self._subsets[cats] = self.events[self.events["cat"].isin(cats)]
+            cat = self.events["cat"]
+            codes = cat.cat.codes.to_numpy()
+            parts = []
+            for c in cats:
+                if c in cat.cat.categories:
+                    code = cat.cat.categories.get_loc(c)
+                    lo, hi = np.searchsorted(codes, [code, code + 1])
+                    parts.append(self.events.iloc[lo:hi])
+            if not parts:
+                out = self.events.iloc[0:0]
+            elif len(parts) == 1:
+                out = parts[0]
+            else:
+                out = pd.concat(parts).sort_values("ts_us", kind="stable")
+            self._subsets[cats] = out
         return self._subsets[cats]
 
     @property
@@ -178,38 +197,53 @@ def _as_int(value: int | str) -> int:
     return value if isinstance(value, int) else -1
 
 
-def _raw_text(raw: msgspec.Raw) -> str:
-    return bytes(raw).decode() if len(raw) else ""
-
-
-def load_trace(path: str | Path, *, keep_python: bool = False) -> Trace:
-    """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`."""
-    path = Path(path)
-    file, dropped = _decode(_read_bytes(path), path)
-    if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
-        raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
+def select(events: list[_Event], keep_python: bool = False) -> tuple[list[_Event], list[_Event]]:
+    """The complete events of kept categories, and the allocator ([memory]) instants."""
     kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
-    evs = [e for e in file.traceEvents if e.ph == "X" and e.cat in kept]
-    mems = [
-        e for e in file.traceEvents
-        if e.ph == "i" and e.name == "[memory]" and e.args is not None
-    ]
+    evs = [e for e in events if e.ph == "X" and e.cat in kept]
+    mems = [e for e in events if e.ph == "i" and e.name == "[memory]" and e.args is not None]
+    return evs, mems
+
+
+def trace_info(file: _File, path: Path, n_total: int, n_kept: int) -> TraceInfo:
+    """TraceInfo from a decoded file's header fields."""
     info = TraceInfo(
-        path=str(path),
-        devices=list(file.deviceProperties),
+        path=str(path), devices=list(file.deviceProperties),
         cuda_runtime_version=file.cuda_runtime_version,
-        record_shapes=bool(file.record_shapes),
-        profile_memory=bool(file.profile_memory),
-        n_events_total=len(file.traceEvents) + dropped,
+        record_shapes=bool(file.record_shapes), profile_memory=bool(file.profile_memory),
+        n_events_total=n_total, n_events_skipped=n_total - n_kept,
     )
-    info.n_events_skipped = info.n_events_total - len(evs) - len(mems)
     dist = file.distributedInfo or {}
     if isinstance(dist.get("rank"), int):
         info.rank = dist["rank"]
     if isinstance(dist.get("world_size"), int):
         info.world_size = dist["world_size"]
-    del file
-    events = _table(evs, mems)
+    return info
+
+
+def load_trace(path: str | Path, *, keep_python: bool = False, workers: int = 1) -> Trace:
+    """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`.
+
+    `workers` > 1 decodes a large file in that many processes (see trace_parallel).
+    """
+    path = Path(path)
+    data = _read_bytes(path)
+    parsed = None
+    if workers > 1:
+        from .trace_parallel import decode_parallel
+
+        parsed = decode_parallel(data, path, workers, keep_python)
+    if parsed is None:
+        file, dropped = _decode(data, path)
+        del data
+        if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
+            raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
+        evs, mems = select(file.traceEvents, keep_python)
+        info = trace_info(file, path, len(file.traceEvents) + dropped, len(evs) + len(mems))
+        del file
+        events = build_table(evs, mems)
+    else:
+        events, info = parsed
     if len(events):
         info.t0_us = float(events["ts_us"].min())
         events["ts_us"] -= info.t0_us
@@ -247,7 +281,7 @@ def _json_texts(args: list[_Args], attr: str) -> list[str]:
     return [bytes(raw).decode() for raw in map(attrgetter(attr), args)]
 
 
-def _table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
+def build_table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
     """Columns of the event table, built one C-level pass per column."""
     for m in mems:
         m.cat = "memory"
@@ -262,7 +296,7 @@ def _table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
                              _col(margs, "device_id"), -1)
     nbytes = _col(args, "nbytes")
     nbytes[n_ev:] = _col(margs, "mem_bytes")
-    cats = _categorical(list(map(attrgetter("cat"), rows)))
+    cats = pd.Categorical(list(map(attrgetter("cat"), rows)), categories=ALL_CATEGORIES)
     # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
     op_idx = np.flatnonzero(np.asarray(cats == "cpu_op"))
     op_args = [args[i] for i in op_idx]
@@ -283,5 +317,10 @@ def _table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
         "total_allocated": np.where(is_mem, _col(args, "total_allocated"), -1),
         "input_dims": dims, "input_types": types, "end_us": ts + dur,
     })
-    order = np.argsort(ts, kind="stable")
+    return order_table(df)
+
+
+def order_table(df: pd.DataFrame) -> pd.DataFrame:
+    """By category, then time: `Trace.of()` then slices instead of copying."""
+    order = np.lexsort((df["ts_us"].to_numpy(), np.asarray(df["cat"].cat.codes)))
     return df.take(order).reset_index(drop=True)

@@ -78,6 +78,15 @@ def render_html(s: dict[str, Any]) -> str:
                 f"≈{f['expected_gain_pct']:.0f}%<br>{escape(f['evidence'])}"
                 f"<pre>{escape(f['fix'])}</pre></li>")
         parts.append("</ol>")
+    dist = s.get("distributed") or {}
+    if dist.get("ranks"):
+        parts.append(
+            f"<h4>Ranks ({len(dist['ranks'])}; {int(dist.get('collectives_matched') or 0)} "
+            "collectives matched), ms per step</h4>" + _table(dist["ranks"], [
+                ("rank", "rank"), ("step_ms", "step"), ("compute_ms", "compute"),
+                ("comm_ms", "comm"), ("exposed_comm_ms", "exposed comm"),
+                ("wait_ms", "waiting"), ("idle_ms", "GPU idle"), ("extra_ms", "extra vs others"),
+                ("phase", "slow phase")]))
     if s.get("ops"):
         parts.append("<h4>Top operators</h4>" + _table(s["ops"][:10], [
             ("name", "op"), ("calls", "calls"), ("cpu_total_us", "CPU total µs"),

@@ -29,6 +29,25 @@ def banner(summary: dict[str, Any]) -> str | None:
     return None
 
 
+def _n(v: float | None, width: int) -> str:
+    return f"{'n/a':>{width}}" if v is None else f"{v:>{width}.1f}"
+
+
+def rank_lines(d: dict[str, Any] | None) -> list[str]:
+    """The ranks section: step time, compute vs comm and imbalance per rank (ms per step)."""
+    if not d or not d.get("ranks"):
+        return []
+    out = ["", f"Ranks ({len(d['ranks'])}; {d.get('collectives_matched', 0)} collectives "
+               f"matched across ranks), ms per step:",
+           f"{'rank':>6}{'step':>9}{'compute':>9}{'comm':>8}{'exposed':>9}{'wait':>8}"
+           f"{'idle':>8}{'extra':>8}  phase"]
+    for r in d["ranks"]:
+        out.append(f"{r['rank']:>6}{_n(r['step_ms'], 9)}{_n(r['compute_ms'], 9)}"
+                   f"{_n(r['comm_ms'], 8)}{_n(r['exposed_comm_ms'], 9)}{_n(r['wait_ms'], 8)}"
+                   f"{_n(r['idle_ms'], 8)}{_n(r.get('extra_ms'), 8)}  {r.get('phase') or ''}")
+    return out
+
+
 def render_text(s: dict[str, Any]) -> str:
     """The whole report as text."""
     lines: list[str] = []
@@ -66,6 +85,7 @@ def render_text(s: dict[str, Any]) -> str:
                          f"≈{f['expected_gain_pct']:.0f}%")
             lines.append(f"   Evidence: {f['evidence']}")
             lines += ["   Fix:"] + [f"     {ln}" for ln in f["fix"].splitlines()]
+    lines += rank_lines(s.get("distributed"))
     if s.get("ops"):
         lines += ["", f"{'Top ops':<52}{'calls':>7}{'CPU total':>12}{'CUDA total':>12}"]
         for o in s["ops"][:10]:

@@ -1,0 +1,210 @@
+"""Cross-rank advice: the straggler and communication findings, and the verdict over all ranks.
+
+A single rank's trace cannot tell waiting from transferring: a rank that waits for a slow peer
+shows long, exposed all-reduce kernels and would be told to tune its buckets. With every rank
+lined up (`analysis.distributed`), the wait goes to the straggler finding (priced as the time
+the others wait for the slow rank) and only the exposed *transfer* goes to the comm finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from ..analysis.distributed import Distributed
+from ..analysis.summary import Analysis
+from . import thresholds as T
+from .findings import Finding, Verdict
+from .rules import gpu_weight
+from .verdict import SUMMARIES, Advice, _confidence, advise
+
+#: a rank is a straggler when it needs at least this share of the step more than the others
+STRAGGLER_MIN_PCT = 5.0
+#: ... and the other ranks really wait for it: their collective wait covers this share of it
+STRAGGLER_WAIT_SHARE = 0.5
+#: rebalancing work across ranks moves it rather than removing it: about half the excess goes
+STRAGGLER_GPU_WORK_SAVING = 0.5
+#: a late host (data loading, host work) on one rank is pure loss: fixing it removes it all
+STRAGGLER_HOST_SAVING = 1.0
+#: host delay counts as data loading when the data pipeline explains this share of it
+INPUT_EXPLAINS_SHARE = 0.5
+#: the single-rank rule that the cross-rank comm finding replaces
+SINGLE_RANK_COMM_ID = "exposed-comm"
+
+STRAGGLER_GPU_WORK_FIX = """\
+# one rank runs more GPU work per step than the others: give every rank the same work
+sampler = DistributedSampler(dataset, drop_last=True)         # equal shards per rank
+loader = DataLoader(dataset, batch_size=B, sampler=sampler)   # same batch size on every rank
+# variable-length inputs: bucket by length or pad so every rank does the same FLOPs;
+# same work but slower: check that GPU (nvidia-smi clocks/temperature, other processes)"""
+
+STRAGGLER_HOST_FIX = """\
+# one rank's host is late to the collective: feed its GPU as fast as the others
+loader = DataLoader(dataset, batch_size=B, sampler=sampler, num_workers=8,
+                    pin_memory=True, persistent_workers=True, prefetch_factor=4)
+# check that rank's CPU cores (numactl --cpunodebind / taskset), competing processes and
+# storage (local cache, not a network filesystem); logging/checkpointing off the step"""
+
+COMM_FIX = """\
+model = DDP(model, bucket_cap_mb=100,            # fewer, larger all-reduces (default 25)
+            gradient_as_bucket_view=True,        # no copy of gradients into buckets
+            static_graph=True)                   # fixed graph: buckets ready in order
+# gradient accumulation: all-reduce once every k micro-batches
+with model.no_sync():
+    loss_fn(model(x1), y1).backward()            # no communication
+loss_fn(model(x2), y2).backward()                # this backward all-reduces
+# halve the bytes on the wire
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+model.register_comm_hook(None, default_hooks.bf16_compress_hook)"""
+
+DIST_SUMMARIES = {
+    "straggler": "Rank {rank} is a straggler: {what}; every other rank waits for it in the "
+                 "collectives",
+    "comm": "Collective communication is exposed: the all-reduce transfer is not hidden "
+            "behind compute",
+}
+
+
+def _pct(step_ms: float, ms: float) -> float:
+    return 100.0 * ms / step_ms if step_ms > 0 else 0.0
+
+
+def _own_top(a: Analysis | None) -> Finding | None:
+    """The slow rank's own main bottleneck, from its single-rank advice."""
+    if a is None:
+        return None
+    found = [f for f in advise(a).findings if f.id != SINGLE_RANK_COMM_ID]
+    return found[0] if found else None
+
+
+def straggler_rule(d: Distributed, step_ms: float,
+                   own: Analysis | None = None) -> Finding | None:
+    """One rank needs more time per step than the others, who wait for it in collectives."""
+    s = d.slowest()
+    if s is None or d.n_matched == 0 or step_ms <= 0:
+        return None
+    extra, wait = float(s["extra_ms"]), float(s["others_wait_ms"])
+    if _pct(step_ms, extra) < STRAGGLER_MIN_PCT or wait < STRAGGLER_WAIT_SHARE * extra:
+        return None
+    rank, gpu, host = int(s["rank"]), float(s["gpu_work_ms"]), float(s["host_delay_ms"])
+    inp = float(s["input_ms"])
+    r = d.ranks.set_index("rank")
+    others = r.drop(index=rank)
+    if s["phase"] == "gpu_work":
+        what = f"it does {gpu:.1f} ms more GPU work per step than the other ranks"
+        fix, saving = STRAGGLER_GPU_WORK_FIX, STRAGGLER_GPU_WORK_SAVING
+        title = f"Rank {rank} is a straggler: more GPU work per step"
+    else:
+        source = ("data loading" if inp >= INPUT_EXPLAINS_SHARE * host else "host time")
+        what = (f"its GPU waits {host:.1f} ms per step longer for its host ({source}) "
+                f"before the collective")
+        fix, saving = STRAGGLER_HOST_FIX, STRAGGLER_HOST_SAVING
+        title = f"Rank {rank} is a straggler: host delay before the collective ({source})"
+    top = _own_top(own)
+    evidence = (
+        f"Rank {rank} needs {s['own_ms']:.1f} ms of its own per step (GPU compute "
+        f"{r.loc[rank, 'compute_ms']:.1f} ms + GPU idle {r.loc[rank, 'idle_ms']:.1f} ms) vs "
+        f"{s['own_ms'] - extra:.1f} ms on the other ranks (median): {extra:.1f} ms more, "
+        f"{gpu:.1f} ms of it GPU work and {host:.1f} ms host delay"
+        + (f" ({inp:.1f} ms more data loading)" if abs(inp) >= 0.05 else "")
+        + f". The other ranks' collectives wait {wait:.1f} ms per step for it, "
+        f"{others['exposed_comm_ms'].median():.1f} ms of that with nothing else to run (it "
+        f"arrives last at {r.loc[rank, 'last_arrival_pct']:.0f}% of {d.n_matched} matched "
+        f"collectives; their GPUs compute only {others['compute_ms'].median():.1f} ms per "
+        f"step).")
+    if top is not None:
+        evidence += (f" Rank {rank}'s own main bottleneck: {top.title} (≈"
+                     f"{top.expected_gain_pct:.0f}% of its step).")
+        fix += f"\n# then rank {rank}'s own bottleneck — {top.title}:\n{top.fix}"
+    gain = _pct(step_ms, extra * saving)
+    return Finding("straggler", "straggler", title, evidence, fix, round(extra, 3),
+                   round(gain, 1), {"rank": rank, "phase": str(s["phase"]),
+                                    "extra_ms": round(extra, 3), "gpu_work_ms": round(gpu, 3),
+                                    "host_delay_ms": round(host, 3), "input_ms": round(inp, 3),
+                                    "others_wait_ms": round(wait, 3), "what": what,
+                                    "own_finding": top.id if top else None})
+
+
+def comm_rule(d: Distributed, step_ms: float, gpu_weight: float = 1.0) -> Finding | None:
+    """Collective transfers (not waits for a slow peer) run with no compute to hide them."""
+    r = d.ranks
+    if r.empty or float(r["comm_ms"].max()) <= 0:
+        return None
+    exposed = float(r["exposed_transfer_ms"].mean()) if d.n_matched else float(
+        r["exposed_comm_ms"].mean())
+    cost = exposed * gpu_weight
+    gain = _pct(step_ms, cost * T.COMM_SAVING)
+    if gain < T.MIN_FINDING_GAIN_PCT:
+        return None
+    per = "; ".join(
+        f"rank {int(x['rank'])}: {x['comm_ms']:.1f} ms ({x['comm_pct_of_step']:.0f}% of the "
+        f"step), {x['exposed_comm_ms']:.1f} ms exposed, {x['wait_ms']:.1f} ms waiting, "
+        f"{x['exposed_transfer_ms']:.1f} ms exposed transfer" for _, x in r.head(8).iterrows())
+    evidence = (f"Collectives per step — {per}. {exposed:.1f} ms per step of transfer runs "
+                f"with no compute beside it on average over {len(r)} ranks (time spent waiting "
+                f"for a slower rank is excluded: that is imbalance, not bandwidth).")
+    return Finding("exposed-comm-ranks", "comm", "Communication is exposed on every rank",
+                   evidence, COMM_FIX, round(cost, 3), round(gain, 1),
+                   {"exposed_transfer_ms": round(exposed, 3),
+                    "comm_ms": round(float(r["comm_ms"].mean()), 3)})
+
+
+def distributed_findings(d: Distributed, a: Analysis,
+                         analyses: Sequence[Analysis] = ()) -> list[Finding]:
+    """The cross-rank findings for a run whose first rank's analysis is `a`."""
+    s = d.slowest()
+    own = None
+    if s is not None:
+        own = next((x for x in analyses if x.info.rank == int(s["rank"])), None)
+    found = [straggler_rule(d, a.real.step_ms, own), comm_rule(d, a.real.step_ms, gpu_weight(a))]
+    return [f for f in found if f is not None]
+
+
+def merge_advice(advice: Advice, a: Analysis, d: Distributed,
+                 analyses: Sequence[Analysis] = ()) -> Advice:
+    """Single-rank advice plus the cross-rank findings, with the verdict taken over all ranks.
+
+    A straggler sets every rank's step, so it is named first whenever it passes its
+    thresholds; the single-rank comm finding is replaced by the cross-rank one.
+    """
+    if not a.gpu_available:
+        return advice
+    cross = distributed_findings(d, a, analyses)
+    found = [f for f in advice.findings if f.id != SINGLE_RANK_COMM_ID] + cross
+    found.sort(key=lambda f: f.expected_gain_pct, reverse=True)
+    straggler = next((f for f in cross if f.category == "straggler"), None)
+    top = straggler or (found[0] if found else None)
+    second = next((f for f in found if f is not top), None)
+    if top is None or (top is not straggler and top.expected_gain_pct < T.MIN_VERDICT_GAIN_PCT):
+        verdict = advice.verdict
+        if verdict.category == "comm":  # it rested on waits that the ranks explain away
+            verdict = Verdict("compute", "No rank waits long for another and collectives are "
+                              "hidden: nothing big to fix across ranks.", verdict.confidence,
+                              verdict.reasons)
+        return Advice(_with_rank_reasons(verdict, d), found)
+    cat = top.category
+    if cat == "straggler":
+        head = DIST_SUMMARIES[cat].format(rank=top.data["rank"], what=top.data["what"])
+    else:
+        head = DIST_SUMMARIES.get(cat) or SUMMARIES.get(cat, cat)
+    summary = f"{head}: fixing it should save ≈{top.expected_gain_pct:.0f}% of the " \
+              f"{a.real.step_ms:.1f} ms step."
+    confidence, reasons = _confidence(a, top, second, cat)
+    return Advice(_with_rank_reasons(Verdict(cat, summary, confidence, reasons), d), found)
+
+
+def _with_rank_reasons(v: Verdict, d: Distributed) -> Verdict:
+    r = d.ranks
+    if r.empty:
+        return v
+    off = float(r["clock_offset_us"].abs().max())
+    note = (f"{len(r)} ranks lined up on {d.n_matched} collectives matched across ranks "
+            f"(clock offsets up to {off:.0f} µs; {d.n_unmatched} unmatched dropped); step "
+            f"times {r['step_ms'].min():.1f}–{r['step_ms'].max():.1f} ms")
+    return Verdict(v.category, v.summary, v.confidence, [*v.reasons, note])
+
+
+def rank_table(d: Distributed) -> pd.DataFrame:
+    """Per-rank figures joined with their imbalance (for reports)."""
+    return d.ranks.merge(d.imbalance[["rank", "extra_ms", "phase"]], on="rank", how="left")

@@ -1,0 +1,323 @@
+"""Cross-rank analysis of a distributed run: step spread, comm vs compute, collectives, stragglers.
+
+Each rank's trace is reduced on its own (in a worker process when traces are big) to a compact
+`RankSummary`: per-step figures, its collective kernels and the union of its compute. Only
+those cross the process boundary, so analysing N ranks needs about one trace's memory per
+worker, not N. `analyze_ranks` then lines the ranks up:
+
+- clocks: every rank of a collective finishes it at nearly the same instant, so each rank's
+  clock offset is the median difference of its collective end times from the first rank's
+  (robust across hosts whose clocks disagree);
+- the k-th collective a rank launches in step s is matched with the k-th of every other rank;
+  its *wait* on a rank is the time until the last rank arrives (starts its kernel), its
+  *transfer* the duration of the last-arriving rank's kernel;
+- a rank's *own time* per step is GPU compute plus GPU idle (the host not feeding it); its
+  excess over the other ranks' median, split into more GPU work vs more host delay, is what
+  the others spend waiting in collectives.
+
+Tables (columns documented in the `*_COLUMNS` dicts): `Distributed.ranks`, `.rank_steps`,
+`.collectives`, `.imbalance`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .hostwork import is_input_range
+from .intervals import Coverage, union
+from .kernels import kind_of
+from .steps import assign_steps, gpu_activity
+from .summary import Analysis, analyze
+from .trace import Trace, load_trace, names_where
+
+RANK_COLUMNS = {
+    "rank": "rank number (distributedInfo.rank, else file order)",
+    "n_steps": "profiled steps",
+    "step_ms": "median profiled step time",
+    "step_spread_pct": "(step_ms - fastest rank's step_ms) / fastest, in %",
+    "compute_ms": "non-collective GPU activity per step (union of kernels, copies, memsets)",
+    "comm_ms": "collective (NCCL) kernel time per step (union)",
+    "comm_pct_of_step": "comm_ms as % of step_ms",
+    "exposed_comm_ms": "collective time per step with no compute running beside it",
+    "hidden_comm_ms": "collective time per step overlapped by compute",
+    "idle_ms": "GPU fully idle per step (the host did not feed it)",
+    "input_ms": "host time per step in the data pipeline",
+    "wait_ms": "per step: time this rank's collectives waited for the last rank to arrive",
+    "transfer_ms": "per step: duration of the last-arriving rank's kernel, over matched collectives",
+    "exposed_transfer_ms": "per step: the transfer part of this rank's collectives not hidden by "
+                           "compute (what bucketing/overlap tuning can remove)",
+    "last_arrival_pct": "% of matched collectives where this rank arrived last",
+    "clock_offset_us": "this rank's clock minus the first rank's (from collective end times)",
+}
+RANK_STEP_COLUMNS = {
+    "rank": "rank", "step": "step number",
+    "step_ms": "step duration on this rank", "compute_ms": "non-collective GPU activity (union)",
+    "comm_ms": "collective kernel time (union)", "exposed_comm_ms": "comm not overlapped by compute",
+    "idle_ms": "GPU idle inside the step's span", "input_ms": "host data-pipeline time",
+}
+COLLECTIVE_COLUMNS = {
+    "step": "step the collective was launched in", "seq": "its order among the step's collectives",
+    "op": "collective (AllReduce, Broadcast, …)", "rank": "rank",
+    "start_us": "kernel start on the aligned clock (µs from the earliest matched start)",
+    "dur_us": "kernel duration on this rank",
+    "wait_us": "time until the last rank arrived (0 on the last rank)",
+    "transfer_us": "duration of the last-arriving rank's kernel",
+    "exposed_us": "kernel time on this rank with no compute running",
+    "exposed_transfer_us": "transfer part of this rank's kernel with no compute running",
+    "last_rank": "the rank that arrived last", "op_match": "every rank ran the same op here",
+}
+IMBALANCE_COLUMNS = {
+    "rank": "rank",
+    "own_ms": "compute_ms + idle_ms per step: the time this rank needs before it can sync",
+    "extra_ms": "own_ms minus the other ranks' median: the time it makes them wait per step",
+    "gpu_work_ms": "of which more GPU compute than the others' median",
+    "host_delay_ms": "of which more GPU idle (host delay) than the others' median",
+    "input_ms": "its data-pipeline time per step minus the others' median",
+    "others_wait_ms": "median per-step collective wait of the other ranks",
+    "phase": "gpu_work | host_delay: the larger part of a positive extra_ms ('' otherwise)",
+}
+#: traces smaller than this in total (bytes on disk) are parsed in-process: a pool costs more
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+#: a worker needs about this many times its gzipped trace in memory (decode + event table)
+WORKER_MEM_PER_GZ_BYTE = 40
+_OP = re.compile(r"nccl(?:Dev)?Kernel_([A-Za-z]+)")
+
+
+def is_collective(name: str) -> bool:
+    """Whether a GPU kernel is a NCCL collective (`ncclKernel_*` and `ncclDevKernel_*`)."""
+    return kind_of(name) == "nccl"
+
+
+def collective_op(name: str) -> str:
+    """The collective a NCCL kernel runs, e.g. AllReduce ('' when the name says nothing)."""
+    m = _OP.search(name)
+    return m.group(1) if m else ""
+
+
+@dataclass
+class RankSummary:
+    """What one rank's trace contributes to the cross-rank analysis (small and picklable)."""
+
+    rank: int
+    world_size: int | None
+    path: str
+    t0_us: float  # absolute time of the trace's first event (its events are relative to it)
+    steps: pd.DataFrame  # RANK_STEP_COLUMNS without rank, in µs: step, step_us, compute_us…
+    collectives: pd.DataFrame  # step, seq, op, ts_us, dur_us (trace-relative time)
+    compute: Coverage  # union of non-collective GPU activity (trace-relative time)
+
+
+def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSummary:
+    """Reduce one rank's parsed trace and analysis to its `RankSummary`."""
+    gpu = gpu_activity(trace)
+    if len(gpu):
+        gpu = gpu[gpu["device"] == int(gpu["device"].mode().iloc[0])]
+    coll = names_where(gpu, is_collective) & (gpu["cat"] == "kernel").to_numpy()
+    steps = a.steps
+    has_marks = bool(len(steps)) and int(steps["step"].iloc[0]) >= 0
+    step_of = assign_steps(gpu, steps) if has_marks else np.full(len(gpu), -1)
+    comp, comm = gpu[~coll], gpu[coll]
+    compute = Coverage.of(comp["ts_us"].to_numpy(), comp["end_us"].to_numpy())
+    busy = Coverage.of(gpu["ts_us"].to_numpy(), gpu["end_us"].to_numpy())
+    ann = trace.of("user_annotation", "cpu_op")
+    inp = ann[names_where(ann, is_input_range)]
+    input_cov = Coverage.of(inp["ts_us"].to_numpy(), inp["end_us"].to_numpy())
+    rows = []
+    prev_end = float(steps["cpu_start_us"].iloc[0]) if len(steps) else 0.0
+    for s, cs, ce, end in zip(steps["step"], steps["cpu_start_us"], steps["cpu_end_us"],
+                              steps["end_us"]):
+        mine = step_of == s if has_marks else np.ones(len(gpu), dtype=bool)
+        c = gpu[mine & ~coll]
+        n = gpu[mine & coll]
+        cu = Coverage.of(c["ts_us"].to_numpy(), c["end_us"].to_numpy()).total
+        ns, ne = union(n["ts_us"].to_numpy(), n["end_us"].to_numpy())
+        comm_us = float((ne - ns).sum())
+        hidden = float(compute.overlap(ns, ne).sum())
+        span = float(end) - prev_end
+        idle = span - float(busy.overlap(np.array([prev_end]), np.array([float(end)]))[0])
+        rows.append({"step": int(s), "step_us": span, "compute_us": cu, "comm_us": comm_us,
+                     "exposed_comm_us": comm_us - hidden, "idle_us": max(0.0, idle),
+                     "input_us": float(input_cov.overlap(np.array([cs]), np.array([ce]))[0])})
+        prev_end = float(end)
+    known = step_of[coll] >= 0
+    colls = pd.DataFrame({
+        "step": step_of[coll][known], "op": [collective_op(str(x)) for x in
+                                             comm["name"].to_numpy()[known]],
+        "ts_us": comm["ts_us"].to_numpy()[known], "dur_us": comm["dur_us"].to_numpy()[known],
+    }).sort_values(["step", "ts_us"], kind="stable")
+    colls["seq"] = colls.groupby("step").cumcount()
+    rank = trace.info.rank if trace.info.rank is not None else default_rank
+    return RankSummary(rank, trace.info.world_size, trace.info.path, trace.info.t0_us,
+                       pd.DataFrame(rows, columns=["step", "step_us", "compute_us", "comm_us",
+                                                   "exposed_comm_us", "idle_us", "input_us"]),
+                       colls.reset_index(drop=True), compute)
+
+
+def load_rank(path: str | Path, baseline_step_ms: Sequence[float] | None = None,
+              flops_per_step: float | None = None, default_rank: int = 0,
+              keep_analysis: bool = True) -> tuple[Analysis | None, RankSummary]:
+    """Parse and analyse one rank's trace; the trace itself is dropped before returning."""
+    trace = load_trace(path)
+    a = analyze(trace, list(baseline_step_ms) if baseline_step_ms else None, flops_per_step)
+    summary = summarize_rank(trace, a, default_rank)
+    return (a if keep_analysis else None), summary
+
+
+def _available_bytes() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def default_workers(paths: Sequence[str | Path]) -> int:
+    """Worker processes for these traces: 1 for small runs, else bounded by CPUs and memory."""
+    sizes = [Path(p).stat().st_size for p in paths]
+    if len(paths) < 2 or sum(sizes) < PARALLEL_MIN_BYTES:
+        return 1
+    n = min(len(paths), os.cpu_count() or 1)
+    avail = _available_bytes()
+    if avail:
+        n = min(n, max(1, avail // max(1, WORKER_MEM_PER_GZ_BYTE * max(sizes))))
+    return max(1, n)
+
+
+def load_ranks(paths: Sequence[str | Path], baseline_step_ms: Sequence[float] | None = None,
+               flops_per_step: float | None = None, workers: int | None = None,
+               keep_analysis: bool = True) -> list[tuple[Analysis | None, RankSummary]]:
+    """Analyse every rank's trace, in parallel worker processes when it pays; in path order."""
+    workers = default_workers(paths) if workers is None else workers
+    args = [(p, baseline_step_ms, flops_per_step, i, keep_analysis) for i, p in enumerate(paths)]
+    if workers <= 1:
+        return [load_rank(*a) for a in args]
+    # spawn: forking a Jupyter kernel (threads, CUDA) is unsafe; workers import only the analysis
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(load_rank, *zip(*args)))
+
+
+@dataclass
+class Distributed:
+    """Cross-rank tables of one run (see the module docstring and the `*_COLUMNS` dicts)."""
+
+    ranks: pd.DataFrame
+    rank_steps: pd.DataFrame
+    collectives: pd.DataFrame
+    imbalance: pd.DataFrame
+    n_matched: int  # collectives matched on every rank
+    n_unmatched: int  # collectives seen on some ranks only (dropped)
+
+    def slowest(self) -> pd.Series | None:
+        """The imbalance row of the rank that makes the others wait longest (None if < 2)."""
+        if len(self.imbalance) < 2:
+            return None
+        return self.imbalance.loc[self.imbalance["extra_ms"].idxmax()]
+
+
+def _rank_steps(summaries: Sequence[RankSummary]) -> pd.DataFrame:
+    frames = [s.steps.assign(rank=s.rank) for s in summaries]
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["rank", "step", "step_us", "compute_us", "comm_us", "exposed_comm_us",
+                 "idle_us", "input_us"])
+    common = set.intersection(*(set(f["step"]) for f in frames)) if frames else set()
+    df = df[df["step"].isin(common)]
+    out = df[["rank", "step"]].copy()
+    for col in ("step", "compute", "comm", "exposed_comm", "idle", "input"):
+        out[f"{col}_ms"] = df[f"{col}_us"].to_numpy(dtype=np.float64) / 1e3
+    return out[list(RANK_STEP_COLUMNS)].reset_index(drop=True)
+
+
+def _match(summaries: Sequence[RankSummary]) -> tuple[pd.DataFrame, int, dict[int, float]]:
+    """Collectives present on every rank, with wait/transfer split; unmatched count; offsets."""
+    cols = list(COLLECTIVE_COLUMNS)
+    frames = [s.collectives.assign(rank=s.rank, abs_start=s.collectives["ts_us"] + s.t0_us)
+              for s in summaries]
+    allc = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if allc.empty:
+        return pd.DataFrame(columns=cols), 0, {s.rank: 0.0 for s in summaries}
+    counts = allc.groupby(["step", "seq"])["rank"].transform("nunique")
+    m = allc[counts == len(summaries)].copy()
+    unmatched = int((counts < len(summaries)).sum())
+    m["abs_end"] = m["abs_start"] + m["dur_us"]
+    ref = m[m["rank"] == summaries[0].rank].set_index(["step", "seq"])["abs_end"]
+    offsets = {}
+    for r, g in m.groupby("rank"):
+        d = g.set_index(["step", "seq"])["abs_end"] - ref
+        offsets[int(r)] = float(d.median()) if d.notna().any() else 0.0
+    m["start_us"] = m["abs_start"] - m["rank"].map(offsets)
+    m["start_us"] -= m["start_us"].min() if len(m) else 0.0
+    key = m.groupby(["step", "seq"])
+    last = m.loc[key["start_us"].idxmax(), ["step", "seq", "rank", "dur_us", "start_us"]]
+    last = last.rename(columns={"rank": "last_rank", "dur_us": "transfer_us",
+                                "start_us": "arrival_us"})
+    m = m.merge(last, on=["step", "seq"])
+    m["wait_us"] = m["arrival_us"] - m["start_us"]
+    m["op_match"] = m.groupby(["step", "seq"])["op"].transform("nunique").eq(1)
+    cover = {s.rank: s.compute for s in summaries}
+    exp = np.zeros(len(m))
+    exp_t = np.zeros(len(m))
+    for r, idx in m.groupby("rank").indices.items():
+        g = m.iloc[idx]
+        s, d, w = g["ts_us"].to_numpy(), g["dur_us"].to_numpy(), g["wait_us"].to_numpy()
+        t0 = s + np.minimum(w, d)
+        exp[idx] = d - cover[int(r)].overlap(s, s + d)
+        exp_t[idx] = (s + d - t0) - cover[int(r)].overlap(t0, s + d)
+    m["exposed_us"], m["exposed_transfer_us"] = exp, exp_t
+    m = m.sort_values(["step", "seq", "rank"], ignore_index=True)
+    return m[cols], unmatched, offsets
+
+
+def _imbalance(ranks: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for _, r in ranks.iterrows():
+        o = ranks[ranks["rank"] != r["rank"]]
+        if o.empty:
+            continue
+        med = o.median(numeric_only=True)
+        gpu = r["compute_ms"] - med["compute_ms"]
+        host = r["idle_ms"] - med["idle_ms"]
+        rows.append({"rank": int(r["rank"]), "own_ms": r["compute_ms"] + r["idle_ms"],
+                     "extra_ms": gpu + host, "gpu_work_ms": gpu, "host_delay_ms": host,
+                     "input_ms": r["input_ms"] - med["input_ms"],
+                     "others_wait_ms": float(med["wait_ms"]),
+                     "phase": "" if gpu + host <= 0 else
+                     ("gpu_work" if gpu >= host else "host_delay")})
+    return pd.DataFrame(rows, columns=list(IMBALANCE_COLUMNS))
+
+
+def analyze_ranks(summaries: Sequence[RankSummary]) -> Distributed:
+    """Line up the ranks of one run: per-rank figures, matched collectives, imbalance."""
+    summaries = sorted(summaries, key=lambda s: s.rank)
+    steps = _rank_steps(summaries)
+    colls, unmatched, offsets = _match(summaries)
+    n_matched = int(colls.groupby(["step", "seq"]).ngroups) if len(colls) else 0
+    per = steps.groupby("rank").agg(
+        n_steps=("step", "size"), step_ms=("step_ms", "median"), compute_ms=("compute_ms", "mean"),
+        comm_ms=("comm_ms", "mean"), exposed_comm_ms=("exposed_comm_ms", "mean"),
+        idle_ms=("idle_ms", "mean"), input_ms=("input_ms", "mean"))
+    per = per.reindex([s.rank for s in summaries]).rename_axis("rank").reset_index()
+    n = per.set_index("rank")["n_steps"].clip(lower=1)
+    by = colls.groupby("rank")
+    for col in ("wait", "transfer", "exposed_transfer"):
+        per[f"{col}_ms"] = per["rank"].map(by[f"{col}_us"].sum() / 1e3 / n).fillna(0.0)
+    lasts = colls.drop_duplicates(["step", "seq"])["last_rank"].value_counts()
+    per["last_arrival_pct"] = per["rank"].map(100.0 * lasts / max(n_matched, 1)).fillna(0.0)
+    per["hidden_comm_ms"] = per["comm_ms"] - per["exposed_comm_ms"]
+    per["comm_pct_of_step"] = 100.0 * per["comm_ms"] / per["step_ms"].where(per["step_ms"] > 0)
+    fastest = per["step_ms"].min()
+    per["step_spread_pct"] = 100.0 * (per["step_ms"] - fastest) / fastest if fastest else np.nan
+    per["clock_offset_us"] = per["rank"].map(offsets).fillna(0.0)
+    per = per[list(RANK_COLUMNS)]
+    return Distributed(per, steps, colls, _imbalance(per), n_matched, unmatched)
