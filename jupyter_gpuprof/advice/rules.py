@@ -37,6 +37,7 @@ def _short(name: str, width: int = 60) -> str:
 
 def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: str,
              cost_ms: float, saving: float, **data: object) -> Finding | None:
+    cost_ms = min(cost_ms, a.real.step_ms)  # nothing saves more than the whole step
     gain = _pct(a, cost_ms * saving)
     if gain < T.MIN_FINDING_GAIN_PCT and not data.get("always"):
         return None

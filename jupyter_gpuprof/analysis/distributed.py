@@ -311,9 +311,11 @@ def analyze_ranks(summaries: Sequence[RankSummary]) -> Distributed:
     n = per.set_index("rank")["n_steps"].clip(lower=1)
     by = colls.groupby("rank")
     for col in ("wait", "transfer", "exposed_transfer"):
-        per[f"{col}_ms"] = per["rank"].map(by[f"{col}_us"].sum() / 1e3 / n).fillna(0.0)
+        per[f"{col}_ms"] = per["rank"].map(by[f"{col}_us"].sum() / 1e3 / n).astype(
+            np.float64).fillna(0.0)
     lasts = colls.drop_duplicates(["step", "seq"])["last_rank"].value_counts()
-    per["last_arrival_pct"] = per["rank"].map(100.0 * lasts / max(n_matched, 1)).fillna(0.0)
+    per["last_arrival_pct"] = per["rank"].map(100.0 * lasts / max(n_matched, 1)).astype(
+        np.float64).fillna(0.0)
     per["hidden_comm_ms"] = per["comm_ms"] - per["exposed_comm_ms"]
     per["comm_pct_of_step"] = 100.0 * per["comm_ms"] / per["step_ms"].where(per["step_ms"] > 0)
     fastest = per["step_ms"].min()

@@ -76,9 +76,12 @@ def _assign(gpu: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     # a GPU row with no known launch belongs to the step in which it runs
     unknown = np.isnan(gpu["launch_us"].to_numpy())
     nxt = np.append(starts[1:], np.inf)
-    # rows running before the first row with a known launch were queued before the capture
-    first_known = t[~unknown].min() if (~unknown).any() else np.inf
-    carried = unknown & (t < first_known)
+    # rows running before the first row with a known launch were queued before the capture;
+    # rows after the last one were launched once the host side had stopped recording
+    known_t = t[~unknown]
+    first_known = known_t.min() if len(known_t) else np.inf
+    last_known = known_t.max() if len(known_t) else -np.inf
+    carried = unknown & ((t < first_known) | (t > last_known))
     inside |= unknown & ~carried & (i >= 0) & (t < nxt[np.clip(i, 0, None)])
     inside &= ~carried
     return np.where(inside, i, -1)

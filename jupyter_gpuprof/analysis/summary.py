@@ -24,7 +24,7 @@ from .launch import launch_stats
 from .memory import memory_table
 from .ops import op_rows, op_table
 from .stats import describe_steps
-from .steps import Window, step_table
+from .steps import Window, assign_steps, gpu_activity, step_table
 from .sync import sync_table
 from .trace import GPU_CATEGORIES, Trace, TraceInfo
 from .transfers import transfer_summary, transfer_table
@@ -130,10 +130,11 @@ def _comm(rows: pd.DataFrame, n: int) -> dict[str, float]:
 
 def _reconcile(baseline: dict, profiled: dict, busy_us: float, n: int, window: Window,
                gaps: pd.DataFrame) -> RealTime:
+    """Real step, GPU busy per step (work the steps launched) and idle rescaled to real time."""
     prof_ms = profiled["median_ms"] or window.dur_us / 1e3 / max(n, 1)
     real_ms, source = (baseline["median_ms"], "baseline") if baseline["n"] else (prof_ms, "trace")
     busy_ms = busy_us / 1e3 / max(n, 1)
-    trace_idle = max(0.0, window.dur_us / 1e3 / max(n, 1) - busy_ms)
+    trace_idle = float(gaps["dur_us"].sum()) / 1e3 / max(n, 1) if len(gaps) else 0.0
     idle = max(0.0, real_ms - busy_ms)
     scale = idle / trace_idle if trace_idle > 0 else 0.0
     by_cause = gaps.groupby("cause")["dur_us"].sum() if len(gaps) else pd.Series(dtype=float)
@@ -155,10 +156,14 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
     gaps = gap_table(trace, window, host, cov)
     calls = op_rows(trace, window.start_us, window.end_us)
     krows = kernel_rows(trace)
-    krows = krows[(krows["ts_us"] < window.end_us) & (krows["end_us"] > window.start_us)]
+    if has_marks:  # per-step figures count the work the profiled steps launched
+        krows = krows[assign_steps(gpu_activity(trace), steps) >= 0]
+    else:
+        krows = krows[(krows["ts_us"] < window.end_us) & (krows["end_us"] > window.start_us)]
     baseline = describe_steps(baseline_step_ms or [])
     profiled = describe_steps((steps["step_us"] / 1e3).tolist() if has_marks else [])
-    real = _reconcile(baseline, profiled, busy_us, n, window, gaps)
+    step_busy_us = float(steps["gpu_busy_us"].sum()) if has_marks else busy_us
+    real = _reconcile(baseline, profiled, step_busy_us, n, window, gaps)
     input_us = host.input.overlap(np.array([window.start_us]), np.array([window.end_us]))[0]
     dtype = _matmul_dtype(krows)
     return Analysis(

@@ -28,7 +28,10 @@ DEFAULT_LAUNCH_COUNT = 10
 
 
 def _session_name(mode: str) -> str:
-    return f"{mode}-{time.strftime('%Y%m%d-%H%M%S')}"
+    """`<mode>-<time>` to the millisecond, so two sessions in one run never share files."""
+    now = time.time()
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    return f"{mode}-{stamp}-{int(now * 1000) % 1000:03d}"
 
 
 def _rules_from_text(details: str) -> Any:
