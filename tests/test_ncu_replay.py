@@ -94,7 +94,7 @@ def small_trace(path: Path) -> Path:
 
 
 def test_targets_from_a_real_trace():
-    t = R.replay_targets(PRECISION, top=3)
+    t = R.replay_targets(PRECISION, top=3, spares=0)
     assert [x.index for x in t] == [0, 1, 2]
     assert [x.op for x in t] == ["aten::mm"] * 3 and t[0].types == ["float", "float"]
     assert t[0].dims == [[8192, 4096], [4096, 8192]] and "sgemm" in t[0].kernel
@@ -192,3 +192,35 @@ def test_replay_end_to_end_with_fake_ncu(tmp_path, monkeypatch):
     assert again.kernels["name_match"].tolist() == k["name_match"].tolist()
     assert again.kernels["duration_us"].tolist() == k["duration_us"].tolist()
     assert "aten::mm" in res.to_text() and "<svg" in res._repr_html_()
+
+
+def test_a_spare_stands_in_for_an_op_that_fails_to_rebuild(tmp_path):
+    targets = R.replay_targets(small_trace(tmp_path / "t.json.gz"), top=1)
+    assert [t.op for t in targets] == ["aten::mm", "aten::native_layer_norm", "aten::_foreach_add_"]
+    targets[0].op = "aten::definitely_not_an_op"  # the hottest op now fails at run time
+    script = tmp_path / "replay.py"
+    script.write_text(R.replay_script(targets, warmup=1, limit=1))
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env={"GPUPROF_REPLAY_DEVICE": "cpu", "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    status = R.replay_status(out.stdout)
+    assert status[0].startswith("AttributeError") and status[1] == ""
+    assert 2 not in status  # unreplayable: never in the script
+
+
+def test_only_the_first_ops_that_rebuild_are_profiled(tmp_path):
+    targets = R.replay_targets(small_trace(tmp_path / "t.json.gz"), top=1)
+    script = tmp_path / "replay.py"
+    script.write_text(R.replay_script(targets, warmup=1, limit=1))
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env={"GPUPROF_REPLAY_DEVICE": "cpu", "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert R.replay_status(out.stdout) == {0: "", 1: "unused"}

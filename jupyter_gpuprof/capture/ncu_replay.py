@@ -28,6 +28,8 @@ RANGE = "gpuprof_replay"
 MARK = "GPUPROF_REPLAY "
 #: kernels profiled per replayed op at most (an op rarely launches more)
 KERNELS_PER_OP = 6
+#: extra replayable ops prepared in case some of the top ones fail to rebuild
+SPARES = 2
 UNREPLAYABLE_TYPES = ("TensorList", "GenericList", "Device", "Layout", "str")
 
 
@@ -46,6 +48,7 @@ class ReplayTarget:
     total_us: float = 0.0
     pct_of_gpu: float = 0.0
     skip_reason: str = ""
+    profiled: bool = False  # replayed inside the profiled range (spares run only if needed)
     kernels: list[str] = field(default_factory=list)  # every hot kernel this call launched
 
 
@@ -83,10 +86,13 @@ def recorded_args(trace_path: str | Path, external_ids: set[int]) -> dict[int, _
     }
 
 
-def replay_targets(trace_path: str | Path, top: int = 3) -> list[ReplayTarget]:
-    """The `top` replayable kernels by GPU time, each with the op call that spent most of it.
+def replay_targets(
+    trace_path: str | Path, top: int = 3, spares: int = SPARES
+) -> list[ReplayTarget]:
+    """The `top` replayable kernels by GPU time (+ `spares`), each with the op call behind it.
 
-    Hotter kernels that cannot be replayed come first in the list with their `skip_reason`.
+    Hotter kernels that cannot be replayed stay in the list with their `skip_reason`; spares
+    stand in for targets whose rebuild fails at run time (`run_replay(top=...)`).
     """
     trace = load_trace(trace_path)
     kern = trace.of("kernel")
@@ -98,7 +104,7 @@ def replay_targets(trace_path: str | Path, top: int = 3) -> list[ReplayTarget]:
     total = float(k["dur_us"].sum())
     hot = k.groupby("name")["dur_us"].agg(["sum", "size"]).sort_values("sum", ascending=False)
     chosen: dict[str, tuple[int, float, int]] = {}
-    for name in hot.index[: top * 3]:
+    for name in hot.index[: (top + spares) * 3]:
         rows = k[(k["name"] == name) & k["external_id"].isin(ops.index)]
         if rows.empty:
             continue
@@ -119,7 +125,7 @@ def replay_targets(trace_path: str | Path, top: int = 3) -> list[ReplayTarget]:
     targets: list[ReplayTarget] = []
     by_ext: dict[int, ReplayTarget] = {}
     for name, (ext, us, n) in chosen.items():
-        if sum(1 for t in targets if not t.skip_reason) == top:
+        if sum(1 for t in targets if not t.skip_reason) == top + spares:
             break
         if ext in by_ext:  # two hot kernels launched by the same call: one replay covers both
             by_ext[ext].kernels.append(name)
@@ -169,6 +175,7 @@ import torch
 DEVICE = os.environ.get("GPUPROF_REPLAY_DEVICE", "cuda")  # "cpu" checks the rebuild without a GPU
 TARGETS = json.loads(r"""{targets}""")
 WARMUP = {warmup}
+LIMIT = {limit}  # ops profiled; later ones are spares for ops that fail to rebuild
 DTYPES = {{"float": torch.float32, "double": torch.float64, "c10::Half": torch.float16,
           "c10::BFloat16": torch.bfloat16, "long int": torch.int64, "int": torch.int32,
           "short int": torch.int16, "signed char": torch.int8, "unsigned char": torch.uint8,
@@ -259,6 +266,9 @@ def main():
     torch.manual_seed(0)
     calls = []
     for t in TARGETS:
+        if len(calls) == LIMIT:
+            print("{mark}" + json.dumps({{"index": t["index"], "status": "unused"}}), flush=True)
+            continue
         try:
             call = resolve(t, build(t))
             for _ in range(WARMUP):  # lazy init, cuBLAS heuristics, caching allocator
@@ -288,8 +298,8 @@ if __name__ == "__main__":
 '''
 
 
-def replay_script(targets: list[ReplayTarget], warmup: int = 3) -> str:
-    """Source of the standalone replay script for the replayable targets."""
+def replay_script(targets: list[ReplayTarget], warmup: int = 3, limit: int | None = None) -> str:
+    """Source of the standalone replay script: profiles the first `limit` ops that rebuild."""
     data = [
         {
             k: v
@@ -299,11 +309,17 @@ def replay_script(targets: list[ReplayTarget], warmup: int = 3) -> str:
         for t in targets
         if not t.skip_reason
     ]
-    return SCRIPT.format(targets=json.dumps(data), warmup=warmup, range=RANGE, mark=MARK)
+    return SCRIPT.format(
+        targets=json.dumps(data),
+        warmup=warmup,
+        range=RANGE,
+        mark=MARK,
+        limit=len(data) if limit is None else limit,
+    )
 
 
 def replay_status(output: str) -> dict[int, str]:
-    """Per-target status printed by the script: '' when it ran, else the error."""
+    """Per-target status the script printed: '' (ran), 'unused' (a spare), or the error."""
     out: dict[int, str] = {}
     for line in output.splitlines():
         if MARK in line:
@@ -311,7 +327,12 @@ def replay_status(output: str) -> dict[int, str]:
                 d = json.loads(line.split(MARK, 1)[1])
             except ValueError:
                 continue
-            out[int(d["index"])] = "" if d.get("status") == "ok" else str(d.get("error", "failed"))
+            st = d.get("status")
+            out[int(d["index"])] = (
+                ""
+                if st == "ok"
+                else ("unused" if st == "unused" else str(d.get("error", "failed")))
+            )
     return out
 
 
@@ -321,6 +342,7 @@ def run_replay(
     opts: NcuOptions | None = None,
     ncu: str | None = None,
     python: str | None = None,
+    top: int | None = None,
 ) -> dict[str, Any]:
     """Profile the targets' replays under ncu: kernels, rules, files and per-target status."""
     opts = opts or NcuOptions()
@@ -334,11 +356,12 @@ def run_replay(
         raise ValueError(f"nothing to replay ({reasons}); use %%ncu with an NVTX range instead")
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
-    script = replay_script(targets)
+    limit = min(top or len(live), len(live))
+    script = replay_script(targets, limit=limit)
     path = work / "replay.py"
     path.write_text(script)
     opts.nvtx_include = [RANGE]
-    opts.launch_count = opts.launch_count or KERNELS_PER_OP * len(live)
+    opts.launch_count = opts.launch_count or KERNELS_PER_OP * limit
     base = work / "replay"
     cmd = build_command(exe, opts, base, [python or sys.executable, str(path)])
     result = run_ncu(cmd, base.with_suffix(".ncu-rep"), opts, cwd=work)
@@ -353,7 +376,9 @@ def run_replay(
         Path(f.name).unlink()
     status = replay_status(result.output)
     for t in live:
-        t.skip_reason = status.get(t.index, "did not run (no status printed)")
+        st = status.get(t.index, "did not run (no status printed)")
+        t.profiled = st == ""
+        t.skip_reason = "" if st == "unused" else st
     return {
         "kernels": kernels,
         "rules": rules,

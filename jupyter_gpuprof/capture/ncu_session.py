@@ -81,7 +81,7 @@ def profile_replay(
         raise ValueError(f"{source}: no trace to replay from (run %%gpuprofile first)")
     targets = replay_targets(trace, top)
     with tempfile.TemporaryDirectory(prefix="gpuprof-ncu-") as work:
-        out = run_replay(targets, work, opts, ncu, python)
+        out = run_replay(targets, work, opts, ncu, python, top=top)
         info = _info(
             "op replay",
             opts,
