@@ -68,7 +68,7 @@ print(f"   check {variant}: {'PASS' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)
 PY
 done
-tail -3 "$OUT"/logs/*.log
+tail -n 3 "$OUT"/logs/*.log
 tar czf "$OUT/ddp_runs.tar.gz" -C "$OUT" runs logs && rm -rf "$OUT/runs" "$OUT/logs"
 ls -la "$OUT"
 echo "ddp-check: exit $rc"

@@ -127,7 +127,7 @@ def main() -> int:
     k = rep.kernels
     results["replay"] = {
         "targets": [
-            {x: t.get(x) for x in ("op", "kernel", "dims", "pct_of_gpu", "skip_reason")}
+            {x: t.get(x) for x in ("op", "kernel", "dims", "pct_of_gpu", "profiled", "skip_reason")}
             for t in rep.info["targets"]
         ],
         "kernels": k[

@@ -58,6 +58,14 @@ def stalls(row: Any, n: int = STALL_SHOWN) -> list[tuple[str, float]]:
     return sorted(pairs, key=lambda p: -p[1])[:n]
 
 
+def skipped_targets(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """Hot ops that replay could not profile, hotter than the last one it did profile."""
+    targets = info.get("targets", [])
+    done = [int(t["index"]) for t in targets if t.get("profiled")]
+    last = max(done) if done else len(targets)
+    return [t for t in targets if t.get("skip_reason") and int(t["index"]) < last]
+
+
 def roofline_svg(row: Any, w: int = 220, h: int = 130) -> str:
     """A log-log roofline with the kernel's point (empty when FLOPs or bytes are unknown)."""
     ai, ach = _num(row.get("intensity")), _num(row.get("achieved_tflops"))
@@ -182,7 +190,7 @@ def render_ncu_html(res: Any) -> str:
     for key in ("set", "clock_control", "ncu_version"):
         if info.get(key):
             sub.append(f"{key.replace('_', ' ')} {escape(str(info[key]))}")
-    skipped = [t for t in info.get("targets", []) if t.get("skip_reason")]
+    skipped = skipped_targets(info)
     parts = [
         f"<style>{CSS}</style><div class='gpuprof-ncu'>",
         f"<h3>Nsight Compute — {what} ({len(res.kernels)} kernels; {' · '.join(sub)})</h3>",
@@ -202,9 +210,8 @@ def render_ncu_text(res: Any) -> str:
     """The same panel as plain text (text/plain outputs, terminals, logs)."""
     info = res.info or {}
     lines = [f"Nsight Compute — {info.get('mode', 'ncu')}: {len(res.kernels)} kernels"]
-    for t in info.get("targets", []):
-        if t.get("skip_reason"):
-            lines.append(f"  not replayed: {t.get('op')} ({t.get('skip_reason')})")
+    for t in skipped_targets(info):
+        lines.append(f"  not replayed: {t.get('op')} ({t.get('skip_reason')})")
     for _, r in res.kernels.iterrows():
         lines.append(f"#{int(r['id'])} {short_name(str(r['kernel']), 90)}")
         if "op" in r.index and r.get("op"):
