@@ -38,8 +38,13 @@ def rank_step(b: TraceBuilder, s: float, load_us: float, compute_us: float, arri
     b.kernel(nccl, s + load_us + 30, start, end - start, stream=20)
 
 
-def write_run(folder: Path, ranks: list[dict], shift_us: dict[int, float] | None = None) -> Path:
-    """Write trace.rank<R>.json.gz per rank; `ranks[r]` holds `rank_step` keyword arguments."""
+def write_run(folder: Path, ranks: list[dict], shift_us: dict[int, float] | None = None,
+              queued: dict[int, int] | None = None) -> Path:
+    """Write trace.rank<R>.json.gz per rank; `ranks[r]` holds `rank_step` keyword arguments.
+
+    `shift_us[r]` moves rank r's clock; `queued[r]` adds that many collectives that ran before
+    the capture's first step (their launches unrecorded), so the ranks' sequences start apart.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     for r, kw in enumerate(ranks):
         b = TraceBuilder()
@@ -47,6 +52,10 @@ def write_run(folder: Path, ranks: list[dict], shift_us: dict[int, float] | None
             s = n * STEP_US
             rank_step(b, s, **kw)
             b.step(n + 1, s, STEP_US)
+        for extra in range((queued or {}).get(r, 0)):  # run before the capture, launch unseen
+            b.events.append({"ph": "X", "cat": "kernel", "name": kw.get("nccl", ALLREDUCE),
+                             "pid": 0, "tid": 20, "ts": -3000.0 + 1000 * extra, "dur": 500.0,
+                             "args": {"device": 0, "stream": 20, "correlation": 10**6 + extra}})
         for ev in b.events:  # a rank whose clock runs ahead of rank 0's
             ev["ts"] += (shift_us or {}).get(r, 0.0)
         b.write(folder / f"trace.rank{r}.json.gz",

@@ -57,6 +57,15 @@ def test_clock_offsets_are_recovered_from_collective_ends(tmp_path):
     assert r.loc[0, "wait_ms"] == pytest.approx(2.0) and r.loc[1, "wait_ms"] == pytest.approx(0.0)
 
 
+def test_ranks_whose_captures_start_apart_in_the_sequence_are_lined_up(tmp_path):
+    d = dist(write_run(tmp_path, gpu_straggler(), shift_us={1: -1234.0}, queued={1: 2}))
+    assert d.n_matched == STEPS and d.n_unmatched == 2
+    r = d.ranks.set_index("rank")
+    assert r.loc[1, "clock_offset_us"] == pytest.approx(-1234.0)
+    assert r.loc[0, "wait_ms"] == pytest.approx(2.0) and r.loc[1, "wait_ms"] == pytest.approx(0.0)
+    assert d.collectives["step"].tolist() == [s for s in range(1, STEPS + 1) for _ in (0, 1)]
+
+
 def test_straggler_by_gpu_work(tmp_path):
     d = dist(write_run(tmp_path, gpu_straggler()))
     r = d.ranks.set_index("rank")

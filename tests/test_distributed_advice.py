@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ddp_scenarios import comm_bound, gpu_straggler, host_straggler, overlapped, write_run
+from ddp_scenarios import STEP_US, STEPS, comm_bound, gpu_straggler, host_straggler, overlapped, write_run
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.views.html import render_html
 
@@ -89,3 +89,17 @@ def test_report_json_text_and_html_carry_the_ranks(tmp_path):
 def test_single_trace_report_has_no_distributed_block(tmp_path):
     b = write_run(tmp_path, gpu_straggler())
     assert analyze_path(b / "trace.rank0.json.gz").to_json()["distributed"] is None
+
+
+def test_cpu_only_ranks_get_a_report_without_cross_rank_verdicts(tmp_path):
+    from tracebuilder import TraceBuilder
+
+    for r in (0, 1):
+        b = TraceBuilder(gpu=False)
+        for n in range(STEPS):
+            b.step(n + 1, n * STEP_US, STEP_US)
+            b.op("aten::mm", n * STEP_US + 10, 100.0 * (r + 1))
+        b.write(tmp_path / f"trace.rank{r}.json.gz", distributedInfo={"rank": r, "world_size": 2})
+    r = analyze_path(tmp_path)
+    assert r.verdict.category is None and r.distributed.n_matched == 0
+    assert [x["rank"] for x in r.to_json()["distributed"]["ranks"]] == [0, 1]

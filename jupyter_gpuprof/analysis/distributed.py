@@ -65,7 +65,8 @@ RANK_STEP_COLUMNS = {
     "idle_ms": "GPU idle inside the step's span", "input_ms": "host data-pipeline time",
 }
 COLLECTIVE_COLUMNS = {
-    "step": "step the collective was launched in", "seq": "its order among the step's collectives",
+    "step": "step this rank launched it in (-1: launch not recorded, e.g. queued before)",
+    "seq": "its order among the collectives matched on every rank",
     "op": "collective (AllReduce, Broadcast, …)", "rank": "rank",
     "start_us": "kernel start on the aligned clock (µs from the earliest matched start)",
     "dur_us": "kernel duration on this rank",
@@ -89,6 +90,10 @@ IMBALANCE_COLUMNS = {
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
 #: a worker needs about this many times its gzipped trace in memory (decode + event table)
 WORKER_MEM_PER_GZ_BYTE = 40
+#: the most collectives by which two ranks' captures may start apart in the sequence
+MAX_SHIFT = 1024
+#: pairings whose end-time spread is this close to the steadiest one count as equally steady
+ALIGN_TOL_US = 100.0
 _OP = re.compile(r"nccl(?:Dev)?Kernel_([A-Za-z]+)")
 
 
@@ -112,7 +117,7 @@ class RankSummary:
     path: str
     t0_us: float  # absolute time of the trace's first event (its events are relative to it)
     steps: pd.DataFrame  # RANK_STEP_COLUMNS without rank, in µs: step, step_us, compute_us…
-    collectives: pd.DataFrame  # step, seq, op, ts_us, dur_us (trace-relative time)
+    collectives: pd.DataFrame  # step (-1: not launched in a step), op, ts_us, dur_us, by time
     compute: Coverage  # union of non-collective GPU activity (trace-relative time)
 
 
@@ -125,6 +130,9 @@ def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSumm
     steps = a.steps
     has_marks = bool(len(steps)) and int(steps["step"].iloc[0]) >= 0
     step_of = assign_steps(gpu, steps) if has_marks else np.full(len(gpu), -1)
+    # per-step work is what the step launched: rows whose launch went unrecorded were queued
+    # earlier (the GPU can run a whole step behind the host) and would land in the wrong step
+    step_of = np.where(np.isnan(gpu["launch_us"].to_numpy()) & has_marks, -1, step_of)
     comp, comm = gpu[~coll], gpu[coll]
     compute = Coverage.of(comp["ts_us"].to_numpy(), comp["end_us"].to_numpy())
     busy = Coverage.of(gpu["ts_us"].to_numpy(), gpu["end_us"].to_numpy())
@@ -148,13 +156,12 @@ def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSumm
                      "exposed_comm_us": comm_us - hidden, "idle_us": max(0.0, idle),
                      "input_us": float(input_cov.overlap(np.array([cs]), np.array([ce]))[0])})
         prev_end = float(end)
-    known = step_of[coll] >= 0
+    # every collective kernel in time order, also those queued before the capture began:
+    # ranks are lined up on the sequence, not on step numbers that queue depth can skew
     colls = pd.DataFrame({
-        "step": step_of[coll][known], "op": [collective_op(str(x)) for x in
-                                             comm["name"].to_numpy()[known]],
-        "ts_us": comm["ts_us"].to_numpy()[known], "dur_us": comm["dur_us"].to_numpy()[known],
-    }).sort_values(["step", "ts_us"], kind="stable")
-    colls["seq"] = colls.groupby("step").cumcount()
+        "step": step_of[coll], "op": [collective_op(str(x)) for x in comm["name"].to_numpy()],
+        "ts_us": comm["ts_us"].to_numpy(), "dur_us": comm["dur_us"].to_numpy(),
+    }).sort_values("ts_us", kind="stable")
     rank = trace.info.rank if trace.info.rank is not None else default_rank
     return RankSummary(rank, trace.info.world_size, trace.info.path, trace.info.t0_us,
                        pd.DataFrame(rows, columns=["step", "step_us", "compute_us", "comm_us",
@@ -239,32 +246,74 @@ def _rank_steps(summaries: Sequence[RankSummary]) -> pd.DataFrame:
     return out[list(RANK_STEP_COLUMNS)].reset_index(drop=True)
 
 
+def align_shift(ref_end: np.ndarray, ref_op: np.ndarray, end: np.ndarray, op: np.ndarray,
+                max_shift: int = MAX_SHIFT) -> tuple[int, float]:
+    """Index shift k pairing ref[i] with other[i + k], and the other rank's clock offset.
+
+    Every rank leaves a collective at nearly the same instant, so under the right pairing the
+    end-time differences are constant (the clock offset). Candidates are the shifts whose
+    collective names agree over at least half the shorter list; of those whose spread of
+    differences (median absolute deviation) is within `ALIGN_TOL_US` of the best, the one with
+    the smallest clock offset wins: steps repeat the same collectives, so a shift by a whole
+    step is nearly as steady, and clocks are trusted to agree to better than half a step.
+    """
+    cands = []  # (spread, |offset|, -overlap, k, offset)
+    need = max(1, min(len(ref_end), len(end)) // 2)
+    for k in range(-min(max_shift, len(ref_end) - 1), min(max_shift, len(end) - 1) + 1):
+        i0, i1 = max(0, -k), min(len(ref_end), len(end) - k)
+        if i1 - i0 < need or (op[i0 + k:i1 + k] != ref_op[i0:i1]).any():
+            continue
+        d = end[i0 + k:i1 + k] - ref_end[i0:i1]
+        mid = float(np.median(d))
+        cands.append((float(np.median(np.abs(d - mid))), abs(mid), -(i1 - i0), k, mid))
+    if not cands:
+        return 0, 0.0
+    best = min(c[0] for c in cands)
+    pick = min(c[1:] for c in cands if c[0] <= best + ALIGN_TOL_US)
+    return pick[2], pick[3]
+
+
 def _match(summaries: Sequence[RankSummary]) -> tuple[pd.DataFrame, int, dict[int, float]]:
     """Collectives present on every rank, with wait/transfer split; unmatched count; offsets."""
     cols = list(COLLECTIVE_COLUMNS)
-    frames = [s.collectives.assign(rank=s.rank, abs_start=s.collectives["ts_us"] + s.t0_us)
-              for s in summaries]
-    allc = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if allc.empty:
-        return pd.DataFrame(columns=cols), 0, {s.rank: 0.0 for s in summaries}
-    counts = allc.groupby(["step", "seq"])["rank"].transform("nunique")
-    m = allc[counts == len(summaries)].copy()
-    unmatched = int((counts < len(summaries)).sum())
-    m["abs_end"] = m["abs_start"] + m["dur_us"]
-    ref = m[m["rank"] == summaries[0].rank].set_index(["step", "seq"])["abs_end"]
-    offsets = {}
-    for r, g in m.groupby("rank"):
-        d = g.set_index(["step", "seq"])["abs_end"] - ref
-        offsets[int(r)] = float(d.median()) if d.notna().any() else 0.0
+    empty = pd.DataFrame(columns=cols), 0, {s.rank: 0.0 for s in summaries}
+    if not summaries or any(s.collectives.empty for s in summaries):
+        return empty[0], sum(len(s.collectives) for s in summaries), empty[2]
+    ref = summaries[0].collectives
+    ref_end = (ref["ts_us"] + ref["dur_us"]).to_numpy() + summaries[0].t0_us
+    ref_op = ref["op"].to_numpy()
+    frames, offsets = [], {}
+    common = np.ones(len(ref), dtype=bool)
+    for s in summaries:
+        c = s.collectives
+        end = (c["ts_us"] + c["dur_us"]).to_numpy() + s.t0_us
+        k, off = align_shift(ref_end, ref_op, end, c["op"].to_numpy())
+        offsets[s.rank] = off
+        idx = np.arange(len(ref)) + k  # this rank's row for each ref collective
+        ok = (idx >= 0) & (idx < len(c))
+        common &= ok
+        frames.append((s, c, idx, ok))
+    rows = []
+    keep = np.flatnonzero(common)
+    for s, c, idx, _ in frames:
+        g = c.iloc[idx[keep]]
+        rows.append(pd.DataFrame({
+            "key": keep, "step": g["step"].to_numpy(), "op": g["op"].to_numpy(),
+            "rank": s.rank, "ts_us": g["ts_us"].to_numpy(), "dur_us": g["dur_us"].to_numpy(),
+            "abs_start": g["ts_us"].to_numpy() + s.t0_us}))
+    m = pd.concat(rows, ignore_index=True)
+    unmatched = sum(len(s.collectives) for s in summaries) - len(m)
+    if m.empty:
+        return empty[0], unmatched, offsets
+    m["seq"] = m["key"].rank(method="dense").astype(np.int64) - 1
     m["start_us"] = m["abs_start"] - m["rank"].map(offsets)
     m["start_us"] -= m["start_us"].min() if len(m) else 0.0
-    key = m.groupby(["step", "seq"])
-    last = m.loc[key["start_us"].idxmax(), ["step", "seq", "rank", "dur_us", "start_us"]]
+    last = m.loc[m.groupby("seq")["start_us"].idxmax(), ["seq", "rank", "dur_us", "start_us"]]
     last = last.rename(columns={"rank": "last_rank", "dur_us": "transfer_us",
                                 "start_us": "arrival_us"})
-    m = m.merge(last, on=["step", "seq"])
+    m = m.merge(last, on="seq")
     m["wait_us"] = m["arrival_us"] - m["start_us"]
-    m["op_match"] = m.groupby(["step", "seq"])["op"].transform("nunique").eq(1)
+    m["op_match"] = m.groupby("seq")["op"].transform("nunique").eq(1)
     cover = {s.rank: s.compute for s in summaries}
     exp = np.zeros(len(m))
     exp_t = np.zeros(len(m))
@@ -275,7 +324,7 @@ def _match(summaries: Sequence[RankSummary]) -> tuple[pd.DataFrame, int, dict[in
         exp[idx] = d - cover[int(r)].overlap(s, s + d)
         exp_t[idx] = (s + d - t0) - cover[int(r)].overlap(t0, s + d)
     m["exposed_us"], m["exposed_transfer_us"] = exp, exp_t
-    m = m.sort_values(["step", "seq", "rank"], ignore_index=True)
+    m = m.sort_values(["seq", "rank"], ignore_index=True)
     return m[cols], unmatched, offsets
 
 
@@ -302,18 +351,18 @@ def analyze_ranks(summaries: Sequence[RankSummary]) -> Distributed:
     summaries = sorted(summaries, key=lambda s: s.rank)
     steps = _rank_steps(summaries)
     colls, unmatched, offsets = _match(summaries)
-    n_matched = int(colls.groupby(["step", "seq"]).ngroups) if len(colls) else 0
+    n_matched = int(colls["seq"].nunique()) if len(colls) else 0
     per = steps.groupby("rank").agg(
         n_steps=("step", "size"), step_ms=("step_ms", "median"), compute_ms=("compute_ms", "mean"),
         comm_ms=("comm_ms", "mean"), exposed_comm_ms=("exposed_comm_ms", "mean"),
         idle_ms=("idle_ms", "mean"), input_ms=("input_ms", "mean"))
     per = per.reindex([s.rank for s in summaries]).rename_axis("rank").reset_index()
     n = per.set_index("rank")["n_steps"].clip(lower=1)
-    by = colls.groupby("rank")
+    by = colls[colls["step"] >= 0].groupby("rank")  # per step: what the steps launched
     for col in ("wait", "transfer", "exposed_transfer"):
         per[f"{col}_ms"] = per["rank"].map(by[f"{col}_us"].sum() / 1e3 / n).astype(
             np.float64).fillna(0.0)
-    lasts = colls.drop_duplicates(["step", "seq"])["last_rank"].value_counts()
+    lasts = colls.drop_duplicates("seq")["last_rank"].value_counts()
     per["last_arrival_pct"] = per["rank"].map(100.0 * lasts / max(n_matched, 1)).astype(
         np.float64).fillna(0.0)
     per["hidden_comm_ms"] = per["comm_ms"] - per["exposed_comm_ms"]

@@ -64,8 +64,11 @@ def render_text(s: dict[str, Any]) -> str:
         f"{len(st.get('outliers') or [])} outlier(s)")
     prof = st.get("profiled") or {}
     if st.get("source") == "baseline" and prof.get("n"):
+        ratio = st.get("profiler_inflation") or 0.0
+        why = ("the profiler's own cost" if ratio > 1.05 else
+               "steps overlap less without per-step syncs" if ratio < 0.95 else "no visible cost")
         lines.append(f"Profiled steps: median {_ms(prof.get('median_ms'))} "
-                     f"({(st.get('profiler_inflation') or 0):.2f}× the baseline: profiler cost)")
+                     f"({ratio:.2f}× the baseline: {why})")
     if gpu.get("available"):
         lines.append(
             f"GPU busy {gpu['busy_pct']:.1f}% of the profiled window (idle {gpu['idle_pct']:.1f}%)"
