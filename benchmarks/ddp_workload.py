@@ -2,7 +2,8 @@
 
 Plain optimizer steps, so `jupyter gpuprof run` profiles it without code changes:
 
-    python -m jupyter_gpuprof run -- torchrun --nproc-per-node 2 benchmarks/ddp_workload.py --variant comm
+    python -m jupyter_gpuprof run -- \\
+        torchrun --nproc-per-node 2 benchmarks/ddp_workload.py --variant comm
     torchrun --nproc-per-node 2 benchmarks/ddp_workload.py --variant balanced --tiny   # CPU, gloo
 
 Variants (the expected verdict in brackets):

@@ -33,7 +33,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 def _print_report(path: Path, as_json: bool) -> None:
     from .report import analyze_path
 
-    report = analyze_path(path, workers=min(4, os.cpu_count() or 1))
+    report = analyze_path(path)
     if as_json:
         print(json.dumps(report.to_json()))
     else:

@@ -17,12 +17,14 @@ from .advice.distributed_rules import merge_advice, rank_table
 from .advice.verdict import Advice, advise
 from .analysis.distributed import Distributed, analyze_ranks, load_ranks
 from .analysis.summary import Analysis, analyze
-from .analysis.trace import TraceError, load_trace
+from .analysis.timeline import build_timeline
+from .analysis.trace import Trace, TraceError, load_trace
 from .analysis.transfers import transfer_summary
 from .store.run import META_FILE, Run, RunMeta, open_run
 
 SCHEMA_VERSION = 1
 TOP_ROWS = 15
+MAX_SERIES = 2000  # step times shipped per series (the chart needs each step, but bounded)
 
 
 def _clean(x: Any) -> Any:
@@ -47,13 +49,16 @@ class Report:
 
     def __init__(self, analysis: Analysis, advice: Advice, meta: RunMeta | None = None,
                  path: str | None = None, ranks: list[Analysis] | None = None,
-                 distributed: Distributed | None = None) -> None:
+                 distributed: Distributed | None = None,
+                 timeline: dict[str, Any] | None = None) -> None:
         self.analysis = analysis
         self.advice = advice
         self.meta = meta
         self.path = path
         self.ranks = ranks or []
         self.distributed = distributed  # cross-rank tables when the run has >= 2 ranks
+        self.timeline = timeline  # bounded LOD timeline (analysis/timeline.py); None: no trace
+        self.baseline_ms: list[float] | None = None  # baseline of a bare trace (no meta)
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
     steps = property(lambda self: self.analysis.steps, doc="Profiled steps (steps.STEP_COLUMNS).")
@@ -95,7 +100,7 @@ class Report:
             "steps": {**stats, "source": a.real.source,
                       "timing": m.baseline.get("timing") if m else None,
                       "baseline": a.baseline, "profiled": a.profiled,
-                      "profiler_inflation": a.real.inflation},
+                      "profiler_inflation": a.real.inflation, **_step_series(a, m, self.baseline_ms)},
             "gpu": {
                 "available": a.gpu_available, "busy_pct": a.busy_pct,
                 "idle_pct": 100.0 - a.busy_pct if a.gpu_available else None,
@@ -120,6 +125,7 @@ class Report:
                        "step_median_ms": r.profiled["median_ms"], "busy_pct": r.busy_pct}
                       for i, r in enumerate(self.ranks)],
             "distributed": _distributed_json(self.distributed),
+            "timeline": self.timeline,
         }
         return _clean(out)
 
@@ -132,8 +138,33 @@ class Report:
         from .views.html import render_html
         return render_html(self.to_json())
 
+    def widget(self) -> Any:
+        """The interactive report (anywidget) built from this report's summary."""
+        from .views.widget import ReportWidget
+        return ReportWidget(self.to_json())
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        """Display as the report widget, which also carries static HTML and text fallbacks."""
+        return self.widget()._repr_mimebundle_(include=include, exclude=exclude)
+
     def __repr__(self) -> str:
         return self.to_text()
+
+
+def _step_series(a: Analysis, m: RunMeta | None,
+                 loose_baseline: list[float] | None) -> dict[str, list[float]]:
+    """Each step's time (ms) for the step-time chart: unprofiled baseline, profiled window."""
+    base = list(m.baseline.get("step_ms") or []) if m else list(loose_baseline or [])
+    prof = list(m.profiled_step_ms) if m and m.profiled_step_ms else []
+    if not prof and len(a.steps) and int(a.steps["step"].iloc[0]) >= 0:
+        prof = (a.steps["step_us"] / 1e3).tolist()
+    return {"baseline_ms": [round(float(v), 4) for v in base[:MAX_SERIES]],
+            "profiled_ms": [round(float(v), 4) for v in prof[:MAX_SERIES]]}
+
+
+def _timeline(trace: Trace, a: Analysis) -> dict[str, Any]:
+    """The bounded timeline the views draw (never the raw events)."""
+    return build_timeline(trace, a.window, a.gaps, a.steps)
 
 
 def _distributed_json(d: Distributed | None) -> dict[str, Any] | None:
@@ -169,16 +200,18 @@ def _sibling_meta(trace: Path) -> dict[str, Any]:
 
 
 def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
-                  flops_per_step: float | None = None, meta: RunMeta | None = None,
-                  workers: int = 1) -> Report:
+                  flops_per_step: float | None = None, meta: RunMeta | None = None) -> Report:
     """Report for one trace file (baseline from the arguments or a sibling meta file)."""
     path = Path(path)
     if baseline_step_ms is None and meta is None:
         side = _sibling_meta(path)
         baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
         flops_per_step = flops_per_step or side.get("flops_per_step")
-    a = analyze(load_trace(path, workers=workers), baseline_step_ms, flops_per_step)
-    return Report(a, advise(a), meta, str(path))
+    trace = load_trace(path)
+    a = analyze(trace, baseline_step_ms, flops_per_step)
+    report = Report(a, advise(a), meta, str(path), timeline=_timeline(trace, a))
+    report.baseline_ms = list(baseline_step_ms or [])
+    return report
 
 
 def analyze_run(run: Run) -> Report:
@@ -190,8 +223,9 @@ def analyze_run(run: Run) -> Report:
     if len(traces) > 1:
         report = _multi_rank(traces, m, str(run.path))
     else:
-        a = analyze(load_trace(traces[0]), m.baseline.get("step_ms") or None, m.flops_per_step)
-        report = Report(a, advise(a), m, str(run.path))
+        trace = load_trace(traces[0])
+        a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step)
+        report = Report(a, advise(a), m, str(run.path), timeline=_timeline(trace, a))
     run.write_summary(report.to_json())
     return report
 
@@ -211,14 +245,11 @@ def _trace_files(p: Path) -> list[Path]:
                   if x.is_file() and (x.name.endswith(names) or _is_rank_trace(x)))
 
 
-def analyze_path(path: str | Path, workers: int = 1) -> Report:
-    """Report for a trace file, a run folder, or a folder of per-rank traces.
-
-    `workers` > 1 lets a single large trace decode in several processes.
-    """
+def analyze_path(path: str | Path) -> Report:
+    """Report for a trace file, a run folder, or a folder of per-rank traces."""
     p = Path(path)
     if p.is_file():
-        return analyze_trace(p, workers=workers)
+        return analyze_trace(p)
     if not p.is_dir():
         raise TraceError(f"{p}: no such file or folder")
     if _is_run_folder(p):
@@ -227,7 +258,7 @@ def analyze_path(path: str | Path, workers: int = 1) -> Report:
     if not traces:
         raise TraceError(f"{p}: no trace files (*.pt.trace.json[.gz] or trace*.json.gz) here")
     if len(traces) == 1:
-        return analyze_trace(traces[0], workers=workers)
+        return analyze_trace(traces[0])
     return _multi_rank(traces, None, str(p))
 
 

@@ -236,7 +236,9 @@ def test_run_torchrun_writes_one_trace_per_rank(tmp_path):
     p = tmp_path / "ddp.py"
     p.write_text(DDP)
     root = tmp_path / "runs"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", str(p)]
+    # --standalone picks a free rendezvous port: the default 29500 may be taken on a busy host
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+           str(p)]
     assert main(["run", "--runs-root", str(root), *FLAGS, "--", *cmd]) == 0
     run = only_run(root)
     assert [t.name for t in run.trace_paths()] == ["trace.rank0.json.gz", "trace.rank1.json.gz"]

@@ -1,13 +1,27 @@
 """Cross-rank analysis, exact arithmetic on synthetic per-rank traces (tests/ddp_scenarios.py)."""
 
 import pytest
+from ddp_scenarios import (
+    ALLREDUCE,
+    ALLREDUCE_OLD,
+    STEPS,
+    comm_bound,
+    gpu_straggler,
+    host_straggler,
+    overlapped,
+    write_run,
+)
 
-from ddp_scenarios import (ALLREDUCE, ALLREDUCE_OLD, STEPS, comm_bound, gpu_straggler,
-                           host_straggler, overlapped, write_run)
-from jupyter_gpuprof.analysis.distributed import (COLLECTIVE_COLUMNS, IMBALANCE_COLUMNS,
-                                                  RANK_COLUMNS, RANK_STEP_COLUMNS,
-                                                  analyze_ranks, collective_op, is_collective,
-                                                  load_ranks)
+from jupyter_gpuprof.analysis.distributed import (
+    COLLECTIVE_COLUMNS,
+    IMBALANCE_COLUMNS,
+    RANK_COLUMNS,
+    RANK_STEP_COLUMNS,
+    analyze_ranks,
+    collective_op,
+    is_collective,
+    load_ranks,
+)
 
 
 def dist(folder, workers=1):

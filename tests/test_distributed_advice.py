@@ -4,8 +4,16 @@ import json
 from pathlib import Path
 
 import pytest
+from ddp_scenarios import (
+    STEP_US,
+    STEPS,
+    comm_bound,
+    gpu_straggler,
+    host_straggler,
+    overlapped,
+    write_run,
+)
 
-from ddp_scenarios import STEP_US, STEPS, comm_bound, gpu_straggler, host_straggler, overlapped, write_run
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.views.html import render_html
 
@@ -103,3 +111,21 @@ def test_cpu_only_ranks_get_a_report_without_cross_rank_verdicts(tmp_path):
     r = analyze_path(tmp_path)
     assert r.verdict.category is None and r.distributed.n_matched == 0
     assert [x["rank"] for x in r.to_json()["distributed"]["ranks"]] == [0, 1]
+
+
+@pytest.mark.parametrize("variant, expected", [("comm", "comm"), ("balanced", None),
+                                               ("straggler", "straggler")])
+def test_ddp_workload_variants_captured_on_two_h200(variant, expected):
+    """benchmarks/ddp_workload.py through `jupyter gpuprof run -- torchrun` (ddp_gpu_check.sh)."""
+    r = analyze_path(REAL / f"ddp_workload_{variant}")
+    if expected:
+        assert r.verdict.category == expected
+    else:
+        assert r.verdict.category not in ("comm", "straggler")
+    ranks = r.distributed.ranks.set_index("rank")
+    assert (ranks["wait_ms"] < ranks["step_ms"]).all()  # waits line up: never above the step
+    if variant == "straggler":
+        f = finding(r, "straggler")
+        assert f.data["rank"] == 1 and f.data["phase"] == "gpu_work"
+    if variant == "comm":  # both ranks arrive together: transfer, not waiting
+        assert (ranks["wait_ms"] < 0.1 * ranks["transfer_ms"]).all()

@@ -67,19 +67,3 @@ def test_distributed_info_gives_rank(tmp_path):
     t = load_trace(b.write(tmp_path / "r.json.gz", distributedInfo={"rank": 3, "world_size": 8}))
     assert (t.info.rank, t.info.world_size) == (3, 8)
 
-
-def test_parallel_decode_gives_the_same_table(monkeypatch):
-    from pathlib import Path
-
-    import pandas as pd
-
-    from jupyter_gpuprof.analysis import trace_parallel
-
-    path = Path(__file__).parent / "data" / "real" / "tinygpt_before" / "trace.json.gz"
-    monkeypatch.setattr(trace_parallel, "PARALLEL_MIN_BYTES", 0)
-    one = load_trace(path)
-    many = load_trace(path, workers=3)
-    pd.testing.assert_frame_equal(one.events, many.events, check_categorical=False)
-    assert (one.info.n_events_total, one.info.n_events_skipped) == (
-        many.info.n_events_total, many.info.n_events_skipped)
-    assert many.info.gpu_name == "NVIDIA H200"

@@ -52,7 +52,7 @@ RANK_COLUMNS = {
     "idle_ms": "GPU fully idle per step (the host did not feed it)",
     "input_ms": "host time per step in the data pipeline",
     "wait_ms": "per step: time this rank's collectives waited for the last rank to arrive",
-    "transfer_ms": "per step: duration of the last-arriving rank's kernel, over matched collectives",
+    "transfer_ms": "per step: duration of the last-arriving rank's kernel (matched collectives)",
     "exposed_transfer_ms": "per step: the transfer part of this rank's collectives not hidden by "
                            "compute (what bucketing/overlap tuning can remove)",
     "last_arrival_pct": "% of matched collectives where this rank arrived last",
@@ -61,7 +61,8 @@ RANK_COLUMNS = {
 RANK_STEP_COLUMNS = {
     "rank": "rank", "step": "step number",
     "step_ms": "step duration on this rank", "compute_ms": "non-collective GPU activity (union)",
-    "comm_ms": "collective kernel time (union)", "exposed_comm_ms": "comm not overlapped by compute",
+    "comm_ms": "collective kernel time (union)",
+    "exposed_comm_ms": "comm not overlapped by compute",
     "idle_ms": "GPU idle inside the step's span", "input_ms": "host data-pipeline time",
 }
 COLLECTIVE_COLUMNS = {
@@ -142,7 +143,7 @@ def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSumm
     rows = []
     prev_end = float(steps["cpu_start_us"].iloc[0]) if len(steps) else 0.0
     for s, cs, ce, end in zip(steps["step"], steps["cpu_start_us"], steps["cpu_end_us"],
-                              steps["end_us"]):
+                              steps["end_us"], strict=True):
         mine = step_of == s if has_marks else np.ones(len(gpu), dtype=bool)
         c = gpu[mine & ~coll]
         n = gpu[mine & coll]
@@ -212,7 +213,7 @@ def load_ranks(paths: Sequence[str | Path], baseline_step_ms: Sequence[float] | 
         return [load_rank(*a) for a in args]
     # spawn: forking a Jupyter kernel (threads, CUDA) is unsafe; workers import only the analysis
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(load_rank, *zip(*args)))
+        return list(pool.map(load_rank, *zip(*args, strict=True)))
 
 
 @dataclass

@@ -51,12 +51,15 @@ def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFra
     gpu = trace.of(*GPU_CATEGORIES)
     gpu_by_ext = gpu[gpu["external_id"] >= 0].groupby("external_id")["dur_us"].sum()
     cuda_self = ops["external_id"].map(gpu_by_ext).fillna(0.0).to_numpy()
+    # every op's GPU time also counts for each of its ancestors: climb one level per pass
     cuda_total = cuda_self.copy()
-    # children start later than their parents: accumulate from the latest start backwards
-    for i in np.argsort(ops["ts_us"].to_numpy(), kind="stable")[::-1].tolist():
-        p = parent[i]
-        if p >= 0:
-            cuda_total[p] += cuda_total[i]
+    up = parent.copy()
+    carry = cuda_self.copy()
+    live = (up >= 0) & (carry > 0)
+    while live.any():
+        np.add.at(cuda_total, up[live], carry[live])
+        up = np.where(live, parent[np.clip(up, 0, None)], -1)
+        live = (up >= 0) & (carry > 0)
     return ops.assign(
         parent=parent, cpu_self_us=np.clip(dur - child_sum, 0.0, None),
         cuda_self_us=cuda_self, cuda_total_us=cuda_total,

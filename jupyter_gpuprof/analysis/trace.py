@@ -221,29 +221,16 @@ def trace_info(file: _File, path: Path, n_total: int, n_kept: int) -> TraceInfo:
     return info
 
 
-def load_trace(path: str | Path, *, keep_python: bool = False, workers: int = 1) -> Trace:
-    """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`.
-
-    `workers` > 1 decodes a large file in that many processes (see trace_parallel).
-    """
+def load_trace(path: str | Path, *, keep_python: bool = False) -> Trace:
+    """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`."""
     path = Path(path)
-    data = _read_bytes(path)
-    parsed = None
-    if workers > 1:
-        from .trace_parallel import decode_parallel
-
-        parsed = decode_parallel(data, path, workers, keep_python)
-    if parsed is None:
-        file, dropped = _decode(data, path)
-        del data
-        if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
-            raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
-        evs, mems = select(file.traceEvents, keep_python)
-        info = trace_info(file, path, len(file.traceEvents) + dropped, len(evs) + len(mems))
-        del file
-        events = build_table(evs, mems)
-    else:
-        events, info = parsed
+    file, dropped = _decode(_read_bytes(path), path)
+    if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
+        raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
+    evs, mems = select(file.traceEvents, keep_python)
+    info = trace_info(file, path, len(file.traceEvents) + dropped, len(evs) + len(mems))
+    del file
+    events = build_table(evs, mems)
     if len(events):
         info.t0_us = float(events["ts_us"].min())
         events["ts_us"] -= info.t0_us
