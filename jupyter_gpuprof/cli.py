@@ -31,9 +31,19 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def _print_report(path: Path, as_json: bool) -> None:
+    prefetch = None
+    if path.is_file():
+        from concurrent.futures import ThreadPoolExecutor
+
+        from .analysis.tracefile import read_trace_bytes
+
+        # decompressing releases the GIL, so it overlaps the imports of pandas and numpy
+        pool = ThreadPoolExecutor(max_workers=1)
+        prefetch = pool.submit(read_trace_bytes, path)
+        pool.shutdown(wait=False)
     from .report import analyze_path
 
-    report = analyze_path(path)
+    report = analyze_path(path, data=prefetch.result() if prefetch else None)
     if as_json:
         print(json.dumps(report.to_json()))
     else:
@@ -45,6 +55,23 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not path.exists():
         raise CliError(f"no such file or folder: {path}")
     _print_report(path, args.json)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .views.export import export_run
+
+    path = Path(args.run)
+    if not path.exists():
+        from .store import RunStore
+
+        try:
+            path = RunStore(args.runs_root).get(args.run).path  # a run id in the runs folder
+        except (LookupError, OSError, ValueError):
+            raise CliError(f"no such run, file or folder: {args.run}") from None
+    out = export_run(path, args.html)
+    print(f"gpuprof: wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)",
+          file=sys.stderr)
     return 0
 
 
@@ -176,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print the report as JSON (same as summary.json)"
     )
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("export", help="write one self-contained offline HTML report of a run")
+    p.add_argument("run", help="run folder, trace file, or run id in the runs folder")
+    p.add_argument("--html", required=True, metavar="OUT.html", help="the HTML file to write")
+    p.add_argument("--runs-root", default=None, help="runs folder for run ids")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser(
         "run", help="run a script unmodified, profiling its training steps (optimizer.step())"

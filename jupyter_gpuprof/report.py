@@ -24,6 +24,7 @@ from .store.run import META_FILE, Run, RunMeta, open_run
 
 SCHEMA_VERSION = 1
 TOP_ROWS = 15
+OP_ROWS = 200  # the widget's operator table sorts and filters these rows
 MAX_SERIES = 2000  # step times shipped per series (the chart needs each step, but bounded)
 
 
@@ -110,7 +111,7 @@ class Report:
             },
             "verdict": self.advice.verdict.to_json(),
             "findings": [f.to_json() for f in self.advice.findings],
-            "ops": _records(a.ops), "kernels": _records(a.kernels),
+            "ops": _records(a.ops, OP_ROWS), "kernels": _records(a.kernels),
             "kernel_kinds": _records(a.kinds, 50),
             "transfers": _records(transfer_summary(a.transfers), 20),
             "syncs": {"count": len(syncs), "per_step": len(syncs) / n,
@@ -200,14 +201,15 @@ def _sibling_meta(trace: Path) -> dict[str, Any]:
 
 
 def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
-                  flops_per_step: float | None = None, meta: RunMeta | None = None) -> Report:
+                  flops_per_step: float | None = None, meta: RunMeta | None = None,
+                  data: bytes | None = None) -> Report:
     """Report for one trace file (baseline from the arguments or a sibling meta file)."""
     path = Path(path)
     if baseline_step_ms is None and meta is None:
         side = _sibling_meta(path)
         baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
         flops_per_step = flops_per_step or side.get("flops_per_step")
-    trace = load_trace(path)
+    trace = load_trace(path, data=data)
     a = analyze(trace, baseline_step_ms, flops_per_step)
     report = Report(a, advise(a), meta, str(path), timeline=_timeline(trace, a))
     report.baseline_ms = list(baseline_step_ms or [])
@@ -245,11 +247,14 @@ def _trace_files(p: Path) -> list[Path]:
                   if x.is_file() and (x.name.endswith(names) or _is_rank_trace(x)))
 
 
-def analyze_path(path: str | Path) -> Report:
-    """Report for a trace file, a run folder, or a folder of per-rank traces."""
+def analyze_path(path: str | Path, data: bytes | None = None) -> Report:
+    """Report for a trace file, a run folder, or a folder of per-rank traces.
+
+    `data`: a trace file's contents when the caller already read them.
+    """
     p = Path(path)
     if p.is_file():
-        return analyze_trace(p)
+        return analyze_trace(p, data=data)
     if not p.is_dir():
         raise TraceError(f"{p}: no such file or folder")
     if _is_run_folder(p):

@@ -145,8 +145,8 @@ def precision_rule(a: Analysis) -> Finding | None:
     cost = t * gpu_weight(a)
     evidence = (
         f"{t:.1f} ms per step ({100 * t / total:.0f}% of GPU time) in fp32 matmul kernels "
-        f"without Tensor Cores ({names}). TF32/bf16 Tensor Cores run these {T.PRECISION_SPEEDUP:.0f}"
-        f"× faster or more on this GPU.")
+        f"without Tensor Cores ({names}). TF32/bf16 Tensor Cores run these "
+        f"{T.PRECISION_SPEEDUP:.0f}× faster or more on this GPU.")
     return _finding(a, "fp32-matmuls", "precision", "fp32 matmuls miss the Tensor Cores",
                     evidence, fixes.PRECISION, cost, 1 - 1 / T.PRECISION_SPEEDUP,
                     fp32_matmul_ms_per_step=round(t, 3))

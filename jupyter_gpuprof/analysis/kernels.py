@@ -94,7 +94,7 @@ def kernel_rows(trace: Trace, op_types: pd.Series | None = None) -> pd.DataFrame
     uniq = keys.drop_duplicates()
     cats_list = list(names.categories)
     uniq = uniq.assign(tensor_core=[uses_tensor_cores(cats_list[c], k, d) for c, k, d in
-                                    zip(uniq["code"], uniq["kind"], uniq["dtype"])])
+                                    zip(uniq["code"], uniq["kind"], uniq["dtype"], strict=True)])
     tc = keys.merge(uniq, on=["code", "kind", "dtype"], how="left")["tensor_core"].to_numpy()
     return gpu.assign(kind=kind, dtype=dtype, tensor_core=tc.astype(bool))
 

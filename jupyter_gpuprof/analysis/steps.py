@@ -106,7 +106,7 @@ def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
     idx = _assign(gpu, np.append(starts, np.inf), np.append(ends, -np.inf))
     rows = []
     prev_end = starts[0] if len(starts) else 0.0
-    for k, (step, s, e) in enumerate(zip(marks["step"], starts, ends)):
+    for k, (step, s, e) in enumerate(zip(marks["step"], starts, ends, strict=True)):
         g = gpu[idx == k]
         if len(g):
             us, ue = union(g["ts_us"].to_numpy(), g["end_us"].to_numpy())

@@ -36,7 +36,7 @@ def sync_table(host: HostWork, ops: pd.DataFrame, gaps: pd.DataFrame) -> pd.Data
         rows = t_ops.index.to_numpy()  # positions in `ops` (op_rows resets the index)
         starts, ends = t_ops["ts_us"].to_numpy(), t_ops["end_us"].to_numpy()
         sel = np.flatnonzero((calls["tid"] == tid).to_numpy())
-        for j, ts in zip(sel, calls["ts_us"].to_numpy()[sel]):
+        for j, ts in zip(sel, calls["ts_us"].to_numpy()[sel], strict=True):
             k = int(np.searchsorted(starts, ts, side="right")) - 1
             # walk back to the latest-starting op that still covers the call (innermost)
             for _ in range(MAX_WALK):

@@ -8,17 +8,20 @@ raises `TraceError` with a one-line message that names the file.
 
 from __future__ import annotations
 
-import gzip
-import zlib
-from operator import attrgetter
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import numpy as np
 import pandas as pd
+
+from .tracefile import TraceError, read_trace_bytes
+
+__all__ = ["Trace", "TraceError", "TraceInfo", "load_trace", "names_where"]
 
 #: categories kept in the event table (``memory`` is the renamed ``[memory]`` instant event)
 KEPT_CATEGORIES = (
@@ -34,13 +37,10 @@ KEPT_CATEGORIES = (
 )
 #: every category of the event table, in its layout order
 ALL_CATEGORIES = (*KEPT_CATEGORIES, "memory")
+_CAT_CODE = {c: i for i, c in enumerate(ALL_CATEGORIES)}
 #: categories that occupy a GPU stream
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 MEMORY_DEVICE_TYPE_CUDA = 1
-
-
-class TraceError(ValueError):
-    """A trace file that cannot be read; the message is one line and names the file."""
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -146,18 +146,6 @@ def names_where(df: pd.DataFrame, predicate: Callable[[str], bool]) -> np.ndarra
     return flags[cat.codes.to_numpy()] if len(flags) else np.zeros(len(df), dtype=bool)
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-        return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such trace file") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise TraceError(f"{path}: truncated or corrupt gzip ({exc}); re-export the trace") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read ({exc.strerror or exc})") from None
-
-
 def _decode(data: bytes, path: Path) -> tuple[_File, int]:
     """The decoded file and how many malformed events had to be dropped."""
     try:
@@ -221,10 +209,14 @@ def trace_info(file: _File, path: Path, n_total: int, n_kept: int) -> TraceInfo:
     return info
 
 
-def load_trace(path: str | Path, *, keep_python: bool = False) -> Trace:
-    """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`."""
+def load_trace(path: str | Path, *, keep_python: bool = False,
+               data: bytes | None = None) -> Trace:
+    """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`.
+
+    `data`: the file's contents when already read (see `tracefile.read_trace_bytes`).
+    """
     path = Path(path)
-    file, dropped = _decode(_read_bytes(path), path)
+    file, dropped = _decode(read_trace_bytes(path) if data is None else data, path)
     if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
         raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
     evs, mems = select(file.traceEvents, keep_python)
@@ -258,10 +250,14 @@ def _ids(evs: list[_Event], attr: str) -> np.ndarray:
         return _ints((_as_int(getattr(e, attr)) for e in evs), len(evs))
 
 
-def _categorical(values: list[str]) -> pd.Categorical:
-    """Categorical column from a list of repeated strings."""
-    codes, uniques = pd.factorize(np.asarray(values, dtype=object))
-    return pd.Categorical.from_codes(codes.astype(np.int32), categories=uniques)
+def _categorical(values: Iterable[str], n: int) -> pd.Categorical:
+    """Categorical column from repeated strings, coded through one dict pass in C."""
+    seen: dict[str, int] = {}
+    first = np.fromiter(map(seen.setdefault, values, itertools.count()), np.int64, count=n)
+    # each name's code is the position where it first appeared; make them dense
+    codes = np.searchsorted(np.fromiter(seen.values(), np.int64, count=len(seen)), first)
+    return pd.Categorical.from_codes(codes.astype(np.int32),
+                                     categories=pd.Index(list(seen), dtype=object))
 
 
 def _json_texts(args: list[_Args], attr: str) -> list[str]:
@@ -283,7 +279,9 @@ def build_table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
                              _col(margs, "device_id"), -1)
     nbytes = _col(args, "nbytes")
     nbytes[n_ev:] = _col(margs, "mem_bytes")
-    cats = pd.Categorical(list(map(attrgetter("cat"), rows)), categories=ALL_CATEGORIES)
+    cats = pd.Categorical.from_codes(
+        np.fromiter(map(_CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8, count=n),
+        categories=ALL_CATEGORIES)
     # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
     op_idx = np.flatnonzero(np.asarray(cats == "cpu_op"))
     op_args = [args[i] for i in op_idx]
@@ -294,7 +292,7 @@ def build_table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
     ts = _col(rows, "ts", np.float64)
     dur = _col(rows, "dur", np.float64)
     df = pd.DataFrame({
-        "cat": cats, "name": _categorical(list(map(attrgetter("name"), rows))),
+        "cat": cats, "name": _categorical(map(attrgetter("name"), rows), n),
         "ts_us": ts, "dur_us": dur, "pid": _ids(rows, "pid"), "tid": _ids(rows, "tid"),
         "device": device,
         "stream": np.where(is_mem, -1, _col(args, "stream")),

@@ -9,6 +9,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..store import Run, RunStore
+from .progress import CaptureProgress
 from .session import ProfileSession
 from .settings import CaptureSettings
 
@@ -49,6 +50,7 @@ class GpuProfMagics(Magics):
         super().__init__(shell)
         self.last_run: Run | None = None
         self._shown: ProfileSession | None = None
+        self._progress: CaptureProgress | None = None  # the running cell's progress line
 
     @magic_arguments()
     @argument("--steps", type=int, default=30, help="baseline steps timed without the profiler")
@@ -130,6 +132,7 @@ class GpuProfMagics(Magics):
             store=RunStore(args.runs_root),
             on_complete=on_complete,
         ).begin()
+        self._progress = None if args.quiet else CaptureProgress(session.driver).start()
         error: BaseException | None = None
         try:
             if loop:
@@ -140,7 +143,12 @@ class GpuProfMagics(Magics):
             error = e
             raise
         finally:
-            self._close(session, args, error)
+            try:
+                self._close(session, args, error)
+            finally:
+                if self._progress is not None:
+                    self._progress.close("failed" if error is not None else "done")
+                    self._progress = None
 
     def _close(self, session: ProfileSession, args: Any, error: BaseException | None) -> None:
         try:
@@ -173,6 +181,8 @@ class GpuProfMagics(Magics):
         if run.meta.error:
             print(f"gpuprofile: run {run.meta.status}: {run.meta.error}")
         report = None
+        if self._progress is not None:
+            self._progress.stage("analysing the trace…")
         if run.trace_paths():
             # a cell that raised still gets the report of what was captured (marked partial)
             report = self._analyze(run)
