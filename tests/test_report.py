@@ -71,3 +71,15 @@ def test_errors_name_the_path(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(TraceError, match="no trace files"):
         analyze_path(tmp_path / "empty")
+
+
+def test_throughput_line_from_counted_flops(tmp_path):
+    b, step_ms = build(input_bound)
+    b.write(tmp_path / "w.pt.trace.json.gz")
+    (tmp_path / "w.meta.json").write_text(json.dumps(
+        {"step_ms_all": [10.0] * 5, "flops_per_step": 5e12}))
+    r = analyze_path(tmp_path / "w.pt.trace.json.gz")
+    f = r.to_json()["flops"]
+    assert f["achieved_tflops"] == pytest.approx(500.0)  # 5 TFLOP in 10 ms
+    assert f["mfu_pct"] == pytest.approx(100 * 500 / 989.4)  # bf16 on an H200
+    assert "MFU 50.5%" in r.to_text()

@@ -48,6 +48,17 @@ def rank_lines(d: dict[str, Any] | None) -> list[str]:
     return out
 
 
+def throughput(s: dict[str, Any]) -> str | None:
+    """Achieved TFLOP/s and MFU, when FLOPs were counted."""
+    f = s.get("flops") or {}
+    if not f.get("achieved_tflops"):
+        return None
+    text = f"Achieved {f['achieved_tflops']:.1f} TFLOP/s ({f.get('dtype') or '?'} matmuls)"
+    if f.get("mfu_pct") is not None:
+        text += f", MFU {f['mfu_pct']:.1f}% of the {f['peak_tflops']:.0f} TFLOP/s peak"
+    return text + f"; {f['per_step'] / 1e12:.2f} TFLOP per step"
+
+
 def render_text(s: dict[str, Any]) -> str:
     """The whole report as text."""
     lines: list[str] = []
@@ -78,6 +89,8 @@ def render_text(s: dict[str, Any]) -> str:
                            if val and val >= 0.005)
         if causes:
             lines.append(f"GPU idle per real step by cause: {causes}")
+    if (flops := throughput(s)) is not None:
+        lines.append(flops)
     lines += ["", f"VERDICT: {v.get('category') or 'unavailable'} ({v.get('confidence')} "
                   f"confidence)", f"  {v.get('summary')}"]
     lines += [f"  - {r}" for r in v.get("reasons", [])]
