@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import sys
 import time
@@ -28,9 +29,11 @@ from capture_workloads import neutral_trace_name  # noqa: E402
 
 
 class Block(nn.Module):
-    def __init__(self, d: int, heads: int):
+    def __init__(self, d: int, heads: int, naive: bool = False, dropout: float = 0.0):
         super().__init__()
         self.heads = heads
+        self.naive = naive  # GPT-2's original attention: masked softmax + dropout, unfused
+        self.drop = nn.Dropout(dropout)
         self.ln1 = nn.LayerNorm(d)
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
@@ -42,17 +45,24 @@ class Block(nn.Module):
         b, t, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
-        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+        if self.naive:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.size(-1)))
+            mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+            att = self.drop(F.softmax(att.masked_fill(~mask, float("-inf")), dim=-1))
+            y = att @ v
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.drop(self.proj(y.transpose(1, 2).reshape(b, t, d)))
+        return x + self.drop(self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh")))
 
 
 class GPT(nn.Module):
-    def __init__(self, layers=12, d=768, heads=12, seq=1024, vocab=50257):
+    def __init__(self, layers=12, d=768, heads=12, seq=1024, vocab=50257, naive=False,
+                 dropout=0.0):
         super().__init__()
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(seq, d)
-        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.blocks = nn.ModuleList([Block(d, heads, naive, dropout) for _ in range(layers)])
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab, bias=False)
         self.head.weight = self.tok.weight  # tied, as in GPT-2
@@ -73,6 +83,9 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--active", type=int, default=40)
     ap.add_argument("--level", type=int, default=6, help="gzip level")
+    ap.add_argument("--naive-attention", action="store_true",
+                    help="GPT-2's original unfused attention (masked softmax), as in HF eager")
+    ap.add_argument("--dropout", type=float, default=0.0, help="GPT-2 used 0.1")
     ap.add_argument(
         "--tiny", action="store_true", help="2 layers, d=128, seq 128, 3 steps (CPU check)"
     )
@@ -86,7 +99,7 @@ def main(argv=None) -> int:
         cfg = dict(layers=2, d=128, heads=4, seq=128, vocab=1000)
         a.active = min(a.active, 3)
         a.batch = 2
-    model = GPT(**cfg).to(dev)
+    model = GPT(**cfg, naive=a.naive_attention, dropout=a.dropout).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
     g = torch.Generator().manual_seed(0)
     data = torch.randint(0, cfg["vocab"], (4, a.batch, cfg["seq"] + 1), generator=g).to(dev)
@@ -139,7 +152,9 @@ def main(argv=None) -> int:
     os.remove(raw)
     t_gz = time.perf_counter() - t0
     info = {
-        "model": f"GPT-2-small-like {cfg}, batch {a.batch}, bf16 autocast, AdamW",
+        "model": f"GPT-2-small-like {cfg}, batch {a.batch}, bf16 autocast, AdamW, "
+                 f"{'naive' if a.naive_attention else 'fused SDPA'} attention, "
+                 f"dropout {a.dropout}",
         "device": torch.cuda.get_device_name(0) if cuda else "cpu",
         "torch": torch.__version__,
         "schedule": sched,

@@ -13,6 +13,7 @@ from .html import render_html
 from .svg import kinds_svg, step_chart_svg, timeline_svg
 
 CSS = """
+.gpuprof-static{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px}
 .gpuprof-static h4{margin:.8em 0 .2em}.gpuprof-static .gpuprof-svg{max-width:100%;height:auto}
 .gpuprof-static table{border-collapse:collapse}.gpuprof-static td,.gpuprof-static th{
  border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}
@@ -45,6 +46,10 @@ def _transfers_html(s: dict[str, Any]) -> str:
 def static_report(s: dict[str, Any]) -> str:
     """The full static report fragment: numbers, verdict, findings, charts."""
     charts = []
+    inp = s.get("input") or {}
+    if (inp.get("host_share_pct") or 0) >= 1:
+        charts.append(f"<p>Data pipeline: {inp['host_share_pct']:.0f}% of the host timeline "
+                      f"({(inp.get('ms_per_step') or 0):.1f} ms per profiled step).</p>")
     if step := step_chart_svg(s.get("steps") or {}):
         charts.append(f"<h4>Step time distribution</h4>{step}")
     if tl := timeline_svg(s.get("timeline")):

@@ -56,6 +56,7 @@ def step_time_figure(steps: dict[str, Any]) -> dict[str, Any]:
                                 "showarrow": True, "arrowhead": 0, "ay": -18,
                                 "font": {"color": "#c0392b"}})
     return {"data": data, "layout": _layout("Step time", xaxis={"title": {"text": "ms"}},
+                                            height=140 + 110 * len(data),
                                             showlegend=False, shapes=shapes,
                                             annotations=annotations)}
 
@@ -134,6 +135,8 @@ def transfers_figure(transfers: list[dict[str, Any]], syncs: dict[str, Any]) -> 
 def kernel_kinds_figure(kinds: list[dict[str, Any]]) -> dict[str, Any]:
     """GPU time by kernel kind, Tensor-Core kernels split out."""
     labels = [f"{k['kind']}{' (Tensor Cores)' if k.get('tensor_core') else ''}" for k in kinds]
+    if not kinds:
+        return {"data": [], "layout": _layout("GPU time by kernel kind (no GPU activity)")}
     return {"data": [{"type": "bar", "orientation": "h", "y": labels,
                       "x": [(k["total_us"] or 0) / 1e3 for k in kinds],
                       "customdata": [k["calls"] for k in kinds],

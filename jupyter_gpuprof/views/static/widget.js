@@ -74,6 +74,10 @@ function stepsPanel(sm, charts) {
   box.append(chart);
   const out = (st.outliers || []).map((i) => `#${i}`).join(", ") || "none";
   box.append(h("p", {}, `Baseline median ${ms(st.median_ms)}, p95 ${ms(st.p95_ms)}, min ${ms(st.min_ms)}, max ${ms(st.max_ms)}; outliers: ${out}.`));
+  const inp = sm.input || {};
+  if ((inp.host_share_pct || 0) >= 1) {
+    box.append(h("p", {}, `Data pipeline: ${num(inp.host_share_pct, 0)}% of the host timeline (${num(inp.ms_per_step, 1)} ms per profiled step).`));
+  }
   if (p.n && st.source === "baseline") {
     const r = st.profiler_inflation || 0;
     box.append(h("p", {}, `Profiled steps: median ${ms(p.median_ms)} = ${num(r, 2)}× the baseline ` +

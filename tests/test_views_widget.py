@@ -1,0 +1,84 @@
+"""The report widget: widget view + static text/html fallback + text/plain; export is offline."""
+
+import re
+
+import pytest
+
+from jupyter_gpuprof.cli import main
+from jupyter_gpuprof.report import analyze_path
+from jupyter_gpuprof.views.export import export_html
+from jupyter_gpuprof.views.widget import ReportWidget
+from tracebuilder import TraceBuilder
+
+REAL = "tests/data/real/input"
+PAYLOAD = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def summary():
+    return analyze_path(REAL).to_json()
+
+
+def test_mimebundle_has_widget_view_html_fallback_and_text(summary):
+    data, _ = ReportWidget(summary)._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    html, text = data["text/html"], data["text/plain"]
+    st = summary["steps"]
+    assert f"{st['median_ms']:.2f} ms" in html and f"{st['p95_ms']:.2f} ms" in html
+    assert "Verdict: input" in html and "<svg" in html  # inline charts
+    for f in summary["findings"]:
+        assert f["title"] in html and f["title"] in text
+    assert "VERDICT: input" in text and "median" in text
+
+
+def test_report_displays_as_the_widget(summary):
+    r = analyze_path(REAL)
+    data, _ = r._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data and "text/html" in data
+    assert r.widget().summary["verdict"]["category"] == "input"
+
+
+def test_widget_gets_a_bounded_summary_never_the_trace(summary):
+    w = ReportWidget(summary)
+    assert set(w.summary["timeline"]) >= {"lanes", "gaps", "names", "n_rects"}
+    assert w.summary["timeline"]["n_rects"] <= w.summary["timeline"]["max_rects"]
+    assert "steps" in w.charts and w.charts["steps"].startswith("<svg")
+
+
+def test_trace_names_are_escaped_in_every_static_output(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0.0, 1000.0)
+    ext = b.op(PAYLOAD, 0.0, 10.0)
+    b.kernel("<script>alert(2)</script>", 1.0, 20.0, 500.0, ext=ext)
+    s = analyze_path(b.write(tmp_path / "x.json.gz")).to_json()
+    assert PAYLOAD in s["timeline"]["names"]  # raw in the data; escaped where it becomes HTML
+    html = ReportWidget(s)._repr_mimebundle_()[0]["text/html"]
+    page = export_html(s)
+    for out in (html, page):
+        assert "<img src=x" not in out and "<script>alert" not in out
+    assert "&lt;img src=x" in html
+
+
+def test_cpu_only_and_stepless_reports_say_so(tmp_path):
+    b = TraceBuilder(gpu=False)
+    b.op("aten::mm", 10.0, 50.0)
+    s = analyze_path(b.write(tmp_path / "cpu.json.gz")).to_json()
+    data, _ = ReportWidget(s)._repr_mimebundle_()
+    assert "GPU metrics unavailable" in data["text/html"]
+    assert s["steps"]["profiled_ms"] == []
+
+
+def test_export_html_is_self_contained(tmp_path):
+    out = tmp_path / "report.html"
+    assert main(["export", REAL, "--html", str(out)]) == 0
+    page = out.read_text()
+    srcs = re.findall(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*['\"]?([^'\" >]+)",
+                      page, flags=re.I)
+    assert not [s for s in srcs if s.startswith(("http://", "https://", "//"))]
+    assert "Plotly.newPlot" in page and "Verdict: input" in page and "<svg" in page
+    assert page.count("<script") == 3  # figures JSON, plotly.js inlined, the plotting call
+
+
+def test_export_of_a_missing_run_is_one_line_error(tmp_path, capsys):
+    assert main(["export", str(tmp_path / "nope"), "--html", str(tmp_path / "o.html")]) == 2
+    assert "no such run" in capsys.readouterr().err
