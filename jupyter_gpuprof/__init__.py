@@ -49,6 +49,13 @@ def step() -> None:
     _step()
 
 
+def compare(before: Any, after: Any, runs_root: Any = None) -> Any:
+    """Compare two runs (ids, folders, traces or Reports): step-time change, op and kernel deltas."""
+    from .comparison import compare as _compare
+
+    return _compare(before, after, runs_root)
+
+
 def load_ipython_extension(ip: Any) -> None:
     """`%load_ext jupyter_gpuprof`: register %%gpuprofile."""
     from .capture.magics import load_ipython_extension as _load
@@ -70,4 +77,4 @@ def _load_jupyter_server_extension(server_app):  # type: ignore[no-untyped-def]
     load(server_app)
 
 
-__all__ = ["__version__", "load_ipython_extension", "profile", "step"]
+__all__ = ["__version__", "compare", "load_ipython_extension", "profile", "step"]

@@ -20,7 +20,9 @@ class CliError(Exception):
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [OSError, ValueError, EOFError, CliError]
+    from .store import RunStoreError
+
+    errors: list[type[BaseException]] = [OSError, ValueError, EOFError, CliError, RunStoreError]
     try:
         from .analysis.trace import TraceError
 
@@ -55,6 +57,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not path.exists():
         raise CliError(f"no such file or folder: {path}")
     _print_report(path, args.json)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .comparison import compare
+
+    result = compare(args.before, args.after, args.runs_root)
+    print(json.dumps(result.to_json()) if args.json else result.to_text())
     return 0
 
 
@@ -203,6 +213,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print the report as JSON (same as summary.json)"
     )
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser(
+        "compare", help="compare two runs (ids, run folders or traces): is the change real?"
+    )
+    p.add_argument("before", help="run id, run folder or trace of the baseline")
+    p.add_argument("after", help="run id, run folder or trace after the change")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--runs-root", default=None, help="runs folder for run ids")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("export", help="write one self-contained offline HTML report of a run")
     p.add_argument("run", help="run folder, trace file, or run id in the runs folder")

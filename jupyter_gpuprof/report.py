@@ -21,6 +21,7 @@ from .analysis.timeline import build_timeline
 from .analysis.trace import Trace, TraceError, load_trace
 from .analysis.transfers import transfer_summary
 from .store.run import META_FILE, Run, RunMeta, open_run
+from .store.runs import RunInProgress
 
 SCHEMA_VERSION = 1
 TOP_ROWS = 15
@@ -269,3 +270,13 @@ def analyze_path(path: str | Path, data: bytes | None = None) -> Report:
 
 def _is_rank_trace(p: Path) -> bool:
     return p.name.startswith("trace.rank") and p.name.endswith(".json.gz")
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    """The run's summary: the cached summary.json, else analysed now (and cached)."""
+    cached = run.read_summary()
+    if cached is not None:
+        return cached
+    if run.meta.status == "running":
+        raise RunInProgress(f"run {run.id!r} is still being written; no report yet")
+    return analyze_run(run).to_json()

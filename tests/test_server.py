@@ -80,7 +80,7 @@ async def test_runs_lists_good_failed_and_corrupt(jp_fetch) -> None:
     runs = json.loads(response.body)["runs"]
     assert [run["id"] for run in runs] == [CORRUPT_RUN, FAILED_RUN, GOOD_RUN]
     corrupt, failed, good = runs
-    assert good == {
+    assert {k: good[k] for k in ("id", "name", "created", "status", "verdict", "error")} == {
         "id": GOOD_RUN,
         "name": "mlp",
         "created": "2026-11-29T19:13:22+00:00",
@@ -97,7 +97,7 @@ async def test_runs_lists_good_failed_and_corrupt(jp_fetch) -> None:
 async def test_runs_of_missing_root_is_empty(jp_fetch, runs_root: Path) -> None:
     shutil.rmtree(runs_root)
     response = await jp_fetch("jupyter-gpuprof", "runs")
-    assert json.loads(response.body) == {"runs": []}
+    assert json.loads(response.body)["runs"] == []
 
 
 def test_default_runs_root_follows_env_then_root_dir(tmp_path: Path, monkeypatch) -> None:

@@ -1,55 +1,153 @@
-"""Run rows for the sidebar: one small JSON-ready dict per run folder of the store."""
+"""Run rows for the sidebar: one small JSON-ready dict per run folder, filtered and paginated."""
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any, TypedDict
 
-from jupyter_gpuprof.store.run import Run
+from jupyter_gpuprof.store.listing import cached_row
+from jupyter_gpuprof.store.run import SUMMARY_FILE, Run
 from jupyter_gpuprof.store.runs import BrokenRun, RunStore
 
 BROKEN = "broken"
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+
+
+class BadQuery(ValueError):
+    """A query parameter the routes cannot use (mapped to HTTP 400)."""
 
 
 class RunListing(TypedDict):
-    """One row of ``GET /jupyter-gpuprof/runs``."""
+    """One row of ``GET /jupyter-gpuprof/runs`` (see docs/rest-api.md)."""
 
     id: str
     name: str
     created: str | None
     status: str
     verdict: str | None
+    verdict_category: str | None
     error: str | None
+    tags: list[str]
+    gpu: str | None
+    world_size: int | None
+    median_ms: float | None
+    p95_ms: float | None
+    n_steps: int
+    has_summary: bool
 
 
-def _verdict(summary: dict[str, Any] | None) -> str | None:
-    """The one-line verdict of a cached ``summary.json`` (``Report.to_json()``), if any."""
+def _first_line(text: object) -> str | None:
+    return text.strip().splitlines()[0] if isinstance(text, str) and text.strip() else None
+
+
+def _verdict(summary: dict[str, Any] | None) -> tuple[str | None, str | None]:
+    """The verdict line and category of a cached ``summary.json`` (``Report.to_json()``)."""
     verdict = (summary or {}).get("verdict")
-    if isinstance(verdict, dict):
-        for key in ("summary", "category"):
-            if isinstance(verdict.get(key), str) and verdict[key]:
-                return str(verdict[key])
-    return None
+    if not isinstance(verdict, dict):
+        return None, None
+    text = verdict.get("summary") or verdict.get("category")
+    category = verdict.get("category")
+    return (str(text) if text else None, str(category) if category else None)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def _num(x: object) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def build_row(run: Run) -> RunListing:
+    """A run's row from its meta.json and (when present) summary.json."""
+    meta = run.meta
+    summary = run.read_summary() if (run.path / SUMMARY_FILE).is_file() else None
+    verdict, category = _verdict(summary)
+    steps = (summary or {}).get("steps") or {}
+    median, p95, n = _num(steps.get("median_ms")), _num(steps.get("p95_ms")), steps.get("n")
+    base = [float(v) for v in meta.baseline.get("step_ms") or [] if _num(v) is not None]
+    if median is None and base:  # not analysed yet: the baseline alone gives the step time
+        median, p95, n = statistics.median(base), _percentile(base, 0.95), len(base)
+    source = (summary or {}).get("source") or {}
+    return RunListing(
+        id=run.id,
+        name=meta.name or run.id,
+        created=meta.created or None,
+        status=meta.status or "unknown",
+        verdict=verdict,
+        verdict_category=category,
+        error=_first_line(meta.error),
+        tags=list(meta.tags),
+        gpu=source.get("gpu") or meta.env.get("gpu_name") or None,
+        world_size=meta.world_size,
+        median_ms=median,
+        p95_ms=p95,
+        n_steps=int(n) if isinstance(n, int) else 0,
+        has_summary=summary is not None,
+    )
 
 
 def describe_run(entry: Run | BrokenRun) -> RunListing:
     """One sidebar row; an unreadable folder is a row with status ``broken``, never an error."""
     if isinstance(entry, BrokenRun):
-        first_line = entry.error.splitlines()[0] if entry.error else "unreadable"
         return RunListing(
-            id=entry.id, name=entry.id, created=None, status=BROKEN, verdict=None, error=first_line
+            id=entry.id, name=entry.id, created=None, status=BROKEN, verdict=None,
+            verdict_category=None, error=_first_line(entry.error) or "unreadable", tags=[],
+            gpu=None, world_size=None, median_ms=None, p95_ms=None, n_steps=0, has_summary=False,
         )
-    meta = entry.meta
-    return RunListing(
-        id=entry.id,
-        name=meta.name or entry.id,
-        created=meta.created or None,
-        status=meta.status or "unknown",
-        verdict=_verdict(entry.read_summary()),
-        error=meta.error.splitlines()[0] if isinstance(meta.error, str) and meta.error else None,
-    )
+    try:
+        return RunListing(**cached_row(entry, build_row))  # type: ignore[typeddict-item]
+    except (OSError, ValueError, TypeError) as e:  # a half-written summary must not break the list
+        return {**describe_run(BrokenRun(entry.path, f"unreadable run: {e}")),
+                "name": entry.meta.name or entry.id}
 
 
-def list_runs(root: Path) -> list[RunListing]:
-    """All runs under ``root``, newest first (the store's order); a missing root is empty."""
-    return [describe_run(entry) for entry in RunStore(root).list()]
+def _matches(row: RunListing, q: str, verdict: str, tag: str, status: str) -> bool:
+    if verdict and row["verdict_category"] != verdict:
+        return False
+    if tag and tag not in row["tags"]:
+        return False
+    if status and row["status"] != status:
+        return False
+    if q:
+        hay = " ".join([row["id"], row["name"], row["verdict"] or "", row["gpu"] or "",
+                        *row["tags"]]).lower()
+        return all(word in hay for word in q.lower().split())
+    return True
+
+
+def _int(value: str | None, default: int, lo: int, hi: int, name: str) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        n = int(value)
+    except ValueError:
+        raise BadQuery(f"{name} must be an integer, not {value!r}") from None
+    if not lo <= n <= hi:
+        raise BadQuery(f"{name} must be between {lo} and {hi}")
+    return n
+
+
+def list_runs(root: Path, q: str = "", verdict: str = "", tag: str = "", status: str = "",
+              offset: str | None = None, limit: str | None = None) -> dict[str, Any]:
+    """A page of runs under ``root`` (newest first) matching the filters, with facet values."""
+    start = _int(offset, 0, 0, 10**9, "offset")
+    size = _int(limit, DEFAULT_LIMIT, 1, MAX_LIMIT, "limit")
+    rows = [describe_run(entry) for entry in RunStore(root).list()]
+    hits = [r for r in rows if _matches(r, q.strip(), verdict, tag, status)]
+    return {
+        "runs": hits[start:start + size],
+        "total": len(hits),
+        "offset": start,
+        "limit": size,
+        "facets": {
+            "verdicts": sorted({r["verdict_category"] for r in rows if r["verdict_category"]}),
+            "tags": sorted({t for r in rows for t in r["tags"]}),
+            "statuses": sorted({r["status"] for r in rows}),
+        },
+    }

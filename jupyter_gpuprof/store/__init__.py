@@ -1,14 +1,25 @@
 """On-disk run folders: the only code that reads or writes them."""
 
 from .run import SCHEMA_VERSION, Run, RunMeta, open_run
-from .runs import BrokenRun, InvalidRunId, RunNotFound, RunStore, RunStoreError, default_root
+from .runs import (
+    BrokenRun,
+    CorruptRun,
+    InvalidRunId,
+    RunInProgress,
+    RunNotFound,
+    RunStore,
+    RunStoreError,
+    default_root,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
     "BrokenRun",
+    "CorruptRun",
     "InvalidRunId",
     "Run",
     "RunMeta",
+    "RunInProgress",
     "RunNotFound",
     "RunStore",
     "RunStoreError",

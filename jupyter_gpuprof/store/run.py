@@ -35,6 +35,7 @@ class RunMeta:
     settings: dict[str, Any] = field(default_factory=dict)
     env: dict[str, Any] = field(default_factory=dict)
     code: str = ""
+    tags: list[str] = field(default_factory=list)
     baseline: dict[str, Any] = field(default_factory=lambda: {"step_ms": [], "timing": None})
     profiled_step_ms: list[float] = field(default_factory=list)
     flops_per_step: float | None = None
@@ -61,6 +62,9 @@ class RunMeta:
         for name in ("settings", "env"):
             if not isinstance(getattr(meta, name), dict):
                 setattr(meta, name, {})
+        if not isinstance(meta.tags, list):
+            meta.tags = []
+        meta.tags = [str(t) for t in meta.tags]
         return meta
 
 

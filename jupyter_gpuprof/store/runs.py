@@ -28,6 +28,14 @@ class RunNotFound(RunStoreError, LookupError):
     """No run folder with that id."""
 
 
+class CorruptRun(RunStoreError, ValueError):
+    """The run folder exists but its meta.json is missing or unreadable."""
+
+
+class RunInProgress(RunStoreError):
+    """The run is still being written: it has no trace to analyse yet."""
+
+
 @dataclass
 class BrokenRun:
     """A folder in the store whose meta.json is missing or unreadable; listed, never raised."""
@@ -136,7 +144,34 @@ class RunStore:
         path = self._path_for(run_id)
         if not path.is_dir():
             raise RunNotFound(f"no run {run_id!r}")
-        return open_run(path)
+        try:
+            return open_run(path)
+        except (OSError, ValueError, TypeError) as e:
+            raise CorruptRun(f"run {run_id!r} has no readable meta.json: {e}") from None
+
+    def update(self, run_id: str, name: str | None = None, tags: list[str] | None = None) -> Run:
+        """Rename or re-tag a run in its meta.json (the folder, hence the id, stays)."""
+        run = self.get(run_id)
+        if name is not None:
+            run.meta.name = name
+        if tags is not None:
+            run.meta.tags = list(dict.fromkeys(tags))  # dedupe, keep order
+        run.write_meta()
+        return run
+
+    def file(self, run_id: str, name: str) -> Path:
+        """A plain file directly inside a run folder; never a symlink or anything outside it."""
+        folder = self._path_for(run_id)
+        if not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
+            raise InvalidRunId(f"invalid file name: {name!r}")
+        path = folder / name
+        if path.is_symlink():
+            raise InvalidRunId(f"{name!r} in run {run_id!r} is a symlink")
+        if not path.is_file():
+            raise RunNotFound(f"run {run_id!r} has no {name}")
+        if path.resolve().parent != folder:
+            raise InvalidRunId(f"{name!r} resolves outside run {run_id!r}")
+        return path
 
     def delete(self, run_id: str) -> None:
         """Remove a run folder and everything in it."""

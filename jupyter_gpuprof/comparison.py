@@ -1,0 +1,100 @@
+"""`jupyter_gpuprof.compare(a, b)`: before/after comparison of two runs, traces or reports."""
+
+from __future__ import annotations
+
+import os
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from .analysis.compare import compare_summaries
+from .store import Run, RunStore, open_run
+
+
+
+class Comparison:
+    """The result of `compare`: `.to_json()`, `.to_text()`, and rich display in notebooks."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    @property
+    def significant(self) -> bool:
+        """Whether the step-time change is real (not run-to-run noise)."""
+        return bool(self.data["steps"]["significant"])
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison object (same as `jupyter gpuprof compare --json` and the REST route)."""
+        return self.data
+
+    def to_text(self) -> str:
+        """Plain-text summary of the comparison."""
+        return render_text(self.data)
+
+    def _repr_html_(self) -> str:
+        return f"<pre class='gpuprof-compare'>{escape(self.to_text())}</pre>"
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+
+def _ms(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.2f} ms"
+
+
+def render_text(c: dict[str, Any]) -> str:
+    """The comparison as a few lines of text."""
+    st, a, b = c["steps"], c["before"], c["after"]
+    lines = [f"Before: {a['name']}  ({a['step_source']} steps, n={st['n_before']})",
+             f"After:  {b['name']}  ({b['step_source']} steps, n={st['n_after']})",
+             f"Median step: {_ms(st['median_before_ms'])} -> {_ms(st['median_after_ms'])}"]
+    if st["delta_ms"] is not None:
+        lines.append(
+            f"Change: {st['delta_ms']:+.2f} ms ({st['delta_pct']:+.1f}%), "
+            f"{100 * st['confidence']:.0f}% CI [{st['ci_low_ms']:+.2f}, {st['ci_high_ms']:+.2f}] ms, "
+            f"Mann-Whitney p={st['p_value']:.2g}: {st['verdict'].upper()}")
+    else:
+        lines.append(f"Change: {st['verdict']}")
+    lines.append(f"Verdict before: {a['verdict']['category']} — {a['verdict']['summary']}")
+    lines.append(f"Verdict after:  {b['verdict']['category']} — {b['verdict']['summary']}")
+    f = c["findings"]
+    lines.append(f"Findings resolved: {', '.join(f['resolved']) or 'none'}; "
+                 f"new: {', '.join(f['new']) or 'none'}")
+    for title, block, unit in (("ops (CUDA total)", c["ops"], "us/step"),
+                               ("kernel kinds (GPU time)", c["kernel_kinds"], "us/step")):
+        for label in ("improvements", "regressions"):
+            rows = block[label][:5]
+            if rows:
+                lines.append(f"Top {title} {label}:")
+                lines += [f"  {r['delta']:+12,.0f} {unit}  {r['name'][:90]}" for r in rows]
+    return "\n".join(lines)
+
+
+def _resolve(x: Any, store: RunStore) -> tuple[dict[str, Any], list[float] | None]:
+    """A summary dict and the full baseline step list, from whatever the caller passed."""
+    from .report import Report, _is_run_folder, analyze_path, run_summary
+
+    if isinstance(x, Report):
+        return x.to_json(), None
+    if isinstance(x, dict):
+        return x, None
+    if isinstance(x, Run):
+        return run_summary(x), list(x.meta.baseline.get("step_ms") or []) or None
+    if isinstance(x, (str, os.PathLike)):
+        p = Path(x)
+        if not p.exists():  # a run id in the runs folder
+            run = store.get(str(x))
+            return run_summary(run), list(run.meta.baseline.get("step_ms") or []) or None
+        if p.is_dir() and _is_run_folder(p):
+            run = open_run(p)
+            return run_summary(run), list(run.meta.baseline.get("step_ms") or []) or None
+        return analyze_path(p).to_json(), None
+    raise TypeError(f"cannot compare a {type(x).__name__}: pass a run, run id, path or Report")
+
+
+def compare(before: Any, after: Any, runs_root: str | os.PathLike[str] | None = None) -> Comparison:
+    """Compare two runs (run ids, run folders, trace files, `Report`s or summary dicts)."""
+    store = RunStore(runs_root)
+    sa, steps_a = _resolve(before, store)
+    sb, steps_b = _resolve(after, store)
+    return Comparison(compare_summaries(sa, sb, steps_a, steps_b))

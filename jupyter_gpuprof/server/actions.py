@@ -1,0 +1,111 @@
+"""What each single-run route does, as plain functions over the store (run in a worker thread).
+
+Run ids always go through `RunStore`, which refuses ids that could leave the runs root; nothing
+here turns a request value into a path by itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jupyter_gpuprof.store.run import TRACE_FILE
+from jupyter_gpuprof.store.runs import RunStore
+
+from .runs import BadQuery, RunListing, build_row
+
+MAX_NAME = 200
+MAX_TAG = 64
+MAX_TAGS = 32
+
+
+def get_run(root: Path, run_id: str) -> dict[str, Any]:
+    """The run's row plus the metadata the detail view shows (settings, env, trace files)."""
+    run = RunStore(root).get(run_id)
+    meta = run.meta
+    return {
+        "run": build_row(run),
+        "settings": meta.settings,
+        "env": meta.env,
+        "baseline_steps": len(meta.baseline.get("step_ms") or []),
+        "timing": meta.baseline.get("timing"),
+        "traces": [p.name for p in run.trace_paths()],
+        "has_code": bool(meta.code),
+    }
+
+
+def get_summary(root: Path, run_id: str) -> dict[str, Any]:
+    """The run's summary.json, analysed and cached on first request."""
+    from jupyter_gpuprof.report import run_summary
+
+    return run_summary(RunStore(root).get(run_id))
+
+
+def get_html(root: Path, run_id: str) -> dict[str, str]:
+    """The static HTML report (every trace-derived name escaped by views.html)."""
+    from jupyter_gpuprof.views.html import render_html
+
+    return {"html": render_html(get_summary(root, run_id))}
+
+
+def get_code(root: Path, run_id: str) -> dict[str, str]:
+    """The notebook cell (or command line) the run profiled."""
+    run = RunStore(root).get(run_id)
+    return {"id": run.id, "name": run.meta.name or run.id, "code": run.meta.code or ""}
+
+
+def _clean_name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BadQuery("name must be a non-empty string")
+    name = " ".join(value.split())
+    if len(name) > MAX_NAME:
+        raise BadQuery(f"name is longer than {MAX_NAME} characters")
+    return name
+
+
+def _clean_tags(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise BadQuery("tags must be a list of strings")
+    tags = [" ".join(t.split()) for t in value if t.strip()]
+    if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG for t in tags):
+        raise BadQuery(f"at most {MAX_TAGS} tags of at most {MAX_TAG} characters")
+    return tags
+
+
+def update_run(root: Path, run_id: str, body: Any) -> RunListing:
+    """Rename and/or re-tag a run (``{"name": ..., "tags": [...]}``); returns its new row."""
+    if not isinstance(body, dict) or not ({"name", "tags"} & body.keys()):
+        raise BadQuery('send a JSON object with "name" and/or "tags"')
+    name = _clean_name(body["name"]) if "name" in body else None
+    tags = _clean_tags(body["tags"]) if "tags" in body else None
+    return build_row(RunStore(root).update(run_id, name=name, tags=tags))
+
+
+def delete_run(root: Path, run_id: str) -> dict[str, str]:
+    """Remove the run folder (the store refuses anything that is not a run under the root)."""
+    RunStore(root).delete(run_id)
+    return {"deleted": run_id}
+
+
+def trace_file(root: Path, run_id: str, rank: str | None) -> Path:
+    """The trace file to download: trace.json.gz, or one rank's trace of a distributed run."""
+    store = RunStore(root)
+    if rank is None or rank == "":
+        run = store.get(run_id)
+        traces = run.trace_paths()
+        name = traces[0].name if traces else TRACE_FILE
+    elif rank.isdigit() and len(rank) < 6:
+        name = f"trace.rank{int(rank)}.json.gz"
+    else:
+        raise BadQuery("rank must be a small non-negative integer")
+    return store.file(run_id, name)
+
+
+def compare_runs(root: Path, before: str | None, after: str | None) -> dict[str, Any]:
+    """Comparison of two runs of the store (ids only: never paths)."""
+    from jupyter_gpuprof.comparison import compare
+
+    if not before or not after:
+        raise BadQuery("give two run ids: ?a=BEFORE&b=AFTER")
+    store = RunStore(root)
+    return compare(store.get(before), store.get(after), root).to_json()

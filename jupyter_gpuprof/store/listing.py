@@ -1,0 +1,51 @@
+"""listing.json: a run's one-row description, cached so listing 1,000 runs reads small files."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .run import META_FILE, SUMMARY_FILE, Run, atomic_write_bytes
+
+LISTING_FILE = "listing.json"
+CACHE_VERSION = 1
+
+Row = dict[str, Any]
+
+
+def _signature(folder: Path) -> list[list[int]]:
+    """Size and mtime of the files a row is built from: any rewrite invalidates the cache."""
+    out = []
+    for name in (META_FILE, SUMMARY_FILE):
+        try:
+            st = os.stat(folder / name, follow_symlinks=False)
+            out.append([st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([-1, -1])
+    return out
+
+
+def cached_row(run: Run, build: Callable[[Run], Row]) -> Row:
+    """The run's row from listing.json when still current, else ``build(run)`` (then cached)."""
+    sig = _signature(run.path)
+    cache = run.path / LISTING_FILE
+    try:
+        if not cache.is_symlink():
+            with open(cache, "rb") as f:
+                data = json.loads(f.read())
+            if (isinstance(data, dict) and data.get("version") == CACHE_VERSION
+                    and data.get("signature") == sig and isinstance(data.get("row"), dict)):
+                return dict(data["row"])
+    except (OSError, ValueError):
+        pass
+    row = build(run)
+    if run.meta.status != "running":  # a run being written changes under us: never cache it
+        try:
+            payload = {"version": CACHE_VERSION, "signature": sig, "row": row}
+            atomic_write_bytes(cache, json.dumps(payload, default=str).encode())
+        except OSError:
+            pass  # a read-only runs root still lists, just without the cache
+    return row

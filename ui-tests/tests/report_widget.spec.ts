@@ -1,0 +1,111 @@
+import { expect, test } from '@jupyterlab/galata';
+import * as fs from 'fs';
+import * as path from 'path';
+
+const NOTEBOOK = 'walkthrough.ipynb';
+const SOURCE = path.resolve(__dirname, '..', '..', 'notebooks', NOTEBOOK);
+const PANELS = ['Step time', 'GPU timeline', 'Operators', 'Transfers & syncs', 'Next steps'];
+
+test.describe('inline report widget', () => {
+  test('the walkthrough renders report widgets with their panels; the op table sorts', async ({
+    page,
+    tmpPath
+  }) => {
+    // Three CPU captures with a DataLoader: well over galata's 60 s default on 2 cores.
+    test.setTimeout(400_000);
+    await page.contents.uploadFile(SOURCE, `${tmpPath}/${NOTEBOOK}`);
+    await page.sidebar.openTab('filebrowser');
+    await page.notebook.openByPath(`${tmpPath}/${NOTEBOOK}`);
+    await page.notebook.activate(NOTEBOOK);
+    await page.notebook.run();
+
+    const widgets = page.locator('.jp-OutputArea-output .gpuprof-w');
+    await expect(widgets).toHaveCount(3, { timeout: 300_000 });
+    await expect(page.locator('[data-mime-type="application/vnd.jupyter.error"]')).toHaveCount(0);
+    const first = widgets.first();
+    await first.scrollIntoViewIfNeeded();
+    await expect(first.locator('.gpuprof-w-tab')).toHaveText(PANELS);
+    await expect(first.locator('.gpuprof-w-stats')).toContainText(/median .* p95/);
+    await expect(first.locator('.gpuprof-w-banner').first()).toContainText('GPU metrics unavailable');
+    // The static fallback is for kernel-less viewers only.
+    await expect(page.locator('.jp-OutputArea-output .gpuprof-static')).toHaveCount(0);
+
+    // Step time: the SVG strip + box chart with median and p95 marked.
+    await expect(first.locator('.gpuprof-w-panel-steps svg')).toContainText('median');
+
+    // GPU timeline: lanes drawn as rectangles, the data pipeline among the CPU ranges.
+    await first.getByRole('tab', { name: 'GPU timeline' }).click();
+    const timeline = first.locator('.gpuprof-w-panel-timeline');
+    await expect(timeline.locator('.gpuprof-w-lane').first()).toHaveText('CPU ranges (phases, data)');
+    expect(await timeline.locator('svg.gpuprof-w-tl rect').count()).toBeGreaterThan(10);
+
+    // Operators: sortable by any column, filterable by name.
+    await first.getByRole('tab', { name: 'Operators' }).click();
+    const ops = first.locator('.gpuprof-w-panel-ops');
+    const callsHeader = ops.locator('th[data-key="calls"]');
+    await callsHeader.click();
+    await expect(callsHeader).toHaveClass(/sorted desc/);
+    const calls = async () =>
+      (await ops.locator('tbody tr td:nth-child(2)').allTextContents()).map(Number);
+    const desc = await calls();
+    expect(desc.length).toBeGreaterThan(3);
+    expect(desc).toEqual([...desc].sort((a, b) => b - a));
+    await callsHeader.click();
+    await expect(callsHeader).toHaveClass(/sorted asc/);
+    const asc = await calls();
+    expect(asc).toEqual([...asc].sort((a, b) => a - b));
+    await ops.locator('input.gpuprof-w-filter').fill('aten::addmm');
+    await expect(ops.locator('tbody tr td.n').first()).toContainText('aten::addmm');
+
+    await first.getByRole('tab', { name: 'Next steps' }).click();
+    await expect(first.locator('.gpuprof-w-panel-next .gpuprof-w-verdict')).toContainText('Verdict');
+
+    // The screenshot expectation: the sorted, filtered operator panel's frame (tabs + tools +
+    // header row), which does not depend on this machine's step times.
+    await first.getByRole('tab', { name: 'Operators' }).click();
+    await ops.locator('input.gpuprof-w-filter').fill('no-such-op');
+    const frame = first.locator('.gpuprof-w-tabs');
+    expect(await frame.screenshot()).toMatchSnapshot('report-widget-tabs.png');
+    expect(await ops.screenshot()).toMatchSnapshot('report-widget-ops-empty-filter.png');
+    await ops.locator('input.gpuprof-w-filter').fill('');
+    await page.screenshot({ path: test.info().outputPath('report-widget.png') });
+  });
+
+  test('render time of a report (small trace, and the big one when GPUPROF_BIG_TRACE is set)', async ({
+    page,
+    tmpPath
+  }) => {
+    test.setTimeout(300_000);
+    const traces: [string, string][] = [
+      ['small', path.resolve(__dirname, '..', '..', 'tests', 'data', 'real', 'input')]
+    ];
+    if (process.env.GPUPROF_BIG_TRACE) {
+      traces.push(['big', path.resolve(process.env.GPUPROF_BIG_TRACE)]);
+    }
+    const name = 'render_timing.ipynb';
+    await page.notebook.createNew(name);
+    const timings: Record<string, number> = {};
+    for (const [label, trace] of traces) {
+      await page.notebook.setCell(
+        0,
+        'code',
+        `from jupyter_gpuprof.report import analyze_path\nr = analyze_path(${JSON.stringify(trace)})\ns = r.to_json()`
+      );
+      await page.notebook.runCell(0);
+      await page.notebook.setCell(0, 'code', 'r.widget()');
+      const t0 = Date.now();
+      await page.notebook.runCell(0, true);
+      await expect(page.locator('.jp-OutputArea-output .gpuprof-w .gpuprof-w-stats')).toBeVisible({
+        timeout: 120_000
+      });
+      timings[`${label}_display_ms`] = Date.now() - t0;
+      // Front-end only: draw the timeline panel (the heaviest) from the summary already there.
+      const t1 = Date.now();
+      await page.locator('.gpuprof-w').getByRole('tab', { name: 'GPU timeline' }).click();
+      await expect(page.locator('.gpuprof-w-panel-timeline')).toBeVisible();
+      timings[`${label}_tab_switch_ms`] = Date.now() - t1;
+    }
+    fs.writeFileSync(test.info().outputPath('render-timing.json'), JSON.stringify(timings, null, 1));
+    expect(timings['small_display_ms']).toBeLessThan(30_000);
+  });
+});
