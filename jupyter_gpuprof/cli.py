@@ -33,19 +33,13 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def _print_report(path: Path, as_json: bool) -> None:
-    prefetch = None
-    if path.is_file():
-        from concurrent.futures import ThreadPoolExecutor
+    from .analysis.tracefile import Prefetch
 
-        from .analysis.tracefile import read_trace_bytes
-
-        # decompressing releases the GIL, so it overlaps the imports of pandas and numpy
-        pool = ThreadPoolExecutor(max_workers=1)
-        prefetch = pool.submit(read_trace_bytes, path)
-        pool.shutdown(wait=False)
+    # decompressing releases the GIL, so it overlaps the imports of pandas and numpy
+    prefetch = Prefetch(path) if path.is_file() else None
     from .report import analyze_path
 
-    report = analyze_path(path, data=prefetch.result() if prefetch else None)
+    report = analyze_path(path, data=prefetch)
     if as_json:
         print(json.dumps(report.to_json()))
     else:
@@ -265,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
+    except BrokenPipeError:
+        # the reader went away (`… | head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:  # noqa: BLE001 - one line for users; --traceback for the rest
         if args.traceback:
             raise

@@ -19,6 +19,7 @@ from .analysis.distributed import Distributed, analyze_ranks, load_ranks
 from .analysis.summary import Analysis, analyze
 from .analysis.timeline import build_timeline
 from .analysis.trace import Trace, TraceError, load_trace
+from .analysis.tracefile import Prefetch
 from .analysis.transfers import transfer_summary
 from .store.run import META_FILE, Run, RunMeta, open_run
 from .store.runs import RunInProgress
@@ -203,7 +204,7 @@ def _sibling_meta(trace: Path) -> dict[str, Any]:
 
 def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
                   flops_per_step: float | None = None, meta: RunMeta | None = None,
-                  data: bytes | None = None) -> Report:
+                  data: Prefetch | None = None) -> Report:
     """Report for one trace file (baseline from the arguments or a sibling meta file)."""
     path = Path(path)
     if baseline_step_ms is None and meta is None:
@@ -248,10 +249,10 @@ def _trace_files(p: Path) -> list[Path]:
                   if x.is_file() and (x.name.endswith(names) or _is_rank_trace(x)))
 
 
-def analyze_path(path: str | Path, data: bytes | None = None) -> Report:
+def analyze_path(path: str | Path, data: Prefetch | None = None) -> Report:
     """Report for a trace file, a run folder, or a folder of per-rank traces.
 
-    `data`: a trace file's contents when the caller already read them.
+    `data`: a trace file already being read in the background.
     """
     p = Path(path)
     if p.is_file():

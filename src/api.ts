@@ -16,18 +16,128 @@ export interface IServerStatus {
   runs_root: string;
 }
 
-/** One row of `GET /jupyter-gpuprof/runs`; `status` is `broken` for unreadable folders. */
+/**
+ * One row of `GET /jupyter-gpuprof/runs`; `status` is `running` while a capture is being
+ * written and `broken` for unreadable folders (then `error` says why).
+ */
 export interface IRunListing {
   id: string;
   name: string;
   created: string | null;
   status: string;
   verdict: string | null;
+  verdict_category?: string | null;
   error: string | null;
+  tags?: string[];
+  gpu?: string | null;
+  world_size?: number | null;
+  median_ms?: number | null;
+  p95_ms?: number | null;
+  n_steps?: number;
+  has_summary?: boolean;
 }
 
-interface IRunsResponse {
+/** Filters and page of `GET /jupyter-gpuprof/runs`. */
+export interface IRunQuery {
+  q?: string;
+  verdict?: string;
+  tag?: string;
+  status?: string;
+  offset?: number;
+  limit?: number;
+}
+
+/** A page of runs plus the values the filters can take. */
+export interface IRunPage {
   runs: IRunListing[];
+  total: number;
+  offset: number;
+  limit: number;
+  facets: { verdicts: string[]; tags: string[]; statuses: string[] };
+}
+
+/** `GET /runs/<id>`: the row plus capture details. */
+export interface IRunDetail {
+  run: IRunListing;
+  settings: Record<string, unknown>;
+  env: Record<string, unknown>;
+  baseline_steps: number;
+  timing: string | null;
+  traces: string[];
+  has_code: boolean;
+}
+
+/** One rank of a distributed run (`summary.distributed.ranks`). */
+export interface IRankRow {
+  rank: number;
+  step_ms?: number | null;
+  compute_ms?: number | null;
+  comm_ms?: number | null;
+  exposed_comm_ms?: number | null;
+  wait_ms?: number | null;
+  idle_ms?: number | null;
+  extra_ms?: number | null;
+  phase?: string | null;
+}
+
+/** The parts of `summary.json` (`Report.to_json()`) the front end reads itself. */
+export interface IRunSummary {
+  verdict?: { category?: string | null; summary?: string | null };
+  distributed?: { ranks?: IRankRow[] } | null;
+}
+
+/** `{name, before, after, delta}` rows of the op and kernel-kind deltas (µs per step). */
+export interface IDeltaRow {
+  name: string;
+  before: number;
+  after: number;
+  delta: number;
+  delta_pct: number | null;
+}
+
+/** One side of a comparison. */
+export interface ICompareSide {
+  name: string | null;
+  run_id: string | null;
+  gpu: string | null;
+  median_ms: number | null;
+  p95_ms: number | null;
+  verdict: { category: string | null; summary: string | null; confidence: string | null };
+  findings: { id: string; category: string; title: string; expected_gain_pct: number | null }[];
+  step_ms: number[];
+  step_source: string;
+}
+
+/** `GET /compare?a=&b=`: see jupyter_gpuprof/analysis/compare.py. */
+export interface IComparison {
+  before: ICompareSide;
+  after: ICompareSide;
+  steps: {
+    n_before: number;
+    n_after: number;
+    median_before_ms: number | null;
+    median_after_ms: number | null;
+    delta_ms: number | null;
+    delta_pct: number | null;
+    ci_low_ms: number | null;
+    ci_high_ms: number | null;
+    p_value: number | null;
+    confidence: number;
+    verdict: string;
+    significant: boolean;
+    direction: string;
+    speedup: number | null;
+  };
+  ops: { regressions: IDeltaRow[]; improvements: IDeltaRow[] };
+  kernel_kinds: { regressions: IDeltaRow[]; improvements: IDeltaRow[] };
+  findings: { resolved: string[]; new: string[]; remaining: string[] };
+}
+
+/** `GET /runs/<id>/code`. */
+export interface IRunCode {
+  id: string;
+  name: string;
+  code: string;
 }
 
 /** The best human message in an error body: Jupyter's `{message, reason}` JSON, or text. */
@@ -87,11 +197,70 @@ export class GpuProfApi {
     return requestAPI<IServerStatus>('status', {}, this.settings);
   }
 
-  async runs(): Promise<IRunListing[]> {
-    const data = await requestAPI<IRunsResponse>('runs', {}, this.settings);
+  async runs(query: IRunQuery = {}): Promise<IRunPage> {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined && value !== '') {
+        params.set(key, String(value));
+      }
+    }
+    const search = params.toString();
+    const data = await requestAPI<IRunPage>(
+      search ? `runs?${search}` : 'runs',
+      {},
+      this.settings
+    );
     if (data === null || !Array.isArray(data.runs)) {
       throw new Error('Unexpected answer from the jupyter-gpuprof runs route');
     }
-    return data.runs;
+    return data;
   }
+
+  run(id: string): Promise<IRunDetail> {
+    return requestAPI<IRunDetail>(runPath(id), {}, this.settings);
+  }
+
+  summary(id: string): Promise<IRunSummary> {
+    return requestAPI<IRunSummary>(runPath(id, 'summary'), {}, this.settings);
+  }
+
+  async html(id: string): Promise<string> {
+    const data = await requestAPI<{ html: string }>(runPath(id, 'html'), {}, this.settings);
+    return data.html;
+  }
+
+  code(id: string): Promise<IRunCode> {
+    return requestAPI<IRunCode>(runPath(id, 'code'), {}, this.settings);
+  }
+
+  update(id: string, patch: { name?: string; tags?: string[] }): Promise<IRunListing> {
+    const init = { method: 'PATCH', body: JSON.stringify(patch) };
+    return requestAPI<IRunListing>(runPath(id), init, this.settings);
+  }
+
+  async remove(id: string): Promise<void> {
+    await requestAPI<{ deleted: string }>(runPath(id), { method: 'DELETE' }, this.settings);
+  }
+
+  compare(before: string, after: string): Promise<IComparison> {
+    const params = new URLSearchParams({ a: before, b: after });
+    return requestAPI<IComparison>(`compare?${params.toString()}`, {}, this.settings);
+  }
+
+  /** The gzipped trace as a Blob (fetched with the token, then saved by the browser). */
+  async trace(id: string): Promise<Blob> {
+    const url = URLExt.join(this.settings.baseUrl, API_NAMESPACE, runPath(id, 'trace'));
+    const response = await ServerConnection.makeRequest(url, {}, this.settings);
+    if (!response.ok) {
+      const body = await response.text();
+      throw new ServerConnection.ResponseError(response, errorMessage(body, response));
+    }
+    return response.blob();
+  }
+}
+
+/** `runs/<id>[/<part>]` with the id escaped as one path segment. */
+export function runPath(id: string, part?: string): string {
+  const base = `runs/${encodeURIComponent(id)}`;
+  return part ? `${base}/${part}` : base;
 }

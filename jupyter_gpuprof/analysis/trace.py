@@ -19,7 +19,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from .tracefile import TraceError, read_trace_bytes
+from .tracefile import Prefetch, TraceError, read_trace_bytes
 
 __all__ = ["Trace", "TraceError", "TraceInfo", "load_trace", "names_where"]
 
@@ -210,13 +210,13 @@ def trace_info(file: _File, path: Path, n_total: int, n_kept: int) -> TraceInfo:
 
 
 def load_trace(path: str | Path, *, keep_python: bool = False,
-               data: bytes | None = None) -> Trace:
+               data: Prefetch | None = None) -> Trace:
     """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`.
 
-    `data`: the file's contents when already read (see `tracefile.read_trace_bytes`).
+    `data`: the file already being read in the background (see `tracefile.Prefetch`).
     """
     path = Path(path)
-    file, dropped = _decode(read_trace_bytes(path) if data is None else data, path)
+    file, dropped = _decode(read_trace_bytes(path) if data is None else data.take(), path)
     if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
         raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
     evs, mems = select(file.traceEvents, keep_python)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 
@@ -27,3 +28,23 @@ def read_trace_bytes(path: Path) -> bytes:
             f"{path}: truncated or corrupt gzip ({exc}); re-export the trace") from None
     except OSError as exc:
         raise TraceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+class Prefetch:
+    """A trace file being read and decompressed in a background thread.
+
+    `take()` hands the bytes over and forgets them, so the parser can free them as soon as it
+    has decoded them (a 300 MB buffer should not outlive its decoding).
+    """
+
+    def __init__(self, path: Path) -> None:
+        pool = ThreadPoolExecutor(max_workers=1)
+        self._future: Future[bytes] | None = pool.submit(read_trace_bytes, path)
+        pool.shutdown(wait=False)
+
+    def take(self) -> bytes:
+        """The file's bytes (raises the reading error, if any); callable once."""
+        future, self._future = self._future, None
+        if future is None:
+            raise RuntimeError("Prefetch.take() called twice")
+        return future.result()
