@@ -1,5 +1,5 @@
 /**
- * Pure text formatting of the run list (kept apart from the DOM so it can be unit-tested).
+ * Pure text formatting of runs and comparisons (kept apart from the DOM so it can be unit-tested).
  */
 import { IRunListing } from './api';
 
@@ -9,7 +9,14 @@ export interface IRunRow {
   title: string;
   when: string;
   status: string;
+  /** What the status badge says: `in progress` for a run still being written. */
+  statusLabel: string;
   verdict: string;
+  /** Short verdict category for the badge (`input`, `precision`…), '' when not analysed. */
+  badge: string;
+  gpu: string;
+  steps: string;
+  tags: string[];
   tooltip: string;
 }
 
@@ -27,16 +34,57 @@ export function formatCreated(created: string | null): string {
   return match ? `${match[1]} ${match[2]}` : created;
 }
 
+/** `12.345` -> `12.3 ms`; `null` -> `–`. */
+export function formatMs(value: number | null | undefined, digits = 1): string {
+  return typeof value === 'number' && Number.isFinite(value)
+    ? `${value.toFixed(digits)} ms`
+    : '–';
+}
+
+/** `-60.53` -> `−60.5%` (a real minus sign), `+3.1%` for growth. */
+export function formatPct(value: number | null | undefined, digits = 1): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    return '–';
+  }
+  const text = Math.abs(value).toFixed(digits);
+  return `${value < 0 ? '−' : '+'}${text}%`;
+}
+
+/** A signed millisecond change, `−28.16 ms`. */
+export function formatDeltaMs(value: number | null | undefined, digits = 2): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    return '–';
+  }
+  return `${value < 0 ? '−' : '+'}${Math.abs(value).toFixed(digits)} ms`;
+}
+
+const STATUS_LABELS: Record<string, string> = {
+  running: 'in progress',
+  broken: 'broken',
+  failed: 'failed',
+  complete: 'complete'
+};
+
 /** One row of the sidebar list. */
 export function formatRun(run: IRunListing): IRunRow {
   const verdict = run.verdict ?? '';
   const tooltip = [run.id, run.error ? `error: ${run.error}` : ''].filter(Boolean).join('\n');
+  const median = run.median_ms ?? null;
+  const steps =
+    median === null
+      ? ''
+      : `median ${formatMs(median)} · p95 ${formatMs(run.p95_ms ?? null)}`;
   return {
     id: run.id,
     title: run.name || run.id,
     when: formatCreated(run.created),
     status: run.status,
+    statusLabel: STATUS_LABELS[run.status] ?? run.status,
     verdict,
+    badge: run.verdict_category ?? '',
+    gpu: run.gpu ?? '',
+    steps,
+    tags: run.tags ?? [],
     tooltip
   };
 }
@@ -45,4 +93,12 @@ export function formatRun(run: IRunListing): IRunRow {
 export function formatStatus(version: string, runsRoot: string, runCount: number): string {
   const runs = runCount === 1 ? '1 run' : `${runCount} runs`;
   return `Server extension ${version} · ${runs} in ${runsRoot}`;
+}
+
+/** `"a, b ,, c"` -> `['a', 'b', 'c']` (what the tag dialog accepts). */
+export function parseTags(text: string): string[] {
+  return text
+    .split(',')
+    .map(tag => tag.trim())
+    .filter(tag => tag.length > 0);
 }

@@ -3,8 +3,13 @@
 import plotly.graph_objects as go
 import pytest
 
-from jupyter_gpuprof.views.figures import (kernel_kinds_figure, report_figures, step_time_figure,
-                                           timeline_figure, transfers_figure)
+from jupyter_gpuprof.views.figures import (
+    kernel_kinds_figure,
+    report_figures,
+    step_time_figure,
+    timeline_figure,
+    transfers_figure,
+)
 from jupyter_gpuprof.views.svg import kinds_svg, step_chart_svg, timeline_svg
 
 PAYLOAD = "<img src=x onerror=alert(1)>"

@@ -1,12 +1,12 @@
-"""The bounded timeline summary: exact lanes on a tiny trace, and the rectangle bound on a big one."""
+"""The bounded timeline summary: exact lanes on a tiny trace, the rectangle bound on a big one."""
 
 import json
 
 import numpy as np
+from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.analysis.timeline import MAX_RECTS, level_of_detail, outermost
 from jupyter_gpuprof.report import analyze_path
-from tracebuilder import TraceBuilder
 
 
 def test_level_of_detail_keeps_small_lanes_and_bins_big_ones():

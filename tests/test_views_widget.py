@@ -3,12 +3,12 @@
 import re
 
 import pytest
+from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.views.export import export_html
 from jupyter_gpuprof.views.widget import ReportWidget
-from tracebuilder import TraceBuilder
 
 REAL = "tests/data/real/input"
 PAYLOAD = "<img src=x onerror=alert(1)>"

@@ -3,6 +3,7 @@
 Token and XSRF off, port 8888 without retries, a temporary root_dir: galata's defaults.
 """
 
+import sys
 from pathlib import Path
 
 from jupyterlab.galata import configure_jupyter_server
@@ -13,7 +14,12 @@ configure_jupyter_server(c)
 c.ServerApp.ip = "127.0.0.1"
 c.ServerApp.allow_root = True
 c.LanguageServerManager.autodetect = False
-# The sidebar lists the committed fixture runs, whatever the temporary root_dir is.
-c.GpuProf.runs_root = str(Path(__file__).parent / "fixtures" / "runs")
+
+# The sidebar lists a fresh copy of the fixture runs inside the temporary root_dir: tests may
+# delete runs (and upload new ones through the contents API) without touching the checkout.
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+from make_runs import build  # noqa: E402
+
+c.GpuProf.runs_root = str(build(Path(c.ServerApp.root_dir) / "gpuprof-runs"))
 # Editable installs don't copy jupyter-config/ into etc/jupyter: enable the extension here.
 c.ServerApp.jpserver_extensions = {"jupyter_gpuprof": True}

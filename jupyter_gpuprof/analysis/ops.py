@@ -19,25 +19,38 @@ OP_COLUMNS = {
 
 def _nest(ops: pd.DataFrame) -> np.ndarray:
     """Parent row position of every op (-1 for top level), per thread, by time containment."""
-    parent = np.full(len(ops), -1, dtype=np.int64)
+    n = len(ops)
+    parent = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return parent
     ts_a, end_a = ops["ts_us"].to_numpy(), ops["end_us"].to_numpy()
     thread = ops["pid"].to_numpy() * (1 << 32) + ops["tid"].to_numpy()
     # parents first: by thread, then start, then longest first
     order = np.lexsort((-end_a, ts_a, thread))
-    bounds = np.flatnonzero(np.diff(thread[order])) + 1
-    for chunk in np.split(order, bounds):
-        idx, ts, end = chunk.tolist(), ts_a[chunk].tolist(), end_a[chunk].tolist()
-        out = [-1] * len(idx)
-        stack: list[int] = []  # positions within the chunk
-        for j in range(len(idx)):
-            t, e = ts[j], end[j]
-            # drop ranges that ended before this one starts or cannot contain it
-            while stack and (end[stack[-1]] <= t or end[stack[-1]] < e - 1e-3):
-                stack.pop()
-            if stack:
-                out[j] = idx[stack[-1]]
-            stack.append(j)
-        parent[chunk] = out
+    # the parent is the nearest earlier op (in this order) whose end is not before ours: a
+    # "previous greater element" search, done for all ops at once by binary lifting over a
+    # sparse table of range maxima; each thread's ends are lifted above every earlier thread's,
+    # so no search crosses into another thread
+    t_sorted = thread[order]
+    lane = np.concatenate(([0], np.cumsum(t_sorted[1:] != t_sorted[:-1])))
+    span = float(end_a.max() - ts_a.min()) + 1.0
+    end = end_a[order] - ts_a.min() + lane * 2 * span
+    need = end - 1e-3  # a child may end a hair after its parent (rounding)
+    table = [end]
+    while (1 << len(table)) <= n:
+        prev, step = table[-1], 1 << (len(table) - 1)
+        table.append(np.maximum(prev[:-step], prev[step:]))
+    pos = np.arange(n)  # search [pos, i): every op there ends before `need`
+    for k in range(len(table) - 1, -1, -1):
+        width = 1 << k
+        cand = pos - width
+        ok = cand >= 0
+        idx = np.where(ok, cand, 0)
+        level = table[k]
+        jump = ok & (level[np.minimum(idx, len(level) - 1)] < need)
+        pos = np.where(jump, cand, pos)
+    has = (pos > 0) & (end[np.maximum(pos - 1, 0)] >= need)
+    parent[order[has]] = order[pos[has] - 1]
     return parent
 
 

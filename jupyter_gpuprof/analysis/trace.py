@@ -260,8 +260,16 @@ def _categorical(values: Iterable[str], n: int) -> pd.Categorical:
                                      categories=pd.Index(list(seen), dtype=object))
 
 
-def _json_texts(args: list[_Args], attr: str) -> list[str]:
-    return [bytes(raw).decode() for raw in map(attrgetter(attr), args)]
+def _json_column(args: list[_Args], attr: str, rows: np.ndarray, n: int) -> pd.Categorical:
+    """A categorical of the raw JSON text of one args field ("" where absent), decoded once per
+    distinct value: shapes and dtypes repeat across thousands of op calls."""
+    seen: dict[bytes, int] = {b"": 0}
+    first = np.zeros(n, dtype=np.int64)
+    first[rows] = np.fromiter(map(seen.setdefault, map(bytes, map(attrgetter(attr), args)),
+                                  itertools.count(1)), np.int64, count=len(rows))
+    codes = np.searchsorted(np.fromiter(seen.values(), np.int64, count=len(seen)), first)
+    texts = pd.Index([raw.decode() for raw in seen], dtype=object)
+    return pd.Categorical.from_codes(codes.astype(np.int32), categories=texts)
 
 
 def build_table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
@@ -285,10 +293,8 @@ def build_table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
     # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
     op_idx = np.flatnonzero(np.asarray(cats == "cpu_op"))
     op_args = [args[i] for i in op_idx]
-    dims = np.full(n, "", dtype=object)
-    types = np.full(n, "", dtype=object)
-    dims[op_idx] = _json_texts(op_args, "input_dims")
-    types[op_idx] = _json_texts(op_args, "input_type")
+    dims = _json_column(op_args, "input_dims", op_idx, n)
+    types = _json_column(op_args, "input_type", op_idx, n)
     ts = _col(rows, "ts", np.float64)
     dur = _col(rows, "dur", np.float64)
     df = pd.DataFrame({

@@ -56,7 +56,8 @@ class CaptureProgress:
         return self
 
     def _text(self, what: str | None = None) -> str:
-        return f"gpuprofile: {what or describe(self.driver)} · {time.perf_counter() - self.t0:.0f} s"
+        took = time.perf_counter() - self.t0
+        return f"gpuprofile: {what or describe(self.driver)} · {took:.0f} s"
 
     @staticmethod
     def _bundle(text: str) -> dict[str, str]:

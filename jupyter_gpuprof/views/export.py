@@ -1,4 +1,4 @@
-"""`jupyter gpuprof export RUN --html OUT`: one self-contained HTML report to share outside notebooks.
+"""`jupyter gpuprof export RUN --html OUT`: one self-contained HTML report to share.
 
 Everything is inlined (plotly.js from the installed plotly package, figures, styles), so the
 file opens offline and from a mail attachment; no CDN is referenced. The static report (inline
@@ -12,8 +12,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .figures import report_figures
 from .fallback import static_report
+from .figures import report_figures
 
 PAGE_CSS = "body{margin:16px auto;max-width:1120px;padding:0 12px}.gpuprof-fig{margin:12px 0}"
 

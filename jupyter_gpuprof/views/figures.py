@@ -80,7 +80,7 @@ def timeline_figure(tl: dict[str, Any] | None) -> dict[str, Any]:
     lanes = tl["lanes"]
     labels = [escape(lane["label"]) for lane in lanes]
     data = []
-    for lane, label in zip(lanes, labels):
+    for lane, label in zip(lanes, labels, strict=True):
         data.append({"type": "bar", "orientation": "h", "base": [s / 1e3 for s in lane["start"]],
                      "x": [d / 1e3 for d in lane["dur"]], "y": [label] * len(lane["start"]),
                      "name": label, "marker": {"color": LANE_COLORS.get(lane["kind"], "#555")},
@@ -89,7 +89,8 @@ def timeline_figure(tl: dict[str, Any] | None) -> dict[str, Any]:
     gaps = tl.get("gaps") or {}
     shapes = []
     seen: set[str] = set()
-    for s, d, cause in zip(gaps.get("start", []), gaps.get("dur", []), gaps.get("cause", [])):
+    for s, d, cause in zip(gaps.get("start", []), gaps.get("dur", []), gaps.get("cause", []),
+                           strict=False):
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": s / 1e3,
                        "x1": (s + d) / 1e3, "y0": 0, "y1": 1, "line": {"width": 0},
                        "fillcolor": CAUSE_COLORS.get(cause, "#999"), "opacity": 0.18,

@@ -1,4 +1,4 @@
-"""Inline SVG charts for the static report: every viewer (GitHub, nbviewer, offline HTML) draws them.
+"""Inline SVG charts for the static report: every viewer (GitHub, nbviewer, HTML) draws them.
 
 Pure functions of the summary dict. Plotly's static export needs a headless browser, so the
 fallback charts are drawn here as small SVG strings; every trace-derived name is escaped.
@@ -102,7 +102,7 @@ def step_chart_svg(steps: dict[str, Any], width: int = 640) -> str:
 def _rebin(start: list[float], dur: list[float], scale: float) -> list[tuple[float, float]]:
     """Merge rectangles that fall in the same pixel column (the static chart needs no more)."""
     out: list[tuple[float, float]] = []
-    for s, d in zip(start, dur):
+    for s, d in zip(start, dur, strict=False):
         x0, x1 = s * scale, (s + d) * scale
         if out and int(x0) <= int(out[-1][1]):
             out[-1] = (out[-1][0], max(out[-1][1], x1))
@@ -124,7 +124,8 @@ def timeline_svg(tl: dict[str, Any] | None, width: int = 900) -> str:
              f"height='{height}' viewBox='0 0 {width} {height}' role='img' "
              f"aria-label='timeline'>"]
     gaps = tl.get("gaps") or {}
-    for s, d, c in zip(gaps.get("start", []), gaps.get("dur", []), gaps.get("cause", [])):
+    for s, d, c in zip(gaps.get("start", []), gaps.get("dur", []), gaps.get("cause", []),
+                       strict=False):
         if d * scale < 0.5:
             continue
         parts.append(f"<rect x='{left + s * scale:.1f}' y='20' width='{d * scale:.1f}' "

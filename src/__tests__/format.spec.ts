@@ -1,5 +1,13 @@
 import { IRunListing } from '../api';
-import { formatCreated, formatRun, formatStatus } from '../format';
+import {
+  formatCreated,
+  formatDeltaMs,
+  formatMs,
+  formatPct,
+  formatRun,
+  formatStatus,
+  parseTags
+} from '../format';
 
 const base: IRunListing = {
   id: '20261129-191322-mlp',
@@ -29,7 +37,12 @@ describe('formatRun', () => {
       title: 'mlp',
       when: '2026-11-29 19:13',
       status: 'complete',
+      statusLabel: 'complete',
       verdict: 'GPU-bound',
+      badge: '',
+      gpu: '',
+      steps: '',
+      tags: [],
       tooltip: base.id
     });
   });
@@ -53,5 +66,38 @@ describe('formatStatus', () => {
   it('counts runs in words', () => {
     expect(formatStatus('0.1.0', '/srv/runs', 1)).toBe('Server extension 0.1.0 · 1 run in /srv/runs');
     expect(formatStatus('0.1.0', '/srv/runs', 3)).toBe('Server extension 0.1.0 · 3 runs in /srv/runs');
+  });
+});
+
+describe('run rows of the run browser', () => {
+  it('shows GPU, median/p95, badge and tags; a running run reads "in progress"', () => {
+    const row = formatRun({
+      ...base,
+      status: 'running',
+      gpu: 'NVIDIA H200',
+      median_ms: 46.519,
+      p95_ms: 47.37,
+      verdict: 'fp32 matmuls',
+      verdict_category: 'precision',
+      tags: ['baseline']
+    });
+    expect(row.statusLabel).toBe('in progress');
+    expect(row.steps).toBe('median 46.5 ms · p95 47.4 ms');
+    expect(row.badge).toBe('precision');
+    expect(row.gpu).toBe('NVIDIA H200');
+    expect(row.tags).toEqual(['baseline']);
+  });
+
+  it('formats numbers and signed changes', () => {
+    expect(formatMs(null)).toBe('–');
+    expect(formatPct(-60.534)).toBe('−60.5%');
+    expect(formatPct(3.14)).toBe('+3.1%');
+    expect(formatDeltaMs(-28.16)).toBe('−28.16 ms');
+    expect(formatDeltaMs(undefined)).toBe('–');
+  });
+
+  it('parses comma-separated tags', () => {
+    expect(parseTags(' a, b ,, c ')).toEqual(['a', 'b', 'c']);
+    expect(parseTags('')).toEqual([]);
   });
 });

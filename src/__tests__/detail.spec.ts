@@ -1,0 +1,78 @@
+import { GpuProfApi, IRunListing } from '../api';
+import { RunDetail } from '../detail';
+import { IRunsApi, RunsModel } from '../model';
+
+const PAYLOAD = '<img src=x onerror=alert(1)>';
+
+const run: IRunListing = {
+  id: '20261129-194000-ddp',
+  name: PAYLOAD,
+  created: '2026-11-29T19:40:00+00:00',
+  status: 'complete',
+  verdict: null,
+  error: null,
+  gpu: 'NVIDIA H200',
+  median_ms: 67.1,
+  p95_ms: 68.0,
+  tags: ['ddp']
+};
+
+function detailWith(summary: unknown, html: string) {
+  const api = {
+    summary: jest.fn().mockResolvedValue(summary),
+    html: jest.fn().mockResolvedValue(html)
+  } as unknown as GpuProfApi;
+  const model = new RunsModel({} as IRunsApi);
+  return new RunDetail(api, model, run);
+}
+
+describe('RunDetail', () => {
+  it('shows a ranks panel with the straggler for distributed runs', async () => {
+    const detail = detailWith(
+      {
+        distributed: {
+          ranks: [
+            { rank: 0, step_ms: 67.1, compute_ms: 47.9, comm_ms: 48.6, extra_ms: -18.7 },
+            { rank: 1, step_ms: 67.1, compute_ms: 66.4, comm_ms: 4.6, extra_ms: 18.7, phase: 'gpu_work' }
+          ]
+        }
+      },
+      '<div class="gpuprof-report"><h3>report</h3></div>'
+    );
+    await detail.load();
+    const ranks = detail.node.querySelector('.jp-gpuprof-ranks');
+    expect(ranks?.querySelector('h3')?.textContent).toBe('Ranks (2)');
+    expect(ranks?.querySelector('.jp-gpuprof-straggler')?.textContent).toContain('rank 1');
+    expect(ranks?.querySelectorAll('tbody tr').length).toBe(2);
+    expect(ranks?.querySelector('svg.jp-gpuprof-rankchart')).not.toBeNull();
+    expect(detail.node.querySelector('.gpuprof-report h3')?.textContent).toBe('report');
+    detail.dispose();
+  });
+
+  it('has no ranks panel for one process; names and hostile HTML never become markup', async () => {
+    const detail = detailWith(
+      { distributed: null },
+      `<div class="gpuprof-report"><p>ok</p><img src=x onerror="alert(1)"><script>alert(2)</script></div>`
+    );
+    await detail.load();
+    expect(detail.node.querySelector('.jp-gpuprof-ranks')?.childElementCount).toBe(0);
+    expect(detail.node.querySelector('.jp-gpuprof-detail-title')?.textContent).toBe(PAYLOAD);
+    expect(detail.node.querySelector('script')).toBeNull();
+    expect(detail.node.querySelector('[onerror]')).toBeNull();
+    expect(detail.node.querySelector('.gpuprof-report p')?.textContent).toBe('ok');
+    detail.dispose();
+  });
+
+  it('says why when the run has no report yet', async () => {
+    const api = {
+      summary: jest.fn().mockRejectedValue(new Error('run is still being written; no report yet')),
+      html: jest.fn()
+    } as unknown as GpuProfApi;
+    const detail = new RunDetail(api, new RunsModel({} as IRunsApi), run);
+    await detail.load();
+    const body = detail.node.querySelector('.jp-gpuprof-detail-body');
+    expect(body?.textContent).toBe('No report: run is still being written; no report yet');
+    expect(body?.classList.contains('jp-mod-error')).toBe(true);
+    detail.dispose();
+  });
+});

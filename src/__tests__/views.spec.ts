@@ -1,0 +1,92 @@
+import { IComparison, IRankRow } from '../api';
+import { histogram, rankChart, straggler } from '../charts';
+import { changeLine, CompareView } from '../compareview';
+import { GpuProfApi } from '../api';
+
+const PAYLOAD = '<img src=x onerror=alert(1)>';
+
+function comparison(significant: boolean): IComparison {
+  const side = (name: string, steps: number[]) => ({
+    name,
+    run_id: name,
+    gpu: 'NVIDIA H200',
+    median_ms: steps[1],
+    p95_ms: steps[2],
+    verdict: { category: 'precision', summary: PAYLOAD, confidence: 'high' },
+    findings: [{ id: 'f', category: 'precision', title: PAYLOAD, expected_gain_pct: 40 }],
+    step_ms: steps,
+    step_source: 'baseline'
+  });
+  const delta = { name: PAYLOAD, before: 100, after: 10, delta: -90, delta_pct: -90 };
+  return {
+    before: side('before', [46.1, 46.5, 47.3]),
+    after: side('after', [18.0, 18.4, 20.5]),
+    steps: {
+      n_before: 3,
+      n_after: 3,
+      median_before_ms: 46.519,
+      median_after_ms: 18.359,
+      delta_ms: -28.16,
+      delta_pct: -60.53,
+      ci_low_ms: -29.16,
+      ci_high_ms: -27.55,
+      p_value: 3.0e-11,
+      confidence: 0.95,
+      verdict: significant ? 'significant' : 'noise',
+      significant,
+      direction: significant ? 'faster' : 'unchanged',
+      speedup: 2.53
+    },
+    ops: { regressions: [], improvements: [delta] },
+    kernel_kinds: { regressions: [], improvements: [{ ...delta, name: 'gemm' }] },
+    findings: { resolved: ['fp32-matmuls'], new: [], remaining: [] }
+  };
+}
+
+describe('compare view', () => {
+  it('states the median change with its interval', () => {
+    expect(changeLine(comparison(true))).toBe(
+      'Median 46.52 ms → 18.36 ms: −28.16 ms (−60.5%), 95% CI [−29.16 ms, −27.55 ms], p = 3.0e-11'
+    );
+  });
+
+  it('renders the verdict badge, the chart, and trace names as text only', () => {
+    const view = new CompareView(new GpuProfApi(), 'before', 'after');
+    view.render(comparison(true));
+    const node = view.node;
+    expect(node.querySelector('.jp-gpuprof-verdict-significant')?.textContent).toBe('significant');
+    expect(node.querySelectorAll('svg.jp-gpuprof-dist rect').length).toBeGreaterThan(2);
+    expect(node.querySelector('img')).toBeNull();
+    expect(node.textContent).toContain(PAYLOAD);
+    view.render(comparison(false));
+    expect(node.querySelector('.jp-gpuprof-verdict-noise')?.textContent).toBe('noise');
+    view.dispose();
+  });
+});
+
+describe('charts', () => {
+  it('bins both samples on one axis', () => {
+    const { lo, hi, counts } = histogram([[1, 2, 3], [3, 4]], 3);
+    expect([lo, hi]).toEqual([1, 4]);
+    expect(counts).toEqual([
+      [1, 1, 1],
+      [0, 0, 2]
+    ]);
+    expect(histogram([[], []], 2).counts).toEqual([
+      [0, 0],
+      [0, 0]
+    ]);
+  });
+
+  it('finds the straggler and draws one bar pair per rank', () => {
+    const ranks: IRankRow[] = [
+      { rank: 0, step_ms: 67, compute_ms: 48, comm_ms: 49, extra_ms: -18.7 },
+      { rank: 1, step_ms: 67, compute_ms: 66, comm_ms: 5, extra_ms: 18.7, phase: 'gpu_work' }
+    ];
+    expect(straggler(ranks)).toBe(1);
+    expect(straggler([{ rank: 0, extra_ms: 0 }])).toBeNull();
+    const chart = rankChart(ranks);
+    expect(chart.querySelectorAll('rect.jp-gpuprof-bar-comm').length).toBe(2);
+    expect(chart.textContent).toContain('rank 1 ⚠');
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * The main-area comparison of two runs: overlaid step-time distributions, the median change
+ * with its confidence interval and a real-vs-noise verdict, op and kernel-kind deltas, and
+ * verdicts and findings before vs after.
+ */
+import { Widget } from '@lumino/widgets';
+
+import { GpuProfApi, ICompareSide, IComparison, IDeltaRow } from './api';
+import { distributionChart } from './charts';
+import { h, table } from './elements';
+import { formatDeltaMs, formatMs, formatPct } from './format';
+
+/** The one-line statement of the step-time change, e.g. for the headline and tests. */
+export function changeLine(c: IComparison): string {
+  const s = c.steps;
+  if (s.delta_ms === null) {
+    return `Median ${formatMs(s.median_before_ms, 2)} → ${formatMs(s.median_after_ms, 2)}: ${s.verdict}`;
+  }
+  const ci = `${Math.round(s.confidence * 100)}% CI [${formatDeltaMs(s.ci_low_ms)}, ${formatDeltaMs(s.ci_high_ms)}]`;
+  const p = s.p_value === null ? '' : `, p = ${s.p_value.toPrecision(2)}`;
+  return (
+    `Median ${formatMs(s.median_before_ms, 2)} → ${formatMs(s.median_after_ms, 2)}: ` +
+    `${formatDeltaMs(s.delta_ms)} (${formatPct(s.delta_pct)}), ${ci}${p}`
+  );
+}
+
+function deltaTable(title: string, rows: IDeltaRow[]): HTMLElement {
+  if (rows.length === 0) {
+    return h('div', 'jp-gpuprof-deltas', undefined, h('h4', '', title), h('p', '', 'none'));
+  }
+  return h(
+    'div',
+    'jp-gpuprof-deltas',
+    undefined,
+    h('h4', '', title),
+    table(['name', 'before µs/step', 'after µs/step', 'change'], rows, r => [
+      r.name,
+      r.before.toFixed(0),
+      r.after.toFixed(0),
+      `${r.delta < 0 ? '−' : '+'}${Math.abs(r.delta).toFixed(0)} (${formatPct(r.delta_pct)})`
+    ])
+  );
+}
+
+function verdictCard(label: string, side: ICompareSide): HTMLElement {
+  return h(
+    'div',
+    'jp-gpuprof-verdict-card',
+    undefined,
+    h('h4', '', `${label}: ${side.name ?? side.run_id ?? ''}`),
+    h('span', `jp-gpuprof-badge jp-gpuprof-badge-${side.verdict.category ?? 'none'}`, side.verdict.category ?? 'n/a'),
+    h('p', '', side.verdict.summary ?? ''),
+    h('ul', '', undefined, ...side.findings.map(f => h('li', '', `[${f.category}] ${f.title}`)))
+  );
+}
+
+/** Comparison of `before` and `after` (run ids) in the main area. */
+export class CompareView extends Widget {
+  constructor(api: GpuProfApi, before: string, after: string) {
+    super();
+    this._api = api;
+    this._before = before;
+    this._after = after;
+    this.id = `jupyter-gpuprof-compare-${before}-${after}`;
+    this.addClass('jp-gpuprof-compare');
+    this.title.label = 'Compare runs';
+    this.title.closable = true;
+    this.node.append(h('p', '', 'Comparing… (runs not analysed yet are analysed first)'));
+  }
+
+  async load(): Promise<void> {
+    try {
+      this.render(await this._api.compare(this._before, this._after));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.node.replaceChildren(h('p', 'jp-mod-error', `Comparison failed: ${reason}`));
+    }
+  }
+
+  render(c: IComparison): void {
+    const s = c.steps;
+    const names: [string, string] = [
+      `before: ${c.before.name ?? this._before}`,
+      `after: ${c.after.name ?? this._after}`
+    ];
+    this.title.label = `${c.before.name ?? this._before} → ${c.after.name ?? this._after}`;
+    const verdict = s.significant ? 'significant' : s.verdict;
+    const f = c.findings;
+    this.node.replaceChildren(
+      h('h2', '', `${c.before.name ?? this._before} → ${c.after.name ?? this._after}`),
+      h(
+        'div',
+        'jp-gpuprof-change',
+        undefined,
+        h('span', `jp-gpuprof-badge jp-gpuprof-verdict-${verdict.replace(/\s+/g, '-')}`, verdict),
+        h('span', 'jp-gpuprof-change-line', changeLine(c))
+      ),
+      h(
+        'p',
+        'jp-gpuprof-change-note',
+        s.significant
+          ? `The change is real: ${s.direction} by ${Math.abs(s.delta_pct ?? 0).toFixed(1)}% ` +
+            `(speed-up ×${(s.speedup ?? 1).toFixed(2)}).`
+          : 'The difference is within run-to-run noise (or below 1% of the step).'
+      ),
+      distributionChart([c.before.step_ms, c.after.step_ms], [s.median_before_ms, s.median_after_ms], names),
+      h('p', 'jp-gpuprof-note', `Samples: ${c.before.step_source} steps, n = ${s.n_before} before, ${s.n_after} after.`),
+      h('div', 'jp-gpuprof-verdicts', undefined, verdictCard('Before', c.before), verdictCard('After', c.after)),
+      h(
+        'p',
+        'jp-gpuprof-findings-diff',
+        `Findings resolved: ${f.resolved.join(', ') || 'none'} · new: ${f.new.join(', ') || 'none'} · remaining: ${f.remaining.join(', ') || 'none'}`
+      ),
+      h(
+        'div',
+        'jp-gpuprof-delta-grid',
+        undefined,
+        deltaTable('Kernel kinds: improvements', c.kernel_kinds.improvements),
+        deltaTable('Kernel kinds: regressions', c.kernel_kinds.regressions),
+        deltaTable('Ops: improvements', c.ops.improvements),
+        deltaTable('Ops: regressions', c.ops.regressions)
+      )
+    );
+  }
+
+  private _api: GpuProfApi;
+  private _before: string;
+  private _after: string;
+}

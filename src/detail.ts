@@ -1,0 +1,133 @@
+/**
+ * The main-area view of one run: its actions, a ranks panel for distributed runs, and the
+ * full static report (HTML rendered by the server's views.html, sanitized again here).
+ */
+import { Sanitizer } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+
+import { deleteRun, downloadTrace, renameRun, showCode, tagRun } from './actions';
+import { GpuProfApi, IRankRow, IRunListing } from './api';
+import { rankChart, straggler } from './charts';
+import { button, h, table } from './elements';
+import { formatMs, formatRun } from './format';
+import { RunsModel } from './model';
+
+const sanitizer = new Sanitizer();
+
+/** One run's report in the main area. */
+export class RunDetail extends Widget {
+  constructor(api: GpuProfApi, model: RunsModel, run: IRunListing) {
+    super();
+    this._api = api;
+    this._model = model;
+    this._run = run;
+    this.id = `jupyter-gpuprof-run-${run.id}`;
+    this.addClass('jp-gpuprof-detail');
+    this.title.closable = true;
+    this._header = h('header', 'jp-gpuprof-detail-header');
+    this._ranks = h('section', 'jp-gpuprof-ranks');
+    this._body = h('div', 'jp-gpuprof-detail-body', 'Loading the report… (first open analyses the trace)');
+    this.node.append(this._header, this._ranks, this._body);
+    this._drawHeader();
+    model.changed.connect(this._onModelChanged, this);
+  }
+
+  get run(): IRunListing {
+    return this._run;
+  }
+
+  /** Fetch the summary (analysing the trace on first open) and its HTML rendering. */
+  async load(): Promise<void> {
+    try {
+      const summary = await this._api.summary(this._run.id);
+      this._drawRanks(summary.distributed?.ranks ?? []);
+      const html = await this._api.html(this._run.id);
+      this._body.innerHTML = sanitizer.sanitize(html);
+      this._body.classList.remove('jp-mod-error');
+    } catch (error) {
+      this._body.textContent = `No report: ${error instanceof Error ? error.message : String(error)}`;
+      this._body.classList.add('jp-mod-error');
+    }
+  }
+
+  dispose(): void {
+    this._model.changed.disconnect(this._onModelChanged, this);
+    super.dispose();
+  }
+
+  private _onModelChanged(): void {
+    const fresh = this._model.runs.find(r => r.id === this._run.id);
+    if (fresh && fresh !== this._run) {
+      this._run = fresh;
+      this._drawHeader();
+    }
+  }
+
+  private _drawHeader(): void {
+    const row = formatRun(this._run);
+    this.title.label = row.title;
+    this.title.caption = `GPU profile: ${row.title} (${row.id})`;
+    const facts = [row.when, row.gpu, row.steps, row.statusLabel].filter(Boolean).join(' · ');
+    const tags = h('span', 'jp-gpuprof-tags', undefined, ...row.tags.map(t => h('span', 'jp-gpuprof-tag', t)));
+    const run = this._run;
+    const actions = h(
+      'div',
+      'jp-gpuprof-actions',
+      undefined,
+      button('Rename', () => void renameRun(this._model, run)),
+      button('Tags', () => void tagRun(this._model, run)),
+      button('Download trace', () => void downloadTrace(this._api, run)),
+      button('Show code', () => void showCode(this._api, run)),
+      button('Delete', () => void this._delete(), 'jp-mod-warn')
+    );
+    this._header.replaceChildren(
+      h('h2', 'jp-gpuprof-detail-title', row.title),
+      h('div', 'jp-gpuprof-detail-facts', facts),
+      tags,
+      actions
+    );
+  }
+
+  private async _delete(): Promise<void> {
+    if (await deleteRun(this._model, this._run)) {
+      this.dispose();
+    }
+  }
+
+  private _drawRanks(ranks: IRankRow[]): void {
+    if (ranks.length < 2) {
+      this._ranks.replaceChildren();
+      return;
+    }
+    const slow = straggler(ranks);
+    const note =
+      slow === null
+        ? 'No straggler: ranks finish their steps together.'
+        : `Straggler: rank ${slow} (the others wait ${formatMs(ranks.find(r => r.rank === slow)?.extra_ms ?? null)} per step for it).`;
+    this._ranks.replaceChildren(
+      h('h3', '', `Ranks (${ranks.length})`),
+      h('p', 'jp-gpuprof-straggler', note),
+      rankChart(ranks),
+      table(
+        ['rank', 'step', 'compute', 'comm', 'exposed comm', 'waiting', 'slow phase'],
+        ranks,
+        r => [
+          r.rank === slow ? `${r.rank} (straggler)` : String(r.rank),
+          formatMs(r.step_ms),
+          formatMs(r.compute_ms),
+          formatMs(r.comm_ms),
+          formatMs(r.exposed_comm_ms),
+          formatMs(r.wait_ms),
+          r.phase ?? ''
+        ]
+      )
+    );
+  }
+
+  private _api: GpuProfApi;
+  private _model: RunsModel;
+  private _run: IRunListing;
+  private _header: HTMLElement;
+  private _ranks: HTMLElement;
+  private _body: HTMLDivElement;
+}
