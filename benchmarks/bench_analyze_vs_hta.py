@@ -196,6 +196,8 @@ def _summ(runs: list[dict]) -> dict:
         "wall_s_all": [round(r["wall_s"], 2) for r in runs],
         "peak_rss_mb_median": statistics.median(r["peak_rss_mb"] for r in use),
         "peak_rss_mb_all": [round(r["peak_rss_mb"]) for r in runs],
+        # CPU seconds (user + sys) are less sensitive than wall time to other load on the host
+        "cpu_s_median": statistics.median(r["user_s"] + r["sys_s"] for r in use),
     }
 
 
@@ -308,7 +310,7 @@ def main(argv=None) -> int:
     print(
         f"trace: {a.trace} ({result['trace_bytes'] / 2**20:.1f} MiB); machine: {result['machine']}"
     )
-    print(f"{'tool':<34}{'wall s (median)':>16}{'peak RSS MB':>14}   runs")
+    print(f"{'tool':<34}{'wall s (median)':>16}{'CPU s':>8}{'peak RSS MB':>14}   runs")
     for key, label in (
         ("ours", "jupyter_gpuprof analyze --json"),
         ("hta", "HTA 0.5.0 load + 3 analyses"),
@@ -316,7 +318,8 @@ def main(argv=None) -> int:
         if key in result:
             s = result[key]
             print(
-                f"{label:<34}{s['wall_s_median']:>16.2f}{s['peak_rss_mb_median']:>14.0f} "
+                f"{label:<34}{s['wall_s_median']:>16.2f}{s['cpu_s_median']:>8.2f}"
+                f"{s['peak_rss_mb_median']:>14.0f} "
                 f"  {s['wall_s_all']}"
             )
     if "hta" in result:
@@ -330,10 +333,12 @@ def main(argv=None) -> int:
         result["ratios"] = {
             "wall_hta_over_ours": h["wall_s_median"] / o["wall_s_median"],
             "peak_mb_hta_over_ours": h["peak_rss_mb_median"] / o["peak_rss_mb_median"],
+            "cpu_hta_over_ours": h["cpu_s_median"] / o["cpu_s_median"],
         }
         print(
             f"ratios: HTA time / ours = {result['ratios']['wall_hta_over_ours']:.1f}x, "
-            f"HTA peak MB / ours = {result['ratios']['peak_mb_hta_over_ours']:.2f}x"
+            f"HTA peak MB / ours = {result['ratios']['peak_mb_hta_over_ours']:.2f}x, "
+            f"HTA CPU s / ours = {result['ratios']['cpu_hta_over_ours']:.1f}x"
         )
     if a.json_out:
         with open(a.json_out, "w") as f:
