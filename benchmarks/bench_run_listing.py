@@ -27,7 +27,8 @@ def make_runs(root: Path, n: int, summary: dict) -> None:
     shared.write_text(json.dumps(summary))
     steps = json.loads((REAL / "tinygpt_before" / "meta.json").read_text())["step_ms_all"]
     for i in range(n):
-        run_id = f"2026{(i // 1440) % 12 + 1:02d}{(i // 60) % 24 + 1:02d}-{i % 60:02d}{i:04d}-run{i}"
+        month, day = (i // 1440) % 12 + 1, (i // 60) % 24 + 1
+        run_id = f"2026{month:02d}{day:02d}-{i % 60:02d}{i:04d}-run{i}"
         folder = root / run_id
         folder.mkdir()
         meta = {"schema_version": 1, "id": run_id, "name": f"run {i}", "status": "complete",

@@ -50,7 +50,7 @@ def step() -> None:
 
 
 def compare(before: Any, after: Any, runs_root: Any = None) -> Any:
-    """Compare two runs (ids, folders, traces or Reports): step-time change, op and kernel deltas."""
+    """Compare two runs (ids, folders, traces or Reports): is the step-time change real?"""
     from .comparison import compare as _compare
 
     return _compare(before, after, runs_root)

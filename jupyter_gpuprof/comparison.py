@@ -11,7 +11,6 @@ from .analysis.compare import compare_summaries
 from .store import Run, RunStore, open_run
 
 
-
 class Comparison:
     """The result of `compare`: `.to_json()`, `.to_text()`, and rich display in notebooks."""
 
@@ -51,7 +50,8 @@ def render_text(c: dict[str, Any]) -> str:
     if st["delta_ms"] is not None:
         lines.append(
             f"Change: {st['delta_ms']:+.2f} ms ({st['delta_pct']:+.1f}%), "
-            f"{100 * st['confidence']:.0f}% CI [{st['ci_low_ms']:+.2f}, {st['ci_high_ms']:+.2f}] ms, "
+            f"{100 * st['confidence']:.0f}% CI "
+            f"[{st['ci_low_ms']:+.2f}, {st['ci_high_ms']:+.2f}] ms, "
             f"Mann-Whitney p={st['p_value']:.2g}: {st['verdict'].upper()}")
     else:
         lines.append(f"Change: {st['verdict']}")

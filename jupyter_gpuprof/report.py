@@ -103,7 +103,8 @@ class Report:
             "steps": {**stats, "source": a.real.source,
                       "timing": m.baseline.get("timing") if m else None,
                       "baseline": a.baseline, "profiled": a.profiled,
-                      "profiler_inflation": a.real.inflation, **_step_series(a, m, self.baseline_ms)},
+                      "profiler_inflation": a.real.inflation,
+                      **_step_series(a, m, self.baseline_ms)},
             "gpu": {
                 "available": a.gpu_available, "busy_pct": a.busy_pct,
                 "idle_pct": 100.0 - a.busy_pct if a.gpu_available else None,
@@ -161,7 +162,9 @@ def _step_series(a: Analysis, m: RunMeta | None,
     prof = list(m.profiled_step_ms) if m and m.profiled_step_ms else []
     if not prof and len(a.steps) and int(a.steps["step"].iloc[0]) >= 0:
         prof = (a.steps["step_us"] / 1e3).tolist()
-    return {"baseline_ms": [round(float(v), 4) for v in base[:MAX_SERIES]],
+    warm = list(m.baseline.get("warmup_ms") or []) if m else []
+    return {"warmup_ms": [round(float(v), 4) for v in warm[:MAX_SERIES]],
+            "baseline_ms": [round(float(v), 4) for v in base[:MAX_SERIES]],
             "profiled_ms": [round(float(v), 4) for v in prof[:MAX_SERIES]]}
 
 

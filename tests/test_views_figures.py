@@ -87,3 +87,13 @@ def test_svg_charts_escape_names_and_mark_statistics():
     kinds = kinds_svg([{"kind": PAYLOAD, "tensor_core": False, "total_us": 10.0, "calls": 1}])
     assert "&lt;img" in kinds and "<img" not in kinds
     assert step_chart_svg({}) == "" and timeline_svg(None) == ""
+
+
+def test_warmup_steps_are_greyed_beside_the_baseline():
+    steps = dict(STEPS, warmup_ms=[900.0, 12.0])
+    fig = step_time_figure(steps)
+    assert [d["name"] for d in fig["data"]][0] == "warm-up (excluded)"
+    assert fig["data"][0]["marker"]["color"] == "#bbbbbb"
+    svg = step_chart_svg(steps)
+    assert "warm-up (n=2)" in svg and "1 slower →" in svg  # the 900 ms compile step is clipped
+    assert "median 11.0" in svg  # the baseline keeps its own scale

@@ -55,8 +55,10 @@ def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     return float(min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2.0))))
 
 
-def bootstrap_median_diff_ci(a: np.ndarray, b: np.ndarray, n_boot: int = N_BOOTSTRAP,
-                             confidence: float = CONFIDENCE, seed: int = SEED) -> tuple[float, float]:
+def bootstrap_median_diff_ci(
+    a: np.ndarray, b: np.ndarray, n_boot: int = N_BOOTSTRAP, confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> tuple[float, float]:
     """Percentile-bootstrap interval of median(b) - median(a)."""
     rng = np.random.default_rng(seed)
     ma = np.median(a[rng.integers(0, len(a), (n_boot, len(a)))], axis=1)
@@ -118,7 +120,7 @@ def table_deltas(before: list[dict[str, Any]], after: list[dict[str, Any]], key:
         return acc
 
     ta, tb = totals(before, per_before or 1.0), totals(after, per_after or 1.0)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in ta.keys() | tb.keys():
         va, vb = ta.get(name, 0.0), tb.get(name, 0.0)
         rows.append({"name": name, "before": va, "after": vb, "delta": vb - va,
@@ -146,7 +148,8 @@ def _profiled_steps(summary: dict[str, Any]) -> float:
 
 
 def _side(summary: dict[str, Any]) -> dict[str, Any]:
-    src, v, steps = summary.get("source") or {}, summary.get("verdict") or {}, summary.get("steps") or {}
+    src, v = summary.get("source") or {}, summary.get("verdict") or {}
+    steps = summary.get("steps") or {}
     return {
         "name": src.get("name") or src.get("run_id") or src.get("path"),
         "run_id": src.get("run_id"), "gpu": src.get("gpu"),

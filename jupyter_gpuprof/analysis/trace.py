@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -272,41 +272,58 @@ def _json_column(args: list[_Args], attr: str, rows: np.ndarray, n: int) -> pd.C
     return pd.Categorical.from_codes(codes.astype(np.int32), categories=texts)
 
 
+def _pick(items: list[Any], idx: np.ndarray) -> list[Any]:
+    """items[i] for i in idx, in C."""
+    if len(idx) == 0:
+        return []
+    if len(idx) == 1:
+        return [items[int(idx[0])]]
+    return list(itemgetter(*idx.tolist())(items))
+
+
+def _sparse(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
+    """A column that only some rows carry: their values at idx, -1 elsewhere."""
+    col = np.full(n, -1, dtype=np.int64)
+    col[idx] = _col(items, attr)
+    return col
+
+
 def build_table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
-    """Columns of the event table, built one C-level pass per column."""
+    """Columns of the event table, one C-level pass per column over the rows that carry it."""
     for m in mems:
         m.cat = "memory"
     rows = evs + mems
-    n, n_ev = len(rows), len(evs)
+    n = len(rows)
     args = [e.args or _NO_ARGS for e in rows]
-    margs = args[n_ev:]
-    is_mem = np.zeros(n, dtype=bool)
-    is_mem[n_ev:] = True
-    device = _col(args, "device")
-    device[n_ev:] = np.where(_col(margs, "device_type") == MEMORY_DEVICE_TYPE_CUDA,
-                             _col(margs, "device_id"), -1)
-    nbytes = _col(args, "nbytes")
-    nbytes[n_ev:] = _col(margs, "mem_bytes")
-    cats = pd.Categorical.from_codes(
-        np.fromiter(map(_CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8, count=n),
-        categories=ALL_CATEGORIES)
-    # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
-    op_idx = np.flatnonzero(np.asarray(cats == "cpu_op"))
-    op_args = [args[i] for i in op_idx]
-    dims = _json_column(op_args, "input_dims", op_idx, n)
-    types = _json_column(op_args, "input_type", op_idx, n)
+    code = np.fromiter(map(_CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8,
+                       count=n)
+    cats = pd.Categorical.from_codes(code, categories=ALL_CATEGORIES)
+
+    def rows_of(*names: str) -> np.ndarray:
+        return np.flatnonzero(np.isin(code, [_CAT_CODE[c] for c in names]))
+
+    gpu, mem, ops = rows_of(*GPU_CATEGORIES), rows_of("memory"), rows_of("cpu_op")
+    linked = rows_of(*GPU_CATEGORIES, "cuda_runtime", "cuda_driver")
+    not_mem = np.flatnonzero(code != _CAT_CODE["memory"])
+    gpu_args, mem_args, op_args = _pick(args, gpu), _pick(args, mem), _pick(args, ops)
+    device = _sparse(n, gpu, gpu_args, "device")
+    device[mem] = np.where(_col(mem_args, "device_type") == MEMORY_DEVICE_TYPE_CUDA,
+                           _col(mem_args, "device_id"), -1)
+    nbytes = _sparse(n, gpu, gpu_args, "nbytes")
+    nbytes[mem] = _col(mem_args, "mem_bytes")
     ts = _col(rows, "ts", np.float64)
     dur = _col(rows, "dur", np.float64)
     df = pd.DataFrame({
         "cat": cats, "name": _categorical(map(attrgetter("name"), rows), n),
         "ts_us": ts, "dur_us": dur, "pid": _ids(rows, "pid"), "tid": _ids(rows, "tid"),
-        "device": device,
-        "stream": np.where(is_mem, -1, _col(args, "stream")),
-        "correlation": np.where(is_mem, -1, _col(args, "correlation")),
-        "external_id": np.where(is_mem, -1, _col(args, "external_id")),
-        "bytes": nbytes,
-        "total_allocated": np.where(is_mem, _col(args, "total_allocated"), -1),
-        "input_dims": dims, "input_types": types, "end_us": ts + dur,
+        "device": device, "stream": _sparse(n, gpu, gpu_args, "stream"),
+        "correlation": _sparse(n, linked, _pick(args, linked), "correlation"),
+        "external_id": _sparse(n, not_mem, _pick(args, not_mem), "external_id"),
+        "bytes": nbytes, "total_allocated": _sparse(n, mem, mem_args, "total_allocated"),
+        # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
+        "input_dims": _json_column(op_args, "input_dims", ops, n),
+        "input_types": _json_column(op_args, "input_type", ops, n),
+        "end_us": ts + dur,
     })
     return order_table(df)
 

@@ -183,6 +183,8 @@ class StepDriver:
         self.profiler: Profiler | None = None
         self.baseline_ms: list[float] = []
         self.capture_ms: list[float] = []
+        self.warmup_ms: list[float] = []  # host clock: shown greyed beside the baseline
+        self._warm_t = 0.0
         self.timing: str | None = None
         self._clock: StepClock | None = None
         self._pclock: StepClock | None = None
@@ -215,6 +217,7 @@ class StepDriver:
         if self.started:
             raise RuntimeError("StepDriver.start() called twice")
         self.phase = Phase.WARMUP
+        self._warm_t = time.perf_counter()
         self._transitions()
 
     def boundary(self) -> None:
@@ -225,7 +228,11 @@ class StepDriver:
         elif phase is Phase.CAPTURE:
             self._pclock.mark()  # type: ignore[union-attr]
             self.profiler.step()  # type: ignore[union-attr]
-        elif phase is not Phase.WARMUP:
+        elif phase is Phase.WARMUP:
+            now = time.perf_counter()  # warm-up steps are excluded: timing them costs nothing
+            self.warmup_ms.append((now - self._warm_t) * 1e3)
+            self._warm_t = now
+        else:
             return
         self.n += 1
         if self.n == self._next:

@@ -236,7 +236,8 @@ class ProfileSession:
         meta.status, meta.error = status, error
         with contextlib.suppress(Exception):
             meta.env = collect_env()
-        meta.baseline = {"step_ms": self.driver.baseline_ms, "timing": self.driver.timing}
+        meta.baseline = {"step_ms": self.driver.baseline_ms, "timing": self.driver.timing,
+                         "warmup_ms": self.driver.warmup_ms}
         meta.profiled_step_ms = self.driver.profiled_ms
         meta.flops_per_step = self.flops.flops
         meta.flops_error = self.flops.error

@@ -101,7 +101,7 @@ def describe_run(entry: Run | BrokenRun) -> RunListing:
             gpu=None, world_size=None, median_ms=None, p95_ms=None, n_steps=0, has_summary=False,
         )
     try:
-        return RunListing(**cached_row(entry, build_row))  # type: ignore[typeddict-item]
+        return RunListing(**cached_row(entry, lambda run: dict(build_row(run))))  # type: ignore[typeddict-item]
     except (OSError, ValueError, TypeError) as e:  # a half-written summary must not break the list
         return {**describe_run(BrokenRun(entry.path, f"unreadable run: {e}")),
                 "name": entry.meta.name or entry.id}

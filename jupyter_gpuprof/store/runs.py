@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,7 +150,9 @@ class RunStore:
         except (OSError, ValueError, TypeError) as e:
             raise CorruptRun(f"run {run_id!r} has no readable meta.json: {e}") from None
 
-    def update(self, run_id: str, name: str | None = None, tags: list[str] | None = None) -> Run:
+    def update(
+        self, run_id: str, name: str | None = None, tags: Sequence[str] | None = None
+    ) -> Run:
         """Rename or re-tag a run in its meta.json (the folder, hence the id, stays)."""
         run = self.get(run_id)
         if name is not None:

@@ -29,11 +29,12 @@ def _outliers(v: np.ndarray) -> np.ndarray:
 
 
 def step_time_figure(steps: dict[str, Any]) -> dict[str, Any]:
-    """Strip + box per series (baseline, profiled), median and p95 marked, outliers labelled."""
+    """Strip + box per series (warm-up greyed, baseline, profiled): median, p95, outliers."""
     data: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
     shapes: list[dict[str, Any]] = []
-    for name, key, color in (("baseline (unprofiled)", "baseline_ms", "#2c7fb8"),
+    for name, key, color in (("warm-up (excluded)", "warmup_ms", "#bbbbbb"),
+                             ("baseline (unprofiled)", "baseline_ms", "#2c7fb8"),
                              ("profiled window", "profiled_ms", "#e6550d")):
         vals = steps.get(key) or []
         if not vals:

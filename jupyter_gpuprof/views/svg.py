@@ -67,15 +67,32 @@ def _box(values: list[float], y: float, x: Any, color: str, label: str) -> list[
     return parts
 
 
+def _points(values: list[float], y: float, x: Any, right: float, color: str,
+            label: str) -> list[str]:
+    """Greyed points only (warm-up steps are excluded from the statistics), clipped at the axis."""
+    beyond = sum(1 for v in values if x(v) > right)
+    parts = [f"<text x='4' y='{y + 4:.1f}' {FONT} fill='#888'>{escape(label)} (n={len(values)})"
+             f"</text>"]
+    for i, v in enumerate(values):
+        parts.append(f"<circle cx='{min(x(v), right):.1f}' cy='{y:.1f}' r='2.5' fill='{color}'>"
+                     f"<title>warm-up step {i}: {_fmt_ms(v)} ms</title></circle>")
+    if beyond:
+        parts.append(f"<text x='{right:.1f}' y='{y - 6:.1f}' {FONT} fill='#888' "
+                     f"text-anchor='end'>{beyond} slower →</text>")
+    return parts
+
+
 def step_chart_svg(steps: dict[str, Any], width: int = 640) -> str:
     """Strip + box of baseline step times beside the profiled steps (profiler overhead)."""
     rows = [(name, steps.get(key) or [], color)
-            for name, key, color in (("baseline", "baseline_ms", "#2c7fb8"),
+            for name, key, color in (("warm-up", "warmup_ms", "#bbbbbb"),
+                                     ("baseline", "baseline_ms", "#2c7fb8"),
                                      ("profiled", "profiled_ms", "#e6550d"))]
     rows = [r for r in rows if r[1]]
     if not rows:
         return ""
-    every = [v for _, vals, _ in rows for v in vals]
+    # the axis fits the measured steps; slower warm-up steps (compilation) sit at its right edge
+    every = [v for name, vals, _ in rows if name != "warm-up" for v in vals] or rows[0][1]
     lo, hi = min(every), max(every)
     pad = (hi - lo) * 0.08 or max(hi * 0.05, 0.01)
     lo, hi = max(0.0, lo - pad), hi + pad
@@ -94,7 +111,10 @@ def step_chart_svg(steps: dict[str, Any], width: int = 640) -> str:
                      f"text-anchor='middle'>{t:g}</text>")
     parts.append(f"<text x='{right}' y='{height - 8}' {FONT} text-anchor='end'>ms</text>")
     for i, (name, vals, color) in enumerate(rows):
-        parts += _box(vals, 38 + 60 * i, x, color, name)
+        if name == "warm-up":
+            parts += _points(vals, 38 + 60 * i, x, right, color, name)
+        else:
+            parts += _box(vals, 38 + 60 * i, x, color, name)
     parts.append("</svg>")
     return "".join(parts)
 
