@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .capture.ranks import ENV_RANKS, format_ranks, parse_ranks
+
 EXIT_ERROR = 2
 
 
@@ -74,8 +76,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         except (LookupError, OSError, ValueError):
             raise CliError(f"no such run, file or folder: {args.run}") from None
     out = export_run(path, args.html)
-    print(f"gpuprof: wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)",
-          file=sys.stderr)
+    print(
+        f"gpuprof: wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr
+    )
     return 0
 
 
@@ -91,6 +94,7 @@ def _settings_from(args: argparse.Namespace) -> dict[str, Any]:
         "record_shapes": not args.no_shapes,
         "profile_memory": not args.no_memory,
         "count_flops": not args.no_flops,
+        "ranks": args.ranks or None,
     }
 
 
@@ -109,7 +113,52 @@ def _child_env(run_dir: Path, settings: dict[str, Any]) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(bootstrap), env.get("PYTHONPATH", "")) if p)
     env[ENV_RUN_DIR] = str(run_dir.resolve())
     env[ENV_SETTINGS] = json.dumps(settings)
+    ranks = parse_ranks(settings.get("ranks"))
+    if ranks is None:
+        env.pop(ENV_RANKS, None)
+    else:
+        env[ENV_RANKS] = format_ranks(ranks)
     return env
+
+
+def _ncu_command(args: argparse.Namespace, cmd: list[str]) -> list[str]:
+    """`--ncu-rank`: check ncu and its options before the job starts, then rewrite torchrun."""
+    from .capture.ncu import NcuError, find_ncu, ncu_version
+    from .capture.rank_launch import parse_ncu_args
+    from .capture.torchrun import launcher_python, rewrite_for_ncu
+
+    if args.ncu_rank < 0:
+        raise CliError(f"--ncu-rank must be a rank (>= 0), got {args.ncu_rank}")
+    parse_ncu_args(args.ncu_args)
+    try:
+        exe = find_ncu(args.ncu)
+        ncu_version(exe)
+    except NcuError as e:
+        raise CliError(str(e)) from None
+    return rewrite_for_ncu(
+        cmd, args.ncu_rank, launcher_python(cmd), args.ncu_args or "", str(Path(exe).resolve())
+    )
+
+
+def _report_ncu_rank(run: Any, rank: int, as_json: bool) -> None:
+    """After the job: the ncu rank's results (read back from <run>/ncu/) or its one-line error."""
+    from .store.ncu_files import ncu_paths, read_ncu_error
+
+    name = f"rank{rank}"
+    error = read_ncu_error(run, name)
+    if error or "info" not in ncu_paths(run, name):
+        why = error or f"no report: did rank {rank} run? (see its output above)"
+        print(f"gpuprof: ncu on rank {rank}: {why}", file=sys.stderr)
+        return
+    from .ncu_results import load_ncu
+
+    res = load_ncu(run, name)
+    print(
+        f"gpuprof: ncu on rank {rank}: {len(res.kernels)} kernels in {run.path / 'ncu'}",
+        file=sys.stderr,
+    )
+    if not as_json:
+        print(res.to_text())
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> int:
@@ -129,8 +178,16 @@ def _close_run(run_dir: Path, code: int) -> Any:
     run = open_run(run_dir)
     run.merge_rank_metas()
     if run.meta.status == "running":
+        ranks = parse_ranks(run.meta.settings.get("ranks"))
         run.meta.status = "failed"
-        if not run.trace_paths() and code == 0:
+        if code == 0 and not run.trace_paths() and (ranks == [] or "ncu" in run.meta.settings):
+            run.meta.status = "complete"  # an ncu-only run: no rank was left to trace
+        elif not run.trace_paths() and code == 0 and ranks:
+            run.meta.error = (
+                f"no traces: no rank in --ranks {format_ranks(ranks)} ran a training step "
+                "(are the ranks below the world size?)"
+            )
+        elif not run.trace_paths() and code == 0:
             run.meta.error = (
                 "no training steps seen: the script never called optimizer.step() "
                 "(or jupyter_gpuprof.step())"
@@ -154,23 +211,38 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     settings = _settings_from(args)
     CaptureSettings(**settings, mode="script")  # validate before creating a folder
+    if args.ncu_args is not None and args.ncu_rank is None:
+        raise CliError("--ncu-args needs --ncu-rank R (the rank to run under Nsight Compute)")
+    launched = _ncu_command(args, cmd) if args.ncu_rank is not None else cmd
     run = RunStore(args.runs_root).create(args.name or _default_name(cmd))
     run.meta.code = shlex.join(cmd)
     run.meta.settings = CaptureSettings(**settings, mode="script").to_meta()
+    if launched is not cmd:
+        run.meta.settings["ncu"] = {
+            "rank": args.ncu_rank,
+            "args": args.ncu_args or "",
+            "command": shlex.join(launched),
+        }
     run.write_meta()
     print(f"gpuprof: capturing into {run.path}", file=sys.stderr)
     try:
-        proc = subprocess.Popen(cmd, env=_child_env(run.path, settings))
+        proc = subprocess.Popen(launched, env=_child_env(run.path, settings))
     except OSError as e:
         run.meta.status, run.meta.error = "failed", f"could not start {cmd[0]}: {e.strerror or e}"
         run.write_meta()
         raise CliError(run.meta.error) from None
     code = _wait(proc)
     run = _close_run(run.path, code)
+    ranks = run.meta.ranks
+    some = (
+        f"; traced ranks {format_ranks(ranks)} of {run.meta.world_size}"
+        if ranks and len(ranks) < (run.meta.world_size or 0)
+        else ""
+    )
     print(
         f"gpuprof: run {run.meta.status}"
         + (f": {run.meta.error}" if run.meta.error else "")
-        + f" ({run.path})",
+        + f"{some} ({run.path})",
         file=sys.stderr,
     )
     if run.trace_paths():
@@ -180,6 +252,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.traceback:
                 raise
             print(f"gpuprof: analysis failed: {_describe(e)}", file=sys.stderr)
+    if args.ncu_rank is not None:
+        try:
+            _report_ncu_rank(run, args.ncu_rank, args.json)
+        except Exception as e:  # noqa: BLE001 - as above: the run and the command's status stand
+            if args.traceback:
+                raise
+            print(f"gpuprof: reading the ncu report failed: {_describe(e)}", file=sys.stderr)
     return code
 
 
@@ -241,6 +320,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-shapes", action="store_true", help="do not record input shapes")
     p.add_argument("--no-memory", action="store_true", help="do not record memory events")
     p.add_argument("--no-flops", action="store_true", help="skip FLOP counting")
+    p.add_argument(
+        "--ranks",
+        default=os.environ.get(ENV_RANKS) or None,
+        metavar="LIST",
+        help="distributed jobs: only these ranks capture, e.g. 0,3 or 0-3 or none "
+        f"(default ${ENV_RANKS}, else all); the others run untouched",
+    )
+    p.add_argument(
+        "--ncu-rank",
+        type=int,
+        default=None,
+        metavar="R",
+        help="torchrun jobs: run rank R under Nsight Compute (a short window, -c 10 by default); "
+        "that rank writes no trace",
+    )
+    p.add_argument(
+        "--ncu-args",
+        default=None,
+        metavar="ARGS",
+        help='ncu options for --ncu-rank, e.g. --ncu-args="-k regex:gemm -c 5 --set full"',
+    )
+    p.add_argument("--ncu", default=None, help="path to ncu (else $JUPYTER_GPUPROF_NCU, PATH)")
     p.add_argument(
         "--runs-root",
         default=None,

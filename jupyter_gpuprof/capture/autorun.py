@@ -3,6 +3,7 @@
 It waits until the script imports torch (so a process that never does pays nothing and CUDA is
 never touched early), then installs a hook-driven ProfileSession writing into the run folder
 named by $JUPYTER_GPUPROF_RUN_DIR: trace.json.gz + meta.json, or per rank under torchrun.
+Ranks outside $JUPYTER_GPUPROF_RANKS (`--ranks`) install nothing at all.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ ENV_SETTINGS = "JUPYTER_GPUPROF_SETTINGS"
 class ScriptCapture:
     """The process's capture: started when torch is imported, closed at exit."""
 
-    def __init__(self, run_dir: str, settings_json: str) -> None:
+    def __init__(self, run_dir: str, settings_json: str, ranks: list[int] | None = None) -> None:
         self.run_dir = run_dir
         self.settings_json = settings_json
+        self.ranks = ranks
         self.session: Any = None
         self.error: BaseException | None = None
 
@@ -35,6 +37,7 @@ class ScriptCapture:
 
         kwargs = json.loads(self.settings_json or "{}")
         kwargs["mode"] = "script"
+        kwargs["ranks"] = self.ranks  # checked again at the first step (mp.spawn sets no RANK)
         run = open_run(self.run_dir)
         self.session = ProfileSession(
             CaptureSettings(**kwargs), name=run.meta.name, code=run.meta.code, run=run
@@ -94,7 +97,16 @@ def install() -> ScriptCapture | None:
     run_dir = os.environ.get(ENV_RUN_DIR)
     if not run_dir:
         return None
-    capture = ScriptCapture(run_dir, os.environ.get(ENV_SETTINGS, ""))
+    from .ranks import ENV_RANKS, parse_ranks, rank_selected
+
+    settings_json = os.environ.get(ENV_SETTINGS, "")
+    if ENV_RANKS in os.environ:  # set per process (the rank under ncu gets "none")
+        ranks = parse_ranks(os.environ[ENV_RANKS])
+    else:
+        ranks = parse_ranks(json.loads(settings_json or "{}").get("ranks"))
+    if not rank_selected(ranks):
+        return None  # a rank left out runs untouched: no hooks, no profiler, no files
+    capture = ScriptCapture(run_dir, settings_json, ranks)
     if "torch" in sys.modules:
         _safe_start(capture)
     else:

@@ -75,7 +75,7 @@ class NcuOptions:
     launch_skip: int = 0
     launch_count: int | None = None
     nvtx_include: list[str] = field(default_factory=list)
-    timeout_s: float = 300.0
+    timeout_s: float = 300.0  # 0: no limit (a whole training job on one rank)
     extra: list[str] = field(default_factory=list)
 
 
@@ -180,6 +180,12 @@ def describe_filter(opts: NcuOptions) -> str:
 def _last_python_error(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if _PY_ERROR.match(ln.strip())]
     return lines[-1] if lines else ""
+
+
+def app_returncode(output: str) -> int | None:
+    """The profiled program's non-zero exit status as ncu printed it, for a launcher to pass on."""
+    m = _APP_RC.search(output)
+    return int(m.group(1)) if m else None
 
 
 def check_output(output: str, returncode: int, report: Path, opts: NcuOptions) -> int:
@@ -292,7 +298,7 @@ def run_ncu(
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     try:
-        proc.wait(timeout=opts.timeout_s)
+        proc.wait(timeout=opts.timeout_s or None)
     except subprocess.TimeoutExpired:
         _kill(proc)
         reader.join(timeout=5)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,15 @@ from ..analysis.ncu_metrics import frame, raw_records, read_details_rules
 from ..ncu_results import NcuResults, build_results
 from ..store import Run, RunStore, open_run
 from ..store.ncu_files import save_ncu
-from .ncu import NcuOptions, build_command, export_csv, find_ncu, ncu_version, run_ncu
+from .ncu import (
+    NcuOptions,
+    build_command,
+    export_csv,
+    find_ncu,
+    ncu_version,
+    print_progress,
+    run_ncu,
+)
 from .ncu_replay import replay_targets, run_replay
 
 #: kernels profiled when a cell or script run names no --launch-count (each is replayed ~40x)
@@ -117,6 +125,8 @@ def profile_command(
     cwd: str | Path | None = None,
     runs_root: str | None = None,
     code: str = "",
+    session: str | None = None,
+    progress: Callable[[str], None] | None = print_progress,
 ) -> NcuResults:
     """Run a command under ncu with the options' filter; store and read back its report."""
     start = time.monotonic()
@@ -131,7 +141,7 @@ def profile_command(
     with tempfile.TemporaryDirectory(prefix="gpuprof-ncu-") as work:
         base = Path(work) / "profile"
         cmd = build_command(exe, opts, base, argv)
-        result = run_ncu(cmd, base.with_suffix(".ncu-rep"), opts, cwd=cwd)
+        result = run_ncu(cmd, base.with_suffix(".ncu-rep"), opts, cwd=cwd, progress=progress)
         raw = export_csv(exe, result.report, "raw")
         details = export_csv(exe, result.report, "details")
         kernels, rules = frame(raw_records(raw, "ncu")), _rules_from_text(details)
@@ -145,7 +155,8 @@ def profile_command(
             ncu_seconds=result.seconds,
             seconds=time.monotonic() - start,
         )
-        files = save_ncu(run, _session_name(mode.split()[0]), result.report, raw, details, info)
+        name = session or _session_name(mode.split()[0])
+        files = save_ncu(run, name, result.report, raw, details, info)
     info["seconds"] = time.monotonic() - start
     return build_results(kernels, rules, info, files)
 

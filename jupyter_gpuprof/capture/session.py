@@ -21,6 +21,7 @@ from .driver import (
     summarize_ms,
 )
 from .flops import StepFlops
+from .ranks import env_ranks, rank_selected
 from .settings import CaptureSettings, distributed_rank, one_line
 
 __all__ = ["CaptureSettings", "ProfileSession", "current_session", "profile", "step"]
@@ -161,6 +162,9 @@ class ProfileSession:
         # Inside a user's loop a profiler error must not kill the training: record it and go inert.
         try:
             if not self.driver.started:
+                if not rank_selected(self.settings.ranks):
+                    self._skip_rank()  # the rank became known only now (init_process_group)
+                    return
                 self.driver.start()
             else:
                 self.boundary()
@@ -172,6 +176,13 @@ class ProfileSession:
                 self._finalize(
                     error=f"capture error: {one_line(e)}", status="failed", cleanup=False
                 )
+
+    def _skip_rank(self) -> None:
+        """Leave a rank outside `ranks` untouched: no hooks, and no run folder of its own."""
+        self.discard()
+        if not self._shared_folder and self.run is not None:
+            with contextlib.suppress(OSError, LookupError, ValueError):
+                self.store.delete(self.run.id)
 
     def _on_event(self, event: str) -> None:
         ranges = self.ranges
@@ -351,6 +362,7 @@ def profile(
     phases: bool = True,
     count_flops: bool = True,
     runs_root: str | os.PathLike[str] | None = None,
+    ranks: str | list[int] | None = None,
 ) -> Iterator[ProfileSession]:
     """Profile the training loop inside the block; steps come from optimizer.step() or step()."""
     settings = CaptureSettings(
@@ -365,8 +377,14 @@ def profile(
         phases=phases,
         count_flops=count_flops,
         mode="loop",
+        ranks=ranks if ranks is not None else env_ranks(),
     )
     root = Path(runs_root) if runs_root is not None else None
+    if not rank_selected(settings.ranks):  # ranks (default $JUPYTER_GPUPROF_RANKS) leave us out
+        inert = ProfileSession(settings, name=name, store=RunStore(root))
+        inert.closed = True  # untouched: step() and finish() see a closed session
+        yield inert
+        return
     run = None
     existing = _Active.session
     if existing is not None and existing.settings.mode == "script" and not existing.driver.started:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .driver import Schedule
+from .ranks import parse_ranks
 
 MODES = ("body", "loop", "script")
 
@@ -27,10 +28,12 @@ class CaptureSettings:
     phases: bool = True
     count_flops: bool = True
     mode: str = "body"
+    ranks: list[int] | None = None  # ranks of a distributed job that capture (None: all)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        self.ranks = parse_ranks(self.ranks)
         self.schedule()  # validates the counts
 
     def schedule(self) -> Schedule:

@@ -3,7 +3,8 @@
 Layout, one set per profiling session `<name>`: `<name>.ncu-rep.gz` (the report, ~10x smaller
 gzipped), `<name>.raw.csv.gz` and `<name>.details.csv.gz` (the `--page raw|details` exports,
 readable without ncu or a GPU), `<name>.json` (what was profiled, and how) and, for op
-replay, `<name>.replay.py` (the standalone script that ran under ncu).
+replay, `<name>.replay.py` (the standalone script that ran under ncu); `<name>.error` holds
+the one-line reason when a session (one rank of a job under ncu) left no report.
 """
 
 from __future__ import annotations
@@ -101,3 +102,18 @@ def read_info(run: Run, name: str) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def save_ncu_error(run: Run, name: str, message: str) -> Path:
+    """Record why a session left no report (`<name>.error`): a rank fails, the CLI reports."""
+    path = ncu_dir(run) / f"{name}.error"
+    atomic_write_bytes(path, message.encode())
+    return path
+
+
+def read_ncu_error(run: Run, name: str) -> str | None:
+    """The one-line error a session recorded instead of a report, if any."""
+    try:
+        return (run.path / NCU_DIR / f"{name}.error").read_text().strip() or None
+    except OSError:
+        return None

@@ -43,6 +43,7 @@ class RunMeta:
     flops_error: str | None = None  # why flops_per_step is missing, when it is
     rank: int | None = None
     world_size: int | None = None
+    ranks: list[int] | None = None  # distributed runs: the ranks that wrote a trace
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for json.dumps."""
@@ -154,6 +155,7 @@ class Run:
         self.meta.settings = {**self.meta.settings, **first.settings}
         self.meta.rank = None
         self.meta.world_size = first.world_size or len(ranks)
+        self.meta.ranks = sorted(ranks)
         failed = [(r, m) for r, m in ranks.items() if m.status != "complete"]
         if failed:
             r, m = failed[0]

@@ -38,6 +38,12 @@ test.describe('inline report widget', () => {
     const timeline = first.locator('.gpuprof-w-panel-timeline');
     await expect(timeline.locator('.gpuprof-w-lane').first()).toHaveText('CPU ranges (phases, data)');
     expect(await timeline.locator('svg.gpuprof-w-tl rect').count()).toBeGreaterThan(10);
+    // Zoom with the wheel: the axis now spans less time.
+    const axis = timeline.locator('.gpuprof-w-axis').last();
+    const before = await axis.textContent();
+    await timeline.locator('svg.gpuprof-w-tl').hover();
+    await page.mouse.wheel(0, -400);
+    await expect(axis).not.toHaveText(before ?? '');
 
     // Operators: sortable by any column, filterable by name.
     await first.getByRole('tab', { name: 'Operators' }).click();

@@ -111,7 +111,8 @@ function timelinePanel(sm, charts) {
 
 function drawTimeline(tl) {
   const wrap = h("div", { class: "gpuprof-w-timeline" });
-  const W = 900, LEFT = 170, LANE = 22, TOP = 18;
+  const LEFT = 170, LANE = 22, TOP = 18;
+  let W = 900;  // follows the output's width (ResizeObserver below), so labels keep their size
   const H = TOP + LANE * tl.lanes.length + 24;
   const svg = s("svg", { width: "100%", viewBox: `0 0 ${W} ${H}`, class: "gpuprof-w-tl" });
   const tip = h("div", { class: "gpuprof-w-tip" });
@@ -119,7 +120,7 @@ function drawTimeline(tl) {
     `${tl.n_events.toLocaleString()} events as ${tl.n_rects.toLocaleString()} rectangles · wheel: zoom · drag: pan · double-click: reset`);
   let v0 = 0, v1 = tl.dur_us;
   const clipId = `gpuprof-clip-${Math.random().toString(36).slice(2)}`;
-  const plotW = W - LEFT - 10;
+  let plotW = W - LEFT - 10;
   const x = (t) => LEFT + ((t - v0) / (v1 - v0)) * plotW;
   const render = () => {
     svg.replaceChildren();
@@ -154,7 +155,8 @@ function drawTimeline(tl) {
     svg.append(plot);
     const span = (v1 - v0) / 1000;
     for (let k = 0; k <= 5; k++) {
-      const t = s("text", { x: LEFT + (k * plotW) / 5, y: H - 6, "text-anchor": "middle", class: "gpuprof-w-axis" });
+      const anchor = k === 0 ? "start" : k === 5 ? "end" : "middle";
+      const t = s("text", { x: LEFT + (k * plotW) / 5, y: H - 6, "text-anchor": anchor, class: "gpuprof-w-axis" });
       t.textContent = `${((v0 / 1000) + (k * span) / 5).toPrecision(4)} ms`;
       svg.append(t);
     }
@@ -211,6 +213,16 @@ function drawTimeline(tl) {
   const legend = h("div", { class: "gpuprof-w-legend" }, "idle gaps: ",
     ...Object.entries(CAUSE_COLORS).map(([k, c]) => h("span", { style: `color:${c}` }, `■ ${k} `)));
   render();
+  if (typeof ResizeObserver !== "undefined") {
+    new ResizeObserver(() => {
+      const w = Math.round(wrap.clientWidth);
+      if (w < 300 || Math.abs(w - W) < 4) return;  // hidden tab, or no real change
+      W = w;
+      plotW = W - LEFT - 10;
+      svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+      render();
+    }).observe(wrap);
+  }
   wrap.append(info, svg, tip, legend);
   return wrap;
 }
