@@ -22,3 +22,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         skip = pytest.mark.skip(reason="needs a CUDA GPU; none available")
         for item in gpu_items:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _restore_runs_env():
+    """The server extension exports the runs root for its kernels; keep that out of other tests."""
+    import os
+
+    saved = os.environ.get("JUPYTER_GPUPROF_RUNS")
+    yield
+    if saved is None:
+        os.environ.pop("JUPYTER_GPUPROF_RUNS", None)
+    else:
+        os.environ["JUPYTER_GPUPROF_RUNS"] = saved

@@ -66,6 +66,14 @@ async def test_status_with_token(jp_fetch, runs_root: Path) -> None:
     assert isinstance(payload["version"], str) and payload["version"]
 
 
+async def test_kernels_inherit_the_runs_root(jp_fetch, runs_root: Path) -> None:
+    import os
+
+    await jp_fetch("jupyter-gpuprof", "status")
+    # a kernel started by this server saves its runs where the sidebar looks
+    assert os.environ["JUPYTER_GPUPROF_RUNS"] == str(runs_root.resolve())
+
+
 @pytest.mark.parametrize("route", ["status", "runs"])
 async def test_routes_refuse_requests_without_token(
     http_server_client, jp_base_url: str, route: str

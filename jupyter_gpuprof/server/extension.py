@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from jupyter_server.utils import url_path_join
 
-from .config import GpuProf
+from .config import RUNS_ENV, GpuProf
 from .handlers import ROUTES, SETTINGS_KEY
 
 URL_PREFIX = "jupyter-gpuprof"
@@ -18,6 +19,9 @@ def load(server_app: Any) -> None:
     config = GpuProf(config=server_app.config)
     runs_root = config.resolved_runs_root(server_app.root_dir)
     web_app.settings[SETTINGS_KEY] = {"runs_root": str(runs_root)}
+    # kernels started by this server inherit its environment: their %%gpuprofile then saves
+    # into the folder the sidebar reads, whatever the notebook's own folder is
+    os.environ[RUNS_ENV] = str(runs_root)
     base_url = web_app.settings["base_url"]
     web_app.add_handlers(
         ".*$", [(url_path_join(base_url, URL_PREFIX, name), handler) for name, handler in ROUTES]
