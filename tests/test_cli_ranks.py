@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -33,16 +34,19 @@ for i in range(14):
     opt.zero_grad()
     nn.functional.cross_entropy(model(x), y).backward()
     opt.step()
+# ranks that profile and ranks that do not leave the loop at different times: without this
+# barrier gloo's teardown sometimes aborts one of them ("terminate called", torch 2.13, CPU)
+dist.barrier()
 dist.destroy_process_group()
 """
 
 
-def torchrun(tmp_path: Path) -> list[str]:
+def torchrun(tmp_path: Path, n: int = 2) -> list[str]:
     p = tmp_path / "ddp.py"
     p.write_text(DDP)
     # --standalone picks a free rendezvous port: the default 29500 may be taken on a busy host
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-            str(p)]
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+            str(n), str(p)]
 
 
 def only_run(root: Path):
@@ -101,6 +105,28 @@ def test_profile_block_on_a_rank_left_out_is_untouched(tmp_path, monkeypatch):
     assert m.settings["ranks"] == [0] and m.rank == 0
 
 
+def test_rank_known_only_at_the_first_step_drops_out(tmp_path, monkeypatch):
+    import torch
+
+    import jupyter_gpuprof
+    from jupyter_gpuprof.capture.session import current_session
+
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    root = tmp_path / "runs"
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with jupyter_gpuprof.profile("late", steps=2, warmup=1, active=1, runs_root=root, ranks=[1]):
+        assert len(RunStore(root).list()) == 1  # rank unknown yet: the capture starts
+        monkeypatch.setenv("RANK", "0")  # as after init_process_group in an mp.spawn worker
+        for _ in range(8):
+            opt.zero_grad()
+            model(torch.randn(2, 4)).sum().backward()
+            opt.step()
+        assert current_session() is None  # hooks gone at the first step
+    assert RunStore(root).list() == []  # and the folder it had made
+
+
 def test_cli_rejects_a_bad_rank_list(tmp_path, capsys):
     assert main(["run", "--runs-root", str(tmp_path), "--ranks", "x", "--", "true"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -123,6 +149,17 @@ def test_run_torchrun_profiles_only_the_listed_ranks(tmp_path, capfd):
     assert "traced ranks 1 of 2" in err
     assert main(["analyze", str(run.path)]) == 0
     assert capfd.readouterr().out.strip()
+
+
+def test_cross_rank_analysis_keeps_the_rank_numbers_of_a_gapped_list(tmp_path, capfd):
+    root = tmp_path / "runs"
+    assert main(["run", "--runs-root", str(root), *FLAGS, "--ranks", "0,2", "--json", "--",
+                 *torchrun(tmp_path, 3)]) == 0
+    out, err = capfd.readouterr()
+    summary = json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])
+    assert [r["rank"] for r in summary["distributed"]["ranks"]] == [0, 2]
+    assert summary["source"]["world_size"] == 3 and "traced ranks 0,2 of 3" in err
+    assert only_run(root).meta.ranks == [0, 2]
 
 
 # --ncu-rank ---------------------------------------------------------------------------------
