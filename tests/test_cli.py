@@ -228,6 +228,7 @@ for i in range(14):
     opt.zero_grad()
     nn.functional.cross_entropy(model(x), y).backward()
     opt.step()
+dist.barrier()  # gloo on CPU can abort a rank that tears down while its peer still runs
 dist.destroy_process_group()
 """
 

@@ -15,7 +15,7 @@ MEMORY_COLUMNS = {
 
 def memory_table(trace: Trace) -> pd.DataFrame:
     """Peak allocated bytes per GPU (empty when memory was not profiled)."""
-    mem = trace.of("memory")
+    mem = trace.memory
     mem = mem[(mem["device"] >= 0) & (mem["total_allocated"] >= 0)]
     if mem.empty:
         return pd.DataFrame(columns=list(MEMORY_COLUMNS))

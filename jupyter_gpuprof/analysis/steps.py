@@ -93,7 +93,7 @@ def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
     gpu = gpu_activity(trace)
     ev = trace.events
     if marks.empty:
-        host = ev[~ev["cat"].isin(GPU_CATEGORIES) & (ev["cat"] != "memory")]
+        host = ev[~ev["cat"].isin(GPU_CATEGORIES)]
         lo = float(ev["ts_us"].min()) if len(ev) else 0.0
         hi = float(ev["end_us"].max()) if len(ev) else 0.0
         pid = int(host["pid"].mode().iloc[0]) if len(host) else -1

@@ -23,7 +23,7 @@ from .tracefile import Prefetch, TraceError, read_trace_bytes
 
 __all__ = ["Trace", "TraceError", "TraceInfo", "load_trace", "names_where"]
 
-#: categories kept in the event table (``memory`` is the renamed ``[memory]`` instant event)
+#: categories kept in the event table (allocator instants go to `Trace.memory` instead)
 KEPT_CATEGORIES = (
     "cpu_op",
     "user_annotation",
@@ -36,7 +36,9 @@ KEPT_CATEGORIES = (
     "python_function",
 )
 #: every category of the event table, in its layout order
-ALL_CATEGORIES = (*KEPT_CATEGORIES, "memory")
+ALL_CATEGORIES = KEPT_CATEGORIES
+#: columns of `Trace.memory`
+MEMORY_COLUMNS = ("ts_us", "device", "bytes", "total_allocated")
 _CAT_CODE = {c: i for i, c in enumerate(ALL_CATEGORIES)}
 #: categories that occupy a GPU stream
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
@@ -107,6 +109,9 @@ class Trace:
 
     events: pd.DataFrame
     info: TraceInfo
+    #: allocator events (profile_memory): ts_us, device (-1 for host memory), bytes (the
+    #: allocation's change), total_allocated (after it); kept apart from the event table
+    memory: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=MEMORY_COLUMNS))
     _subsets: dict[tuple[str, ...], pd.DataFrame] = field(default_factory=dict, repr=False)
 
     def of(self, *cats: str) -> pd.DataFrame:
@@ -222,12 +227,13 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
     evs, mems = select(file.traceEvents, keep_python)
     info = trace_info(file, path, len(file.traceEvents) + dropped, len(evs) + len(mems))
     del file
-    events = build_table(evs, mems)
+    events, memory = build_table(evs), memory_events(mems)
     if len(events):
         info.t0_us = float(events["ts_us"].min())
         events["ts_us"] -= info.t0_us
         events["end_us"] -= info.t0_us
-    return Trace(events=events, info=info)
+        memory["ts_us"] -= info.t0_us
+    return Trace(events=events, info=info, memory=memory)
 
 
 _NO_ARGS = _Args()
@@ -288,11 +294,19 @@ def _sparse(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
     return col
 
 
-def build_table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
+def memory_events(mems: list[_Event]) -> pd.DataFrame:
+    """The allocator instants as their own small table (columns `MEMORY_COLUMNS`)."""
+    args = [e.args or _NO_ARGS for e in mems]
+    on_gpu = _col(args, "device_type") == MEMORY_DEVICE_TYPE_CUDA
+    return pd.DataFrame({
+        "ts_us": _col(mems, "ts", np.float64),
+        "device": np.where(on_gpu, _col(args, "device_id"), -1),
+        "bytes": _col(args, "mem_bytes"), "total_allocated": _col(args, "total_allocated"),
+    }, columns=list(MEMORY_COLUMNS))
+
+
+def build_table(rows: list[_Event]) -> pd.DataFrame:
     """Columns of the event table, one C-level pass per column over the rows that carry it."""
-    for m in mems:
-        m.cat = "memory"
-    rows = evs + mems
     n = len(rows)
     args = [e.args or _NO_ARGS for e in rows]
     code = np.fromiter(map(_CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8,
@@ -302,24 +316,18 @@ def build_table(evs: list[_Event], mems: list[_Event]) -> pd.DataFrame:
     def rows_of(*names: str) -> np.ndarray:
         return np.flatnonzero(np.isin(code, [_CAT_CODE[c] for c in names]))
 
-    gpu, mem, ops = rows_of(*GPU_CATEGORIES), rows_of("memory"), rows_of("cpu_op")
+    gpu, ops = rows_of(*GPU_CATEGORIES), rows_of("cpu_op")
     linked = rows_of(*GPU_CATEGORIES, "cuda_runtime", "cuda_driver")
-    not_mem = np.flatnonzero(code != _CAT_CODE["memory"])
-    gpu_args, mem_args, op_args = _pick(args, gpu), _pick(args, mem), _pick(args, ops)
-    device = _sparse(n, gpu, gpu_args, "device")
-    device[mem] = np.where(_col(mem_args, "device_type") == MEMORY_DEVICE_TYPE_CUDA,
-                           _col(mem_args, "device_id"), -1)
-    nbytes = _sparse(n, gpu, gpu_args, "nbytes")
-    nbytes[mem] = _col(mem_args, "mem_bytes")
+    gpu_args, op_args = _pick(args, gpu), _pick(args, ops)
     ts = _col(rows, "ts", np.float64)
     dur = _col(rows, "dur", np.float64)
     df = pd.DataFrame({
         "cat": cats, "name": _categorical(map(attrgetter("name"), rows), n),
         "ts_us": ts, "dur_us": dur, "pid": _ids(rows, "pid"), "tid": _ids(rows, "tid"),
-        "device": device, "stream": _sparse(n, gpu, gpu_args, "stream"),
+        "device": _sparse(n, gpu, gpu_args, "device"),
+        "stream": _sparse(n, gpu, gpu_args, "stream"),
         "correlation": _sparse(n, linked, _pick(args, linked), "correlation"),
-        "external_id": _sparse(n, not_mem, _pick(args, not_mem), "external_id"),
-        "bytes": nbytes, "total_allocated": _sparse(n, mem, mem_args, "total_allocated"),
+        "external_id": _col(args, "external_id"), "bytes": _sparse(n, gpu, gpu_args, "nbytes"),
         # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
         "input_dims": _json_column(op_args, "input_dims", ops, n),
         "input_types": _json_column(op_args, "input_type", ops, n),
