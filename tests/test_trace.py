@@ -67,3 +67,17 @@ def test_distributed_info_gives_rank(tmp_path):
     t = load_trace(b.write(tmp_path / "r.json.gz", distributedInfo={"rank": 3, "world_size": 8}))
     assert (t.info.rank, t.info.world_size) == (3, 8)
 
+
+
+def test_plain_zlib_is_used_without_the_optional_isal(tmp_path, monkeypatch):
+    import sys
+
+    from jupyter_gpuprof.analysis.tracefile import read_trace_bytes
+
+    monkeypatch.setitem(sys.modules, "isal", None)  # as if not installed
+    p = tmp_path / "t.json.gz"
+    p.write_bytes(gzip.compress(b'{"traceEvents": []}'))
+    assert read_trace_bytes(p) == b'{"traceEvents": []}'
+    p.write_bytes(gzip.compress(b'{"traceEvents": []}')[:-6])
+    with pytest.raises(TraceError, match="truncated or corrupt gzip"):
+        read_trace_bytes(p)

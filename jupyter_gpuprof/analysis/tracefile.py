@@ -8,22 +8,40 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+
+
+def _isal_error() -> type[Exception]:
+    try:
+        from isal.isal_zlib import error
+    except ImportError:
+        return zlib.error
+    return error
 
 
 class TraceError(ValueError):
     """A trace file that cannot be read; the message is one line and names the file."""
 
 
+def _inflate() -> Callable[[bytes], bytes]:
+    """gzip decompression: ISA-L's (2x faster) when the optional `isal` package is installed."""
+    try:
+        from isal import isal_zlib
+    except ImportError:
+        return lambda raw: zlib.decompress(raw, wbits=31)
+    return lambda raw: isal_zlib.decompress(raw, wbits=31)
+
+
 def read_trace_bytes(path: Path) -> bytes:
     """The decompressed contents of a `.json` or `.json.gz` trace."""
     try:
         raw = path.read_bytes()
-        return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        return _inflate()(raw) if raw[:2] == b"\x1f\x8b" else raw
     except FileNotFoundError:
         raise TraceError(f"{path}: no such trace file") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+    except (EOFError, gzip.BadGzipFile, zlib.error, _isal_error()) as exc:
         raise TraceError(
             f"{path}: truncated or corrupt gzip ({exc}); re-export the trace") from None
     except OSError as exc:
