@@ -124,3 +124,20 @@ def test_server_package_never_imports_torch() -> None:
         "sys.exit('torch' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_a_runs_folder_exported_for_kernels_is_kept(tmp_path: Path, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from traitlets.config import Config
+
+    from jupyter_gpuprof.server.extension import load
+
+    monkeypatch.setenv("JUPYTER_GPUPROF_RUNS", str(tmp_path / "mine"))
+    app = SimpleNamespace(
+        web_app=SimpleNamespace(settings={"base_url": "/"}, add_handlers=lambda *a: None),
+        config=Config(), root_dir=str(tmp_path), log=SimpleNamespace(info=lambda *a: None))
+    load(app)
+    import os
+
+    assert os.environ["JUPYTER_GPUPROF_RUNS"] == str(tmp_path / "mine")

@@ -3,6 +3,7 @@
 Token and XSRF off, port 8888 without retries, a temporary root_dir: galata's defaults.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -21,5 +22,8 @@ sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from make_runs import build  # noqa: E402
 
 c.GpuProf.runs_root = str(build(Path(c.ServerApp.root_dir) / "gpuprof-runs"))
+# Kernels of the notebook tests save their runs elsewhere, so the run-list tests see only the
+# fixtures whatever order the specs run in (the server would otherwise hand kernels its root).
+os.environ["JUPYTER_GPUPROF_RUNS"] = str(Path(c.ServerApp.root_dir) / "kernel-runs")
 # Editable installs don't copy jupyter-config/ into etc/jupyter: enable the extension here.
 c.ServerApp.jpserver_extensions = {"jupyter_gpuprof": True}

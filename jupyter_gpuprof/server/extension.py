@@ -20,8 +20,9 @@ def load(server_app: Any) -> None:
     runs_root = config.resolved_runs_root(server_app.root_dir)
     web_app.settings[SETTINGS_KEY] = {"runs_root": str(runs_root)}
     # kernels started by this server inherit its environment: their %%gpuprofile then saves
-    # into the folder the sidebar reads, whatever the notebook's own folder is
-    os.environ[RUNS_ENV] = str(runs_root)
+    # into the folder the sidebar reads, whatever the notebook's own folder is (a folder the
+    # user already exported for kernels wins)
+    os.environ.setdefault(RUNS_ENV, str(runs_root))
     base_url = web_app.settings["base_url"]
     web_app.add_handlers(
         ".*$", [(url_path_join(base_url, URL_PREFIX, name), handler) for name, handler in ROUTES]
