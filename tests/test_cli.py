@@ -217,6 +217,8 @@ def test_script_profile_block_takes_over_the_cli_run(tmp_path):
 
 
 DDP = """
+import os
+import sys
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -228,8 +230,13 @@ for i in range(14):
     opt.zero_grad()
     nn.functional.cross_entropy(model(x), y).backward()
     opt.step()
-dist.barrier()  # gloo on CPU can abort a rank that tears down while its peer still runs
+dist.barrier()
 dist.destroy_process_group()
+# torch's CPU (gloo) build can abort the interpreter's own teardown when ranks leave at
+# different times ("terminate called without an active exception", also for a rank that ran
+# untouched): the job is done and its files are written, so leave without that teardown
+sys.stdout.flush()
+os._exit(0)
 """
 
 
