@@ -13,11 +13,19 @@ const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 const t0 = Date.now();
 await page.goto(`${base}/notebooks/${nbPath}`);
 await page.locator('.jp-Notebook').waitFor({ timeout: 60000 });
-// Run > Run All Cells through the command palette-free menu path
-await page.locator('.jp-MenuBar-itemLabel', { hasText: 'Run' }).first().click();
+// Run > Run All Cells from the menu bar
+await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Run$/ }).first().click();
 await page.locator('.lm-Menu-itemLabel', { hasText: 'Run All Cells' }).first().click();
 const widget = page.locator('.jp-OutputArea-output .gpuprof-w').first();
-await widget.waitFor({ timeout: 240000 });
+try {
+  await widget.waitFor({ timeout: Number(process.env.NB7_TIMEOUT_MS || 240000) });
+} catch (e) {
+  await page.screenshot({ path: shot, fullPage: true });
+  const outputs = await page.locator('.jp-OutputArea-output').allTextContents();
+  console.log(JSON.stringify({ error: String(e).split('\n')[0], outputs: outputs.slice(0, 6) }));
+  await browser.close();
+  process.exit(1);
+}
 const tabs = await widget.locator('.gpuprof-w-tab').allTextContents();
 const stats = await widget.locator('.gpuprof-w-stats').first().textContent();
 await widget.scrollIntoViewIfNeeded();
