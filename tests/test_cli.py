@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ddp_script import DDP
 
 from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.store import RunStore
@@ -216,28 +217,6 @@ def test_script_profile_block_takes_over_the_cli_run(tmp_path):
     assert len(m.baseline["step_ms"]) == 3 and len(m.profiled_step_ms) == 2
 
 
-DDP = """
-import os
-import sys
-import torch
-import torch.distributed as dist
-from torch import nn
-dist.init_process_group("gloo")
-model = nn.parallel.DistributedDataParallel(nn.Linear(16, 4))
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
-for i in range(14):
-    opt.zero_grad()
-    nn.functional.cross_entropy(model(x), y).backward()
-    opt.step()
-dist.barrier()
-dist.destroy_process_group()
-# torch's CPU (gloo) build can abort the interpreter's own teardown when ranks leave at
-# different times ("terminate called without an active exception", also for a rank that ran
-# untouched): the job is done and its files are written, so leave without that teardown
-sys.stdout.flush()
-os._exit(0)
-"""
 
 
 def test_run_torchrun_writes_one_trace_per_rank(tmp_path):

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ddp_script import DDP
 
 from jupyter_gpuprof.capture.rank_launch import parse_ncu_args
 from jupyter_gpuprof.capture.ranks import ENV_RANKS, format_ranks, parse_ranks, rank_selected
@@ -20,31 +21,6 @@ from jupyter_gpuprof.store.ncu_files import list_ncu
 FAKE_NCU = str(Path(__file__).parent / "fakes" / "ncu")
 FLAGS = ["--steps", "4", "--warmup", "1", "--wait", "1", "--prof-warmup", "1", "--active", "2"]
 
-DDP = """
-import os
-import sys
-import torch
-import torch.distributed as dist
-from torch import nn
-dist.init_process_group("gloo")
-print(f"rank {dist.get_rank()} under_ncu={os.environ.get('UNDER_FAKE_NCU', '0')}", flush=True)
-model = nn.parallel.DistributedDataParallel(nn.Linear(16, 4))
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
-for i in range(14):
-    opt.zero_grad()
-    nn.functional.cross_entropy(model(x), y).backward()
-    opt.step()
-# ranks that profile and ranks that do not leave the loop at different times: without this
-# barrier gloo's teardown sometimes aborts one of them ("terminate called", torch 2.13, CPU)
-dist.barrier()
-dist.destroy_process_group()
-# torch's CPU (gloo) build can abort the interpreter's own teardown when ranks leave at
-# different times ("terminate called without an active exception", also for a rank that ran
-# untouched): the job is done and its files are written, so leave without that teardown
-sys.stdout.flush()
-os._exit(0)
-"""
 
 
 def torchrun(tmp_path: Path, n: int = 2) -> list[str]:
