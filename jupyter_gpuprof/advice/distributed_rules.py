@@ -17,7 +17,7 @@ from ..analysis.summary import Analysis
 from . import thresholds as T
 from .findings import Finding, Verdict
 from .rules import gpu_weight
-from .verdict import SUMMARIES, Advice, _confidence, advise
+from .verdict import SUMMARIES, Advice, advise, confidence_of
 
 #: a rank is a straggler when it needs at least this share of the step more than the others
 STRAGGLER_MIN_PCT = 5.0
@@ -190,7 +190,7 @@ def merge_advice(advice: Advice, a: Analysis, d: Distributed,
         head = DIST_SUMMARIES.get(cat) or SUMMARIES.get(cat, cat)
     summary = f"{head}: fixing it should save ≈{top.expected_gain_pct:.0f}% of the " \
               f"{a.real.step_ms:.1f} ms step."
-    confidence, reasons = _confidence(a, top, second, cat)
+    confidence, reasons = confidence_of(a, top, second, cat)
     return Advice(_with_rank_reasons(Verdict(cat, summary, confidence, reasons), d), found)
 
 

@@ -43,8 +43,9 @@ def _tensor_core_share(a: Analysis) -> float:
     return float(mm.loc[mm["tensor_core"].astype(bool), "total_us"].sum()) / total if total else 0.0
 
 
-def _confidence(a: Analysis, top: Finding | None, second: Finding | None,
-                category: str) -> tuple[str, list[str]]:
+def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
+                  category: str) -> tuple[str, list[str]]:
+    """How sure a verdict is (high/medium/low) and why; shared with the cross-rank advice."""
     reasons: list[str] = []
     doubts = 0
     if a.real.source == "baseline":
@@ -98,5 +99,5 @@ def advise(a: Analysis) -> Advice:
                      "or better kernels.")
         if a.real.busy_frac < T.COMPUTE_BUSY_FRAC:
             summary += " (GPU idle time is spread over small causes.)"
-    confidence, reasons = _confidence(a, top, second, category)
+    confidence, reasons = confidence_of(a, top, second, category)
     return Advice(Verdict(category, summary, confidence, reasons), found)

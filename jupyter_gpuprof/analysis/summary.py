@@ -27,7 +27,7 @@ from .stats import describe_steps
 from .steps import Window, assign_steps, gpu_activity, step_table
 from .sync import sync_table
 from .trace import GPU_CATEGORIES, Trace, TraceInfo
-from .transfers import transfer_summary, transfer_table
+from .transfers import transfer_table
 
 IDLE_CAUSES = ("input", "transfer", "sync", "launch", "host")
 
@@ -179,7 +179,3 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         n_steps=n,
     )
 
-
-def transfer_overview(a: Analysis) -> pd.DataFrame:
-    """Transfers grouped by direction and memory kind (for reports)."""
-    return transfer_summary(a.transfers)
