@@ -1,4 +1,4 @@
-"""%ncu / %%ncu: parse arguments, pick the run, call capture.ncu_session, display; nothing else.
+"""%ncu / %%ncu: parse arguments, pick the run, call the ncu workflows, display; nothing else.
 
 %ncu [--top N]                      replay the hottest ops of the last %%gpuprofile run
 %ncu [filter] -- python train.py    a script under ncu
@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..store import Run, RunStore, open_run
-from .ncu import NcuError, NcuOptions
+from . import NcuError, NcuOptions
 
 
 class _Parser(argparse.ArgumentParser):
@@ -104,7 +104,7 @@ class NcuMagics(Magics):
             nvtx_include=args.nvtx,
             timeout_s=args.timeout,
         )
-        from . import ncu_session as s
+        from . import results as s
 
         try:
             if cell is not None:
@@ -176,7 +176,7 @@ class NcuMagics(Magics):
             return
         if Path(str(report.path)).resolve() != res.files["info"].parent.parent.resolve():
             return  # results of another run: leave that report alone
-        from ..ncu_results import attach_ncu
+        from . import attach_ncu
 
         attach_ncu(report, res)
         try:  # keep the merged next steps in the run's cached summary (sidebar, CLI)

@@ -12,7 +12,7 @@ import math
 from html import escape
 from typing import Any
 
-from .text import short_name
+from ..views.text import short_name
 
 CSS = """
 .gpuprof-ncu{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;max-width:1100px}

@@ -1,31 +1,32 @@
 """Nsight Compute results as one object: per-kernel metrics + our reading + Nsight's rules.
 
 `NcuResults.kernels` is the DataFrame a `Report` exposes as `.ncu` (see `attach_ncu`): the
-columns of `analysis.ncu_metrics.NCU_COLUMNS`, `advice.ncu_rules.INTERP_COLUMNS` and, for op
-replay, `target`/`op`/`recorded_kernel`/`name_match`. `load_ncu` reopens what a run stored
-under `ncu/` without ncu or a GPU.
+columns of `metrics.NCU_COLUMNS`, `rules.INTERP_COLUMNS` and, for op replay,
+`target`/`op`/`recorded_kernel`/`name_match`. `load_ncu` reopens what a run stored under
+`ncu/` without ncu or a GPU; the `profile_*` workflows run a session and read it back the
+same way, so a fresh result and a reopened one are built by one path.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .advice.findings import Finding
-from .advice.ncu_rules import interpret, ncu_findings, shape_flops
-from .analysis.ncu_metrics import (
-    NcuReportError,
-    attribute_targets,
-    read_details_rules,
-    read_raw_csv,
-)
-from .analysis.ncu_rep import read_report
-from .store.ncu_files import list_ncu, ncu_paths, read_info
-from .store.run import Run, open_run
+from ..advice.findings import Finding
+from ..store.ncu_files import list_ncu, ncu_paths, read_info
+from ..store.run import Run, open_run
+from .driver import print_progress
+from .errors import NcuReportError
+from .metrics import attribute_targets, read_raw_csv, read_report
+from .options import NcuOptions
+from .readers import read_details_rules
+from .rules import interpret, ncu_findings, shape_flops
+from .session import StoredSession, capture_command, capture_replay, capture_source
 
 
 @dataclass
@@ -56,16 +57,18 @@ class NcuResults:
 
     def to_text(self) -> str:
         """Plain-text panel."""
-        from .views.ncu_html import render_ncu_text
+        from .panel import render_ncu_text
 
         return render_ncu_text(self)
 
     def _repr_html_(self) -> str:
-        from .views.ncu_html import render_ncu_html
+        """HTML panel, readable without a kernel (IPython's rich display)."""
+        from .panel import render_ncu_html
 
         return render_ncu_html(self)
 
     def __repr__(self) -> str:
+        """The text panel, so a bare `_ncu` in a console reads like the notebook's."""
         return self.to_text()
 
 
@@ -131,3 +134,54 @@ def attach_ncu(report: Any, results: NcuResults) -> Any:
         kept = [f for f in advice.findings if not f.id.startswith("ncu-")]
         advice.findings = kept + results.findings()
     return report
+
+
+def read_back(stored: StoredSession) -> NcuResults:
+    """Results of a session just stored, with its in-memory description (final timing)."""
+    res = load_ncu(stored.run, stored.name)
+    res.info = stored.info
+    return res
+
+
+def profile_replay(
+    source: Run | str | Path,
+    top: int = 3,
+    opts: NcuOptions | None = None,
+    ncu: str | None = None,
+    python: str | None = None,
+    runs_root: str | None = None,
+) -> NcuResults:
+    """Profile the `top` kernels of a run (or trace file) by replaying their ops under ncu."""
+    return read_back(capture_replay(source, top, opts, ncu, python, runs_root))
+
+
+def profile_command(
+    argv: Sequence[str],
+    opts: NcuOptions | None = None,
+    ncu: str | None = None,
+    run: Run | None = None,
+    mode: str = "script",
+    cwd: str | Path | None = None,
+    runs_root: str | None = None,
+    code: str = "",
+    session: str | None = None,
+    progress: Callable[[str], None] | None = print_progress,
+) -> NcuResults:
+    """Run a command under ncu with the options' filter; its stored results."""
+    return read_back(
+        capture_command(
+            argv, opts, ncu, run, mode, cwd, runs_root, code, session, progress
+        )
+    )
+
+
+def profile_source(
+    source: str,
+    opts: NcuOptions | None = None,
+    ncu: str | None = None,
+    run: Run | None = None,
+    runs_root: str | None = None,
+    python: str | None = None,
+) -> NcuResults:
+    """Run self-contained cell code under ncu in a subprocess (mode b); its stored results."""
+    return read_back(capture_source(source, opts, ncu, run, runs_root, python))

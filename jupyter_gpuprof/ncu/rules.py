@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from .findings import Finding
+from ..advice.findings import Finding
 
 #: speed-of-light % above which a unit is the bottleneck (Nsight's SOLBottleneck uses 60 %)
 BOUND_PCT = 60.0
