@@ -30,7 +30,7 @@ _SPEEDUP = {0: "", 1: "local", 2: "global"}
 def import_ncu_report(ncu_path: str | None = None) -> Any:
     """The `ncu_report` module (installed, or from the ncu install's extras/python), or None."""
     try:
-        import ncu_report  # type: ignore[import-not-found]
+        import ncu_report  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
         return ncu_report
     except ImportError:

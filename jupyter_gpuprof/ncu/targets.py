@@ -108,16 +108,16 @@ def replay_targets(
             continue
         sig = rows.assign(
             sig=rows["external_id"].map(
-                lambda e: (
-                    f"{ops.at[e, 'name']}|{ops.at[e, 'input_dims']}|{ops.at[e, 'input_types']}"
+                lambda e: "|".join(
+                    str(ops.at[e, c]) for c in ("name", "input_dims", "input_types")
                 )
             )
         )
         best = sig.groupby("sig")["dur_us"].sum().idxmax()
         chosen[name] = (
             int(sig.loc[sig["sig"] == best, "external_id"].iloc[0]),
-            float(hot.at[name, "sum"]),
-            int(hot.at[name, "size"]),
+            float(hot["sum"][name]),
+            int(hot["size"][name]),
         )
     args = recorded_args(trace_path, {v[0] for v in chosen.values()})
     targets: list[ReplayTarget] = []
