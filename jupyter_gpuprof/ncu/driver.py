@@ -130,6 +130,7 @@ def build_command(
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
+    """Stop ncu and everything it started (it runs in its own process group)."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=5)
@@ -178,6 +179,7 @@ def run_ncu(
     lines: list[str] = []
 
     def pump() -> None:
+        """Collect ncu's output as it comes, so progress shows and nothing blocks the pipe."""
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)

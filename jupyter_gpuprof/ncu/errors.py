@@ -30,6 +30,7 @@ class NcuError(RuntimeError):
     """An ncu run that failed or profiled nothing; `str()` is one line saying what to do."""
 
     def __init__(self, kind: str, message: str, output: str = "") -> None:
+        """Keep the failure kind (for callers that branch on it) and ncu's full output."""
         super().__init__(message)
         # not_found | too_old | permission | driver | no_kernels | app_error | timeout | failed
         self.kind = kind

@@ -21,7 +21,10 @@ from . import NcuError, NcuOptions
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse would exit the kernel
+    """An argparse parser that reports bad arguments as a UsageError line."""
+
+    def error(self, message: str) -> Any:
+        """Raise instead of exiting: argparse would exit the kernel."""
         raise UsageError(f"%ncu: {message}")
 
 
@@ -83,6 +86,7 @@ class NcuMagics(Magics):
     """%ncu and %%ncu; the last results live on this object, not in module globals."""
 
     def __init__(self, shell: Any = None) -> None:
+        """Start with no results; `last` keeps the latest for the session."""
         super().__init__(shell)
         self.last: Any = None
 

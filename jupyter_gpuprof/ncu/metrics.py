@@ -154,11 +154,13 @@ def kernel_base(name: str) -> str:
 
 
 def _get(rec: dict[str, Any], key: str) -> float:
+    """A metric as float, NaN when missing or not a number."""
     v = rec.get(key, math.nan)
     return float(v) if isinstance(v, (int, float)) else math.nan
 
 
 def _limiter(rec: dict[str, Any]) -> str:
+    """What caps theoretical occupancy (the lowest launch limit), '' at 100 %."""
     if _get(rec, M["occ_theoretical_pct"]) >= 100.0:
         return ""
     limits = {k: _get(rec, m) for k, m in LIMITERS.items() if not math.isnan(_get(rec, m))}
@@ -226,6 +228,7 @@ def _flops(rec: dict[str, Any]) -> dict[str, float]:
 
 
 def _nvtx_text(rec: dict[str, Any]) -> str:
+    """The NVTX ranges a kernel ran in, as one text (CSV exports split them over columns)."""
     parts = [
         str(v) for k, v in rec.items() if "Range" in str(k) and isinstance(v, str) and v.strip()
     ]

@@ -54,6 +54,7 @@ def number(text: str) -> float:
 
 
 def open_text(path: Path) -> str:
+    """A text file, gzipped or not; NcuReportError with the file name when unreadable."""
     try:
         raw = path.read_bytes()
         return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", "replace")

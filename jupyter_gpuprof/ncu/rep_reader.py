@@ -81,6 +81,7 @@ def report_records(
 
 
 def _walk(ctx: Any, mod: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
+    """Records and rule results of every profiled kernel in an ncu_report context."""
     records, rules, idx = [], [], 0
     for ri in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(ri)
@@ -117,6 +118,7 @@ def _walk(ctx: Any, mod: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
 
 
 def _nvtx_names(act: Any) -> str:
+    """The NVTX ranges a kernel ran in ('' when the report has no NVTX data)."""
     try:
         state = act.nvtx_state()
         names = []
