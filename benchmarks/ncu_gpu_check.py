@@ -92,10 +92,18 @@ def capture_trace(work: Path) -> Path:
 def main() -> int:
     out = Path(os.environ.get("OUT") or (sys.argv[1] if len(sys.argv) > 1 else "ncu_check_out"))
     out.mkdir(parents=True, exist_ok=True)
-    from jupyter_gpuprof.analysis.ncu_metrics import NcuReportError, read_raw_csv
-    from jupyter_gpuprof.analysis.ncu_rep import import_ncu_report, read_report
-    from jupyter_gpuprof.capture.ncu import NcuError, NcuOptions, find_ncu, ncu_version
-    from jupyter_gpuprof.capture.ncu_session import profile_replay, profile_source
+    from jupyter_gpuprof.ncu import (
+        NcuError,
+        NcuOptions,
+        NcuReportError,
+        find_ncu,
+        import_ncu_report,
+        ncu_version,
+        profile_replay,
+        profile_source,
+        read_raw_csv,
+        read_report,
+    )
     from jupyter_gpuprof.store import RunStore
 
     results: dict = {"checks": {}}

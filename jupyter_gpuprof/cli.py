@@ -123,9 +123,9 @@ def _child_env(run_dir: Path, settings: dict[str, Any]) -> dict[str, str]:
 
 def _ncu_command(args: argparse.Namespace, cmd: list[str]) -> list[str]:
     """`--ncu-rank`: check ncu and its options before the job starts, then rewrite torchrun."""
-    from .capture.ncu import NcuError, find_ncu, ncu_version
     from .capture.rank_launch import parse_ncu_args
     from .capture.torchrun import launcher_python, rewrite_for_ncu
+    from .ncu import NcuError, find_ncu, ncu_version
 
     if args.ncu_rank < 0:
         raise CliError(f"--ncu-rank must be a rank (>= 0), got {args.ncu_rank}")
@@ -150,7 +150,7 @@ def _report_ncu_rank(run: Any, rank: int, as_json: bool) -> None:
         why = error or f"no report: did rank {rank} run? (see its output above)"
         print(f"gpuprof: ncu on rank {rank}: {why}", file=sys.stderr)
         return
-    from .ncu_results import load_ncu
+    from .ncu import load_ncu
 
     res = load_ncu(run, name)
     print(

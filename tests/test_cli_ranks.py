@@ -233,7 +233,7 @@ def test_run_torchrun_with_one_rank_under_ncu(tmp_path, capfd, monkeypatch):
     assert list_ncu(run) == ["rank1"]
     names = {p.name for p in (run.path / "ncu").iterdir()}
     assert {"rank1.ncu-rep.gz", "rank1.raw.csv.gz", "rank1.details.csv.gz", "rank1.json"} <= names
-    from jupyter_gpuprof.ncu_results import load_ncu
+    from jupyter_gpuprof.ncu import load_ncu
 
     res = load_ncu(run, "rank1")
     assert len(res.kernels) > 0

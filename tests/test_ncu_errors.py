@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gpuprof.capture import ncu as N
+from jupyter_gpuprof.ncu import NcuError, NcuOptions
+from jupyter_gpuprof.ncu import driver as N
+from jupyter_gpuprof.ncu.errors import check_output
 
 FAKE = str(Path(__file__).parent / "fakes" / "ncu")
 DATA = Path(__file__).parent / "data" / "ncu"
@@ -17,7 +19,7 @@ RAISING_APP = "raise RuntimeError('CUDA out of memory. Tried to allocate 2.00 Gi
 
 def profile(tmp_path: Path, monkeypatch, scenario: str, app: str = OK_APP, **kw) -> N.NcuResult:
     monkeypatch.setenv("FAKE_NCU_SCENARIO", scenario)
-    opts = N.NcuOptions(**kw)
+    opts = NcuOptions(**kw)
     script = tmp_path / "app.py"
     script.write_text(app)
     base = tmp_path / "rep"
@@ -25,7 +27,7 @@ def profile(tmp_path: Path, monkeypatch, scenario: str, app: str = OK_APP, **kw)
     return N.run_ncu(cmd, base.with_suffix(".ncu-rep"), opts, progress=None)
 
 
-def one_line(e: pytest.ExceptionInfo[N.NcuError]) -> str:
+def one_line(e: pytest.ExceptionInfo[NcuError]) -> str:
     msg = str(e.value)
     assert "\n" not in msg
     return msg
@@ -41,11 +43,11 @@ def test_ncu_not_found(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv(N.ENV_NCU, raising=False)
     monkeypatch.setattr(N, "SEARCH_GLOBS", ())
-    with pytest.raises(N.NcuError) as e:
+    with pytest.raises(NcuError) as e:
         N.find_ncu()
     msg = one_line(e)
     assert e.value.kind == "not_found" and "--ncu PATH" in msg and N.ENV_NCU in msg
-    with pytest.raises(N.NcuError, match="from --ncu"):
+    with pytest.raises(NcuError, match="from --ncu"):
         N.find_ncu(str(tmp_path / "nope" / "ncu"))
 
 
@@ -57,13 +59,13 @@ def test_env_variable_points_to_ncu(monkeypatch):
 
 def test_too_old(monkeypatch):
     monkeypatch.setenv("FAKE_NCU_VERSION", "2019.5.0.0")
-    with pytest.raises(N.NcuError) as e:
+    with pytest.raises(NcuError) as e:
         N.ncu_version(FAKE)
     assert e.value.kind == "too_old" and "2019.5" in one_line(e) and "--ncu PATH" in str(e.value)
 
 
 def test_counter_permission(tmp_path, monkeypatch):
-    with pytest.raises(N.NcuError) as e:
+    with pytest.raises(NcuError) as e:
         profile(tmp_path, monkeypatch, "perm")
     msg = one_line(e)
     assert e.value.kind == "permission"
@@ -72,13 +74,13 @@ def test_counter_permission(tmp_path, monkeypatch):
 
 
 def test_cannot_connect_to_driver(tmp_path, monkeypatch):
-    with pytest.raises(N.NcuError) as e:
+    with pytest.raises(NcuError) as e:
         profile(tmp_path, monkeypatch, "driver")
     assert e.value.kind == "driver" and "nvidia-smi" in one_line(e)
 
 
 def test_no_kernels_profiled_exits_zero_and_is_still_an_error(tmp_path, monkeypatch):
-    with pytest.raises(N.NcuError) as e:
+    with pytest.raises(NcuError) as e:
         profile(tmp_path, monkeypatch, "nokernels", kernel_regex="nope_kernel", launch_skip=5)
     msg = one_line(e)
     assert e.value.kind == "no_kernels"
@@ -86,7 +88,7 @@ def test_no_kernels_profiled_exits_zero_and_is_still_an_error(tmp_path, monkeypa
 
 
 def test_no_kernels_with_push_pop_filter_explains_start_end(tmp_path, monkeypatch):
-    with pytest.raises(N.NcuError) as e:
+    with pytest.raises(NcuError) as e:
         profile(tmp_path, monkeypatch, "nokernels_pushpop", nvtx_include=["train_step/"])
     msg = one_line(e)
     assert "push/pop" in msg and "range_start/range_end" in msg and "without the '/'" in msg
@@ -94,13 +96,13 @@ def test_no_kernels_with_push_pop_filter_explains_start_end(tmp_path, monkeypatc
 
 def test_real_no_kernels_output_is_recognised():
     text = (DATA / "ncu_nothing_matched.txt").read_text()
-    with pytest.raises(N.NcuError) as e:
-        N.check_output(text, 0, Path("/nonexistent.ncu-rep"), N.NcuOptions(nvtx_include=["nope/"]))
+    with pytest.raises(NcuError) as e:
+        check_output(text, 0, Path("/nonexistent.ncu-rep"), NcuOptions(nvtx_include=["nope/"]))
     assert e.value.kind == "no_kernels" and "push/pop" in str(e.value)
 
 
 def test_profiled_code_raising(tmp_path, monkeypatch):
-    with pytest.raises(N.NcuError) as e:
+    with pytest.raises(NcuError) as e:
         profile(tmp_path, monkeypatch, "ok", app=RAISING_APP)
     msg = one_line(e)
     assert e.value.kind == "app_error"
@@ -110,27 +112,27 @@ def test_profiled_code_raising(tmp_path, monkeypatch):
 
 
 def test_timeout_stops_ncu(tmp_path, monkeypatch):
-    with pytest.raises(N.NcuError) as e:
+    with pytest.raises(NcuError) as e:
         profile(tmp_path, monkeypatch, "hang", timeout_s=1.0)
     msg = one_line(e)
     assert e.value.kind == "timeout" and "within 1 s" in msg and "--timeout" in msg
 
 
 def test_missing_report_is_reported(tmp_path, monkeypatch):
-    with pytest.raises(N.NcuError) as e:
+    with pytest.raises(NcuError) as e:
         profile(tmp_path, monkeypatch, "noreport")
     assert e.value.kind == "failed" and "no report" in one_line(e)
 
 
 def test_command_defaults_to_unlocked_clocks_and_full_set():
-    cmd = N.build_command("ncu", N.NcuOptions(), "out", ["python", "x.py"])
+    cmd = N.build_command("ncu", NcuOptions(), "out", ["python", "x.py"])
     assert cmd[cmd.index("--clock-control") + 1] == "none"
     assert cmd[cmd.index("--set") + 1] == "full"
     assert cmd[-2:] == ["python", "x.py"] and "--nvtx" not in cmd
 
 
 def test_command_filters():
-    opts = N.NcuOptions(
+    opts = NcuOptions(
         nvtx_include=["train_step"],
         kernel_regex="gemm|nvjet",
         launch_skip=2,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from IPython.testing import globalipapp
 
-from jupyter_gpuprof.capture.ncu_magic import split_line
-from jupyter_gpuprof.ncu_results import NcuResults, attach_ncu, load_ncu
+from jupyter_gpuprof.ncu import NcuResults, attach_ncu, load_ncu
+from jupyter_gpuprof.ncu.magic import split_line
 from jupyter_gpuprof.store import RunStore
 
 HERE = Path(__file__).parent

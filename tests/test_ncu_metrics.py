@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jupyter_gpuprof.analysis import ncu_metrics as n
-from jupyter_gpuprof.analysis import ncu_rep
+from jupyter_gpuprof.ncu import NcuReportError, readers, rep_reader
+from jupyter_gpuprof.ncu import metrics as n
 
 DATA = Path(__file__).parent / "data" / "ncu"
 RAW = DATA / "tinygpt_step_full8.raw.csv.gz"
@@ -97,7 +97,7 @@ def test_values_match_ncus_raw_csv_for_every_kernel(kernels, raw_rows):
 
 
 def test_values_match_ncus_details_export_of_the_same_report(kernels):
-    m = n.details_metrics(DETAILS)
+    m = readers.details_metrics(DETAILS)
     named = {
         "duration_us": ("GPU Speed Of Light Throughput", "Duration", 1e-3),
         "mem_pct": ("GPU Speed Of Light Throughput", "Memory Throughput", 1),
@@ -135,8 +135,8 @@ def test_tensor_aware_work_from_counters(kernels):
 
 
 def test_rule_results_from_details_csv():
-    rules = n.read_details_rules(DETAILS)
-    assert list(rules.columns) == list(n.RULE_COLUMNS)
+    rules = readers.read_details_rules(DETAILS)
+    assert list(rules.columns) == list(readers.RULE_COLUMNS)
     assert len(rules) == 93
     assert set(rules["id"]) == set(range(8))
     assert set(rules["rule"]) <= KNOWN_RULES
@@ -150,10 +150,10 @@ def test_rule_results_from_details_csv():
 
 
 def test_ncu_report_module_reads_the_binary_report():
-    mod = ncu_rep.import_ncu_report()
+    mod = rep_reader.import_ncu_report()
     if mod is None:
         pytest.skip("ncu_report not importable (pip install ncu-report)")
-    kernels, rules = ncu_rep.read_report(REPORT, mod)
+    kernels, rules = n.read_report(REPORT, mod)
     assert kernels["kernel_base"].tolist() == [
         "vectorized_gather_kernel",
         "elementwise_kernel",
@@ -178,10 +178,10 @@ def test_a_report_with_its_own_csv_export_is_checked_in():
 def test_both_readers_agree_on_the_same_report(rep):
     """For reports regenerated with their raw CSV (benchmarks/ncu_gpu_check.sh writes both)."""
     csv_path = rep.with_name(rep.name.replace(".ncu-rep.gz", ".raw.csv.gz"))
-    mod = ncu_rep.import_ncu_report()
+    mod = rep_reader.import_ncu_report()
     if mod is None:
         pytest.skip("ncu_report not importable (pip install ncu-report)")
-    from_rep, _ = ncu_rep.read_report(rep, mod)
+    from_rep, _ = n.read_report(rep, mod)
     from_csv = n.read_raw_csv(csv_path)
     for col in (
         "duration_us",
@@ -209,26 +209,26 @@ def test_kernel_base_and_numbers():
         )
         == "Kernel2"
     )
-    assert n.number("1,128,619,528,619.53") == 1128619528619.53
-    assert math.isnan(n.number("n/a"))
+    assert readers.number("1,128,619,528,619.53") == 1128619528619.53
+    assert math.isnan(readers.number("n/a"))
 
 
 def test_unreadable_inputs_give_one_line_errors(tmp_path):
     bad = tmp_path / "x.csv"
     bad.write_text("hello,world\n1,2\n")
-    with pytest.raises(n.NcuReportError, match="not an ncu --page raw"):
+    with pytest.raises(NcuReportError, match="not an ncu --page raw"):
         n.read_raw_csv(bad)
-    with pytest.raises(n.NcuReportError, match="no such file"):
+    with pytest.raises(NcuReportError, match="no such file"):
         n.read_raw_csv(tmp_path / "missing.csv")
-    with pytest.raises(n.NcuReportError, match="Rule Name"):
-        n.read_details_rules(bad)
+    with pytest.raises(NcuReportError, match="Rule Name"):
+        readers.read_details_rules(bad)
 
 
 def test_program_output_mixed_into_a_csv_is_skipped():
     text = gzip.decompress(RAW.read_bytes()).decode()
     lines = text.splitlines()
     noisy = "\n".join(lines[:2] + ["loss 1.23", "==PROF== Disconnected"] + lines[2:])
-    assert len(n.frame(n.raw_records(noisy))) == 8
+    assert len(n.frame(readers.raw_records(noisy))) == 8
 
 
 def test_rule_results_match_the_printed_details_page():
@@ -245,7 +245,7 @@ def test_rule_results_match_the_printed_details_page():
         m = re.match(r"^    (OPT|WRN|INF)\s+(?:Est\. (?:Global |Local )?Speedup: ([\d.]+)%)?", line)
         if m:
             printed[kid].append((m.group(1), float(m.group(2)) if m.group(2) else math.nan))
-    rules = n.read_details_rules(DETAILS)
+    rules = readers.read_details_rules(DETAILS)
     assert sorted(printed) == list(range(8))
     for i, items in printed.items():
         mine = rules[rules["id"] == i]
@@ -256,10 +256,10 @@ def test_rule_results_match_the_printed_details_page():
 
 
 def test_ncu_report_refuses_a_file_that_is_not_a_report(tmp_path):
-    mod = ncu_rep.import_ncu_report()
+    mod = rep_reader.import_ncu_report()
     if mod is None:
         pytest.skip("ncu_report not importable (pip install ncu-report)")
     bad = tmp_path / "x.ncu-rep"
     bad.write_bytes(b"not a report\n")
-    with pytest.raises(n.NcuReportError):
-        ncu_rep.read_report(bad, mod)
+    with pytest.raises(NcuReportError):
+        n.read_report(bad, mod)

@@ -12,11 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_gpuprof.analysis.ncu_metrics import attribute_targets, read_raw_csv
-from jupyter_gpuprof.capture import ncu_replay as R
-from jupyter_gpuprof.capture.ncu import NcuOptions
-from jupyter_gpuprof.capture.ncu_session import profile_replay
-from jupyter_gpuprof.ncu_results import load_ncu
+from jupyter_gpuprof.ncu import (
+    NcuOptions,
+    attribute_targets,
+    load_ncu,
+    profile_replay,
+    read_raw_csv,
+)
+from jupyter_gpuprof.ncu import replay_script as S
+from jupyter_gpuprof.ncu.replay import SCRIPT_PATH, replay_params, replay_status, write_replay
+from jupyter_gpuprof.ncu.targets import ReplayTarget, replay_targets
 from jupyter_gpuprof.store import RunStore
 
 HERE = Path(__file__).parent
@@ -94,7 +99,7 @@ def small_trace(path: Path) -> Path:
 
 
 def test_targets_from_a_real_trace():
-    t = R.replay_targets(PRECISION, top=3, spares=0)
+    t = replay_targets(PRECISION, top=3, spares=0)
     assert [x.index for x in t] == [0, 1, 2]
     assert [x.op for x in t] == ["aten::mm"] * 3 and t[0].types == ["float", "float"]
     assert t[0].dims == [[8192, 4096], [4096, 8192]] and "sgemm" in t[0].kernel
@@ -102,27 +107,30 @@ def test_targets_from_a_real_trace():
     assert t[0].pct_of_gpu > t[1].pct_of_gpu > 0
 
 
-def test_unreplayable_inputs_are_named(tmp_path):
-    t = R.replay_targets(small_trace(tmp_path / "t.json.gz"), top=3)
-    assert [x.op for x in t] == ["aten::mm", "aten::native_layer_norm", "aten::_foreach_add_"]
-    assert "TensorList" in t[2].skip_reason and not t[0].skip_reason
-
-
-def test_generated_script_rebuilds_ops_on_cpu(tmp_path):
-    targets = R.replay_targets(small_trace(tmp_path / "t.json.gz"), top=3)
-    targets.append(
-        R.ReplayTarget(3, "k", "aten::definitely_not_an_op", [[2]], ["float"], [[1]], [""])
-    )
-    script = tmp_path / "replay.py"
-    script.write_text(R.replay_script(targets, warmup=1))
-    out = subprocess.run(
-        [sys.executable, str(script)],
+def run_on_cpu(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """The replay script as ncu runs it, on the CPU: its statuses are real, kernels are not."""
+    return subprocess.run(
+        [sys.executable, *argv],
         capture_output=True,
         text=True,
         env={"GPUPROF_REPLAY_DEVICE": "cpu", "PATH": "/usr/bin:/bin"},
         timeout=120,
     )
-    status = R.replay_status(out.stdout)
+
+
+def test_unreplayable_inputs_are_named(tmp_path):
+    t = replay_targets(small_trace(tmp_path / "t.json.gz"), top=3)
+    assert [x.op for x in t] == ["aten::mm", "aten::native_layer_norm", "aten::_foreach_add_"]
+    assert "TensorList" in t[2].skip_reason and not t[0].skip_reason
+
+
+def test_generated_script_rebuilds_ops_on_cpu(tmp_path):
+    targets = replay_targets(small_trace(tmp_path / "t.json.gz"), top=3)
+    targets.append(
+        ReplayTarget(3, "k", "aten::definitely_not_an_op", [[2]], ["float"], [[1]], [""])
+    )
+    out = run_on_cpu(write_replay(tmp_path / "w", replay_params(targets, warmup=1)))
+    status = replay_status(out.stdout)
     assert status[0] == "" and status[1] == ""  # mm with transposed strides, layer norm
     assert 2 not in status  # the TensorList op was never put in the script
     assert status[3].startswith("AttributeError")
@@ -195,32 +203,41 @@ def test_replay_end_to_end_with_fake_ncu(tmp_path, monkeypatch):
 
 
 def test_a_spare_stands_in_for_an_op_that_fails_to_rebuild(tmp_path):
-    targets = R.replay_targets(small_trace(tmp_path / "t.json.gz"), top=1)
+    targets = replay_targets(small_trace(tmp_path / "t.json.gz"), top=1)
     assert [t.op for t in targets] == ["aten::mm", "aten::native_layer_norm", "aten::_foreach_add_"]
     targets[0].op = "aten::definitely_not_an_op"  # the hottest op now fails at run time
-    script = tmp_path / "replay.py"
-    script.write_text(R.replay_script(targets, warmup=1, limit=1))
-    out = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        env={"GPUPROF_REPLAY_DEVICE": "cpu", "PATH": "/usr/bin:/bin"},
-        timeout=120,
-    )
-    status = R.replay_status(out.stdout)
+    out = run_on_cpu(write_replay(tmp_path / "w", replay_params(targets, warmup=1, limit=1)))
+    status = replay_status(out.stdout)
     assert status[0].startswith("AttributeError") and status[1] == ""
     assert 2 not in status  # unreplayable: never in the script
 
 
 def test_only_the_first_ops_that_rebuild_are_profiled(tmp_path):
-    targets = R.replay_targets(small_trace(tmp_path / "t.json.gz"), top=1)
-    script = tmp_path / "replay.py"
-    script.write_text(R.replay_script(targets, warmup=1, limit=1))
-    out = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        env={"GPUPROF_REPLAY_DEVICE": "cpu", "PATH": "/usr/bin:/bin"},
-        timeout=120,
-    )
-    assert R.replay_status(out.stdout) == {0: "", 1: "unused"}
+    targets = replay_targets(small_trace(tmp_path / "t.json.gz"), top=1)
+    out = run_on_cpu(write_replay(tmp_path / "w", replay_params(targets, warmup=1, limit=1)))
+    assert replay_status(out.stdout) == {0: "", 1: "unused"}
+
+
+def test_the_script_is_an_importable_module_with_its_own_parsers(monkeypatch):
+    monkeypatch.setattr(S, "DEVICE", "cpu")
+    assert S.scalar("2") == 2 and S.scalar("0.5") == 0.5 and S.scalar("True") is True
+    assert S.scalar("[1, False]") == [1, False] and S.scalar("mean") == "mean"
+    t = {"op": "aten::mm", "dims": [[2, 3], [3, 4]], "types": ["float", "float"],
+         "strides": [[1, 2], [4, 1]], "concrete": ["", ""]}
+    a, b = S.build(t)
+    assert a.shape == (2, 3) and a.stride() == (1, 2) and b.stride() == (4, 1)
+    assert S.resolve(t, [a, b])().shape == (2, 4)
+    assert S.main(["replay.py"]) == 2  # no parameters file: usage, not a traceback
+
+
+def test_a_stored_replay_reruns_by_hand_from_its_session_files(tmp_path, monkeypatch):
+    store = RunStore(tmp_path / "runs")
+    run = store.create("gpuprofile")
+    small_trace(run.path / "trace.json.gz")
+    monkeypatch.setenv("FAKE_NCU_SCENARIO", "ok")
+    monkeypatch.setenv("FAKE_NCU_RAW", str(crafted_raw(tmp_path, [(7, GEMM, 0), (2, NORM, 1)])))
+    res = profile_replay(run, top=2, opts=NcuOptions(timeout_s=120), ncu=FAKE)
+    script, info = res.files["script"], res.files["info"]
+    assert script.read_text() == SCRIPT_PATH.read_text()  # the module itself, not generated
+    out = run_on_cpu([str(script), str(info)])
+    assert replay_status(out.stdout) == {0: "", 1: ""}, out.stderr

@@ -8,9 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jupyter_gpuprof.advice import ncu_rules as r
-from jupyter_gpuprof.analysis.ncu_metrics import read_details_rules, read_raw_csv
-from jupyter_gpuprof.ncu_results import build_results
+from jupyter_gpuprof.ncu import build_results, read_details_rules, read_raw_csv
+from jupyter_gpuprof.ncu import rules as r
 
 DATA = Path(__file__).parent / "data" / "ncu"
 

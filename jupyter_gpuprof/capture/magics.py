@@ -209,6 +209,6 @@ class GpuProfMagics(Magics):
 def load_ipython_extension(ip: Any) -> None:
     """Register the magics with an IPython shell."""
     ip.register_magics(GpuProfMagics)
-    from .ncu_magic import load_ipython_extension as load_ncu
+    from ..ncu import load_ipython_extension as load_ncu
 
-    load_ncu(ip)  # %ncu / %%ncu live in their own module
+    load_ncu(ip)  # %ncu / %%ncu live in the ncu part

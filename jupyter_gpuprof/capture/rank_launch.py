@@ -3,7 +3,7 @@
 torchrun starts `python -m jupyter_gpuprof.capture.rank_launch --ncu-rank R [--ncu PATH]
 [--ncu-args=…] -- CMD…` in every rank (see capture/torchrun.py). Any other rank replaces itself
 with CMD unchanged (exec: same pid, signals and exit status). Rank R runs CMD under ncu through
-`ncu_session.profile_command` (the usual command line, ncu lookup and one-line errors), stores
+`ncu.profile_command` (the usual command line, ncu lookup and one-line errors), stores
 the report as `<run>/ncu/rank<R>.*`, and exits with CMD's own status.
 """
 
@@ -44,7 +44,7 @@ def _ncu_parser() -> argparse.ArgumentParser:
 
 def parse_ncu_args(text: str | None) -> Any:
     """`--ncu-args` text -> NcuOptions: known filters become fields (so -c 10 stays the default)."""
-    from .ncu import NcuOptions
+    from ..ncu import NcuOptions
 
     tokens = shlex.split(text or "")
     for tok in tokens:
@@ -84,7 +84,7 @@ def _exit_on_signal(signum: int, frame: Any) -> None:
 
 def _exit_status(e: BaseException) -> int:
     """The status the rank exits with when ncu failed: the program's own when it ran."""
-    from .ncu import NcuError, app_returncode
+    from ..ncu import NcuError, app_returncode
 
     if isinstance(e, NcuError):
         rc = app_returncode(e.output)
@@ -97,11 +97,10 @@ def _exit_status(e: BaseException) -> int:
 
 def profile_rank(rank: int, cmd: list[str], ncu: str | None, ncu_args: str) -> int:
     """Run `cmd` under ncu for this rank and store its report in the job's run folder."""
+    from ..ncu import NcuError, profile_command
     from ..store import open_run
     from ..store.ncu_files import save_ncu_error
     from .autorun import ENV_RUN_DIR
-    from .ncu import NcuError
-    from .ncu_session import profile_command
 
     # no torch.profiler trace here: under ncu its timeline measures kernel replay, not training
     os.environ[ENV_RANKS] = NONE

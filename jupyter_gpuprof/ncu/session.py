@@ -1,9 +1,9 @@
-"""The %ncu workflows as plain functions (no IPython), so scripts and the GPU check use them too.
+"""Nsight Compute sessions as plain functions (no IPython): run ncu, store what it wrote.
 
-`profile_replay` replays a run's hottest ops under ncu (mode a); `profile_command` and
-`profile_source` run a script or a self-contained cell under ncu with an NVTX/kernel filter
-(mode b). Each stores the gzipped report and its CSV exports under `<run>/ncu/` and returns
-`NcuResults`.
+`capture_replay` replays a run's hottest ops under ncu (mode a); `capture_command` and
+`capture_source` run a script or a self-contained cell under ncu with an NVTX/kernel filter
+(mode b). Each stores the gzipped report, its CSV exports and a description under
+`<run>/ncu/` through the store, and returns where; `results` reads them back.
 """
 
 from __future__ import annotations
@@ -12,46 +12,38 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..analysis.ncu_metrics import frame, raw_records, read_details_rules
-from ..ncu_results import NcuResults, build_results
 from ..store import Run, RunStore, open_run
 from ..store.ncu_files import save_ncu
-from .ncu import (
-    NcuOptions,
-    build_command,
-    export_csv,
-    find_ncu,
-    ncu_version,
-    print_progress,
-    run_ncu,
-)
-from .ncu_replay import replay_targets, run_replay
+from .driver import build_command, export_csv, find_ncu, ncu_version, print_progress, run_ncu
+from .options import DEFAULT_LAUNCH_COUNT, NcuOptions
+from .replay import run_replay
+from .targets import replay_targets
 
-#: kernels profiled when a cell or script run names no --launch-count (each is replayed ~40x)
-DEFAULT_LAUNCH_COUNT = 10
+CELL_PRELUDE = '''"""A notebook cell run under Nsight Compute by %%ncu (jupyter_gpuprof)."""
+'''
 
 
-def _session_name(mode: str) -> str:
+@dataclass
+class StoredSession:
+    """One finished session: the run that holds it, its name there, and its description."""
+
+    run: Run
+    name: str
+    info: dict[str, Any]
+
+
+def session_name(mode: str) -> str:
     """`<mode>-<time>` to the millisecond, so two sessions in one run never share files."""
     now = time.time()
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
     return f"{mode}-{stamp}-{int(now * 1000) % 1000:03d}"
 
 
-def _rules_from_text(details: str) -> Any:
-    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
-        f.write(details)
-    try:
-        return read_details_rules(f.name)
-    finally:
-        Path(f.name).unlink()
-
-
-def _ncu_run(runs_root: str | None, mode: str, code: str) -> Run:
+def ncu_only_run(runs_root: str | None, mode: str, code: str) -> Run:
     """A run folder holding only Nsight Compute results (no trace)."""
     run = RunStore(runs_root).create(f"ncu-{mode.split()[0]}")
     run.meta.status, run.meta.code, run.meta.settings = "complete", code, {"mode": "ncu"}
@@ -59,7 +51,8 @@ def _ncu_run(runs_root: str | None, mode: str, code: str) -> Run:
     return run
 
 
-def _info(mode: str, opts: NcuOptions, **extra: Any) -> dict[str, Any]:
+def describe(mode: str, opts: NcuOptions, **extra: Any) -> dict[str, Any]:
+    """The session's description stored as `<session>.json`: what was profiled, and how."""
     return {
         "mode": mode,
         "set": ",".join(opts.sections) or opts.set_name,
@@ -69,14 +62,14 @@ def _info(mode: str, opts: NcuOptions, **extra: Any) -> dict[str, Any]:
     }
 
 
-def profile_replay(
+def capture_replay(
     source: Run | str | Path,
     top: int = 3,
     opts: NcuOptions | None = None,
     ncu: str | None = None,
     python: str | None = None,
     runs_root: str | None = None,
-) -> NcuResults:
+) -> StoredSession:
     """Profile the `top` kernels of a run (or trace file) by replaying their ops under ncu."""
     start = time.monotonic()
     opts = opts or NcuOptions()
@@ -90,11 +83,12 @@ def profile_replay(
     targets = replay_targets(trace, top)
     with tempfile.TemporaryDirectory(prefix="gpuprof-ncu-") as work:
         out = run_replay(targets, work, opts, ncu, python, top=top)
-        info = _info(
+        info = describe(
             "op replay",
             opts,
             top=top,
             targets=out["targets"],
+            replay=out["params"],  # `python <session>.replay.py <session>.json` reruns it
             command=out["command"],
             ncu_version=out["ncu_version"],
             seconds=time.monotonic() - start,
@@ -102,21 +96,14 @@ def profile_replay(
             trace=str(trace),
         )
         if run is None:  # a bare trace file: keep the results in a run of their own
-            run = _ncu_run(runs_root, "replay", f"replay of {trace}")
-        files = save_ncu(
-            run,
-            _session_name("replay"),
-            out["report"],
-            out["raw"],
-            out["details"],
-            info,
-            out["script"],
-        )
+            run = ncu_only_run(runs_root, "replay", f"replay of {trace}")
+        name = session_name("replay")
+        save_ncu(run, name, out["report"], out["raw"], out["details"], info, out["script"])
     info["seconds"] = time.monotonic() - start
-    return build_results(out["kernels"], out["rules"], info, files)
+    return StoredSession(run, name, info)
 
 
-def profile_command(
+def capture_command(
     argv: Sequence[str],
     opts: NcuOptions | None = None,
     ncu: str | None = None,
@@ -127,8 +114,8 @@ def profile_command(
     code: str = "",
     session: str | None = None,
     progress: Callable[[str], None] | None = print_progress,
-) -> NcuResults:
-    """Run a command under ncu with the options' filter; store and read back its report."""
+) -> StoredSession:
+    """Run a command under ncu with the options' filter and store its report and exports."""
     start = time.monotonic()
     opts = opts or NcuOptions()
     if opts.launch_count is None:
@@ -144,10 +131,9 @@ def profile_command(
         result = run_ncu(cmd, base.with_suffix(".ncu-rep"), opts, cwd=cwd, progress=progress)
         raw = export_csv(exe, result.report, "raw")
         details = export_csv(exe, result.report, "details")
-        kernels, rules = frame(raw_records(raw, "ncu")), _rules_from_text(details)
         if run is None:
-            run = _ncu_run(runs_root, mode, code or " ".join(argv))
-        info = _info(
+            run = ncu_only_run(runs_root, mode, code or " ".join(argv))
+        info = describe(
             mode,
             opts,
             command=cmd,
@@ -155,29 +141,25 @@ def profile_command(
             ncu_seconds=result.seconds,
             seconds=time.monotonic() - start,
         )
-        name = session or _session_name(mode.split()[0])
-        files = save_ncu(run, name, result.report, raw, details, info)
+        name = session or session_name(mode.split()[0])
+        save_ncu(run, name, result.report, raw, details, info)
     info["seconds"] = time.monotonic() - start
-    return build_results(kernels, rules, info, files)
+    return StoredSession(run, name, info)
 
 
-CELL_PRELUDE = '''"""A notebook cell run under Nsight Compute by %%ncu (jupyter_gpuprof)."""
-'''
-
-
-def profile_source(
+def capture_source(
     source: str,
     opts: NcuOptions | None = None,
     ncu: str | None = None,
     run: Run | None = None,
     runs_root: str | None = None,
     python: str | None = None,
-) -> NcuResults:
+) -> StoredSession:
     """Run self-contained cell code as a script in a subprocess under ncu (mode b)."""
     with tempfile.TemporaryDirectory(prefix="gpuprof-cell-") as work:
         script = Path(work) / "cell.py"
         script.write_text(CELL_PRELUDE + source)
-        return profile_command(
+        return capture_command(
             [python or sys.executable, str(script)],
             opts,
             ncu,

@@ -12,7 +12,7 @@ import math
 from html import escape
 from typing import Any
 
-from .text import short_name
+from ..views.text import short_name
 
 CSS = """
 .gpuprof-ncu{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;max-width:1100px}
@@ -30,6 +30,7 @@ STALL_SHOWN = 5
 
 
 def _num(v: Any) -> float:
+    """A value as float, NaN when it is not a number."""
     try:
         return float(v)
     except (TypeError, ValueError):
@@ -37,11 +38,13 @@ def _num(v: Any) -> float:
 
 
 def _fmt(v: Any, unit: str = "", digits: int = 1) -> str:
+    """A number with its unit for the panel, 'n/a' when missing."""
     x = _num(v)
     return "n/a" if x != x else f"{x:,.{digits}f}{unit}"
 
 
 def _bar(pct: Any) -> str:
+    """A small percentage bar."""
     x = _num(pct)
     w = 0.0 if x != x else max(0.0, min(100.0, x))
     return f"<span class='bar'><span style='width:{w:.0f}%'></span></span> {_fmt(x, ' %')}"
@@ -80,6 +83,7 @@ def roofline_svg(row: Any, w: int = 220, h: int = 130) -> str:
     lo_y, hi_y = math.log10(min(ach, bw * 10**lo_x / 1e12) / 2), math.log10(peak_t * 2)
 
     def pt(x: float, y: float) -> tuple[float, float]:
+        """Log-log chart coordinates of (intensity, TFLOP/s)."""
         return (
             (math.log10(x) - lo_x) / (hi_x - lo_x) * w,
             h - (math.log10(y) - lo_y) / (hi_y - lo_y) * h,
@@ -100,6 +104,7 @@ def roofline_svg(row: Any, w: int = 220, h: int = 130) -> str:
 
 
 def _kernel_html(res: Any, row: Any) -> str:
+    """One kernel's card: metrics, stalls, roofline, verdict and Nsight's rules."""
     kid = int(row["id"])
     title = escape(short_name(str(row["kernel"]), 110))
     head = f"<h4 title='{escape(str(row['kernel']))}'>#{kid} {title}</h4>"

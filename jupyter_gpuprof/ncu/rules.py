@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from .findings import Finding
+from ..advice.findings import Finding
 
 #: speed-of-light % above which a unit is the bottleneck (Nsight's SOLBottleneck uses 60 %)
 BOUND_PCT = 60.0
@@ -67,6 +67,7 @@ STALL_ADVICE = {
 
 
 def _prod(dims: list[int]) -> float:
+    """Product of dimensions, as float."""
     out = 1.0
     for d in dims:
         out *= d
@@ -134,10 +135,12 @@ def roofline(row: pd.Series, op_flops: float = math.nan) -> dict[str, Any]:
 
 
 def _is_tc(row: pd.Series) -> bool:
+    """Whether the Tensor-Core pipe did real work in this kernel."""
     return float(row.get("tensor_pct", 0) or 0) >= TENSOR_IDLE_PCT
 
 
 def _is_matmul(row: pd.Series, op: str) -> bool:
+    """Whether the kernel is a matmul, by its op or its kernel name."""
     return bool(MATMUL_OPS.match(op)) or bool(MATMUL_NAME.search(str(row.get("kernel", ""))))
 
 

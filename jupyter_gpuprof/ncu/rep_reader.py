@@ -2,7 +2,7 @@
 
 The module comes from the `ncu-report` package (NVIDIA licence: a dependency, never vendored) or
 from the ncu install's `extras/python`; it yields the same metric records the CSV reader
-does, so `ncu_metrics.frame` builds the same DataFrame from either.
+does, so `metrics.frame` builds the same DataFrame from either.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from .ncu_metrics import RULE_COLUMNS, NcuReportError, frame
+from .driver import ENV_NCU
+from .errors import NcuReportError
+from .readers import RULE_COLUMNS
 
 _TYPES = {0: "", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}
 _SPEEDUP = {0: "", 1: "local", 2: "global"}
@@ -28,12 +30,12 @@ _SPEEDUP = {0: "", 1: "local", 2: "global"}
 def import_ncu_report(ncu_path: str | None = None) -> Any:
     """The `ncu_report` module (installed, or from the ncu install's extras/python), or None."""
     try:
-        import ncu_report  # type: ignore[import-not-found]
+        import ncu_report  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
         return ncu_report
     except ImportError:
         pass
-    exe = ncu_path or os.environ.get("JUPYTER_GPUPROF_NCU") or shutil.which("ncu")
+    exe = ncu_path or os.environ.get(ENV_NCU) or shutil.which("ncu")
     if not exe:
         return None
     extras = Path(exe).resolve().parent / "extras" / "python"
@@ -79,6 +81,7 @@ def report_records(
 
 
 def _walk(ctx: Any, mod: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
+    """Records and rule results of every profiled kernel in an ncu_report context."""
     records, rules, idx = [], [], 0
     for ri in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(ri)
@@ -115,6 +118,7 @@ def _walk(ctx: Any, mod: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
 
 
 def _nvtx_names(act: Any) -> str:
+    """The NVTX ranges a kernel ran in ('' when the report has no NVTX data)."""
     try:
         state = act.nvtx_state()
         names = []
@@ -125,10 +129,3 @@ def _nvtx_names(act: Any) -> str:
     except Exception:  # noqa: BLE001 - NVTX data is optional in a report
         return ""
 
-
-def read_report(
-    path: str | os.PathLike[str], module: Any = None
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(kernels, rules) from a `.ncu-rep[.gz]` through `ncu_report` (no GPU needed)."""
-    records, rules = report_records(path, module)
-    return frame(records), rules

@@ -1,9 +1,5 @@
 """Nsight Compute driver: find ncu, build its command, run it with progress and a timeout,
-and turn each way it fails into one line that says what to do.
-
-ncu prints its own messages prefixed `==PROF==`, `==WARNING==` and `==ERROR==` in the same
-stream as the profiled program, and exits 0 when nothing was profiled; `check_output` reads
-that stream so every failure mode gets its own message (`NcuError.kind`).
+and export a report as CSV text; `errors.check_output` turns what it printed into one line.
 """
 
 from __future__ import annotations
@@ -17,8 +13,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+from .errors import NcuError, check_output
+from .options import NcuOptions
 
 ENV_NCU = "JUPYTER_GPUPROF_NCU"
 #: oldest ncu accepted: start/end NVTX filters, `--print-units base` and rule results in CSV
@@ -35,48 +34,11 @@ INSTALL_HINT = (
     "package) and put `ncu` on PATH, or point to it with --ncu PATH or the "
     f"{ENV_NCU} environment variable"
 )
-PERM_FIX = (
-    "ERR_NVGPUCTRPERM: this user may not read the GPU performance counters. Fix: run as "
-    "root / with CAP_SYS_ADMIN (docker: --cap-add=SYS_ADMIN), or have an admin set the "
-    "driver option NVreg_RestrictProfilingToAdminUsers=0 and reload the driver"
-)
-DRIVER_FIX = (
-    "ncu could not connect to the CUDA driver: check that `nvidia-smi` works here (GPU "
-    "visible to this container/session, driver loaded) and that the profiled code uses CUDA"
-)
-PUSH_POP_NOTE = "match only push/pop ranges"
 _PROGRESS = re.compile(
     r'==PROF== Profiling "([^"]+)"(?:\s*-\s*(\d+))?:?\s*([0-9%. ]*?)'
     r"(?:\s*-\s*(\d+)\s*pass(?:es)?)?\s*$"
 )
 _VERSION = re.compile(r"Version\s+(\d+)\.(\d+)(?:\.(\d+))?")
-_APP_RC = re.compile(r"The application returned an error code \((-?\d+)\)")
-_PY_ERROR = re.compile(r"^(\w+(?:\.\w+)*(?:Error|Exception|Interrupt)\b.*)$")
-
-
-class NcuError(RuntimeError):
-    """An ncu run that failed or profiled nothing; `str()` is one line saying what to do."""
-
-    def __init__(self, kind: str, message: str, output: str = "") -> None:
-        super().__init__(message)
-        # not_found | too_old | permission | driver | no_kernels | app_error | timeout | failed
-        self.kind = kind
-        self.output = output
-
-
-@dataclass
-class NcuOptions:
-    """What to profile and how; defaults suit a shared GPU and a handful of kernels."""
-
-    set_name: str = "full"
-    sections: list[str] = field(default_factory=list)
-    clock_control: str = "none"
-    kernel_regex: str | None = None
-    launch_skip: int = 0
-    launch_count: int | None = None
-    nvtx_include: list[str] = field(default_factory=list)
-    timeout_s: float = 300.0  # 0: no limit (a whole training job on one rank)
-    extra: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -167,80 +129,8 @@ def build_command(
     return cmd + list(opts.extra) + list(argv)
 
 
-def describe_filter(opts: NcuOptions) -> str:
-    """The kernel filter in words, for messages."""
-    parts = [f"NVTX range {e!r}" for e in opts.nvtx_include]
-    if opts.kernel_regex:
-        parts.append(f"kernel regex {opts.kernel_regex!r}")
-    if opts.launch_skip:
-        parts.append(f"skipping {opts.launch_skip} launches")
-    return ", ".join(parts) or "no filter"
-
-
-def _last_python_error(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if _PY_ERROR.match(ln.strip())]
-    return lines[-1] if lines else ""
-
-
-def app_returncode(output: str) -> int | None:
-    """The profiled program's non-zero exit status as ncu printed it, for a launcher to pass on."""
-    m = _APP_RC.search(output)
-    return int(m.group(1)) if m else None
-
-
-def check_output(output: str, returncode: int, report: Path, opts: NcuOptions) -> int:
-    """Number of kernels profiled; raises NcuError with a one-line fix for every failure mode."""
-    if "ERR_NVGPUCTRPERM" in output:
-        raise NcuError("permission", PERM_FIX, output)
-    if (
-        re.search(
-            r"failed to connect to the CUDA driver|Failed to connect to process", output, re.I
-        )
-        and "Connected to process" not in output
-    ):
-        raise NcuError("driver", DRIVER_FIX, output)
-    app = _APP_RC.search(output)
-    if app:
-        err = _last_python_error(output)
-        raise NcuError(
-            "app_error",
-            f"the profiled code failed (exit {app.group(1)})"
-            + (f": {err}" if err else "")
-            + "; run it without ncu first and fix that error",
-            output,
-        )
-    if "No kernels were profiled" in output:
-        if PUSH_POP_NOTE in output:
-            msg = (
-                "no kernels were profiled: an NVTX include ending in '/' (e.g. 'train_step/') "
-                "matches only push/pop ranges, which are per thread and miss autograd's "
-                "backward kernels; mark the region with torch.cuda.nvtx.range_start/range_end "
-                "and name it without the '/'"
-            )
-        else:
-            msg = (
-                f"no kernels were profiled with {describe_filter(opts)}: check that the range "
-                "or kernel name is spelled as in the code, that the code launches CUDA kernels, "
-                "and lower --launch-skip"
-            )
-        raise NcuError("no_kernels", msg, output)
-    if returncode != 0:
-        errs = [
-            ln.split("==ERROR==", 1)[1].strip() for ln in output.splitlines() if "==ERROR==" in ln
-        ]
-        detail = errs[-1] if errs else (_last_python_error(output) or f"exit code {returncode}")
-        raise NcuError("failed", f"ncu failed: {detail}", output)
-    if not report.is_file():
-        raise NcuError(
-            "failed",
-            f"ncu finished but wrote no report at {report}; its last line was: "
-            f"{output.strip().splitlines()[-1] if output.strip() else '(nothing)'}",
-            output,
-        )
-    return len(re.findall(r"==PROF== Profiling ", output)) or -1
-
-
 def _kill(proc: subprocess.Popen[str]) -> None:
+    """Stop ncu and everything it started (it runs in its own process group)."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=5)
@@ -289,6 +179,7 @@ def run_ncu(
     lines: list[str] = []
 
     def pump() -> None:
+        """Collect ncu's output as it comes, so progress shows and nothing blocks the pipe."""
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)

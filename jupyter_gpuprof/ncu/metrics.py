@@ -1,17 +1,13 @@
-"""Nsight Compute reports -> one documented DataFrame row per profiled kernel, plus rule results.
+"""Nsight Compute metric records -> one documented DataFrame row per profiled kernel.
 
-Two readers give the same columns, so a report reopens without a GPU either way:
-`read_raw_csv` parses `ncu --import R --csv --page raw --print-units base` (one row per kernel,
-units in the second row), and `ncu_rep.read_report` uses NVIDIA's `ncu_report` module.
-Rule results (Nsight Compute's guided analysis, attributed to it) come from `--page details`
-CSV or `ncu_report`.
+Both readers (`readers` for CSV exports, `rep_reader` for `.ncu-rep` through NVIDIA's
+`ncu_report`) yield {metric: value} records; `frame` turns either into the columns below
+(`NCU_COLUMNS` + `STALL_COLUMNS`), so a report reopens without a GPU either way.
+`attribute_targets` ties op-replay kernels to the op that launched them.
 """
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import math
 import os
 import re
@@ -19,6 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from .readers import open_text, raw_records
+from .rep_reader import report_records
+from .targets import TARGET_RANGE_PREFIX
 
 NCU_COLUMNS = {
     "id": "kernel index in the report (profiling order)",
@@ -79,17 +79,6 @@ STALL_COLUMNS = {
     f"stall_{r}": f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio"
     for r in STALL_REASONS
 }
-RULE_COLUMNS = {
-    "id": "kernel index",
-    "kernel": "kernel name",
-    "rule": "Nsight Compute rule id",
-    "section": "section the rule belongs to",
-    "type": "OPT | WRN | INF | ERR",
-    "title": "short title ('' when the source has none)",
-    "message": "the rule's text",
-    "speedup_type": "global | local | ''",
-    "speedup_pct": "estimated speedup, % (NaN if none)",
-}
 M = {  # our column -> ncu metric
     "duration_us": "gpu__time_duration.sum",
     "sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -140,21 +129,8 @@ _SIMT = {
     "dadd": 1.0,
     "dmul": 1.0,
 }
-_TIME = {
-    "ns": 1e-9,
-    "nsecond": 1e-9,
-    "us": 1e-6,
-    "usecond": 1e-6,
-    "ms": 1e-3,
-    "msecond": 1e-3,
-    "s": 1.0,
-    "second": 1.0,
-}
-_BYTES = {"byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12}
 
 
-class NcuReportError(ValueError):
-    """A report or export that cannot be read; the message is one line and names the file."""
 
 
 def kernel_base(name: str) -> str:
@@ -177,65 +153,14 @@ def kernel_base(name: str) -> str:
     return base.rsplit("::", 1)[-1].strip() or name
 
 
-def number(text: str) -> float:
-    """A number as ncu prints it ("1,128,619.53", "n/a", "") -> float (NaN when not a number)."""
-    t = text.strip().replace(",", "")
-    try:
-        return float(t)
-    except ValueError:
-        return math.nan
-
-
-def _open_text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-        return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", "replace")
-    except FileNotFoundError:
-        raise NcuReportError(f"{path}: no such file") from None
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise NcuReportError(f"{path}: cannot read ({exc})") from None
-
-
-def _scaled(value: float, unit: str, base: str) -> float:
-    """Convert to the base unit named by `base` (seconds or bytes) when a unit prefix is present."""
-    u = unit.strip().lower()
-    table = _TIME if base == "s" else _BYTES
-    return value * table[u] if u in table else value
-
-
-def raw_records(text: str, source: str = "<csv>") -> list[dict[str, Any]]:
-    """Parse a `--page raw --csv` export: one {column: value} dict per kernel (numbers as float)."""
-    rows = [r for r in csv.reader(io.StringIO(text)) if r]
-    head = next((i for i, r in enumerate(rows) if r and r[0] == "ID"), None)
-    if head is None or "Kernel Name" not in rows[head]:
-        raise NcuReportError(
-            f"{source}: not an ncu --page raw --csv export (no ID/Kernel Name header)"
-        )
-    names, units = rows[head], rows[head + 1] if len(rows) > head + 1 else []
-    has_units = bool(units) and units[0] == ""
-    out = []
-    for r in rows[head + (2 if has_units else 1) :]:
-        if len(r) != len(names):
-            continue  # program output or a warning line mixed into the file
-        rec: dict[str, Any] = {}
-        for i, (k, v) in enumerate(zip(names, r, strict=False)):
-            num = number(v)
-            unit = units[i] if has_units else ""
-            if k.startswith("gpu__time_duration"):
-                num = _scaled(num, unit, "s") * 1e9  # keep ns, whatever the export used
-            elif unit.lower().endswith("byte"):
-                num = _scaled(num, unit, "b")
-            rec[k] = v if (math.isnan(num) and v.strip() not in ("", "n/a")) else num
-        out.append(rec)
-    return out
-
-
 def _get(rec: dict[str, Any], key: str) -> float:
+    """A metric as float, NaN when missing or not a number."""
     v = rec.get(key, math.nan)
     return float(v) if isinstance(v, (int, float)) else math.nan
 
 
 def _limiter(rec: dict[str, Any]) -> str:
+    """What caps theoretical occupancy (the lowest launch limit), '' at 100 %."""
     if _get(rec, M["occ_theoretical_pct"]) >= 100.0:
         return ""
     limits = {k: _get(rec, m) for k, m in LIMITERS.items() if not math.isnan(_get(rec, m))}
@@ -303,6 +228,7 @@ def _flops(rec: dict[str, Any]) -> dict[str, float]:
 
 
 def _nvtx_text(rec: dict[str, Any]) -> str:
+    """The NVTX ranges a kernel ran in, as one text (CSV exports split them over columns)."""
     parts = [
         str(v) for k, v in rec.items() if "Range" in str(k) and isinstance(v, str) and v.strip()
     ]
@@ -318,60 +244,18 @@ def frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 def read_raw_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Kernels from a `--page raw --csv --print-units base` export (.csv or .csv.gz)."""
     p = Path(path)
-    return frame(raw_records(_open_text(p), str(p)))
+    return frame(raw_records(open_text(p), str(p)))
 
 
-def read_details_rules(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Nsight Compute rule results (`RULE_COLUMNS`) from a `--page details --csv` export."""
-    p = Path(path)
-    rows = list(csv.reader(io.StringIO(_open_text(p))))
-    if not rows or "Rule Name" not in rows[0]:
-        raise NcuReportError(f"{p}: not an ncu --page details --csv export (no 'Rule Name' column)")
-    h = {k: i for i, k in enumerate(rows[0])}
-    out = []
-    for r in rows[1:]:
-        if len(r) != len(h) or not r[h["Rule Name"]].strip():
-            continue
-        kind = r[h["Estimated Speedup Type"]].strip().lower()
-        out.append(
-            {
-                "id": int(number(r[h["ID"]])),
-                "kernel": r[h["Kernel Name"]],
-                "rule": r[h["Rule Name"]],
-                "section": r[h["Section Name"]],
-                "type": r[h["Rule Type"]],
-                "title": "",
-                "message": " ".join(r[h["Rule Description"]].split()),
-                "speedup_type": kind,
-                "speedup_pct": number(r[h["Estimated Speedup"]]),
-            }
-        )
-    return pd.DataFrame(out, columns=list(RULE_COLUMNS))
+def read_report(
+    path: str | os.PathLike[str], module: Any = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(kernels, rules) from a `.ncu-rep[.gz]` through `ncu_report` (no GPU needed)."""
+    records, rules = report_records(path, module)
+    return frame(records), rules
 
 
-def details_metrics(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Every (kernel id, section, metric, unit, value) row of a `--page details --csv` export."""
-    p = Path(path)
-    rows = list(csv.reader(io.StringIO(_open_text(p))))
-    h = {k: i for i, k in enumerate(rows[0])} if rows else {}
-    need = ("ID", "Section Name", "Metric Name", "Metric Unit", "Metric Value")
-    if not all(k in h for k in need):
-        raise NcuReportError(f"{p}: not an ncu --page details --csv export")
-    out = [
-        (
-            int(number(r[h["ID"]])),
-            r[h["Section Name"]],
-            r[h["Metric Name"]],
-            r[h["Metric Unit"]],
-            number(r[h["Metric Value"]]),
-        )
-        for r in rows[1:]
-        if len(r) >= h["Metric Value"] + 1 and r[h["Metric Name"]]
-    ]
-    return pd.DataFrame(out, columns=["id", "section", "metric", "unit", "value"])
-
-
-TARGET_RANGE = re.compile(r"gpuprof_target_(\d+)")
+TARGET_RANGE = re.compile(re.escape(TARGET_RANGE_PREFIX) + r"(\d+)")
 
 
 def attribute_targets(kernels: pd.DataFrame, targets: list[dict[str, Any]]) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""%ncu / %%ncu: parse arguments, pick the run, call capture.ncu_session, display; nothing else.
+"""%ncu / %%ncu: parse arguments, pick the run, call the ncu workflows, display; nothing else.
 
 %ncu [--top N]                      replay the hottest ops of the last %%gpuprofile run
 %ncu [filter] -- python train.py    a script under ncu
@@ -17,11 +17,14 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..store import Run, RunStore, open_run
-from .ncu import NcuError, NcuOptions
+from . import NcuError, NcuOptions
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse would exit the kernel
+    """An argparse parser that reports bad arguments as a UsageError line."""
+
+    def error(self, message: str) -> Any:
+        """Raise instead of exiting: argparse would exit the kernel."""
         raise UsageError(f"%ncu: {message}")
 
 
@@ -83,6 +86,7 @@ class NcuMagics(Magics):
     """%ncu and %%ncu; the last results live on this object, not in module globals."""
 
     def __init__(self, shell: Any = None) -> None:
+        """Start with no results; `last` keeps the latest for the session."""
         super().__init__(shell)
         self.last: Any = None
 
@@ -104,7 +108,7 @@ class NcuMagics(Magics):
             nvtx_include=args.nvtx,
             timeout_s=args.timeout,
         )
-        from . import ncu_session as s
+        from . import results as s
 
         try:
             if cell is not None:
@@ -176,7 +180,7 @@ class NcuMagics(Magics):
             return
         if Path(str(report.path)).resolve() != res.files["info"].parent.parent.resolve():
             return  # results of another run: leave that report alone
-        from ..ncu_results import attach_ncu
+        from . import attach_ncu
 
         attach_ncu(report, res)
         try:  # keep the merged next steps in the run's cached summary (sidebar, CLI)
