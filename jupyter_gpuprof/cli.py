@@ -57,7 +57,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .comparison import compare
+    from .report.comparison import compare
 
     result = compare(args.before, args.after, args.runs_root)
     print(json.dumps(result.to_json()) if args.json else result.to_text())
