@@ -361,9 +361,16 @@ class Summary(Model, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars (which finding data and table cells can hold) as Python numbers."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise NotImplementedError(f"cannot encode a {type(value).__name__} in a summary")
+
+
 def encode(summary: Summary) -> bytes:
     """The summary as JSON bytes (non-finite floats become null)."""
-    return msgspec.json.encode(summary)
+    return msgspec.json.encode(summary, enc_hook=_plain)
 
 
 def to_builtins(summary: Summary) -> dict[str, Any]:
