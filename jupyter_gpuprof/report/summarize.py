@@ -30,7 +30,6 @@ from .model import (
     RankBrief,
     Source,
     Steps,
-    StepStats,
     StreamRow,
     Summary,
     SyncCaller,
@@ -49,8 +48,7 @@ T = TypeVar("T")
 
 def rows(df: pd.DataFrame, row_type: type[T], n: int = TOP_ROWS) -> list[T]:
     """The first `n` rows of a documented table as typed rows (columns named as the fields)."""
-    records = df.head(n).to_dict(orient="records")
-    return msgspec.convert(records, list[row_type])  # type: ignore[valid-type]
+    return [msgspec.convert(r, row_type) for r in df.head(n).to_dict(orient="records")]
 
 
 def _series(values: Any) -> list[float]:
@@ -66,12 +64,11 @@ def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -
     if not prof and len(a.steps) and int(a.steps["step"].iloc[0]) >= 0:
         prof = (a.steps["step_us"] / 1e3).tolist()
     warm = list(m.baseline.get("warmup_ms") or []) if m else []
-    return Steps(**stats, source=a.real.source,  # type: ignore[arg-type]
-                 timing=m.baseline.get("timing") if m else None,
-                 baseline=msgspec.convert(a.baseline, StepStats),
-                 profiled=msgspec.convert(a.profiled, StepStats),
-                 profiler_inflation=a.real.inflation, warmup_ms=_series(warm),
-                 baseline_ms=_series(base), profiled_ms=_series(prof))
+    return msgspec.convert({**stats, "source": a.real.source,
+                            "timing": m.baseline.get("timing") if m else None,
+                            "baseline": a.baseline, "profiled": a.profiled,
+                            "profiler_inflation": a.real.inflation, "warmup_ms": _series(warm),
+                            "baseline_ms": _series(base), "profiled_ms": _series(prof)}, Steps)
 
 
 def _syncs(a: Analysis) -> Syncs:
