@@ -58,6 +58,9 @@ def test_to_json_is_the_model_encoding(tmp_path):
     assert isinstance(model, Summary) and model.schema_version == SUMMARY_SCHEMA_VERSION
     assert report.to_json() == json.loads(msgspec.json.encode(model))
     assert decode(msgspec.json.encode(model)) == model
+    assert report.to_json()["warnings"] == []
+    report.warnings.append("3 events without a timestamp were skipped")
+    assert report.to_json()["warnings"] == ["3 events without a timestamp were skipped"]
 
 
 def test_non_finite_floats_encode_as_null():

@@ -41,6 +41,7 @@ class Report:
         self.distributed = distributed  # cross-rank tables when the run has >= 2 ranks
         self.timeline = timeline  # bounded LOD timeline (analysis/timeline.py); None: no trace
         self.baseline_ms: list[float] | None = None  # baseline of a bare trace (no meta)
+        self.warnings: list[str] = []  # what the reader had to skip or guess, one line each
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
     steps = property(lambda self: self.analysis.steps, doc="Profiled steps (steps.STEP_COLUMNS).")
@@ -65,7 +66,7 @@ class Report:
     def summary(self) -> Summary:
         """The typed summary (report/model.py) of this report."""
         return summarize(self.analysis, self.advice, self.meta, self.path, self.ranks,
-                         self.distributed, self.timeline, self.baseline_ms)
+                         self.distributed, self.timeline, self.baseline_ms, self.warnings)
 
     def to_json(self) -> dict[str, Any]:
         """The summary object (same as `jupyter gpuprof analyze --json`): the model, encoded."""

@@ -114,7 +114,8 @@ def _distributed(d: DistributedAnalysis | None) -> Distributed | None:
 
 def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | None,
               ranks: list[Analysis], distributed: DistributedAnalysis | None,
-              timeline: dict[str, Any] | None, loose_baseline: list[float] | None) -> Summary:
+              timeline: dict[str, Any] | None, loose_baseline: list[float] | None,
+              warnings: list[str]) -> Summary:
     """The typed summary of one analysed run (what `Report.to_json()` encodes)."""
     m = meta
     return Summary(
@@ -135,4 +136,5 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
                for i, r in enumerate(ranks)],
         distributed=_distributed(distributed),
         timeline=msgspec.convert(timeline, Timeline) if timeline is not None else None,
+        warnings=list(warnings),
     )
