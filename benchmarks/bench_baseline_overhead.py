@@ -33,7 +33,7 @@ def plain_loop(step, n: int) -> list[float]:
         step()
         events[i + 1].record()
     torch.cuda.synchronize()
-    return [a.elapsed_time(b) for a, b in zip(events, events[1:])]
+    return [a.elapsed_time(b) for a, b in zip(events, events[1:], strict=False)]
 
 
 def gpuprof_baseline(step, n: int, root: Path) -> list[float]:
@@ -71,7 +71,7 @@ def main() -> None:
                     plain.append(statistics.median(plain_loop(w.step, args.steps)))
                 else:
                     ours.append(statistics.median(gpuprof_baseline(w.step, args.steps, root)))
-        ratio = statistics.median(o / q for o, q in zip(ours, plain))
+        ratio = statistics.median(o / q for o, q in zip(ours, plain, strict=True))
         results[name] = {"plain_median_ms": statistics.median(plain),
                          "gpuprof_median_ms": statistics.median(ours),
                          "ratio": ratio, "overhead_pct": 100 * (ratio - 1),

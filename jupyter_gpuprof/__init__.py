@@ -51,7 +51,7 @@ def step() -> None:
 
 def compare(before: Any, after: Any, runs_root: Any = None) -> Any:
     """Compare two runs (ids, folders, traces or Reports): is the step-time change real?"""
-    from .comparison import compare as _compare
+    from .report.comparison import compare as _compare
 
     return _compare(before, after, runs_root)
 

@@ -57,7 +57,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .comparison import compare
+    from .report.comparison import compare
 
     result = compare(args.before, args.after, args.runs_root)
     print(json.dumps(result.to_json()) if args.json else result.to_text())
@@ -65,7 +65,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .views.export import export_run
+    from .report import analyze_path
+    from .views.export import write_export
 
     path = Path(args.run)
     if not path.exists():
@@ -75,7 +76,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             path = RunStore(args.runs_root).get(args.run).path  # a run id in the runs folder
         except (LookupError, OSError, ValueError):
             raise CliError(f"no such run, file or folder: {args.run}") from None
-    out = export_run(path, args.html)
+    # analysed afresh: a cached summary.json is not trusted for a file meant to be shared
+    out = write_export(analyze_path(path).to_json(), args.html)
     print(
         f"gpuprof: wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr
     )

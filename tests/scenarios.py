@@ -75,7 +75,8 @@ def transfer(b: TraceBuilder, s: float) -> float:
     return 8000.0
 
 
-def comm(b: TraceBuilder, s: float, name: str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL") -> float:
+def comm(b: TraceBuilder, s: float,
+         name: str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL") -> float:
     _gemm(b, s + 10, s + 100, 4000.0)
     b.kernel(name, s + 30, s + 4100, 5000.0, stream=20)
     return 10_000.0

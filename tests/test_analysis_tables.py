@@ -1,6 +1,7 @@
 """Operator, kernel, transfer, launch and memory tables on tiny traces with known numbers."""
 
 import pytest
+from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.analysis.kernels import kernel_rows, kernel_table, kind_of, uses_tensor_cores
 from jupyter_gpuprof.analysis.launch import launch_stats
@@ -9,7 +10,6 @@ from jupyter_gpuprof.analysis.ops import op_rows, op_table
 from jupyter_gpuprof.analysis.stats import describe_steps
 from jupyter_gpuprof.analysis.trace import load_trace
 from jupyter_gpuprof.analysis.transfers import transfer_table
-from tracebuilder import TraceBuilder
 
 
 def _load(b, tmp_path):

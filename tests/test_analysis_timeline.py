@@ -1,6 +1,7 @@
 """Exact arithmetic of steps, GPU busy/idle and gap causes on a hand-built two-step trace."""
 
 import pytest
+from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.analysis.hostwork import classify_host
 from jupyter_gpuprof.analysis.idle import gap_table, gpu_coverage, stream_table
@@ -9,7 +10,6 @@ from jupyter_gpuprof.analysis.steps import step_table
 from jupyter_gpuprof.analysis.summary import analyze
 from jupyter_gpuprof.analysis.sync import sync_table
 from jupyter_gpuprof.analysis.trace import load_trace
-from tracebuilder import TraceBuilder
 
 
 @pytest.fixture

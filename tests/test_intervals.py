@@ -18,7 +18,7 @@ def test_union_keeps_a_long_interval_that_swallows_later_ones():
 
 def test_complement_inside_window():
     gs, ge = complement(np.array([1.0, 5.0]), np.array([2.0, 8.0]), 0.0, 10.0)
-    assert list(zip(gs, ge)) == [(0.0, 1.0), (2.0, 5.0), (8.0, 10.0)]
+    assert list(zip(gs, ge, strict=True)) == [(0.0, 1.0), (2.0, 5.0), (8.0, 10.0)]
 
 
 def test_coverage_overlap_and_contains():

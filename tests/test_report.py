@@ -3,12 +3,12 @@
 import json
 
 import pytest
+from scenarios import build, input_bound
+from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.analysis.trace import TraceError
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.views.html import render_html
-from scenarios import build, input_bound
-from tracebuilder import TraceBuilder
 
 REQUIRED = {"schema_version", "steps", "gpu", "verdict", "findings"}
 

@@ -4,9 +4,9 @@ import gzip
 import json
 
 import pytest
+from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.analysis.trace import TraceError, load_trace
-from tracebuilder import TraceBuilder
 
 
 def test_columns_links_and_relative_time(tmp_path):

@@ -1,14 +1,14 @@
 """Each verdict category's rule on a synthetic trace built to have that bottleneck."""
 
 import pytest
+from scenarios import SCENARIOS, SIMT_GEMM, build, comm_old_names, launch, precision
+from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.advice import rules
 from jupyter_gpuprof.advice.findings import CATEGORIES
 from jupyter_gpuprof.advice.verdict import advise
 from jupyter_gpuprof.analysis.summary import analyze
 from jupyter_gpuprof.analysis.trace import load_trace
-from scenarios import SIMT_GEMM, SCENARIOS, build, comm_old_names, launch, precision
-from tracebuilder import TraceBuilder
 
 RULE_OF = {"precision": "precision_rule", "memory": "memory_rule", "input": "input_rule",
            "sync": "sync_rule", "launch": "launch_rule", "host": "host_rule",

@@ -102,15 +102,17 @@ def straggler_rule(d: Distributed, step_ms: float,
         fix, saving = STRAGGLER_HOST_FIX, STRAGGLER_HOST_SAVING
         title = f"Rank {rank} is a straggler: host delay before the collective ({source})"
     top = _own_top(own)
+    compute, idle, last_pct = (
+        r.loc[rank, ["compute_ms", "idle_ms", "last_arrival_pct"]].to_numpy(dtype=float))
     evidence = (
         f"Rank {rank} needs {s['own_ms']:.1f} ms of its own per step (GPU compute "
-        f"{r.loc[rank, 'compute_ms']:.1f} ms + GPU idle {r.loc[rank, 'idle_ms']:.1f} ms) vs "
+        f"{compute:.1f} ms + GPU idle {idle:.1f} ms) vs "
         f"{s['own_ms'] - extra:.1f} ms on the other ranks (median): {extra:.1f} ms more, "
         f"{gpu:.1f} ms of it GPU work and {host:.1f} ms host delay"
         + (f" ({inp:.1f} ms more data loading)" if abs(inp) >= 0.05 else "")
         + f". The other ranks' collectives wait {wait:.1f} ms per step for it, "
         f"{others['exposed_comm_ms'].median():.1f} ms of that with nothing else to run (it "
-        f"arrives last at {r.loc[rank, 'last_arrival_pct']:.0f}% of {d.n_matched} matched "
+        f"arrives last at {last_pct:.0f}% of {d.n_matched} matched "
         f"collectives; their GPUs compute only {others['compute_ms'].median():.1f} ms per "
         f"step).")
     if top is not None:

@@ -1,0 +1,1 @@
+"""Analysis: a Kineto trace -> documented DataFrames and figures; pure, never displays."""

@@ -29,7 +29,8 @@ def _clean(values: Any) -> np.ndarray:
     items = [] if values is None else list(values)
     arr = np.asarray([v for v in items if isinstance(v, (int, float, np.number))
                       and not isinstance(v, bool)], dtype=float)
-    return arr[np.isfinite(arr)]
+    finite: np.ndarray = arr[np.isfinite(arr)]
+    return finite
 
 
 def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:

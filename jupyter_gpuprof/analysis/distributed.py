@@ -231,7 +231,9 @@ class Distributed:
         """The imbalance row of the rank that makes the others wait longest (None if < 2)."""
         if len(self.imbalance) < 2:
             return None
-        return self.imbalance.loc[self.imbalance["extra_ms"].idxmax()]
+        at = int(np.nanargmax(self.imbalance["extra_ms"].to_numpy(dtype=float)))
+        row: pd.Series = self.imbalance.iloc[at]
+        return row
 
 
 def _rank_steps(summaries: Sequence[RankSummary]) -> pd.DataFrame:
@@ -318,12 +320,13 @@ def _match(summaries: Sequence[RankSummary]) -> tuple[pd.DataFrame, int, dict[in
     cover = {s.rank: s.compute for s in summaries}
     exp = np.zeros(len(m))
     exp_t = np.zeros(len(m))
-    for r, idx in m.groupby("rank").indices.items():
-        g = m.iloc[idx]
-        s, d, w = g["ts_us"].to_numpy(), g["dur_us"].to_numpy(), g["wait_us"].to_numpy()
-        t0 = s + np.minimum(w, d)
-        exp[idx] = d - cover[int(r)].overlap(s, s + d)
-        exp_t[idx] = (s + d - t0) - cover[int(r)].overlap(t0, s + d)
+    for r, at in m.groupby("rank").indices.items():
+        g = m.iloc[at]
+        ts, d, w = g["ts_us"].to_numpy(), g["dur_us"].to_numpy(), g["wait_us"].to_numpy()
+        t0 = ts + np.minimum(w, d)
+        rank_cover = cover[int(str(r))]
+        exp[at] = d - rank_cover.overlap(ts, ts + d)
+        exp_t[at] = (ts + d - t0) - rank_cover.overlap(t0, ts + d)
     m["exposed_us"], m["exposed_transfer_us"] = exp, exp_t
     m = m.sort_values(["seq", "rank"], ignore_index=True)
     return m[cols], unmatched, offsets

@@ -47,13 +47,14 @@ def stream_table(trace: Trace, window: Window) -> pd.DataFrame:
     gpu = trace.of(*GPU_CATEGORIES)
     gpu = gpu[(gpu["end_us"] > window.start_us) & (gpu["ts_us"] < window.end_us)]
     rows = []
-    for (dev, stream), g in gpu.groupby(["device", "stream"], sort=True):
+    for key, g in gpu.groupby(["device", "stream"], sort=True):
+        dev, stream = (int(v) for v in np.asarray(key, dtype=np.int64))
         s = np.clip(g["ts_us"].to_numpy(), window.start_us, window.end_us)
         e = np.clip(g["end_us"].to_numpy(), window.start_us, window.end_us)
         busy = Coverage.of(s, e).total
         is_k = (g["cat"] == "kernel").to_numpy()
         rows.append({
-            "device": int(dev), "stream": int(stream), "busy_us": busy,
+            "device": dev, "stream": stream, "busy_us": busy,
             "busy_pct": 100.0 * busy / window.dur_us if window.dur_us else 0.0,
             "kernel_us": float(g["dur_us"].to_numpy()[is_k].sum()),
             "memcpy_us": float(g["dur_us"].to_numpy()[~is_k].sum()), "n_events": len(g),
@@ -61,7 +62,9 @@ def stream_table(trace: Trace, window: Window) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(STREAM_COLUMNS))
 
 
-def _cause(row_input, row_transfer, after_sync, row_launch, row_host, dur) -> np.ndarray:
+def _cause(row_input: np.ndarray, row_transfer: np.ndarray, after_sync: np.ndarray,
+           row_launch: np.ndarray, row_host: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Each gap's cause: input, transfer, sync, else launch or host, whichever is larger."""
     cause = np.where(row_launch >= row_host, "launch", "host").astype(object)
     cause = np.where(after_sync, "sync", cause)
     cause = np.where(row_transfer >= CAUSE_MIN_SHARE * dur, "transfer", cause)

@@ -75,7 +75,8 @@ class Coverage:
 
     def overlap(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Covered length inside each [a_i, b_i]."""
-        return self.covered_until(b) - self.covered_until(a)
+        covered: np.ndarray = self.covered_until(b) - self.covered_until(a)
+        return covered
 
     def contains(self, t: np.ndarray) -> np.ndarray:
         """Whether each time point lies inside the union."""

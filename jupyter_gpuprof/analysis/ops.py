@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 
@@ -83,8 +85,10 @@ def _most_common(rows: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
     """Most frequent value of `column` per key group (vectorised mode)."""
     counts = rows.groupby(keys + [column], sort=False, observed=True).size()
     counts = counts.sort_values(ascending=False, kind="stable")
-    top = counts[~counts.index.droplevel(column).duplicated()]
-    return pd.Series(top.index.get_level_values(column), index=top.index.droplevel(column))
+    index = cast(pd.MultiIndex, counts.index)
+    top = counts[~index.droplevel(column).duplicated()]
+    top_index = cast(pd.MultiIndex, top.index)
+    return pd.Series(top_index.get_level_values(column), index=top_index.droplevel(column))
 
 
 def op_table(rows: pd.DataFrame, by_shape: bool = False) -> pd.DataFrame:

@@ -102,7 +102,8 @@ def _matmul_dtype(rows: pd.DataFrame) -> str:
     return str(by.idxmax()) if len(by) else ""
 
 
-def _flops(flops_per_step: float | None, real: RealTime, gpu: str | None, dtype: str) -> dict:
+def _flops(flops_per_step: float | None, real: RealTime, gpu: str | None,
+           dtype: str) -> dict[str, Any]:
     peak = peak_tflops(gpu, dtype or "fp32")
     out: dict[str, Any] = {"per_step": flops_per_step, "dtype": dtype, "peak_tflops": peak,
                            "achieved_tflops": None, "mfu_pct": None}
@@ -128,7 +129,8 @@ def _comm(rows: pd.DataFrame, n: int) -> dict[str, float]:
             "overlap_pct": 100.0 * float(hidden.sum()) / total if total else float("nan")}
 
 
-def _reconcile(baseline: dict, profiled: dict, busy_us: float, n: int, window: Window,
+def _reconcile(baseline: dict[str, Any], profiled: dict[str, Any], busy_us: float, n: int,
+               window: Window,
                gaps: pd.DataFrame) -> RealTime:
     """Real step, GPU busy per step (work the steps launched) and idle rescaled to real time."""
     prof_ms = profiled["median_ms"] or window.dur_us / 1e3 / max(n, 1)

@@ -54,9 +54,9 @@ def sync_table(host: HostWork, ops: pd.DataFrame, gaps: pd.DataFrame) -> pd.Data
     if len(gaps):
         gs, gd = gaps["start_us"].to_numpy(), gaps["dur_us"].to_numpy()
         s, e = calls["ts_us"].to_numpy(), calls["end_us"].to_numpy() + SYNC_SLACK_US
-        k = np.searchsorted(gs, s, side="left")
-        ok = (k < len(gs)) & (gs[np.clip(k, 0, len(gs) - 1)] <= e)
-        idle = np.where(ok, gd[np.clip(k, 0, len(gs) - 1)], 0.0)
+        at = np.searchsorted(gs, s, side="left")
+        ok = (at < len(gs)) & (gs[np.clip(at, 0, len(gs) - 1)] <= e)
+        idle = np.where(ok, gd[np.clip(at, 0, len(gs) - 1)], 0.0)
     return pd.DataFrame({
         "ts_us": calls["ts_us"].to_numpy(), "dur_us": calls["dur_us"].to_numpy(),
         "api": calls["name"].astype(str).to_numpy(), "op": op_name, "caller": caller,

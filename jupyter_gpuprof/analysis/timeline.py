@@ -82,7 +82,8 @@ def level_of_detail(ts: np.ndarray, end: np.ndarray, budget: int, lo: float,
 
 
 def _lane(lane_id: str, label: str, kind: str, rows: pd.DataFrame, budget: int, window: Window,
-          names: _Names, ops: pd.Series | None = None, shapes: pd.Series | None = None) -> dict:
+          names: _Names, ops: pd.Series | None = None,
+          shapes: pd.Series | None = None) -> dict[str, Any]:
     """One lane's rectangles (times relative to the window start, µs)."""
     rows = rows[(rows["end_us"] > window.start_us) & (rows["ts_us"] < window.end_us)]
     ts = np.clip(rows["ts_us"].to_numpy(dtype=float), window.start_us, window.end_us)
@@ -117,7 +118,8 @@ def _busiest(groups: dict[Any, pd.DataFrame], n: int) -> list[Any]:
 
 
 def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
-                   steps: pd.DataFrame | None = None, max_rects: int = MAX_RECTS) -> dict:
+                   steps: pd.DataFrame | None = None,
+                   max_rects: int = MAX_RECTS) -> dict[str, Any]:
     """The bounded timeline summary (see module docstring) of the analysed window."""
     names = _Names()
     pid = window.pid
@@ -164,8 +166,10 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
                  "dur": np.round(top["dur_us"].to_numpy(), 2).tolist() if len(top) else [],
                  "cause": top["cause"].astype(str).tolist() if len(top) else []},
         "steps": [] if step_rows is None else [
-            {"step": int(r.step), "start": round(float(r.cpu_start_us) - window.start_us, 2),
-             "end": round(float(r.end_us) - window.start_us, 2)}
-            for r in step_rows.itertuples()],
+            {"step": int(step), "start": round(float(start) - window.start_us, 2),
+             "end": round(float(end) - window.start_us, 2)}
+            for step, start, end in zip(step_rows["step"].to_numpy(),
+                                        step_rows["cpu_start_us"].to_numpy(),
+                                        step_rows["end_us"].to_numpy(), strict=True)],
         "input_ranges": bool(len(ann)) and bool(names_where(ann, is_input_range).any()),
     }

@@ -103,7 +103,7 @@ def trace_file(root: Path, run_id: str, rank: str | None) -> Path:
 
 def compare_runs(root: Path, before: str | None, after: str | None) -> dict[str, Any]:
     """Comparison of two runs of the store (ids only: never paths)."""
-    from jupyter_gpuprof.comparison import compare
+    from jupyter_gpuprof.report.comparison import compare
 
     if not before or not after:
         raise BadQuery("give two run ids: ?a=BEFORE&b=AFTER")

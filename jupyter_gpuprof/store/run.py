@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .layout import META_FILE, SUMMARY_FILE, TRACE_FILE, run_traces, trace_name
+
+__all__ = ["META_FILE", "SUMMARY_FILE", "TRACE_FILE", "Run", "RunMeta", "open_run"]
 SCHEMA_VERSION = 1
-META_FILE = "meta.json"
-SUMMARY_FILE = "summary.json"
-TRACE_FILE = "trace.json.gz"
-_RANK_TRACE = re.compile(r"^trace\.rank(\d+)\.json\.gz$")
 _RANK_META = re.compile(r"^meta\.rank(\d+)\.json$")
 STATUSES = ("running", "complete", "failed")
 
@@ -112,15 +111,7 @@ class Run:
 
     def trace_paths(self) -> list[Path]:
         """Trace files: trace.json.gz, else the per-rank traces sorted by rank."""
-        single = self.path / TRACE_FILE
-        if single.is_file():
-            return [single]
-        ranked = []
-        for p in self.path.iterdir():
-            m = _RANK_TRACE.match(p.name)
-            if m and p.is_file():
-                ranked.append((int(m.group(1)), p))
-        return [p for _, p in sorted(ranked)]
+        return run_traces(self.path)
 
     def write_meta(self, rank: int | None = None) -> None:
         """Save meta.json (or meta.rank<R>.json, which each rank of a job writes for itself)."""
@@ -168,7 +159,7 @@ class Run:
 
     def write_trace(self, chrome_trace: str | os.PathLike[str], rank: int | None = None) -> Path:
         """Gzip an exported Chrome trace into trace.json.gz (or trace.rank<R>.json.gz)."""
-        name = TRACE_FILE if rank is None else f"trace.rank{rank}.json.gz"
+        name = trace_name(rank)
         dest = self.path / name
         fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".{name}.", suffix=".tmp")
         try:

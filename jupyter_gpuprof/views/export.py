@@ -47,10 +47,8 @@ def export_html(summary: dict[str, Any], title: str | None = None) -> str:
             f"<script>{plotly_js()}</script><script>{script}</script></body></html>")
 
 
-def export_run(path: str | Path, out: str | Path) -> Path:
-    """Analyse a run folder or trace (summary.json cache not trusted) and write the HTML."""
-    from ..report import analyze_path
-
+def write_export(summary: dict[str, Any], out: str | Path) -> Path:
+    """Write the HTML document of a summary to `out` (the caller analyses; views only draw)."""
     out = Path(out)
-    out.write_text(export_html(analyze_path(path).to_json()), encoding="utf-8")
+    out.write_text(export_html(summary), encoding="utf-8")
     return out

@@ -67,7 +67,8 @@ def render_html(s: dict[str, Any]) -> str:
             f"real step.")
     parts.append("</p>")
     parts.append(
-        f"<div class='gpuprof-verdict'><b>Verdict: {escape(str(v.get('category') or 'unavailable'))}"
+        "<div class='gpuprof-verdict'><b>Verdict: "
+        f"{escape(str(v.get('category') or 'unavailable'))}"
         f"</b> ({escape(str(v.get('confidence')))} confidence)<br>{escape(str(v.get('summary')))}"
         "<ul>" + "".join(f"<li>{escape(r)}</li>" for r in v.get("reasons", [])) + "</ul></div>")
     if s.get("findings"):

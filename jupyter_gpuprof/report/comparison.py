@@ -7,8 +7,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .analysis.compare import compare_summaries
-from .store import Run, RunStore, open_run
+from ..analysis.compare import compare_summaries
+from ..store import Run, RunStore, open_run
+from ..store.layout import is_run_folder
+from .build import Report, analyze_path, run_summary
 
 
 class Comparison:
@@ -72,8 +74,6 @@ def render_text(c: dict[str, Any]) -> str:
 
 def _resolve(x: Any, store: RunStore) -> tuple[dict[str, Any], list[float] | None]:
     """A summary dict and the full baseline step list, from whatever the caller passed."""
-    from .report import Report, _is_run_folder, analyze_path, run_summary
-
     if isinstance(x, Report):
         return x.to_json(), None
     if isinstance(x, dict):
@@ -85,7 +85,7 @@ def _resolve(x: Any, store: RunStore) -> tuple[dict[str, Any], list[float] | Non
         if not p.exists():  # a run id in the runs folder
             run = store.get(str(x))
             return run_summary(run), list(run.meta.baseline.get("step_ms") or []) or None
-        if p.is_dir() and _is_run_folder(p):
+        if p.is_dir() and is_run_folder(p):
             run = open_run(p)
             return run_summary(run), list(run.meta.baseline.get("step_ms") or []) or None
         return analyze_path(p).to_json(), None

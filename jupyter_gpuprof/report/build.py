@@ -1,0 +1,183 @@
+"""A trace, a run folder or a folder of rank traces -> a `Report` (analysis + advice).
+
+The magics, the CLI and the server share these entry points. The run-folder format is the
+store's: this module asks `store.layout` which files are traces and reads meta through `Run`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pandas as pd
+
+from ..advice.distributed_rules import merge_advice
+from ..advice.verdict import Advice, advise
+from ..analysis.distributed import Distributed, analyze_ranks, load_ranks
+from ..analysis.summary import Analysis, analyze
+from ..analysis.timeline import build_timeline
+from ..analysis.trace import Trace, TraceError, load_trace
+from ..analysis.tracefile import Prefetch
+from ..store.layout import folder_traces, is_run_folder, sibling_meta
+from ..store.run import Run, RunMeta, open_run
+from ..store.runs import RunInProgress
+from .model import Summary, from_builtins, to_builtins
+from .summarize import summarize
+
+
+class Report:
+    """One analysed run: `.verdict`, `.findings` and the tables as DataFrames."""
+
+    def __init__(self, analysis: Analysis, advice: Advice, meta: RunMeta | None = None,
+                 path: str | None = None, ranks: list[Analysis] | None = None,
+                 distributed: Distributed | None = None,
+                 timeline: dict[str, Any] | None = None) -> None:
+        self.analysis = analysis
+        self.advice = advice
+        self.meta = meta
+        self.path = path
+        self.ranks = ranks or []
+        self.distributed = distributed  # cross-rank tables when the run has >= 2 ranks
+        self.timeline = timeline  # bounded LOD timeline (analysis/timeline.py); None: no trace
+        self.baseline_ms: list[float] | None = None  # baseline of a bare trace (no meta)
+        self.warnings: list[str] = []  # what the reader had to skip or guess, one line each
+
+    verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
+    steps = property(lambda self: self.analysis.steps, doc="Profiled steps (steps.STEP_COLUMNS).")
+    ops = property(lambda self: self.analysis.ops, doc="Operator table (ops.OP_COLUMNS).")
+    kernels = property(lambda self: self.analysis.kernels, doc="Kernels (kernels.KERNEL_COLUMNS).")
+    gaps = property(lambda self: self.analysis.gaps, doc="GPU idle gaps (idle.GAP_COLUMNS).")
+    transfers = property(lambda self: self.analysis.transfers, doc="Copies (TRANSFER_COLUMNS).")
+    syncs = property(lambda self: self.analysis.syncs, doc="Sync calls (sync.SYNC_COLUMNS).")
+
+    @property
+    def baseline(self) -> pd.DataFrame:
+        """Unprofiled baseline step times (ms), one row per timed step."""
+        ms = self.meta.baseline.get("step_ms", []) if self.meta else []
+        return pd.DataFrame({"step": range(len(ms)), "step_ms": ms})
+
+    @property
+    def findings(self) -> pd.DataFrame:
+        """Ranked findings as a table (id, category, evidence, fix, expected_gain_pct…)."""
+        cols = ["id", "category", "title", "expected_gain_pct", "cost_ms", "evidence", "fix"]
+        return pd.DataFrame([f.to_json() for f in self.advice.findings], columns=cols)
+
+    def summary(self) -> Summary:
+        """The typed summary (report/model.py) of this report."""
+        return summarize(self.analysis, self.advice, self.meta, self.path, self.ranks,
+                         self.distributed, self.timeline, self.baseline_ms, self.warnings)
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary object (same as `jupyter gpuprof analyze --json`): the model, encoded."""
+        return to_builtins(self.summary())
+
+    def to_text(self) -> str:
+        """Plain-text report."""
+        from ..views.text import render_text
+        return render_text(self.to_json())
+
+    def _repr_html_(self) -> str:
+        from ..views.html import render_html
+        return render_html(self.to_json())
+
+    def widget(self) -> Any:
+        """The interactive report (anywidget) built from this report's summary."""
+        from ..views.widget import ReportWidget
+        return ReportWidget(self.to_json())
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        """Display as the report widget, which also carries static HTML and text fallbacks."""
+        return self.widget()._repr_mimebundle_(include=include, exclude=exclude)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+
+def _timeline(trace: Trace, a: Analysis) -> dict[str, Any]:
+    """The bounded timeline the views draw (never the raw events)."""
+    return build_timeline(trace, a.window, a.gaps, a.steps)
+
+
+def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
+    """Report over every rank's trace: ranks analysed in parallel, advice across ranks."""
+    baseline = (meta.baseline.get("step_ms") or None) if meta else None
+    done = load_ranks(paths, baseline, meta.flops_per_step if meta else None)
+    analyses = [a for a, _ in done if a is not None]
+    dist = analyze_ranks([s for _, s in done])
+    advice = merge_advice(advise(analyses[0]), analyses[0], dist, analyses)
+    return Report(analyses[0], advice, meta, path, analyses, dist)
+
+
+def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
+                  flops_per_step: float | None = None, meta: RunMeta | None = None,
+                  data: Prefetch | None = None) -> Report:
+    """Report for one trace file (baseline from the arguments or a sibling meta file)."""
+    path = Path(path)
+    if baseline_step_ms is None and meta is None:
+        side = sibling_meta(path)
+        baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
+        flops_per_step = flops_per_step or side.get("flops_per_step")
+    trace = load_trace(path, data=data)
+    a = analyze(trace, baseline_step_ms, flops_per_step)
+    report = Report(a, advise(a), meta, str(path), timeline=_timeline(trace, a))
+    report.baseline_ms = list(baseline_step_ms or [])
+    return report
+
+
+def analyze_run(run: Run) -> Report:
+    """Report for a run folder; caches it as the run's summary.json."""
+    traces = run.trace_paths()
+    if not traces:
+        raise TraceError(f"{run.path}: the run has no trace file (status {run.meta.status})")
+    m = run.meta
+    if len(traces) > 1:
+        report = _multi_rank(traces, m, str(run.path))
+    else:
+        trace = load_trace(traces[0])
+        a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step)
+        report = Report(a, advise(a), m, str(run.path), timeline=_timeline(trace, a))
+    run.write_summary(report.to_json())
+    return report
+
+
+def analyze_path(path: str | Path, data: Prefetch | None = None) -> Report:
+    """Report for a trace file, a run folder, or a folder of per-rank traces.
+
+    `data`: a trace file already being read in the background.
+    """
+    p = Path(path)
+    if p.is_file():
+        return analyze_trace(p, data=data)
+    if not p.is_dir():
+        raise TraceError(f"{p}: no such file or folder")
+    if is_run_folder(p):
+        return analyze_run(open_run(p))
+    traces = folder_traces(p)
+    if not traces:
+        raise TraceError(f"{p}: no trace files (*.pt.trace.json[.gz] or trace*.json.gz) here")
+    if len(traces) == 1:
+        return analyze_trace(traces[0])
+    return _multi_rank(traces, None, str(p))
+
+
+def cached_summary(run: Run) -> dict[str, Any] | None:
+    """The run's summary.json when it decodes into the current model, else None."""
+    cached = run.read_summary()
+    if cached is None:
+        return None
+    try:
+        from_builtins(cached)
+    except msgspec.ValidationError:
+        return None
+    return cached
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    """The run's summary: the cached summary.json when valid, else analysed now (and cached)."""
+    cached = cached_summary(run)
+    if cached is not None:
+        return cached
+    if run.meta.status == "running":
+        raise RunInProgress(f"run {run.id!r} is still being written; no report yet")
+    return analyze_run(run).to_json()

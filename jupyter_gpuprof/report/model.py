@@ -1,0 +1,389 @@
+"""The report summary as a typed schema: the one object every layer after analysis exchanges.
+
+`Report.to_json()`, `summary.json`, `jupyter gpuprof analyze --json`, the REST route and the
+views all carry this model, encoded as JSON. The checked-in JSON Schema and the front end's
+TypeScript types are generated from these classes. A figure typed `float | None` is one the
+analysis can leave undefined (an empty table, a zero window): non-finite floats encode as null.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+#: version of the summary object (not of meta.json, whose version the store owns)
+SUMMARY_SCHEMA_VERSION = 1
+
+
+class Model(msgspec.Struct):
+    """Base of every summary block (fields encode in declaration order)."""
+
+
+class Source(Model):
+    """Where the report comes from: the trace or run folder, its GPU, rank and run metadata."""
+
+    path: str | None
+    gpu: str | None
+    rank: int | None
+    world_size: int | None
+    run_id: str | None
+    name: str | None
+    status: str | None
+    error: str | None
+    created: str | None
+
+
+class StepStats(Model):
+    """Robust statistics of a series of step times (ms): `analysis.stats.describe_steps`."""
+
+    n: int
+    median_ms: float | None
+    p95_ms: float | None
+    mean_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+    q1_ms: float | None
+    q3_ms: float | None
+    iqr_ms: float | None
+    outliers: list[int]
+
+
+class Steps(StepStats):
+    """The headline step time (baseline when measured, else profiled) and both series."""
+
+    source: Literal["baseline", "trace"]
+    timing: str | None
+    baseline: StepStats
+    profiled: StepStats
+    profiler_inflation: float | None
+    warmup_ms: list[float]
+    baseline_ms: list[float]
+    profiled_ms: list[float]
+
+
+class IdleByCause(Model):
+    """Real GPU idle per step (ms) split by the cause of each gap."""
+
+    input: float
+    transfer: float
+    sync: float
+    launch: float
+    host: float
+
+
+class StreamRow(Model):
+    """One CUDA stream's activity in the profiled window (`analysis.idle.STREAM_COLUMNS`)."""
+
+    device: int
+    stream: int
+    busy_us: float
+    busy_pct: float | None
+    kernel_us: float
+    memcpy_us: float
+    n_events: int
+
+
+class Gpu(Model):
+    """How busy the GPU is, in the trace and reconciled with the unprofiled step."""
+
+    available: bool
+    busy_pct: float
+    idle_pct: float | None
+    busy_pct_real: float
+    busy_ms_per_step: float
+    idle_ms_per_step: float
+    idle_by_cause_ms: IdleByCause
+    streams: list[StreamRow]
+
+
+class Verdict(Model):
+    """The primary reason the step is not faster, how sure the advice is, and why."""
+
+    category: str | None
+    summary: str
+    confidence: Literal["high", "medium", "low"]
+    reasons: list[str]
+
+
+class Finding(Model):
+    """One ranked finding of the advice, priced in real ms per step (`advice.findings`)."""
+
+    id: str
+    category: str
+    title: str
+    evidence: str
+    fix: str
+    expected_gain_pct: float
+    cost_ms: float
+    data: dict[str, Any]
+
+
+class OpRow(Model):
+    """One operator of the profiled window (`analysis.ops.OP_COLUMNS`)."""
+
+    name: str
+    calls: int
+    cpu_total_us: float
+    cpu_self_us: float
+    cuda_total_us: float
+    cuda_self_us: float
+    input_dims: str
+    input_types: str
+
+
+class KernelRow(Model):
+    """One GPU kernel (or copy) of the profiled steps (`analysis.kernels.KERNEL_COLUMNS`)."""
+
+    name: str
+    kind: str
+    tensor_core: bool
+    dtype: str
+    calls: int
+    total_us: float
+    mean_us: float
+    median_us: float
+    pct_of_gpu: float | None
+
+
+class KernelKindRow(Model):
+    """GPU time of one kernel kind, with or without Tensor Cores."""
+
+    kind: str
+    tensor_core: bool
+    total_us: float
+    calls: int
+
+
+class TransferRow(Model):
+    """Copies of one direction and host memory kind (`analysis.transfers.transfer_summary`)."""
+
+    kind: str
+    pageable: bool
+    count: int
+    bytes: int
+    dur_us: float
+    blocking: int
+    gbps: float | None
+
+
+class SyncCaller(Model):
+    """A caller of synchronising calls and the GPU idle time that follows them."""
+
+    caller: str
+    calls: int
+    gpu_idle_after_us: float
+
+
+class Syncs(Model):
+    """Host-device synchronisations: how many per step, and the callers costing most."""
+
+    count: int
+    per_step: float
+    top: list[SyncCaller]
+
+
+class Launch(Model):
+    """Kernel launch figures (`analysis.launch.launch_stats`)."""
+
+    kernels_per_step: float
+    median_kernel_us: float | None
+    median_launch_us: float | None
+    median_launch_delay_us: float | None
+    short_kernel_pct: float | None
+    launch_cpu_us_per_step: float
+    kernel_gpu_us_per_step: float
+    graph_launches: int
+
+
+class Comm(Model):
+    """Collective time per step and the part of it no compute hides."""
+
+    comm_ms: float
+    exposed_ms: float
+    overlap_pct: float | None
+
+
+class MemoryPeak(Model):
+    """Peak allocated memory of one GPU (`analysis.memory.MEMORY_COLUMNS`)."""
+
+    device: int
+    peak_allocated_bytes: int
+    total_bytes: int
+    peak_pct: float | None
+
+
+class Memory(Model):
+    """Memory peaks seen in the trace and the capture's own `max_memory_allocated`."""
+
+    peaks: list[MemoryPeak]
+    max_memory_allocated_bytes: int | None
+
+
+class Flops(Model):
+    """Achieved throughput and model FLOPs utilisation, when FLOPs per step are known."""
+
+    per_step: float | None
+    dtype: str
+    peak_tflops: float | None
+    achieved_tflops: float | None
+    mfu_pct: float | None
+
+
+class Input(Model):
+    """The data pipeline's share of the host timeline and its time per step."""
+
+    host_share_pct: float
+    ms_per_step: float
+
+
+class RankBrief(Model):
+    """One rank's headline figures (multi-rank reports)."""
+
+    rank: int
+    step_median_ms: float | None
+    busy_pct: float
+
+
+class DistributedRank(Model):
+    """One rank's cross-rank figures (`analysis.distributed.RANK_COLUMNS` + imbalance)."""
+
+    rank: int
+    n_steps: int
+    step_ms: float | None
+    step_spread_pct: float | None
+    compute_ms: float
+    comm_ms: float
+    comm_pct_of_step: float | None
+    exposed_comm_ms: float
+    hidden_comm_ms: float
+    idle_ms: float
+    input_ms: float
+    wait_ms: float
+    transfer_ms: float
+    exposed_transfer_ms: float
+    last_arrival_pct: float | None
+    clock_offset_us: float
+    extra_ms: float | None
+    phase: str | None
+
+
+class Imbalance(Model):
+    """How much longer one rank needs than the others (`IMBALANCE_COLUMNS`)."""
+
+    rank: int
+    own_ms: float
+    extra_ms: float
+    gpu_work_ms: float
+    host_delay_ms: float
+    input_ms: float
+    others_wait_ms: float
+    phase: str
+
+
+class Distributed(Model):
+    """Cross-rank block: per-rank figures, imbalance, matched collective counts."""
+
+    ranks: list[DistributedRank]
+    imbalance: list[Imbalance]
+    collectives_matched: int
+    collectives_unmatched: int
+
+
+class Lane(Model, omit_defaults=True):
+    """One timeline lane: rectangles as parallel arrays (names are string-table indices)."""
+
+    id: str
+    label: str
+    kind: str
+    n_events: int
+    start: list[float]
+    dur: list[float]
+    count: list[int]
+    name: list[int]
+    op: list[int] | msgspec.UnsetType = msgspec.UNSET  # GPU lanes: the launching op
+    shape: list[int] | msgspec.UnsetType = msgspec.UNSET  # GPU lanes: its input shapes
+
+
+class TimelineGaps(Model):
+    """The longest GPU-idle gaps, as parallel arrays (µs from the window start)."""
+
+    start: list[float]
+    dur: list[float]
+    cause: list[str]
+
+
+class TimelineStep(Model):
+    """One profiled step's span on the timeline (µs from the window start)."""
+
+    step: int
+    start: float
+    end: float
+
+
+class Timeline(Model):
+    """The bounded level-of-detail timeline the views draw (`analysis.timeline`)."""
+
+    dur_us: float
+    names: list[str]
+    lanes: list[Lane]
+    n_rects: int
+    n_events: int
+    max_rects: int
+    n_gaps: int
+    gaps: TimelineGaps
+    steps: list[TimelineStep]
+    input_ranges: bool
+
+
+class Summary(Model, kw_only=True):
+    """The whole report summary (what summary.json holds)."""
+
+    schema_version: int = SUMMARY_SCHEMA_VERSION
+    source: Source
+    steps: Steps
+    gpu: Gpu
+    verdict: Verdict
+    findings: list[Finding]
+    ops: list[OpRow]
+    kernels: list[KernelRow]
+    kernel_kinds: list[KernelKindRow]
+    transfers: list[TransferRow]
+    syncs: Syncs
+    launch: Launch
+    comm: Comm
+    memory: Memory
+    flops: Flops
+    input: Input
+    ranks: list[RankBrief]
+    distributed: Distributed | None
+    timeline: Timeline | None
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars (which finding data and table cells can hold) as Python numbers."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise NotImplementedError(f"cannot encode a {type(value).__name__} in a summary")
+
+
+def encode(summary: Summary) -> bytes:
+    """The summary as JSON bytes (non-finite floats become null)."""
+    return msgspec.json.encode(summary, enc_hook=_plain)
+
+
+def to_builtins(summary: Summary) -> dict[str, Any]:
+    """The summary as plain JSON-ready Python objects (what `Report.to_json()` returns)."""
+    data: dict[str, Any] = msgspec.json.decode(encode(summary))
+    return data
+
+
+def decode(data: bytes | str) -> Summary:
+    """A summary.json's bytes as the model; `msgspec.ValidationError` when they do not fit."""
+    return msgspec.json.decode(data, type=Summary)
+
+
+def from_builtins(data: Any) -> Summary:
+    """A decoded summary object (a dict) as the model; `msgspec.ValidationError` if invalid."""
+    return msgspec.convert(data, Summary)

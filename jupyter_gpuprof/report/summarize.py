@@ -1,0 +1,140 @@
+"""Analysis + advice -> the typed `Summary`: which rows and figures a report ships, and how many."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+import pandas as pd
+
+from ..advice.distributed_rules import rank_table
+from ..advice.verdict import Advice
+from ..analysis.distributed import Distributed as DistributedAnalysis
+from ..analysis.summary import Analysis
+from ..analysis.transfers import transfer_summary
+from ..store.run import RunMeta
+from .model import (
+    Comm,
+    Distributed,
+    Finding,
+    Flops,
+    Gpu,
+    IdleByCause,
+    Input,
+    KernelKindRow,
+    KernelRow,
+    Launch,
+    Memory,
+    MemoryPeak,
+    OpRow,
+    RankBrief,
+    Source,
+    Steps,
+    StreamRow,
+    Summary,
+    SyncCaller,
+    Syncs,
+    Timeline,
+    TransferRow,
+    Verdict,
+)
+
+TOP_ROWS = 15
+OP_ROWS = 200  # the widget's operator table sorts and filters these rows
+MAX_SERIES = 2000  # step times shipped per series (the chart needs each step, but bounded)
+
+T = TypeVar("T")
+
+
+def rows(df: pd.DataFrame, row_type: type[T], n: int = TOP_ROWS) -> list[T]:
+    """The first `n` rows of a documented table as typed rows (columns named as the fields)."""
+    return [msgspec.convert(r, row_type) for r in df.head(n).to_dict(orient="records")]
+
+
+def _series(values: Any) -> list[float]:
+    """A bounded, rounded step-time series (ms)."""
+    return [round(float(v), 4) for v in list(values or [])[:MAX_SERIES]]
+
+
+def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -> Steps:
+    """Headline step statistics, both series' statistics and each step's time for the chart."""
+    stats = a.baseline if a.baseline["n"] else a.profiled
+    base = list(m.baseline.get("step_ms") or []) if m else list(loose_baseline or [])
+    prof = list(m.profiled_step_ms) if m and m.profiled_step_ms else []
+    if not prof and len(a.steps) and int(a.steps["step"].iloc[0]) >= 0:
+        prof = (a.steps["step_us"] / 1e3).tolist()
+    warm = list(m.baseline.get("warmup_ms") or []) if m else []
+    return msgspec.convert({**stats, "source": a.real.source,
+                            "timing": m.baseline.get("timing") if m else None,
+                            "baseline": a.baseline, "profiled": a.profiled,
+                            "profiler_inflation": a.real.inflation, "warmup_ms": _series(warm),
+                            "baseline_ms": _series(base), "profiled_ms": _series(prof)}, Steps)
+
+
+def _syncs(a: Analysis) -> Syncs:
+    """Sync calls per step and the five callers after which the GPU idles longest."""
+    syncs = a.syncs
+    top: list[SyncCaller] = []
+    if len(syncs):
+        by = syncs.assign(by=syncs["caller"].where(syncs["caller"] != "", syncs["api"]))
+        agg = (by.groupby("by")["gpu_idle_after_us"].agg(["size", "sum"])
+               .sort_values("sum", ascending=False).head(5))
+        top = [SyncCaller(caller=str(k), calls=int(r["size"]), gpu_idle_after_us=float(r["sum"]))
+               for k, r in agg.iterrows()]
+    return Syncs(count=len(syncs), per_step=len(syncs) / max(a.n_steps, 1), top=top)
+
+
+def _source(a: Analysis, m: RunMeta | None, path: str | None) -> Source:
+    """Where the report comes from."""
+    return Source(path=path, gpu=a.info.gpu_name, rank=a.info.rank,
+                  world_size=a.info.world_size, run_id=m.id if m else None,
+                  name=m.name if m else None, status=m.status if m else None,
+                  error=m.error if m else None, created=m.created if m else None)
+
+
+def _gpu(a: Analysis) -> Gpu:
+    """GPU busy/idle in the trace and in real time, by cause and by stream."""
+    return Gpu(available=a.gpu_available, busy_pct=a.busy_pct,
+               idle_pct=100.0 - a.busy_pct if a.gpu_available else None,
+               busy_pct_real=100.0 * a.real.busy_frac, busy_ms_per_step=a.real.gpu_busy_ms,
+               idle_ms_per_step=a.real.idle_ms,
+               idle_by_cause_ms=msgspec.convert(a.real.idle_by_cause_ms, IdleByCause),
+               streams=rows(a.streams, StreamRow, 50))
+
+
+def _distributed(d: DistributedAnalysis | None) -> Distributed | None:
+    """Cross-rank block of the summary: per-rank figures, imbalance, collective counts."""
+    if d is None:
+        return None
+    return msgspec.convert({"ranks": rank_table(d).head(256).to_dict(orient="records"),
+                            "imbalance": d.imbalance.head(256).to_dict(orient="records"),
+                            "collectives_matched": d.n_matched,
+                            "collectives_unmatched": d.n_unmatched}, Distributed)
+
+
+def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | None,
+              ranks: list[Analysis], distributed: DistributedAnalysis | None,
+              timeline: dict[str, Any] | None, loose_baseline: list[float] | None,
+              warnings: list[str]) -> Summary:
+    """The typed summary of one analysed run (what `Report.to_json()` encodes)."""
+    m = meta
+    return Summary(
+        source=_source(a, m, path), steps=_steps(a, m, loose_baseline), gpu=_gpu(a),
+        verdict=msgspec.convert(advice.verdict.to_json(), Verdict),
+        findings=[msgspec.convert(f.to_json(), Finding) for f in advice.findings],
+        ops=rows(a.ops, OpRow, OP_ROWS), kernels=rows(a.kernels, KernelRow),
+        kernel_kinds=rows(a.kinds, KernelKindRow, 50),
+        transfers=rows(transfer_summary(a.transfers), TransferRow, 20),
+        syncs=_syncs(a), launch=msgspec.convert(a.launch, Launch),
+        comm=msgspec.convert(a.comm, Comm),
+        memory=Memory(peaks=rows(a.memory, MemoryPeak, 16),
+                      max_memory_allocated_bytes=m.max_memory_allocated_bytes if m else None),
+        flops=msgspec.convert(a.flops, Flops),
+        input=Input(host_share_pct=a.input_host_pct, ms_per_step=a.input_ms_per_step),
+        ranks=[RankBrief(rank=r.info.rank if r.info.rank is not None else i,
+                         step_median_ms=r.profiled["median_ms"], busy_pct=r.busy_pct)
+               for i, r in enumerate(ranks)],
+        distributed=_distributed(distributed),
+        timeline=msgspec.convert(timeline, Timeline) if timeline is not None else None,
+        warnings=list(warnings),
+    )

@@ -1,0 +1,77 @@
+"""The file names of a run folder, and which files of any folder are traces.
+
+The one place that knows how a run folder is laid out on disk (meta.json, summary.json,
+trace.json.gz, trace.rank<R>.json.gz) and how a loose folder of exported traces is recognised,
+so the report asks the store for traces, meta and caches instead of reading names itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+META_FILE = "meta.json"
+SUMMARY_FILE = "summary.json"
+TRACE_FILE = "trace.json.gz"
+_RANK_TRACE = re.compile(r"^trace\.rank(\d+)\.json\.gz$")
+#: endings of single-process traces outside run folders (torch.profiler exports and ours)
+LOOSE_TRACE_ENDINGS = (".pt.trace.json", ".pt.trace.json.gz", "trace.json.gz", "trace.json")
+
+
+def rank_trace_name(rank: int) -> str:
+    """File name of one rank's trace in a distributed run folder."""
+    return f"trace.rank{int(rank)}.json.gz"
+
+
+def trace_name(rank: int | None) -> str:
+    """File name of a run's trace: the single-process one, or one rank's."""
+    return TRACE_FILE if rank is None else rank_trace_name(rank)
+
+
+def rank_of_trace(name: str) -> int | None:
+    """The rank a trace file name belongs to (`trace.rank<R>.json.gz`), else None."""
+    m = _RANK_TRACE.match(name)
+    return int(m.group(1)) if m else None
+
+
+def run_traces(folder: Path) -> list[Path]:
+    """A run folder's traces: trace.json.gz, else the per-rank traces sorted by rank."""
+    single = folder / TRACE_FILE
+    if single.is_file():
+        return [single]
+    ranked = [(rank_of_trace(p.name), p) for p in folder.iterdir() if p.is_file()]
+    return [p for r, p in sorted((r, p) for r, p in ranked if r is not None)]
+
+
+def folder_traces(folder: Path) -> list[Path]:
+    """Trace files of any folder: per-rank traces by rank, then single traces by name."""
+    files = [p for p in folder.iterdir() if p.is_file()]
+    ranked = sorted((r, p) for p in files if (r := rank_of_trace(p.name)) is not None)
+    loose = sorted(p for p in files
+                   if rank_of_trace(p.name) is None and p.name.endswith(LOOSE_TRACE_ENDINGS))
+    return [p for _, p in ranked] + loose
+
+
+def is_run_folder(folder: Path) -> bool:
+    """A run folder has a meta.json written by the store (it carries schema_version)."""
+    try:
+        data = json.loads((folder / META_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "schema_version" in data
+
+
+def sibling_meta(trace: Path) -> dict[str, Any]:
+    """Baseline data stored beside a bare trace (`X.meta.json` or `meta.json`), if any."""
+    stem = trace.name.split(".")[0]
+    for cand in (trace.with_name(f"{stem}.meta.json"), trace.with_name(META_FILE)):
+        if cand.is_file():
+            try:
+                data = json.loads(cand.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                return data
+    return {}
