@@ -62,3 +62,21 @@ def build_runs_root(root: Path) -> Path:
     (root / CORRUPT / "meta.json").write_text('{"name": "half-writ', encoding="utf-8")
     xss_run(root)
     return root
+
+
+def full_summary(**blocks: Any) -> dict[str, Any]:
+    """A complete summary.json (every block `Report.to_json` writes), with ``blocks`` replaced.
+
+    The store serves only summaries that carry every block the views read; tests that plant a
+    cached summary start from this one.
+    """
+    summary: dict[str, Any] = {
+        "schema_version": 1, "source": {"gpu": None, "path": None},
+        "steps": {"median_ms": None, "p95_ms": None, "n": 0},
+        "gpu": {"available": False}, "verdict": {"category": None, "summary": "no verdict"},
+        "findings": [], "ops": [], "kernels": [], "kernel_kinds": [], "transfers": [],
+        "syncs": {"count": 0, "per_step": 0.0, "top": []}, "launch": None, "comm": None,
+        "memory": {"peaks": []}, "flops": None, "input": {}, "ranks": [], "distributed": None,
+        "timeline": None,
+    }
+    return {**summary, **blocks}
