@@ -126,7 +126,8 @@ async def test_patch_racing_delete_never_brings_the_run_back(client, runs_root) 
 
         def patch(run_id: str = run_id, i: int = i) -> None:
             for _ in range(3):
-                codes[client.send("PATCH", f"runs/{run_id}", {"name": f"n{i}", "tags": ["t"]})[0]] += 1
+                body = {"name": f"n{i}", "tags": ["t"]}
+                codes[client.send("PATCH", f"runs/{run_id}", body)[0]] += 1
 
         def delete(run_id: str = run_id) -> None:
             codes[client.send("DELETE", f"runs/{run_id}")[0]] += 1

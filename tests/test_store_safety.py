@@ -1,4 +1,4 @@
-"""The store never follows a symlink inside a run folder, for reads and writes; file modes; owner."""
+"""The store never follows a symlink inside a run folder (reads, writes); file modes; owner."""
 
 from __future__ import annotations
 
