@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from runs_fixtures import full_summary, write_meta
 
-from jupyter_gpuprof.store import RunStore, open_run
+from jupyter_gpuprof.store import RunNotFound, RunStore, open_run
 from jupyter_gpuprof.store.listing import LISTING_FILE, cached_row
 from jupyter_gpuprof.store.ncu_files import list_ncu, ncu_paths, read_info, save_ncu
 from jupyter_gpuprof.store.owner import current_owner, owner_gone
@@ -224,3 +225,29 @@ def test_trace_bytes_are_written_gzipped_with_the_umask_mode(store, tmp_path):
         assert json.loads(gzip.decompress(path.read_bytes())) == {"traceEvents": []}
     finally:
         os.umask(old)
+
+
+def test_update_of_a_run_deleted_meanwhile_is_not_found(store, monkeypatch):
+    run = _complete_run(store)
+    read = store.get
+
+    def read_then_deleted(run_id: str) -> Run:
+        found = read(run_id)
+        store.delete(run_id)  # a DELETE lands between the read and the write
+        return found
+
+    monkeypatch.setattr(store, "get", read_then_deleted)
+    with pytest.raises(RunNotFound):
+        store.update(run.id, name="renamed")
+    assert not run.path.exists() and list(store.root.iterdir()) == []
+
+
+def test_ui_fixture_runs_stay_valid(tmp_path):
+    from jupyter_gpuprof.server.runs import describe_run
+
+    root = tmp_path / "runs"  # a copy: listing writes its cache into each run folder
+    shutil.copytree(Path(__file__).parent.parent / "ui-tests" / "fixtures" / "runs", root)
+    rows = {r["id"]: r for r in map(describe_run, RunStore(root).list())}
+    assert rows["20261129-191322-mlp"]["verdict"] == "CPU-only run: GPU metrics unavailable"
+    assert rows["20261129-191400-running"]["status"] == "running"
+    assert rows["20261129-191500-corrupt"]["status"] == "broken"
