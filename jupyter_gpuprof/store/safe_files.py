@@ -33,19 +33,18 @@ def _refuse(where: Path, what: str) -> SymlinkRefused:
                           "follows symlinks (replace it with the real file)")
 
 
-def _open_child_dir(parent_fd: int | None, path: Path) -> int:
+def _open_child_dir(parent_fd: int, path: Path) -> int:
     try:
-        return os.open(path.name if parent_fd is not None else path, _DIR_FLAGS, dir_fd=parent_fd)
+        return os.open(path.name, _DIR_FLAGS, dir_fd=parent_fd)
     except OSError as e:
-        if _is_link(parent_fd, path):
+        if _is_link(parent_fd, path.name):
             raise _refuse(path, "a symlink") from None
         raise e from None
 
 
-def _is_link(parent_fd: int | None, path: Path) -> bool:
+def _is_link(dir_fd: int, name: str) -> bool:
     try:
-        st = os.stat(path.name if parent_fd is not None else path, dir_fd=parent_fd,
-                     follow_symlinks=False)
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
         return False
     return stat.S_ISLNK(st.st_mode)
@@ -75,7 +74,7 @@ def folder_fd(folder: Path, *parts: str) -> Iterator[int]:
         os.close(fd)
 
 
-def _split(folder: Path, name: str) -> tuple[tuple[str, ...], str]:
+def _split(name: str) -> tuple[tuple[str, ...], str]:
     *parts, leaf = name.split("/")
     if not leaf or any(p in ("", ".", "..") for p in (*parts, leaf)):
         raise ValueError(f"not a file name inside a run: {name!r}")
@@ -84,12 +83,12 @@ def _split(folder: Path, name: str) -> tuple[tuple[str, ...], str]:
 
 def open_read(folder: Path, name: str) -> BinaryIO:
     """``folder/name`` open for reading (``name`` may be ``ncu/x.json``); no component followed."""
-    parts, leaf = _split(folder, name)
+    parts, leaf = _split(name)
     with folder_fd(folder, *parts) as dfd:
         try:
             fd = os.open(leaf, _READ_FLAGS, dir_fd=dfd)
         except OSError as e:
-            if _is_link(dfd, Path(leaf)):
+            if _is_link(dfd, leaf):
                 raise _refuse(folder / name, "a symlink") from None
             raise e from None
     f = os.fdopen(fd, "rb")
@@ -107,7 +106,7 @@ def read_bytes(folder: Path, name: str) -> bytes:
 
 def regular_file(folder: Path, name: str) -> os.stat_result | None:
     """The stat of a regular ``folder/name``; None if absent; SymlinkRefused if a link or other."""
-    parts, leaf = _split(folder, name)
+    parts, leaf = _split(name)
     try:
         with folder_fd(folder, *parts) as dfd:
             st = os.stat(leaf, dir_fd=dfd, follow_symlinks=False)
@@ -124,20 +123,31 @@ def names_in(folder: Path, *parts: str) -> list[str]:
         return os.listdir(dfd)
 
 
+def _first_link(dir_fd: int) -> tuple[str | None, list[str]]:
+    """The first symlink among a folder's entries, and its visible sub-folders."""
+    subdirs = []
+    for entry in sorted(os.listdir(dir_fd)):
+        mode = os.stat(entry, dir_fd=dir_fd, follow_symlinks=False).st_mode
+        if stat.S_ISLNK(mode):
+            return entry, []
+        if stat.S_ISDIR(mode) and not entry.startswith("."):
+            subdirs.append(entry)
+    return None, subdirs
+
+
 def find_symlink(folder: Path) -> str | None:
-    """The first symlink inside a run folder (or its ncu/), as ``name``; None when it has none."""
+    """The first symlink inside a run folder or its sub-folders (ncu/), as ``name`` or
+    ``ncu/name``; None when it has none (or the folder is gone)."""
     try:
         with folder_fd(folder) as dfd:
-            for entry in sorted(os.listdir(dfd)):
-                st = os.stat(entry, dir_fd=dfd, follow_symlinks=False)
-                if stat.S_ISLNK(st.st_mode):
-                    return entry
-                if stat.S_ISDIR(st.st_mode) and not entry.startswith("."):
-                    for sub in sorted(names_in(folder, entry)):
-                        with folder_fd(folder, entry) as sfd:
-                            sst = os.stat(sub, dir_fd=sfd, follow_symlinks=False)
-                        if stat.S_ISLNK(sst.st_mode):
-                            return f"{entry}/{sub}"
+            link, subdirs = _first_link(dfd)
+        if link is not None:
+            return link
+        for sub in subdirs:
+            with folder_fd(folder, sub) as sfd:
+                link, _ = _first_link(sfd)
+            if link is not None:
+                return f"{sub}/{link}"
     except FileNotFoundError:
         return None
     return None
@@ -150,7 +160,7 @@ def atomic_file(folder: Path, name: str) -> Iterator[BinaryIO]:
     The folder must exist (a deleted run is never recreated: FileNotFoundError). The new file
     keeps the mode of the one it replaces; a new one gets the umask's mode, like ``open``.
     """
-    parts, leaf = _split(folder, name)
+    parts, leaf = _split(name)
     with folder_fd(folder, *parts) as dfd:
         try:
             old = os.stat(leaf, dir_fd=dfd, follow_symlinks=False)
@@ -159,11 +169,12 @@ def atomic_file(folder: Path, name: str) -> Iterator[BinaryIO]:
         if old is not None and not stat.S_ISREG(old.st_mode):
             raise _refuse(folder / name, "a symlink" if stat.S_ISLNK(old.st_mode) else "not a file")
         tmp = f".{leaf}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, _NEW_FLAGS, 0o666, dir_fd=dfd)  # 0o666 & ~umask, as open() would
+        # 0o666 & ~umask, as open() would (mkstemp's 0600 hid files of a shared runs folder)
+        f = os.fdopen(os.open(tmp, _NEW_FLAGS, 0o666, dir_fd=dfd), "wb")
         try:
-            if old is not None:
-                os.fchmod(fd, stat.S_IMODE(old.st_mode))
-            with os.fdopen(fd, "wb") as f:
+            with f:
+                if old is not None:
+                    os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode))
                 yield f
             os.replace(tmp, leaf, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
@@ -193,7 +204,7 @@ def make_dir(folder: Path, name: str) -> None:
 
 def unlink(folder: Path, name: str) -> None:
     """Remove ``folder/name`` if present (a link is removed, never its target)."""
-    parts, leaf = _split(folder, name)
+    parts, leaf = _split(name)
     try:
         with folder_fd(folder, *parts) as dfd:
             os.unlink(leaf, dir_fd=dfd)
