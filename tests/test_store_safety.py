@@ -251,3 +251,15 @@ def test_ui_fixture_runs_stay_valid(tmp_path):
     assert rows["20261129-191322-mlp"]["verdict"] == "CPU-only run: GPU metrics unavailable"
     assert rows["20261129-191400-running"]["status"] == "running"
     assert rows["20261129-191500-corrupt"]["status"] == "broken"
+
+
+def test_nesting_is_bounded_before_decoding_and_strings_do_not_count():
+    from jupyter_gpuprof.store.json_checks import MAX_DEPTH, BadJson, check_depth, decode
+
+    check_depth(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH)
+    check_depth(b'["' + b"[" * 10_000 + b'"]')  # brackets inside a string are text
+    with pytest.raises(BadJson, match="nested deeper"):
+        check_depth(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
+    for bad in (b"[NaN]", b"[Infinity]", b"[1e400]", b"[-1e999]"):
+        with pytest.raises(BadJson):
+            decode(bad)
