@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -239,17 +240,19 @@ def analyze_run(run: Run) -> Report:
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step)
             report = Report(a, advise(a), m, str(run.path), timeline=_timeline(trace, a))
     except TraceError as e:
-        _quietly(run.write_trace_error, str(e).splitlines()[0] if str(e) else "unreadable trace")
+        reason = str(e).splitlines()[0] if str(e) else "unreadable trace"
+        _quietly(lambda: run.write_trace_error(reason))
         raise
-    _quietly(run.write_summary, report.to_json())
-    _quietly(lambda _: run.clear_trace_error(), None)
+    summary = report.to_json()
+    _quietly(lambda: run.write_summary(summary))
+    _quietly(run.clear_trace_error)
     return report
 
 
-def _quietly(write: Any, value: Any) -> None:
+def _quietly(write: Callable[[], None]) -> None:
     """Write a cache; a read-only or vanished run folder only means no cache."""
     try:
-        write(value)
+        write()
     except (OSError, ValueError):
         pass
 
