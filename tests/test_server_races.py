@@ -174,7 +174,8 @@ async def test_generated_run_folders_never_break_the_list(client, runs_root) -> 
     folder = runs_root / "20261129-230000-gen"
     write_meta(runs_root / "20261129-220000-good", name="good")
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=60, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
     @given(meta=METAS, summary=SUMMARIES)
     def check(meta: dict[str, Any], summary: Any) -> None:
         shutil.rmtree(folder, ignore_errors=True)

@@ -193,19 +193,25 @@ class RunStore:
         trash = self.root / f"{TRASH_PREFIX}{secrets.token_hex(8)}"
         try:
             os.rename(path, trash)
+        except (FileNotFoundError, NotADirectoryError):  # deleted by a concurrent request
+            raise RunNotFound(f"no run {run_id!r}") from None
+        _remove_trash(trash)
+        for leftover in self.root.glob(f"{TRASH_PREFIX}*"):  # an earlier delete's, if any
+            _remove_trash(leftover, attempts=1)
+
+
+def _remove_trash(trash: Path, attempts: int = 20) -> None:
+    """Remove a renamed-away run folder; retried, since a writer that opened the folder just
+    before the rename may still add a file (rmtree then fails with 'directory not empty')."""
+    for attempt in range(attempts):
+        try:
+            shutil.rmtree(trash)
+            return
         except FileNotFoundError:
-            raise RunNotFound(f"no run {run_id!r}") from None
-        except NotADirectoryError:
-            raise RunNotFound(f"no run {run_id!r}") from None
-        for _ in range(5):  # a writer that opened the folder just before may still add a file
-            try:
-                shutil.rmtree(trash)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.01)
-        shutil.rmtree(trash, ignore_errors=True)
+            return
+        except OSError:
+            time.sleep(0.005 * (attempt + 1))
+    # still busy: left hidden (never listed) for the next delete to sweep
 
 
 def _open_listed(folder: Path) -> Run | BrokenRun | None:
