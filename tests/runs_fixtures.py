@@ -10,6 +10,7 @@ from typing import Any
 from tracebuilder import TraceBuilder
 
 REAL = Path(__file__).parent / "data" / "real"
+EXPECTED_SUMMARY = Path(__file__).parent / "data" / "expected" / "compute.summary.json"
 BEFORE = "20261129-200000-tinygpt_before"
 AFTER = "20261129-200500-tinygpt_after"
 RUNNING = "20261129-201000-running"
@@ -62,3 +63,17 @@ def build_runs_root(root: Path) -> Path:
     (root / CORRUPT / "meta.json").write_text('{"name": "half-writ', encoding="utf-8")
     xss_run(root)
     return root
+
+
+def full_summary(**blocks: Any) -> dict[str, Any]:
+    """A complete summary.json (a real trace's, decoded by the report model), ``blocks`` replaced.
+
+    Only summaries that decode into the report model are served from the cache; tests that
+    plant a cached summary start from this one.
+    """
+    summary: dict[str, Any] = json.loads(EXPECTED_SUMMARY.read_text())
+    for key, block in blocks.items():  # a partial block overrides only the keys it names
+        old = summary.get(key)
+        summary[key] = {**old, **block} if isinstance(old, dict) and isinstance(block, dict) \
+            else block
+    return summary

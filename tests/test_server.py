@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from runs_fixtures import full_summary
 from tornado.httpclient import HTTPClientError
 
 GOOD_RUN = "20261129-191322-mlp"
@@ -35,7 +36,7 @@ def runs_root(tmp_path: Path) -> Path:
     _write(root / GOOD_RUN / "meta.json", meta)
     _write(
         root / GOOD_RUN / "summary.json",
-        {"verdict": {"category": "input", "summary": "input-bound"}},
+        full_summary(verdict={"category": "input", "summary": "input-bound"}),
     )
     _write(
         root / FAILED_RUN / "meta.json",

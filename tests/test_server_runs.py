@@ -10,7 +10,17 @@ from typing import Any
 
 import pytest
 from jupyter_server.auth.authorizer import Authorizer
-from runs_fixtures import AFTER, BEFORE, CORRUPT, PAYLOAD, RUNNING, XSS, build_runs_root, write_meta
+from runs_fixtures import (
+    AFTER,
+    BEFORE,
+    CORRUPT,
+    PAYLOAD,
+    RUNNING,
+    XSS,
+    build_runs_root,
+    full_summary,
+    write_meta,
+)
 from tornado.httpclient import HTTPClientError
 
 API = "jupyter-gpuprof"
@@ -246,10 +256,11 @@ async def test_thousand_runs_list_fast(jp_fetch, runs_root, tmp_path) -> None:
     import time
 
     shared = tmp_path / "summary.json"
-    shared.write_text(json.dumps({"verdict": {"category": "input", "summary": "input-bound"},
-                                  "steps": {"median_ms": 10.0, "p95_ms": 12.0, "n": 30},
-                                  "ops": [{"name": f"op{i}", "cuda_total_us": 1.0}
-                                          for i in range(200)]}))
+    op = full_summary()["ops"][0]
+    shared.write_text(json.dumps(full_summary(
+        verdict={"category": "input", "summary": "input-bound"},
+        steps={"median_ms": 10.0, "p95_ms": 12.0, "n": 30},
+        ops=[{**op, "name": f"op{i}"} for i in range(200)])))
     for i in range(1000):
         folder = runs_root / f"20250101-{i:06d}-r{i}"
         write_meta(folder, name=f"r{i}", tags=["t"] if i % 3 == 0 else [])

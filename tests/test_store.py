@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from runs_fixtures import full_summary
 
 from jupyter_gpuprof.store import (
     SCHEMA_VERSION,
@@ -66,10 +67,10 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
     run.meta.status = "complete"
     run.write_meta()
 
-    def boom(src, dst):
+    def boom(src, dst, **dir_fds):
         raise OSError("disk full")
 
-    monkeypatch.setattr(run_mod.os, "replace", boom)
+    monkeypatch.setattr(run_mod.os, "replace", boom)  # the same os module safe_files uses
     run.meta.status = "failed"
     with pytest.raises(OSError):
         run.write_meta()
@@ -97,8 +98,9 @@ def test_write_trace_gzips_and_orders_rank_traces(tmp_path):
 def test_summary_round_trip_and_corrupt_summary(tmp_path):
     run = RunStore(tmp_path).create("s")
     assert run.read_summary() is None
-    run.write_summary({"verdict": {"category": "gpu_bound"}})
-    assert open_run(run.path).read_summary() == {"verdict": {"category": "gpu_bound"}}
+    summary = full_summary(verdict={"category": "gpu_bound", "summary": "GPU-bound"})
+    run.write_summary(summary)
+    assert open_run(run.path).read_summary() == summary
     (run.path / "summary.json").write_text("{trunc")
     assert run.read_summary() is None
 

@@ -6,6 +6,7 @@ store's: this module asks `store.layout` which files are traces and reads meta t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,19 +127,38 @@ def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
 
 
 def analyze_run(run: Run) -> Report:
-    """Report for a run folder; caches it as the run's summary.json."""
-    traces = run.trace_paths()
+    """Report for a run folder; caches it as the run's summary.json.
+
+    A trace that cannot be read is recorded in the run (listed `broken` with the reason);
+    failing to write either cache (a read-only runs folder) never fails the analysis.
+    """
+    traces = run.trace_paths()  # refuses symlinked traces before anything opens them
     if not traces:
-        raise TraceError(f"{run.path}: the run has no trace file (status {run.meta.status})")
+        raise TraceError(f"{run.path}: the run has no trace file (status {run.status})")
     m = run.meta
-    if len(traces) > 1:
-        report = _multi_rank(traces, m, str(run.path))
-    else:
-        trace = load_trace(traces[0])
-        a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step)
-        report = Report(a, advise(a), m, str(run.path), timeline=_timeline(trace, a))
-    run.write_summary(report.to_json())
+    try:
+        if len(traces) > 1:
+            report = _multi_rank(traces, m, str(run.path))
+        else:
+            trace = load_trace(traces[0])
+            a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step)
+            report = Report(a, advise(a), m, str(run.path), timeline=_timeline(trace, a))
+    except TraceError as e:
+        reason = str(e).splitlines()[0] if str(e) else "unreadable trace"
+        _quietly(lambda: run.write_trace_error(reason))
+        raise
+    summary = report.to_json()
+    _quietly(lambda: run.write_summary(summary))
+    _quietly(run.clear_trace_error)
     return report
+
+
+def _quietly(write: Callable[[], None]) -> None:
+    """Write a cache; a read-only or vanished run folder only means no cache."""
+    try:
+        write()
+    except (OSError, ValueError):
+        pass
 
 
 def analyze_path(path: str | Path, data: Prefetch | None = None) -> Report:
@@ -178,6 +198,9 @@ def run_summary(run: Run) -> dict[str, Any]:
     cached = cached_summary(run)
     if cached is not None:
         return cached
-    if run.meta.status == "running":
+    if run.status == "running":
         raise RunInProgress(f"run {run.id!r} is still being written; no report yet")
+    if run.status == "interrupted" and not run.trace_paths():
+        raise RunInProgress(f"run {run.id!r} was interrupted (its process is gone) before it "
+                            "saved a trace: nothing to analyse; profile the cell again")
     return analyze_run(run).to_json()

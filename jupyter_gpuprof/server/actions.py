@@ -7,10 +7,11 @@ here turns a request value into a path by itself.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from jupyter_gpuprof.store.run import TRACE_FILE
-from jupyter_gpuprof.store.runs import RunStore
+from jupyter_gpuprof.store.runs import InvalidRunId, RunNotFound, RunStore
+from jupyter_gpuprof.store.safe_files import SymlinkRefused, open_read
 
 from .runs import BadQuery, RunListing, build_row
 
@@ -87,18 +88,25 @@ def delete_run(root: Path, run_id: str) -> dict[str, str]:
     return {"deleted": run_id}
 
 
-def trace_file(root: Path, run_id: str, rank: str | None) -> Path:
-    """The trace file to download: trace.json.gz, or one rank's trace of a distributed run."""
+def trace_file(root: Path, run_id: str, rank: str | None) -> tuple[str, BinaryIO]:
+    """The trace file to download, opened (no symlink followed), and its download name:
+    trace.json.gz, or one rank's trace of a distributed run."""
     store = RunStore(root)
     if rank is None or rank == "":
         run = store.get(run_id)
         traces = run.trace_paths()
         name = traces[0].name if traces else TRACE_FILE
-    elif rank.isdigit() and len(rank) < 6:
+    elif rank.isascii() and rank.isdigit() and len(rank) < 6:  # not '²', which isdigit() takes
         name = f"trace.rank{int(rank)}.json.gz"
     else:
         raise BadQuery("rank must be a small non-negative integer")
-    return store.file(run_id, name)
+    path = store.file(run_id, name)
+    try:
+        return f"{path.parent.name}.{path.name}", open_read(path.parent, path.name)
+    except SymlinkRefused as e:  # swapped for a link since the check
+        raise InvalidRunId(str(e)) from None
+    except FileNotFoundError:
+        raise RunNotFound(f"run {run_id!r} has no {name}") from None
 
 
 def compare_runs(root: Path, before: str | None, after: str | None) -> dict[str, Any]:

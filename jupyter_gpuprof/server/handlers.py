@@ -20,7 +20,9 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 
 from jupyter_gpuprof.analysis.tracefile import TraceError
+from jupyter_gpuprof.store.json_checks import BadJson, check_depth, finite_or_none
 from jupyter_gpuprof.store.runs import CorruptRun, InvalidRunId, RunInProgress, RunNotFound
+from jupyter_gpuprof.store.safe_files import SymlinkRefused
 
 from . import actions
 from .runs import BadQuery, list_runs
@@ -35,6 +37,7 @@ T = TypeVar("T")
 ERROR_STATUS: list[tuple[type[BaseException], int]] = [
     (InvalidRunId, 400),
     (BadQuery, 400),
+    (SymlinkRefused, 400),
     (RunNotFound, 404),
     (CorruptRun, 409),
     (RunInProgress, 409),
@@ -68,14 +71,23 @@ class GpuProfHandler(APIHandler):
             raise tornado.web.HTTPError(status, message, reason=type(e).__name__) from None
 
     def json_body(self) -> Any:
+        body = self.request.body or b"null"
         try:
-            return json.loads(self.request.body or b"null")
+            check_depth(body)  # json.loads overflows the stack on 100,000 nested '['
+            return json.loads(body)
+        except BadJson as e:
+            raise tornado.web.HTTPError(400, f"the request body is {e}") from None
         except ValueError:
             raise tornado.web.HTTPError(400, "the request body is not JSON") from None
 
     def reply(self, data: Any) -> None:
+        """Strict JSON (no NaN/Infinity, which the browser's JSON.parse rejects)."""
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(data, default=str))
+        try:
+            text = json.dumps(data, default=str, allow_nan=False)
+        except ValueError:
+            text = json.dumps(finite_or_none(data), default=str, allow_nan=False)
+        self.finish(text)
 
 
 class StatusHandler(GpuProfHandler):
@@ -150,11 +162,12 @@ class TraceHandler(GpuProfHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        path = await self.call(actions.trace_file, run_id, self.get_query_argument("rank", None))
+        name, file = await self.call(actions.trace_file, run_id,
+                                     self.get_query_argument("rank", None))
         self.set_header("Content-Type", "application/gzip")
-        safe = re.sub(r"[^A-Za-z0-9._-]", "_", f"{path.parent.name}.{path.name}")
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
         self.set_header("Content-Disposition", f'attachment; filename="{safe}"')
-        with open(path, "rb") as f:
+        with file as f:
             while chunk := f.read(CHUNK):
                 self.write(chunk)
                 await self.flush()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from pathlib import Path
 from typing import Any, TypedDict
 
+import msgspec
+
 from jupyter_gpuprof.store.listing import cached_row
-from jupyter_gpuprof.store.run import SUMMARY_FILE, Run
+from jupyter_gpuprof.store.run import Run
 from jupyter_gpuprof.store.runs import BrokenRun, RunStore
 
 BROKEN = "broken"
@@ -60,28 +63,34 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def _num(x: object) -> float | None:
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+    """A finite number, else None (the median of [1e308, 1e308] overflows to inf)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
+        return float(x)
+    return None
 
 
 def build_row(run: Run) -> RunListing:
     """A run's row from its meta.json and (when present) summary.json."""
+    from jupyter_gpuprof.report import cached_summary  # validated against the report model
+
     meta = run.meta
-    summary = run.read_summary() if (run.path / SUMMARY_FILE).is_file() else None
+    summary = cached_summary(run)
     verdict, category = _verdict(summary)
     steps = (summary or {}).get("steps") or {}
     median, p95, n = _num(steps.get("median_ms")), _num(steps.get("p95_ms")), steps.get("n")
     base = [float(v) for v in meta.baseline.get("step_ms") or [] if _num(v) is not None]
     if median is None and base:  # not analysed yet: the baseline alone gives the step time
-        median, p95, n = statistics.median(base), _percentile(base, 0.95), len(base)
+        median, p95, n = _num(statistics.median(base)), _num(_percentile(base, 0.95)), len(base)
     source = (summary or {}).get("source") or {}
+    trace_error = run.trace_error()
     return RunListing(
         id=run.id,
         name=meta.name or run.id,
         created=meta.created or None,
-        status=meta.status or "unknown",
+        status=BROKEN if trace_error else (run.status or "unknown"),
         verdict=verdict,
         verdict_category=category,
-        error=_first_line(meta.error),
+        error=_first_line(trace_error or meta.error),
         tags=list(meta.tags),
         gpu=source.get("gpu") or meta.env.get("gpu_name") or None,
         world_size=meta.world_size,
@@ -101,7 +110,12 @@ def describe_run(entry: Run | BrokenRun) -> RunListing:
             gpu=None, world_size=None, median_ms=None, p95_ms=None, n_steps=0, has_summary=False,
         )
     try:
-        return RunListing(**cached_row(entry, lambda run: dict(build_row(run))))  # type: ignore[typeddict-item]
+        row = cached_row(entry, lambda run: dict(build_row(run)))
+        try:
+            checked = msgspec.convert(row, RunListing)
+        except msgspec.ValidationError:  # a tampered listing.json: rebuild from the run
+            checked = build_row(entry)
+        return checked
     except (OSError, ValueError, TypeError) as e:  # a half-written summary must not break the list
         return {**describe_run(BrokenRun(entry.path, f"unreadable run: {e}")),
                 "name": entry.meta.name or entry.id}

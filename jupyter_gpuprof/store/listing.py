@@ -8,10 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .run import META_FILE, SUMMARY_FILE, Run, atomic_write_bytes
+from .json_checks import decode
+from .run import META_FILE, SUMMARY_FILE, TRACE_ERROR_FILE, Run, atomic_write_bytes
 
 LISTING_FILE = "listing.json"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: rows carry `interrupted` / trace errors
 
 Row = dict[str, Any]
 
@@ -19,7 +20,7 @@ Row = dict[str, Any]
 def _signature(folder: Path) -> list[list[int]]:
     """Size and mtime of the files a row is built from: any rewrite invalidates the cache."""
     out = []
-    for name in (META_FILE, SUMMARY_FILE):
+    for name in (META_FILE, SUMMARY_FILE, TRACE_ERROR_FILE):
         try:
             st = os.stat(folder / name, follow_symlinks=False)
             out.append([st.st_size, st.st_mtime_ns])
@@ -33,19 +34,18 @@ def cached_row(run: Run, build: Callable[[Run], Row]) -> Row:
     sig = _signature(run.path)
     cache = run.path / LISTING_FILE
     try:
-        if not cache.is_symlink():
-            with open(cache, "rb") as f:
-                data = json.loads(f.read())
-            if (isinstance(data, dict) and data.get("version") == CACHE_VERSION
-                    and data.get("signature") == sig and isinstance(data.get("row"), dict)):
-                return dict(data["row"])
+        data = decode(run.read_file(LISTING_FILE))  # never through a symlink
+        if (isinstance(data, dict) and data.get("version") == CACHE_VERSION
+                and data.get("signature") == sig and isinstance(data.get("row"), dict)):
+            return dict(data["row"])
     except (OSError, ValueError):
         pass
     row = build(run)
     if run.meta.status != "running":  # a run being written changes under us: never cache it
         try:
             payload = {"version": CACHE_VERSION, "signature": sig, "row": row}
-            atomic_write_bytes(cache, json.dumps(payload, default=str).encode())
-        except OSError:
+            # into the existing folder only: a run deleted meanwhile is not recreated
+            atomic_write_bytes(cache, json.dumps(payload, default=str, allow_nan=False).encode())
+        except (OSError, ValueError):
             pass  # a read-only runs root still lists, just without the cache
     return row

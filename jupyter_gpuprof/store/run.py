@@ -8,17 +8,22 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .layout import META_FILE, SUMMARY_FILE, TRACE_FILE, run_traces, trace_name
+from . import safe_files
+from .json_checks import decode
+from .layout import META_FILE, SUMMARY_FILE, TRACE_FILE, rank_of_trace, trace_name
+from .meta_schema import MetaSchema
+from .owner import owner_gone
 
 __all__ = ["META_FILE", "SUMMARY_FILE", "TRACE_FILE", "Run", "RunMeta", "open_run"]
 SCHEMA_VERSION = 1
+TRACE_ERROR_FILE = "trace.error"  # why the trace could not be analysed: the run is broken
 _RANK_META = re.compile(r"^meta\.rank(\d+)\.json$")
 STATUSES = ("running", "complete", "failed")
+INTERRUPTED = "interrupted"  # listed, never written: `running` whose writer process is gone
 
 
 @dataclass
@@ -43,6 +48,7 @@ class RunMeta:
     rank: int | None = None
     world_size: int | None = None
     ranks: list[int] | None = None  # distributed runs: the ranks that wrote a trace
+    owner: dict[str, Any] | None = None  # the creating process (store/owner.py)
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for json.dumps."""
@@ -70,26 +76,15 @@ class RunMeta:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write data to path so readers see the old file or the new one, never half of it."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
+    safe_files.write_bytes(path.parent, path.name, data)
 
 
-def _unlink_quietly(path: str | Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _read_json(path: Path) -> Any:
-    with open(path, "rb") as f:
-        return json.loads(f.read())
+def parse_meta(data: bytes) -> RunMeta:
+    """A RunMeta from meta.json's bytes; ValueError (one line) if it is not a valid meta.json."""
+    value = decode(data, MetaSchema)
+    if not isinstance(value, dict):
+        raise ValueError("meta.json does not hold a JSON object")
+    return RunMeta.from_json(value)
 
 
 class Run:
@@ -109,9 +104,31 @@ class Run:
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r}, status={self.meta.status!r})"
 
+    @property
+    def status(self) -> str:
+        """meta.json's status, or `interrupted` for a `running` run whose writer is gone."""
+        if self.meta.status == "running" and owner_gone(self.meta.owner):
+            return INTERRUPTED
+        return self.meta.status
+
     def trace_paths(self) -> list[Path]:
-        """Trace files: trace.json.gz, else the per-rank traces sorted by rank."""
-        return run_traces(self.path)
+        """Trace files: trace.json.gz, else the per-rank traces sorted by rank.
+
+        Each one checked to be a regular file, not a symlink (SymlinkRefused), so the analysis
+        that opens these paths reads files of this run only.
+        """
+        if safe_files.regular_file(self.path, TRACE_FILE) is not None:
+            return [self.path / TRACE_FILE]
+        ranked = []
+        for name in safe_files.names_in(self.path):
+            rank = rank_of_trace(name)
+            if rank is not None and safe_files.regular_file(self.path, name) is not None:
+                ranked.append((rank, self.path / name))
+        return [p for _, p in sorted(ranked)]
+
+    def read_file(self, name: str) -> bytes:
+        """The bytes of a file of this run (``ncu/x`` for the ncu folder), never via a symlink."""
+        return safe_files.read_bytes(self.path, name)
 
     def write_meta(self, rank: int | None = None) -> None:
         """Save meta.json (or meta.rank<R>.json, which each rank of a job writes for itself)."""
@@ -122,10 +139,10 @@ class Run:
     def rank_metas(self) -> dict[int, RunMeta]:
         """Per-rank metadata written by the ranks of a distributed job, by rank."""
         out = {}
-        for p in self.path.iterdir():
-            m = _RANK_META.match(p.name)
+        for name in safe_files.names_in(self.path):
+            m = _RANK_META.match(name)
             if m:
-                out[int(m.group(1))] = RunMeta.from_json(_read_json(p))
+                out[int(m.group(1))] = parse_meta(self.read_file(name))
         return dict(sorted(out.items()))
 
     def merge_rank_metas(self) -> None:
@@ -160,39 +177,54 @@ class Run:
     def write_trace(self, chrome_trace: str | os.PathLike[str], rank: int | None = None) -> Path:
         """Gzip an exported Chrome trace into trace.json.gz (or trace.rank<R>.json.gz)."""
         name = trace_name(rank)
-        dest = self.path / name
-        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with open(chrome_trace, "rb") as src, os.fdopen(fd, "wb") as raw:
-                # compresslevel 6: ~3x faster than 9 on 300 MB traces for a few % more bytes.
-                with gzip.GzipFile(
-                    filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0
-                ) as gz:
-                    shutil.copyfileobj(src, gz, 1 << 20)
-            os.replace(tmp, dest)
-        except BaseException:
-            _unlink_quietly(tmp)
-            raise
-        return dest
+        with open(chrome_trace, "rb") as src, safe_files.atomic_file(self.path, name) as raw:
+            # compresslevel 6: ~3x faster than 9 on 300 MB traces for a few % more bytes.
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6,
+                               mtime=0) as gz:
+                shutil.copyfileobj(src, gz, 1 << 20)
+        return self.path / name
 
     def write_summary(self, summary: dict[str, Any]) -> None:
         """Cache the report's JSON form as summary.json."""
-        data = json.dumps(summary, default=str).encode()
+        data = json.dumps(summary, default=str, allow_nan=False).encode()
         atomic_write_bytes(self.path / SUMMARY_FILE, data)
 
     def read_summary(self) -> dict[str, Any] | None:
-        """The cached summary, or None when absent or unreadable (it can always be recomputed)."""
+        """The cached summary as strict JSON, or None when absent or unreadable (recomputed then).
+
+        Its shape is the report model's to check (`report.cached_summary`): the store only
+        guarantees bounded nesting, finite numbers and a JSON object.
+
+        SymlinkRefused when summary.json is a symlink: it is never read.
+        """
         try:
-            data = _read_json(self.path / SUMMARY_FILE)
+            value = decode(self.read_file(SUMMARY_FILE))
+        except safe_files.SymlinkRefused:
+            raise
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) else None
+        return value if isinstance(value, dict) else None
+
+    def write_trace_error(self, message: str) -> None:
+        """Record why the trace could not be analysed, so the list shows the run `broken`."""
+        safe_files.write_bytes(self.path, TRACE_ERROR_FILE, message.encode())
+
+    def clear_trace_error(self) -> None:
+        """Forget a recorded trace error once the trace was analysed."""
+        safe_files.unlink(self.path, TRACE_ERROR_FILE)
+
+    def trace_error(self) -> str | None:
+        """The recorded reason the trace could not be analysed, if any."""
+        try:
+            return self.read_file(TRACE_ERROR_FILE).decode(errors="replace").strip() or None
+        except OSError:
+            return None
 
 
 def open_run(path: str | os.PathLike[str]) -> Run:
     """Open a run folder; OSError or ValueError if meta.json is missing or corrupt."""
     p = Path(path)
-    meta = RunMeta.from_json(_read_json(p / META_FILE))
+    meta = parse_meta(safe_files.read_bytes(p, META_FILE))
     if not meta.id:
         meta.id = p.name
     return Run(p, meta)

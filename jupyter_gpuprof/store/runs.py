@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import safe_files
+from .owner import current_owner
 from .run import META_FILE, Run, RunMeta, open_run
 
 ENV_ROOT = "JUPYTER_GPUPROF_RUNS"
 _SLUG_BAD = re.compile(r"[^a-z0-9_]+")  # no dots: ids never contain ".."
 _MAX_SLUG = 48
+MAX_ID_BYTES = 255  # a longer name cannot be a folder: refused before the filesystem is asked
+TRASH_PREFIX = ".deleted-"  # a run being deleted: hidden, so never listed
 
 
 class RunStoreError(Exception):
@@ -89,6 +94,7 @@ class RunStore:
                 id=run_id,
                 name=name,
                 created=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(now)),
+                owner=current_owner(),
             )
             run = Run(path, meta)
             run.write_meta()
@@ -96,22 +102,17 @@ class RunStore:
         raise RunStoreError(f"could not create a unique run folder for {base!r}")
 
     def list(self) -> list[Run | BrokenRun]:
-        """All runs, newest first; folders with a missing or corrupt meta.json as BrokenRun."""
+        """All runs, newest first; folders that cannot be used (see `_open_listed`) as BrokenRun."""
         if not self.root.is_dir():
             return []
         entries: list[tuple[str, str, Run | BrokenRun]] = []
         for p in self.root.iterdir():
             if p.name.startswith(".") or p.is_symlink() or not p.is_dir():
                 continue
-            try:
-                run = open_run(p)
-                created = run.meta.created or ""
-                entries.append((created, p.name, run))
-            except (OSError, ValueError, TypeError) as e:
-                reason = (
-                    "no meta.json" if not (p / META_FILE).exists() else f"unreadable meta.json: {e}"
-                )
-                entries.append(("", p.name, BrokenRun(p, reason)))
+            entry = _open_listed(p)
+            if entry is not None:
+                created = entry.meta.created if isinstance(entry, Run) else ""
+                entries.append((created, p.name, entry))
         # Folder names start with the creation time, so they order runs whose meta is unreadable.
         entries.sort(key=lambda e: (e[1][:15], e[0], e[1]), reverse=True)
         return [e[2] for e in entries]
@@ -129,6 +130,7 @@ class RunStore:
             or (os.altsep and os.altsep in run_id)
             or os.path.isabs(run_id)
             or run_id.startswith(".")
+            or len(run_id.encode(errors="surrogatepass")) > MAX_ID_BYTES
         ):
             raise InvalidRunId(f"invalid run id: {run_id!r}")
         path = self.root / run_id
@@ -148,6 +150,8 @@ class RunStore:
         try:
             return open_run(path)
         except (OSError, ValueError, TypeError) as e:
+            if not path.is_dir():
+                raise RunNotFound(f"no run {run_id!r}") from None
             raise CorruptRun(f"run {run_id!r} has no readable meta.json: {e}") from None
 
     def update(
@@ -159,7 +163,10 @@ class RunStore:
             run.meta.name = name
         if tags is not None:
             run.meta.tags = list(dict.fromkeys(tags))  # dedupe, keep order
-        run.write_meta()
+        try:
+            run.write_meta()  # into the existing folder only: a deleted run is never recreated
+        except FileNotFoundError:
+            raise RunNotFound(f"no run {run_id!r} (deleted meanwhile)") from None
         return run
 
     def file(self, run_id: str, name: str) -> Path:
@@ -167,18 +174,59 @@ class RunStore:
         folder = self._path_for(run_id)
         if not name or "/" in name or "\\" in name or name.startswith(".") or "\x00" in name:
             raise InvalidRunId(f"invalid file name: {name!r}")
-        path = folder / name
-        if path.is_symlink():
-            raise InvalidRunId(f"{name!r} in run {run_id!r} is a symlink")
-        if not path.is_file():
+        try:
+            found = safe_files.regular_file(folder, name)
+        except safe_files.SymlinkRefused as e:
+            raise InvalidRunId(str(e)) from None
+        except FileNotFoundError:
+            found = None
+        if found is None:
             raise RunNotFound(f"run {run_id!r} has no {name}")
-        if path.resolve().parent != folder:
-            raise InvalidRunId(f"{name!r} resolves outside run {run_id!r}")
-        return path
+        return folder / name
 
     def delete(self, run_id: str) -> None:
-        """Remove a run folder and everything in it."""
+        """Remove a run folder: renamed to a hidden trash name first (one atomic step), so the
+        list never shows it half-deleted and writers never find it again; then removed."""
         path = self._path_for(run_id)
         if not path.is_dir():
             raise RunNotFound(f"no run {run_id!r}")
-        shutil.rmtree(path)
+        trash = self.root / f"{TRASH_PREFIX}{secrets.token_hex(8)}"
+        try:
+            os.rename(path, trash)
+        except (FileNotFoundError, NotADirectoryError):  # deleted by a concurrent request
+            raise RunNotFound(f"no run {run_id!r}") from None
+        _remove_trash(trash)
+        for leftover in self.root.glob(f"{TRASH_PREFIX}*"):  # an earlier delete's, if any
+            _remove_trash(leftover, attempts=1)
+
+
+def _remove_trash(trash: Path, attempts: int = 20) -> None:
+    """Remove a renamed-away run folder; retried, since a writer that opened the folder just
+    before the rename may still add a file (rmtree then fails with 'directory not empty')."""
+    for attempt in range(attempts):
+        try:
+            shutil.rmtree(trash)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.005 * (attempt + 1))
+    # still busy: left hidden (never listed) for the next delete to sweep
+
+
+def _open_listed(folder: Path) -> Run | BrokenRun | None:
+    """A listed folder as a Run, or BrokenRun with the reason; None if it vanished meanwhile."""
+    try:
+        link = safe_files.find_symlink(folder)
+        if link is not None:
+            return BrokenRun(folder, f"{link} is a symlink; the store never follows symlinks")
+        return open_run(folder)
+    except (OSError, ValueError, TypeError) as e:
+        if not os.path.lexists(folder):
+            return None  # deleted while we listed: not a broken run
+        try:
+            present = safe_files.regular_file(folder, META_FILE) is not None
+        except OSError:
+            present = True
+        reason = f"unreadable meta.json: {e}" if present else "no meta.json"
+        return BrokenRun(folder, reason)

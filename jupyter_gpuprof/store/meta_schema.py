@@ -1,0 +1,57 @@
+"""The typed shape of meta.json that readers rely on (msgspec checks it in one pass).
+
+Only types are checked: every field has a default, so older runs that lack a key still load,
+and unknown keys are kept by the reader. A field of the wrong type makes the run `broken`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class BaselineSchema(msgspec.Struct):
+    """meta.json's `baseline`: the unprofiled step times."""
+
+    step_ms: list[float] = []
+    timing: str | None = None
+    warmup_ms: list[float] = []
+
+
+class EnvSchema(msgspec.Struct):
+    """The `env` fields that the list shows and searches."""
+
+    gpu_name: str | None = None
+
+
+class OwnerSchema(msgspec.Struct):
+    """Which process writes the run (see store/owner.py)."""
+
+    pid: int
+    host: str
+    started: int | None = None
+
+
+class MetaSchema(msgspec.Struct):
+    """meta.json (and meta.rank<R>.json), as `RunMeta` reads it."""
+
+    schema_version: int = 1
+    id: str = ""
+    name: str = ""
+    created: str = ""
+    status: str = "running"
+    error: str | None = None
+    settings: dict[str, Any] = {}
+    env: EnvSchema = msgspec.field(default_factory=EnvSchema)
+    code: str = ""
+    tags: list[str] = []
+    baseline: BaselineSchema = msgspec.field(default_factory=BaselineSchema)
+    profiled_step_ms: list[float] = []
+    flops_per_step: float | None = None
+    max_memory_allocated_bytes: int | None = None
+    flops_error: str | None = None
+    rank: int | None = None
+    world_size: int | None = None
+    ranks: list[int] | None = None
+    owner: OwnerSchema | None = None
