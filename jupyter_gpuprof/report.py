@@ -83,6 +83,14 @@ class Report:
         cols = ["id", "category", "title", "expected_gain_pct", "cost_ms", "evidence", "fix"]
         return pd.DataFrame([f.to_json() for f in self.advice.findings], columns=cols)
 
+    @property
+    def warnings(self) -> list[str]:
+        """What the trace reader had to drop or ignore, per rank when there are several."""
+        if not self.ranks:
+            return list(self.analysis.info.warnings)
+        return [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
+                for i, r in enumerate(self.ranks) for w in r.info.warnings]
+
     def to_json(self) -> dict[str, Any]:
         """The summary object (same as `jupyter gpuprof analyze --json`)."""
         a, m = self.analysis, self.meta
@@ -112,6 +120,7 @@ class Report:
                 "idle_ms_per_step": a.real.idle_ms, "idle_by_cause_ms": a.real.idle_by_cause_ms,
                 "streams": _records(a.streams, 50),
             },
+            "warnings": self.warnings,
             "verdict": self.advice.verdict.to_json(),
             "findings": [f.to_json() for f in self.advice.findings],
             "ops": _records(a.ops, OP_ROWS), "kernels": _records(a.kernels),

@@ -1,4 +1,4 @@
-"""Validation of trace events on read: a broken field drops its event, counted, never a wrong number.
+"""Validation of trace events on read: a broken field drops its event (counted), never a number.
 
 The fast decoder types every field; what it cannot type (a string `dur`, an int `name`, a list
 `args`) sends the file through `decode_events_one_by_one`, which keeps every event it can.
