@@ -157,3 +157,11 @@ def test_non_json_number_tokens_are_named_with_their_place(tmp_path, token, caps
     err = capsys.readouterr().err.strip()
     assert f"a bare {token.lstrip('-')} at byte" in err and f"(line {line:,})" in err
     assert "truncated" not in err and "\n" not in err
+
+
+def test_a_wrongly_typed_header_keeps_the_events(tmp_path):
+    doc = _doc()
+    doc["deviceProperties"] = 5
+    t = load_trace(_write(doc, tmp_path))
+    assert len(t.of("kernel")) == len(_kernels(_doc())) and t.info.gpu_name is None
+    assert t.info.warnings == ["header fields of the wrong type ignored (device properties, rank)"]
