@@ -90,7 +90,7 @@ def decode_events_one_by_one(raw_events: list[msgspec.Raw], event_type: type,
     `matters(ph, cat, name)` says whether an event would have been analysed: a broken event of
     a kind the table skips anyway is no loss worth a warning.
     """
-    decode = msgspec.json.Decoder(event_type).decode
+    decode: Any = msgspec.json.Decoder(event_type).decode
     kind = msgspec.json.Decoder(_Kind).decode
     events = []
     for raw in raw_events:
