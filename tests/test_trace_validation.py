@@ -165,3 +165,14 @@ def test_a_wrongly_typed_header_keeps_the_events(tmp_path):
     t = load_trace(_write(doc, tmp_path))
     assert len(t.of("kernel")) == len(_kernels(_doc())) and t.info.gpu_name is None
     assert t.info.warnings == ["header fields of the wrong type ignored (device properties, rank)"]
+
+
+def test_each_rank_reports_its_own_warnings(tmp_path):
+    src = REAL.parent.parent / "ddp_workload_comm"
+    for rank in (0, 1):
+        doc = json.loads(gzip.decompress((src / f"trace.rank{rank}.json.gz").read_bytes()))
+        if rank == 1:
+            _break_kernels(doc, 2, CASES["no dur"][0])
+        (tmp_path / f"trace.rank{rank}.json.gz").write_bytes(gzip.compress(
+            json.dumps(doc).encode()))
+    assert analyze_path(tmp_path).to_json()["warnings"] == ["rank 1: 2 events dropped: no duration"]
