@@ -59,8 +59,8 @@ def test_to_json_is_the_model_encoding(tmp_path):
     assert report.to_json() == json.loads(msgspec.json.encode(model))
     assert decode(msgspec.json.encode(model)) == model
     assert report.to_json()["warnings"] == []
-    report.warnings.append("3 events without a timestamp were skipped")
-    assert report.to_json()["warnings"] == ["3 events without a timestamp were skipped"]
+    report.ranks[1].info.warnings.append("3 events dropped: no timestamp")
+    assert report.to_json()["warnings"] == ["rank 1: 3 events dropped: no timestamp"]
 
 
 def test_non_finite_floats_encode_as_null():

@@ -28,6 +28,8 @@ def test_columns_links_and_relative_time(tmp_path):
 def test_unknown_event_kinds_and_odd_fields_are_skipped(tmp_path):
     b = TraceBuilder()
     b.step(1, 0.0, 10.0)
+    for i in range(5):  # enough valid events that one broken op stays under the refusal share
+        b.annotation(f"a{i}", 1.0 + i, 1.0)
     doc = b.doc()
     doc["traceEvents"] += [
         {"ph": "X", "cat": "some_future_kind", "name": "x", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
@@ -39,7 +41,9 @@ def test_unknown_event_kinds_and_odd_fields_are_skipped(tmp_path):
     p.write_text(json.dumps(doc))
     t = load_trace(p)
     assert set(t.events["cat"]) == {"user_annotation"}
-    assert t.info.n_events_skipped == 3
+    # the unknown kind and the counter are skipped silently; the broken cpu_op is a loss
+    assert t.info.n_events_skipped == 3 and t.info.n_events_dropped == 1
+    assert t.info.warnings == ["1 event dropped: `dur` of the wrong type"]
 
 
 @pytest.mark.parametrize("content,needle", [

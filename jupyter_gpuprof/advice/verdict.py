@@ -71,6 +71,10 @@ def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
     if a.n_steps < 3:
         doubts += 2
         reasons.append(f"only {a.n_steps} profiled step(s)")
+    if a.info.n_events_dropped:
+        # judged on what was left after invalid events were dropped: the rest may be skewed
+        doubts += 1
+        reasons.append(f"{a.info.n_events_dropped:,} invalid event(s) of the trace dropped")
     return ("high", "medium", "low")[min(doubts, 2)], reasons
 
 

@@ -3,12 +3,14 @@
 Decoding goes straight into typed structs that hold only the fields the analyses use
 (msgspec), which is what makes a 300 MB trace load in seconds with a fraction of the memory
 that dict-based loaders need. Unknown event kinds are skipped; a truncated or corrupt file
-raises `TraceError` with a one-line message that names the file.
+raises `TraceError` with a one-line message that names the file. Every kept event is validated
+(`trace_validate`): invalid ones are dropped and counted into `TraceInfo.warnings`.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
@@ -19,6 +21,13 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from .trace_validate import (
+    Drops,
+    decode_error,
+    decode_events_one_by_one,
+    strip_bom,
+    valid_times,
+)
 from .tracefile import Prefetch, TraceError, read_trace_bytes
 
 __all__ = ["Trace", "TraceError", "TraceInfo", "load_trace", "names_where"]
@@ -42,6 +51,7 @@ MEMORY_COLUMNS = ("ts_us", "device", "bytes", "total_allocated")
 _CAT_CODE = {c: i for i, c in enumerate(ALL_CATEGORIES)}
 #: categories that occupy a GPU stream
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+_GPU_CODES = [_CAT_CODE[c] for c in GPU_CATEGORIES]
 MEMORY_DEVICE_TYPE_CUDA = 1
 
 
@@ -65,13 +75,13 @@ class _Event(msgspec.Struct, gc=False):
     name: str = ""
     pid: int | str = -1
     tid: int | str = -1
-    ts: float = 0.0
-    dur: float = 0.0
+    # NaN marks a missing time, which validation drops (0.0 would pass for a real value)
+    ts: float = math.nan
+    dur: float = math.nan
     args: _Args | None = None
 
 
-class _File(msgspec.Struct, gc=False):
-    traceEvents: list[_Event] = []
+class _Header(msgspec.Struct, gc=False):
     deviceProperties: list[dict[str, Any]] = []
     distributedInfo: dict[str, Any] | None = None
     schemaVersion: int | None = None
@@ -80,6 +90,22 @@ class _File(msgspec.Struct, gc=False):
     record_shapes: int | None = None
     profile_memory: int | None = None
     baseTimeNanoseconds: int | None = None
+
+
+class _File(_Header):
+    traceEvents: list[_Event] = []
+
+
+class _RawFile(_Header):
+    """The slow path's view: each event's JSON kept undecoded, to be decoded one by one."""
+
+    traceEvents: list[msgspec.Raw] = []
+
+
+class _RawEvents(msgspec.Struct, gc=False):
+    """The slower path's view, for a header with wrongly typed fields: events only."""
+
+    traceEvents: list[msgspec.Raw] = []
 
 
 @dataclass
@@ -96,6 +122,10 @@ class TraceInfo:
     profile_memory: bool = False
     n_events_total: int = 0
     n_events_skipped: int = 0
+    #: events of kept kinds dropped as invalid (their reasons are in `warnings`)
+    n_events_dropped: int = 0
+    #: what a reader of the report must know about this file ("12 events dropped: …")
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def gpu_name(self) -> str | None:
@@ -151,39 +181,39 @@ def names_where(df: pd.DataFrame, predicate: Callable[[str], bool]) -> np.ndarra
     return flags[cat.codes.to_numpy()] if len(flags) else np.zeros(len(df), dtype=bool)
 
 
-def _decode(data: bytes, path: Path) -> tuple[_File, int]:
-    """The decoded file and how many malformed events had to be dropped."""
+def _decode(data: bytes | memoryview, path: Path, keep_python: bool, drops: Drops,
+            warnings: list[str]) -> tuple[_File, int]:
+    """The decoded file and how many events it held; typed in one pass when every field is."""
     try:
-        return msgspec.json.decode(data, type=_File), 0
+        file = msgspec.json.decode(data, type=_File)
+        return file, len(file.traceEvents)
     except msgspec.ValidationError:
-        return _decode_tolerant(data, path)
+        return _decode_tolerant(data, path, keep_python, drops, warnings)
     except msgspec.DecodeError as exc:
-        raise TraceError(
-            f"{path}: not a complete JSON trace ({exc}); the file is truncated or corrupt"
-        ) from None
+        raise decode_error(exc, data, path) from None
 
 
-def _decode_tolerant(data: bytes, path: Path) -> tuple[_File, int]:
-    """Slow path for files with odd field types: convert event by event, skipping bad ones."""
+def _decode_tolerant(data: bytes | memoryview, path: Path, keep_python: bool, drops: Drops,
+                     warnings: list[str]) -> tuple[_File, int]:
+    """Slow path for files with odd field types: decode event by event, dropping bad ones."""
     try:
-        doc = msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
-        raise TraceError(f"{path}: not a complete JSON trace ({exc})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise TraceError(f"{path}: no 'traceEvents' list: not a Kineto/Chrome trace")
-    events = []
-    for raw in doc["traceEvents"]:
+        raw: _RawFile | _RawEvents = msgspec.json.decode(data, type=_RawFile)
+    except msgspec.ValidationError:
         try:
-            events.append(msgspec.convert(raw, _Event))
-        except (msgspec.ValidationError, TypeError):
-            continue
-    header = {k: v for k, v in doc.items() if k != "traceEvents"}
-    try:
-        file = msgspec.convert(header, _File)
-    except msgspec.ValidationError:
-        file = _File()
-    file.traceEvents = events
-    return file, len(doc["traceEvents"]) - len(events)
+            raw = msgspec.json.decode(data, type=_RawEvents)
+        except msgspec.ValidationError:
+            raise TraceError(
+                f"{path}: no 'traceEvents' list: not a Kineto/Chrome trace") from None
+        warnings.append("header fields of the wrong type ignored (device properties, rank)")
+    kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
+
+    def matters(ph: Any, cat: Any, name: Any) -> bool:
+        return (ph == "X" and cat in kept) or (ph == "i" and name == "[memory]")
+
+    events = decode_events_one_by_one(raw.traceEvents, _Event, matters, drops, GPU_CATEGORIES)
+    header = {f: getattr(raw, f) for f in _Header.__struct_fields__} if isinstance(
+        raw, _RawFile) else {}
+    return _File(**header, traceEvents=events), len(raw.traceEvents)
 
 
 def _as_int(value: int | str) -> int:
@@ -221,13 +251,25 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
     `data`: the file already being read in the background (see `tracefile.Prefetch`).
     """
     path = Path(path)
-    file, dropped = _decode(read_trace_bytes(path) if data is None else data.take(), path)
+    warnings: list[str] = []
+    drops = Drops()
+    raw = strip_bom(read_trace_bytes(path) if data is None else data.take(), warnings)
+    file, n_total = _decode(raw, path, keep_python, drops, warnings)
+    del raw
     if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
         raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
     evs, mems = select(file.traceEvents, keep_python)
-    info = trace_info(file, path, len(file.traceEvents) + dropped, len(evs) + len(mems))
+    columns = _valid_columns(evs, drops)
+    evs = columns[0]
+    no_gpu = np.zeros(len(mems), dtype=bool)
+    mems = _pick(mems, np.flatnonzero(valid_times(_col(mems, "ts", np.float64), None, no_gpu,
+                                                  drops)))
+    drops.refuse_if_too_many(path, len(evs) + len(mems), int(np.isin(columns[1], _GPU_CODES).sum()))
+    info = trace_info(file, path, n_total, len(evs) + len(mems))
+    info.n_events_dropped = drops.total
+    info.warnings = warnings + drops.warnings()
     del file
-    events, memory = build_table(evs), memory_events(mems)
+    events, memory = build_table(*columns), memory_events(mems)
     if len(events):
         info.t0_us = float(events["ts_us"].min())
         events["ts_us"] -= info.t0_us
@@ -305,12 +347,26 @@ def memory_events(mems: list[_Event]) -> pd.DataFrame:
     }, columns=list(MEMORY_COLUMNS))
 
 
-def build_table(rows: list[_Event]) -> pd.DataFrame:
-    """Columns of the event table, one C-level pass per column over the rows that carry it."""
+def _valid_columns(rows: list[_Event], drops: Drops
+                   ) -> tuple[list[_Event], np.ndarray, np.ndarray, np.ndarray]:
+    """The rows with valid times and their category code, ts and dur columns (numpy checks)."""
+    code = np.fromiter(map(_CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8,
+                       count=len(rows))
+    ts, dur = _col(rows, "ts", np.float64), _col(rows, "dur", np.float64)
+    ok = valid_times(ts, dur, np.isin(code, _GPU_CODES), drops)
+    if ok.all():
+        return rows, code, ts, dur
+    return _pick(rows, np.flatnonzero(ok)), code[ok], ts[ok], dur[ok]
+
+
+def build_table(rows: list[_Event], code: np.ndarray, ts: np.ndarray,
+                dur: np.ndarray) -> pd.DataFrame:
+    """Columns of the event table, one C-level pass per column over the rows that carry it.
+
+    `code`, `ts`, `dur`: the category code, start and duration columns, already validated.
+    """
     n = len(rows)
     args = [e.args or _NO_ARGS for e in rows]
-    code = np.fromiter(map(_CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8,
-                       count=n)
     cats = pd.Categorical.from_codes(code, categories=ALL_CATEGORIES)
 
     def rows_of(*names: str) -> np.ndarray:
@@ -319,8 +375,6 @@ def build_table(rows: list[_Event]) -> pd.DataFrame:
     gpu, ops = rows_of(*GPU_CATEGORIES), rows_of("cpu_op")
     linked = rows_of(*GPU_CATEGORIES, "cuda_runtime", "cuda_driver")
     gpu_args, op_args = _pick(args, gpu), _pick(args, ops)
-    ts = _col(rows, "ts", np.float64)
-    dur = _col(rows, "dur", np.float64)
     df = pd.DataFrame({
         "cat": cats, "name": _categorical(map(attrgetter("name"), rows), n),
         "ts_us": ts, "dur_us": dur, "pid": _ids(rows, "pid"), "tid": _ids(rows, "tid"),

@@ -42,7 +42,14 @@ class Report:
         self.distributed = distributed  # cross-rank tables when the run has >= 2 ranks
         self.timeline = timeline  # bounded LOD timeline (analysis/timeline.py); None: no trace
         self.baseline_ms: list[float] | None = None  # baseline of a bare trace (no meta)
-        self.warnings: list[str] = []  # what the reader had to skip or guess, one line each
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the trace reader had to drop or ignore, per rank when there are several."""
+        if not self.ranks:
+            return list(self.analysis.info.warnings)
+        return [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
+                for i, r in enumerate(self.ranks) for w in r.info.warnings]
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
     steps = property(lambda self: self.analysis.steps, doc="Profiled steps (steps.STEP_COLUMNS).")

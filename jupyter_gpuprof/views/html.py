@@ -54,6 +54,8 @@ def render_html(s: dict[str, Any]) -> str:
              f"<h3>GPU profile — {escape(str(src.get('name') or src.get('path')))}</h3>"]
     if (b := banner(s)) is not None:
         parts.append(f"<div class='gpuprof-banner'>{escape(b)}</div>")
+    parts += [f"<div class='gpuprof-banner'>Trace: {escape(w)}</div>"
+              for w in s.get("warnings") or []]
     label = "unprofiled baseline" if st.get("source") == "baseline" else "profiled steps"
     parts.append(
         f"<p><b>Step time</b> ({label}, n={st.get('n')}): median "
@@ -66,9 +68,9 @@ def render_html(s: dict[str, Any]) -> str:
             f"(idle {_f(gpu['idle_pct'], '%', 1)}); {_f(gpu['busy_pct_real'], '%', 0)} of the "
             f"real step.")
     parts.append("</p>")
+    category = escape(str(v.get('category') or 'unavailable'))
     parts.append(
-        "<div class='gpuprof-verdict'><b>Verdict: "
-        f"{escape(str(v.get('category') or 'unavailable'))}"
+        f"<div class='gpuprof-verdict'><b>Verdict: {category}"
         f"</b> ({escape(str(v.get('confidence')))} confidence)<br>{escape(str(v.get('summary')))}"
         "<ul>" + "".join(f"<li>{escape(r)}</li>" for r in v.get("reasons", [])) + "</ul></div>")
     if s.get("findings"):

@@ -67,6 +67,7 @@ def render_text(s: dict[str, Any]) -> str:
     lines += [title, "=" * len(title)]
     if (b := banner(s)) is not None:
         lines.append(f"!! {b}")
+    lines += [f"!! Trace: {w}" for w in s.get("warnings") or []]
     lines.append(f"GPU: {src.get('gpu') or 'none'}")
     label = "unprofiled baseline" if st.get("source") == "baseline" else "profiled steps"
     lines.append(
