@@ -113,9 +113,9 @@ describe('run browser routes', () => {
   });
 
   it('escapes the run id as one path segment', async () => {
-    makeRequest.mockResolvedValue(jsonResponse({ html: '<p>x</p>' }));
-    await expect(api.html('../a/b')).resolves.toBe('<p>x</p>');
-    expect(lastCall()[0]).toBe('http://host:1234/lab-base/jupyter-gpuprof/runs/..%2Fa%2Fb/html');
+    makeRequest.mockResolvedValue(jsonResponse({ verdict: { category: 'input' } }));
+    await expect(api.summary('../a/b')).resolves.toEqual({ verdict: { category: 'input' } });
+    expect(lastCall()[0]).toBe('http://host:1234/lab-base/jupyter-gpuprof/runs/..%2Fa%2Fb/summary');
     expect(runPath('r 1', 'code')).toBe('runs/r%201/code');
   });
 
