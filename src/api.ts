@@ -175,9 +175,7 @@ export async function requestAPI<T>(
 
 /** The extension's routes, bound to one server. */
 export class GpuProfApi {
-  constructor(
-    readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()
-  ) {}
+  constructor(readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
 
   status(): Promise<IServerStatus> {
     return requestAPI<IServerStatus>('status', {}, this.settings);
@@ -191,11 +189,7 @@ export class GpuProfApi {
       }
     }
     const search = params.toString();
-    const data = await requestAPI<IRunPage>(
-      search ? `runs?${search}` : 'runs',
-      {},
-      this.settings
-    );
+    const data = await requestAPI<IRunPage>(search ? `runs?${search}` : 'runs', {}, this.settings);
     if (data === null || !Array.isArray(data.runs)) {
       throw new Error('Unexpected answer from the jupyter-gpuprof runs route');
     }

@@ -24,7 +24,11 @@ export class RunDetail extends Widget {
     this.title.closable = true;
     this._header = h('header', 'jp-gpuprof-detail-header');
     this._ranks = h('section', 'jp-gpuprof-ranks');
-    this._body = h('div', 'jp-gpuprof-detail-body', 'Loading the report… (first open analyses the trace)');
+    this._body = h(
+      'div',
+      'jp-gpuprof-detail-body',
+      'Loading the report… (first open analyses the trace)'
+    );
     this.node.append(this._header, this._ranks, this._body);
     this._drawHeader();
     model.changed.connect(this._onModelChanged, this);
@@ -65,7 +69,12 @@ export class RunDetail extends Widget {
     this.title.label = row.title;
     this.title.caption = `GPU profile: ${row.title} (${row.id})`;
     const facts = [row.when, row.gpu, row.steps, row.statusLabel].filter(Boolean).join(' · ');
-    const tags = h('span', 'jp-gpuprof-tags', undefined, ...row.tags.map(t => h('span', 'jp-gpuprof-tag', t)));
+    const tags = h(
+      'span',
+      'jp-gpuprof-tags',
+      undefined,
+      ...row.tags.map(t => h('span', 'jp-gpuprof-tag', t))
+    );
     const run = this._run;
     const actions = h(
       'div',

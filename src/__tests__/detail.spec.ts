@@ -25,17 +25,22 @@ function detailWith(summary: unknown) {
 
 describe('RunDetail', () => {
   it('shows a ranks panel with the straggler for distributed runs', async () => {
-    const detail = detailWith(
-      {
-        distributed: {
-          ranks: [
-            { rank: 0, step_ms: 67.1, compute_ms: 47.9, comm_ms: 48.6, extra_ms: -18.7 },
-            { rank: 1, step_ms: 67.1, compute_ms: 66.4, comm_ms: 4.6, extra_ms: 18.7, phase: 'gpu_work' }
-          ]
-        },
-        verdict: { category: 'straggler', confidence: 'high', summary: 'rank 1 is slow' }
-      }
-    );
+    const detail = detailWith({
+      distributed: {
+        ranks: [
+          { rank: 0, step_ms: 67.1, compute_ms: 47.9, comm_ms: 48.6, extra_ms: -18.7 },
+          {
+            rank: 1,
+            step_ms: 67.1,
+            compute_ms: 66.4,
+            comm_ms: 4.6,
+            extra_ms: 18.7,
+            phase: 'gpu_work'
+          }
+        ]
+      },
+      verdict: { category: 'straggler', confidence: 'high', summary: 'rank 1 is slow' }
+    });
     await detail.load();
     const ranks = detail.node.querySelector('.jp-gpuprof-ranks');
     expect(ranks?.querySelector('h3')?.textContent).toBe('Ranks (2)');
@@ -43,14 +48,12 @@ describe('RunDetail', () => {
     expect(ranks?.querySelectorAll('tbody tr').length).toBe(2);
     expect(ranks?.querySelector('svg.jp-gpuprof-rankchart')).not.toBeNull();
     const report = detail.node.querySelector('.jp-gpuprof-detail-body .gpuprof-w');
-    expect(report?.querySelector('.gpuprof-w-verdict')?.textContent).toContain('Verdict: straggler');
-    expect(Array.from(report?.querySelectorAll('.gpuprof-w-tab') ?? []).map(t => t.textContent)).toEqual([
-      'Step time',
-      'GPU timeline',
-      'Operators',
-      'Transfers & syncs',
-      'Next steps'
-    ]);
+    expect(report?.querySelector('.gpuprof-w-verdict')?.textContent).toContain(
+      'Verdict: straggler'
+    );
+    expect(
+      Array.from(report?.querySelectorAll('.gpuprof-w-tab') ?? []).map(t => t.textContent)
+    ).toEqual(['Step time', 'GPU timeline', 'Operators', 'Transfers & syncs', 'Next steps']);
     detail.dispose();
   });
 
@@ -65,8 +68,12 @@ describe('RunDetail', () => {
     expect(detail.node.querySelector('.jp-gpuprof-detail-title')?.textContent).toBe(PAYLOAD);
     expect(detail.node.querySelector('script')).toBeNull();
     expect(detail.node.querySelector('[onerror]')).toBeNull();
-    expect(detail.node.querySelector('.gpuprof-w-title')?.textContent).toBe(`GPU profile — ${PAYLOAD}`);
-    expect(detail.node.querySelector('.gpuprof-w-ops td')?.textContent).toBe('<script>alert(2)</script>');
+    expect(detail.node.querySelector('.gpuprof-w-title')?.textContent).toBe(
+      `GPU profile — ${PAYLOAD}`
+    );
+    expect(detail.node.querySelector('.gpuprof-w-ops td')?.textContent).toBe(
+      '<script>alert(2)</script>'
+    );
     detail.dispose();
   });
 

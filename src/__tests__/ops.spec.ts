@@ -11,10 +11,22 @@ describe('operator table', () => {
     const sorted = panel.querySelector('th.sorted') as HTMLElement;
     expect(sorted.dataset.key).toBe('cuda_total_us');
     expect(sorted.textContent).toBe('CUDA total ▼');
-    const first = Array.from(panel.querySelectorAll('tbody tr')[0].children).map(c => c.textContent);
-    expect(first).toEqual(['aten::mm', '10', '50.0 µs', '20.0 µs', '3.00 ms', '3.00 ms', '[[4, 4]]']);
+    const first = Array.from(panel.querySelectorAll('tbody tr')[0].children).map(
+      c => c.textContent
+    );
+    expect(first).toEqual([
+      'aten::mm',
+      '10',
+      '50.0 µs',
+      '20.0 µs',
+      '3.00 ms',
+      '3.00 ms',
+      '[[4, 4]]'
+    ]);
     expect(panel.querySelector('img')).toBeNull();
-    expect(panel.querySelector('.gpuprof-w-hint')?.textContent).toBe('3 ops (top by CUDA time; report.ops has all)');
+    expect(panel.querySelector('.gpuprof-w-hint')?.textContent).toBe(
+      '3 ops (top by CUDA time; report.ops has all)'
+    );
   });
 
   it('sorts by a clicked header; a second click flips the order; names sort ascending first', () => {
@@ -46,7 +58,11 @@ describe('operator table', () => {
   });
 
   it('orders numbers numerically and text by locale', () => {
-    const rows = [{ name: 'b', calls: 10 }, { name: 'a', calls: 9 }, { name: 'C', calls: 100 }];
+    const rows = [
+      { name: 'b', calls: 10 },
+      { name: 'a', calls: 9 },
+      { name: 'C', calls: 100 }
+    ];
     expect(visibleOps(rows, '', 'all', 'calls', false).map(r => r.calls)).toEqual([9, 10, 100]);
     expect(visibleOps(rows, '', 'all', 'name', false).map(r => r.name)).toEqual(['a', 'b', 'C']);
   });

@@ -23,7 +23,13 @@ describe('renderReport', () => {
   it('shows five tabs, the step panel first, and switches panels on click', () => {
     const root = renderReport(sampleSummary());
     const tabs = Array.from(root.querySelectorAll<HTMLButtonElement>('.gpuprof-w-tab'));
-    expect(tabs.map(t => t.textContent)).toEqual(['Step time', 'GPU timeline', 'Operators', 'Transfers & syncs', 'Next steps']);
+    expect(tabs.map(t => t.textContent)).toEqual([
+      'Step time',
+      'GPU timeline',
+      'Operators',
+      'Transfers & syncs',
+      'Next steps'
+    ]);
     const visible = () =>
       Array.from(root.querySelectorAll<HTMLElement>('.gpuprof-w-panel'))
         .filter(p => !p.hidden)
@@ -32,21 +38,32 @@ describe('renderReport', () => {
     expect(tabs[0].getAttribute('aria-selected')).toBe('true');
     tabs[2].click();
     expect(visible()).toEqual(['gpuprof-w-panel gpuprof-w-panel-ops']);
-    expect(tabs.map(t => t.getAttribute('aria-selected'))).toEqual(['false', 'false', 'true', 'false', 'false']);
+    expect(tabs.map(t => t.getAttribute('aria-selected'))).toEqual([
+      'false',
+      'false',
+      'true',
+      'false',
+      'false'
+    ]);
     expect(PANELS.map(p => p[0])).toEqual(['steps', 'timeline', 'ops', 'transfers', 'next']);
   });
 
   it('warns about CPU-only runs, failed cells and step-less captures', () => {
     const cpu: IReportSummary = { ...sampleSummary(), gpu: { available: false } };
     expect(banner(cpu)).toContain('GPU metrics unavailable');
-    const failed: IReportSummary = { ...sampleSummary(), source: { status: 'failed', error: 'ValueError: bad' } };
+    const failed: IReportSummary = {
+      ...sampleSummary(),
+      source: { status: 'failed', error: 'ValueError: bad' }
+    };
     expect(banner(failed)).toBe('Partial report: the profiled code raised (ValueError: bad).');
     const root = renderReport({ gpu: { available: false } });
     const banners = Array.from(root.querySelectorAll('.gpuprof-w-banner')).map(b => b.textContent);
     expect(banners[0]).toContain('GPU metrics unavailable');
     expect(banners[1]).toContain('No training steps found');
     expect(root.querySelector('.gpuprof-w-stats')).toBeNull();
-    expect(text(root, '.gpuprof-w-head .gpuprof-w-verdict')).toBe('Verdict: unavailable (? confidence) — ');
+    expect(text(root, '.gpuprof-w-head .gpuprof-w-verdict')).toBe(
+      'Verdict: unavailable (? confidence) — '
+    );
   });
 
   it('draws an empty summary with every panel saying what is missing', () => {
@@ -74,7 +91,9 @@ describe('renderReport', () => {
 
 describe('steps panel', () => {
   it('states the baseline figures, the data pipeline share and the profiler cost', () => {
-    const panel = renderReport(sampleSummary()).querySelector('.gpuprof-w-panel-steps') as HTMLElement;
+    const panel = renderReport(sampleSummary()).querySelector(
+      '.gpuprof-w-panel-steps'
+    ) as HTMLElement;
     const lines = Array.from(panel.querySelectorAll('p')).map(p => p.textContent);
     expect(lines).toEqual([
       'Baseline median 10.00 ms, p95 12.50 ms, min 9.00 ms, max 13.00 ms; outliers: #4.',
@@ -88,22 +107,30 @@ describe('steps panel', () => {
     const chart = "<svg class='gpuprof-svg'><text>median 10</text></svg>";
     const root = renderReport(sampleSummary(), { steps: chart, kinds: "<svg class='k'></svg>" });
     expect(text(root, '.gpuprof-w-panel-steps .gpuprof-w-chart svg')).toBe('median 10');
-    expect(root.querySelector('.gpuprof-w-panel-timeline h4')?.textContent).toBe('GPU time by kernel kind');
+    expect(root.querySelector('.gpuprof-w-panel-timeline h4')?.textContent).toBe(
+      'GPU time by kernel kind'
+    );
     expect(root.querySelector('.gpuprof-w-panel-timeline svg.k')).not.toBeNull();
   });
 
   it('says when profiling cost nothing visible or made steps faster', () => {
     const sm = sampleSummary();
     sm.steps = { ...sm.steps, profiler_inflation: 1.0 };
-    expect(text(renderReport(sm), '.gpuprof-w-panel-steps')).toContain('(no visible profiler cost).');
+    expect(text(renderReport(sm), '.gpuprof-w-panel-steps')).toContain(
+      '(no visible profiler cost).'
+    );
     sm.steps = { ...sm.steps, profiler_inflation: 0.9 };
-    expect(text(renderReport(sm), '.gpuprof-w-panel-steps')).toContain('(steps overlap less without per-step syncs).');
+    expect(text(renderReport(sm), '.gpuprof-w-panel-steps')).toContain(
+      '(steps overlap less without per-step syncs).'
+    );
   });
 });
 
 describe('transfers and next-steps panels', () => {
   it('tabulates copies and the sync callers', () => {
-    const panel = renderReport(sampleSummary()).querySelector('.gpuprof-w-panel-transfers') as HTMLElement;
+    const panel = renderReport(sampleSummary()).querySelector(
+      '.gpuprof-w-panel-transfers'
+    ) as HTMLElement;
     const rows = Array.from(panel.querySelectorAll('table')[0].querySelectorAll('tr')).map(r =>
       Array.from(r.children).map(c => c.textContent)
     );
@@ -112,16 +139,18 @@ describe('transfers and next-steps panels', () => {
       ['HtoD', 'pageable', '3', '4.00', '10.3', '3']
     ]);
     expect(text(panel, 'h4')).toBe('Sync calls: 6 (2.0 per step)');
-    expect(Array.from(panel.querySelectorAll('table')[1].querySelectorAll('td')).map(c => c.textContent)).toEqual([
-      'loss.item()',
-      '3',
-      '1.50 ms'
-    ]);
+    expect(
+      Array.from(panel.querySelectorAll('table')[1].querySelectorAll('td')).map(c => c.textContent)
+    ).toEqual(['loss.item()', '3', '1.50 ms']);
   });
 
   it('lists the verdict reasons and each finding with its fix', () => {
-    const panel = renderReport(sampleSummary()).querySelector('.gpuprof-w-panel-next') as HTMLElement;
-    expect(Array.from(panel.querySelectorAll('.gpuprof-w-verdict li')).map(l => l.textContent)).toEqual(['r1', 'r2']);
+    const panel = renderReport(sampleSummary()).querySelector(
+      '.gpuprof-w-panel-next'
+    ) as HTMLElement;
+    expect(
+      Array.from(panel.querySelectorAll('.gpuprof-w-verdict li')).map(l => l.textContent)
+    ).toEqual(['r1', 'r2']);
     const item = panel.querySelector('.gpuprof-w-findings li') as HTMLElement;
     expect(text(item, 'b')).toBe('[input] Use more DataLoader workers');
     expect(item.textContent).toContain('expected gain ≈42% (5.00 ms per step)');
@@ -153,7 +182,10 @@ describe('transfers and next-steps panels', () => {
 
 describe('widget entry', () => {
   it('renders the summary and the charts from the model, and redraws on change', () => {
-    const state: Record<string, unknown> = { summary: sampleSummary(), charts: { steps: '<svg><text>c</text></svg>' } };
+    const state: Record<string, unknown> = {
+      summary: sampleSummary(),
+      charts: { steps: '<svg><text>c</text></svg>' }
+    };
     const listeners: Record<string, () => void> = {};
     const model = {
       get: (name: string) => state[name] ?? null,

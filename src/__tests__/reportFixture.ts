@@ -30,7 +30,12 @@ export function sampleSummary(): IReportSummary {
       busy_ms_per_step: 4,
       idle_by_cause_ms: { input: 5, sync: 0.001 }
     },
-    verdict: { category: 'input', confidence: 'high', summary: 'The GPU waits for data.', reasons: ['r1', 'r2'] },
+    verdict: {
+      category: 'input',
+      confidence: 'high',
+      summary: 'The GPU waits for data.',
+      reasons: ['r1', 'r2']
+    },
     findings: [
       {
         id: 'loader',
@@ -43,18 +48,53 @@ export function sampleSummary(): IReportSummary {
       }
     ],
     ops: [
-      { name: 'aten::mm', calls: 10, cpu_total_us: 50, cpu_self_us: 20, cuda_total_us: 3000, cuda_self_us: 3000, input_dims: '[[4, 4]]' },
-      { name: 'aten::add', calls: 30, cpu_total_us: 90, cpu_self_us: 90, cuda_total_us: 100, cuda_self_us: 100, input_dims: '' },
-      { name: PAYLOAD, calls: 2, cpu_total_us: 500, cpu_self_us: 500, cuda_total_us: 0, cuda_self_us: 0, input_dims: '' }
+      {
+        name: 'aten::mm',
+        calls: 10,
+        cpu_total_us: 50,
+        cpu_self_us: 20,
+        cuda_total_us: 3000,
+        cuda_self_us: 3000,
+        input_dims: '[[4, 4]]'
+      },
+      {
+        name: 'aten::add',
+        calls: 30,
+        cpu_total_us: 90,
+        cpu_self_us: 90,
+        cuda_total_us: 100,
+        cuda_self_us: 100,
+        input_dims: ''
+      },
+      {
+        name: PAYLOAD,
+        calls: 2,
+        cpu_total_us: 500,
+        cpu_self_us: 500,
+        cuda_total_us: 0,
+        cuda_self_us: 0,
+        input_dims: ''
+      }
     ],
     transfers: [{ kind: 'HtoD', pageable: true, count: 3, bytes: 4e6, gbps: 10.26, blocking: 3 }],
-    syncs: { count: 6, per_step: 2, top: [{ caller: 'loss.item()', calls: 3, gpu_idle_after_us: 1500 }] },
+    syncs: {
+      count: 6,
+      per_step: 2,
+      top: [{ caller: 'loss.item()', calls: 3, gpu_idle_after_us: 1500 }]
+    },
     input: { host_share_pct: 42, ms_per_step: 5 },
     timeline: {
       dur_us: 10000,
       names: ['ampere_sgemm', 'aten::mm', '[[4, 4]]', 'data', ''],
       lanes: [
-        { label: 'CPU ranges (phases, data)', kind: 'ranges', start: [0], dur: [4000], count: [1], name: [3] },
+        {
+          label: 'CPU ranges (phases, data)',
+          kind: 'ranges',
+          start: [0],
+          dur: [4000],
+          count: [1],
+          name: [3]
+        },
         {
           label: 'GPU 0 stream 7',
           kind: 'gpu',

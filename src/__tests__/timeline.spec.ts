@@ -10,7 +10,9 @@ function mounted() {
   const axis = () => Array.from(svg.querySelectorAll('.gpuprof-w-axis')).map(t => t.textContent);
   const fire = (type: string, init: MouseEventInit & { deltaY?: number }, target: Element = svg) =>
     target.dispatchEvent(
-      type === 'wheel' ? new WheelEvent(type, { bubbles: true, ...init }) : new MouseEvent(type, { bubbles: true, ...init })
+      type === 'wheel'
+        ? new WheelEvent(type, { bubbles: true, ...init })
+        : new MouseEvent(type, { bubbles: true, ...init })
     );
   return { panel, svg, axis, fire };
 }
@@ -56,7 +58,9 @@ describe('timeline panel', () => {
     expect(svg.querySelector('rect.gpuprof-w-gap')?.getAttribute('fill')).toBe('#e67e22');
     expect(axis()[0]).toBe('0.000 ms');
     expect(axis()[5]).toBe('10.00 ms');
-    expect(panel.querySelector('.gpuprof-w-hint')?.textContent).toContain('5 events as 3 rectangles');
+    expect(panel.querySelector('.gpuprof-w-hint')?.textContent).toContain(
+      '5 events as 3 rectangles'
+    );
   });
 
   it('zooms in with the wheel, pans by dragging and resets on double-click', () => {

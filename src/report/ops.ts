@@ -17,7 +17,13 @@ const OP_COLS: [string, string, 's' | 'n' | 't'][] = [
 export type OpSide = 'all' | 'cuda' | 'cpu';
 
 /** The rows shown for a name filter, side and sort (numbers numerically, text by locale). */
-export function visibleOps(rows: readonly IOpRow[], filter: string, side: OpSide, key: string, desc: boolean): IOpRow[] {
+export function visibleOps(
+  rows: readonly IOpRow[],
+  filter: string,
+  side: OpSide,
+  key: string,
+  desc: boolean
+): IOpRow[] {
   let shown = rows.filter(r => String(r.name).toLowerCase().includes(filter.toLowerCase()));
   if (side === 'cuda') {
     shown = shown.filter(r => (r.cuda_total_us ?? 0) > 0);
@@ -27,7 +33,8 @@ export function visibleOps(rows: readonly IOpRow[], filter: string, side: OpSide
   return shown.sort((a, b) => {
     const x = a[key] ?? '';
     const y = b[key] ?? '';
-    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+    const c =
+      typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
     return desc ? -c : c;
   });
 }
@@ -42,7 +49,11 @@ export function opsPanel(sm: IReportSummary): HTMLDivElement {
   }
   let key = 'cuda_total_us';
   let desc = true;
-  const input = h('input', { type: 'search', placeholder: 'filter ops…', class: 'gpuprof-w-filter' });
+  const input = h('input', {
+    type: 'search',
+    placeholder: 'filter ops…',
+    class: 'gpuprof-w-filter'
+  });
   const select = h(
     'select',
     { class: 'gpuprof-w-side' },
@@ -64,7 +75,11 @@ export function opsPanel(sm: IReportSummary): HTMLDivElement {
       ...OP_COLS.map(([k, label]) =>
         h(
           'th',
-          { class: k === key ? `sorted ${desc ? 'desc' : 'asc'}` : '', 'data-key': k, onclick: () => sortBy(k) },
+          {
+            class: k === key ? `sorted ${desc ? 'desc' : 'asc'}` : '',
+            'data-key': k,
+            onclick: () => sortBy(k)
+          },
           label + (k === key ? arrow : '')
         )
       )
@@ -86,7 +101,11 @@ export function opsPanel(sm: IReportSummary): HTMLDivElement {
   input.addEventListener('input', draw);
   select.addEventListener('change', draw);
   draw();
-  const hint = h('span', { class: 'gpuprof-w-hint' }, `${rows.length} ops (top by CUDA time; report.ops has all)`);
+  const hint = h(
+    'span',
+    { class: 'gpuprof-w-hint' },
+    `${rows.length} ops (top by CUDA time; report.ops has all)`
+  );
   box.append(h('div', { class: 'gpuprof-w-tools' }, input, select, hint), table);
   return box;
 }

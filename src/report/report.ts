@@ -36,10 +36,18 @@ export function renderReport(sm: IReportSummary, charts: ICharts = {}): HTMLDivE
     }
   };
   for (const [id, label, build] of PANELS) {
-    const tab = h('button', { type: 'button', role: 'tab', class: 'gpuprof-w-tab', onclick: () => show(id) }, label);
+    const tab = h(
+      'button',
+      { type: 'button', role: 'tab', class: 'gpuprof-w-tab', onclick: () => show(id) },
+      label
+    );
     tab.dataset.panel = id;
     tabs.append(tab);
-    const panel = h('div', { class: `gpuprof-w-panel gpuprof-w-panel-${id}`, role: 'tabpanel' }, build(sm, charts));
+    const panel = h(
+      'div',
+      { class: `gpuprof-w-panel gpuprof-w-panel-${id}`, role: 'tabpanel' },
+      build(sm, charts)
+    );
     panels.set(id, panel);
     body.append(panel);
   }

@@ -7,7 +7,9 @@ function inflationNote(ratio: number): string {
   if (ratio > 1.05) {
     return "(the profiler's own cost).";
   }
-  return ratio < 0.95 ? '(steps overlap less without per-step syncs).' : '(no visible profiler cost).';
+  return ratio < 0.95
+    ? '(steps overlap less without per-step syncs).'
+    : '(no visible profiler cost).';
 }
 
 /** Step-time chart (when Python drew one), baseline statistics, data-pipeline share, profiler cost. */

@@ -99,7 +99,13 @@ export function drawTimeline(tl: ITimeline): HTMLDivElement {
         const a = lane.start[i];
         const b = a + lane.dur[i];
         if (b >= v0 && a <= v1) {
-          const r = s('rect', { x: x(a), y: y + 3, width: Math.max(x(b) - x(a), 0.7), height: LANE - 6, fill });
+          const r = s('rect', {
+            x: x(a),
+            y: y + 3,
+            width: Math.max(x(b) - x(a), 0.7),
+            height: LANE - 6,
+            fill
+          });
           r.dataset.lane = String(li);
           r.dataset.i = String(i);
           plot.append(r);
@@ -112,7 +118,16 @@ export function drawTimeline(tl: ITimeline): HTMLDivElement {
       const anchor = k === 0 ? 'start' : k === 5 ? 'end' : 'middle';
       const label = `${(v0 / 1000 + (k * span) / 5).toPrecision(4)} ms`;
       svg.append(
-        s('text', { x: LEFT + (k * plotW) / 5, y: height - 6, 'text-anchor': anchor, class: 'gpuprof-w-axis' }, label)
+        s(
+          'text',
+          {
+            x: LEFT + (k * plotW) / 5,
+            y: height - 6,
+            'text-anchor': anchor,
+            class: 'gpuprof-w-axis'
+          },
+          label
+        )
       );
     }
   };
@@ -140,7 +155,8 @@ export function drawTimeline(tl: ITimeline): HTMLDivElement {
   svg.addEventListener('mousemove', ev => {
     if (drag) {
       const box = svg.getBoundingClientRect();
-      const dt = ((((ev.clientX - drag.x) / box.width) * width) / plotW) * (drag.from.v1 - drag.from.v0);
+      const dt =
+        ((((ev.clientX - drag.x) / box.width) * width) / plotW) * (drag.from.v1 - drag.from.v0);
       view = pan(drag.from, dt, tl.dur_us);
       render();
       return;

@@ -12,7 +12,11 @@ export function transfersPanel(sm: IReportSummary): HTMLDivElement {
   const box = h('div');
   const copies = sm.transfers ?? [];
   if (copies.length) {
-    const head = h('tr', {}, ...['direction', 'memory', 'copies', 'MB', 'GB/s', 'blocking'].map(c => h('th', {}, c)));
+    const head = h(
+      'tr',
+      {},
+      ...['direction', 'memory', 'copies', 'MB', 'GB/s', 'blocking'].map(c => h('th', {}, c))
+    );
     const rows = copies.map(r =>
       h(
         'tr',
@@ -33,9 +37,21 @@ export function transfersPanel(sm: IReportSummary): HTMLDivElement {
   box.append(h('h4', {}, `Sync calls: ${syncs.count || 0} (${num(syncs.per_step, 1)} per step)`));
   const top = syncs.top ?? [];
   if (top.length) {
-    const head = h('tr', {}, h('th', { class: 'n' }, 'caused by'), h('th', {}, 'calls'), h('th', {}, 'GPU idle after'));
+    const head = h(
+      'tr',
+      {},
+      h('th', { class: 'n' }, 'caused by'),
+      h('th', {}, 'calls'),
+      h('th', {}, 'GPU idle after')
+    );
     const rows = top.map(r =>
-      h('tr', {}, h('td', { class: 'n' }, r.caller), h('td', {}, r.calls), h('td', {}, us(r.gpu_idle_after_us)))
+      h(
+        'tr',
+        {},
+        h('td', { class: 'n' }, r.caller),
+        h('td', {}, r.calls),
+        h('td', {}, us(r.gpu_idle_after_us))
+      )
     );
     box.append(table(head, rows));
   }
