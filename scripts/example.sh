@@ -17,6 +17,9 @@ echo "== install"
 # The CPU build first: the package's own range (torch>=2.1) would otherwise pull CUDA wheels.
 pip install torch==2.13.0
 pip install -e .
+# The report widget's ESM is a build output that the editable hook makes; without it the
+# notebook's widgets could not render, so build it here if the hook did not.
+[ -f jupyter_gpuprof/views/static/widget.js ] || { jlpm install && jlpm build; }
 # Editable installs don't link the lab extension or enable the server extension by themselves.
 jupyter-builder develop --overwrite .
 jupyter server extension enable --sys-prefix jupyter_gpuprof

@@ -7,6 +7,8 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import { IReportSummary } from './report/summary';
+
 /** URL prefix of every route of the server extension. */
 export const API_NAMESPACE = 'jupyter-gpuprof';
 
@@ -67,24 +69,8 @@ export interface IRunDetail {
   has_code: boolean;
 }
 
-/** One rank of a distributed run (`summary.distributed.ranks`). */
-export interface IRankRow {
-  rank: number;
-  step_ms?: number | null;
-  compute_ms?: number | null;
-  comm_ms?: number | null;
-  exposed_comm_ms?: number | null;
-  wait_ms?: number | null;
-  idle_ms?: number | null;
-  extra_ms?: number | null;
-  phase?: string | null;
-}
-
-/** The parts of `summary.json` (`Report.to_json()`) the front end reads itself. */
-export interface IRunSummary {
-  verdict?: { category?: string | null; summary?: string | null };
-  distributed?: { ranks?: IRankRow[] } | null;
-}
+/** One rank of a distributed run; the summary types live in report/summary.ts. */
+export type { IRankRow } from './report/summary';
 
 /** `{name, before, after, delta}` rows of the op and kernel-kind deltas (µs per step). */
 export interface IDeltaRow {
@@ -189,9 +175,7 @@ export async function requestAPI<T>(
 
 /** The extension's routes, bound to one server. */
 export class GpuProfApi {
-  constructor(
-    readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()
-  ) {}
+  constructor(readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
 
   status(): Promise<IServerStatus> {
     return requestAPI<IServerStatus>('status', {}, this.settings);
@@ -205,11 +189,7 @@ export class GpuProfApi {
       }
     }
     const search = params.toString();
-    const data = await requestAPI<IRunPage>(
-      search ? `runs?${search}` : 'runs',
-      {},
-      this.settings
-    );
+    const data = await requestAPI<IRunPage>(search ? `runs?${search}` : 'runs', {}, this.settings);
     if (data === null || !Array.isArray(data.runs)) {
       throw new Error('Unexpected answer from the jupyter-gpuprof runs route');
     }
@@ -220,13 +200,9 @@ export class GpuProfApi {
     return requestAPI<IRunDetail>(runPath(id), {}, this.settings);
   }
 
-  summary(id: string): Promise<IRunSummary> {
-    return requestAPI<IRunSummary>(runPath(id, 'summary'), {}, this.settings);
-  }
-
-  async html(id: string): Promise<string> {
-    const data = await requestAPI<{ html: string }>(runPath(id, 'html'), {}, this.settings);
-    return data.html;
+  /** `summary.json` (`Report.to_json()`), analysed and cached by the server on first request. */
+  summary(id: string): Promise<IReportSummary> {
+    return requestAPI<IReportSummary>(runPath(id, 'summary'), {}, this.settings);
   }
 
   code(id: string): Promise<IRunCode> {

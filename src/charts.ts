@@ -85,7 +85,13 @@ export function distributionChart(
     }
   });
   root.append(
-    svg('line', { class: 'jp-gpuprof-axis', x1: pad.l, x2: W - pad.r, y1: H - pad.b, y2: H - pad.b }),
+    svg('line', {
+      class: 'jp-gpuprof-axis',
+      x1: pad.l,
+      x2: W - pad.r,
+      y1: H - pad.b,
+      y2: H - pad.b
+    }),
     svg('text', { x: pad.l, y: H - 8, class: 'jp-gpuprof-axis-label' }, `${lo.toFixed(1)} ms`),
     svg(
       'text',
@@ -96,7 +102,13 @@ export function distributionChart(
   labels.forEach((label, side) => {
     const lx = pad.l + side * 240;
     root.append(
-      svg('rect', { x: lx, y: 6, width: 10, height: 10, class: `jp-gpuprof-dist-bar jp-gpuprof-side-${side}` }),
+      svg('rect', {
+        x: lx,
+        y: 6,
+        width: 10,
+        height: 10,
+        class: `jp-gpuprof-dist-bar jp-gpuprof-side-${side}`
+      }),
       svg('text', { x: lx + 14, y: 15, class: 'jp-gpuprof-axis-label' }, label)
     );
   });
@@ -138,8 +150,20 @@ export function rankChart(ranks: readonly IRankRow[]): SVGSVGElement {
     const label = `rank ${r.rank}${r.rank === slow ? ' ⚠' : ''}`;
     root.append(
       svg('text', { x: 4, y: top + 15, class: 'jp-gpuprof-axis-label' }, label),
-      svg('rect', { x: pad.l, y: top + 3, width: compute.toFixed(1), height: rowH - 6, class: 'jp-gpuprof-bar-compute' }),
-      svg('rect', { x: (pad.l + compute).toFixed(1), y: top + 3, width: comm.toFixed(1), height: rowH - 6, class: 'jp-gpuprof-bar-comm' }),
+      svg('rect', {
+        x: pad.l,
+        y: top + 3,
+        width: compute.toFixed(1),
+        height: rowH - 6,
+        class: 'jp-gpuprof-bar-compute'
+      }),
+      svg('rect', {
+        x: (pad.l + compute).toFixed(1),
+        y: top + 3,
+        width: comm.toFixed(1),
+        height: rowH - 6,
+        class: 'jp-gpuprof-bar-comm'
+      }),
       svg(
         'text',
         { x: (pad.l + compute + comm + 4).toFixed(1), y: top + 15, class: 'jp-gpuprof-axis-label' },

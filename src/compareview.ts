@@ -48,7 +48,11 @@ function verdictCard(label: string, side: ICompareSide): HTMLElement {
     'jp-gpuprof-verdict-card',
     undefined,
     h('h4', '', `${label}: ${side.name ?? side.run_id ?? ''}`),
-    h('span', `jp-gpuprof-badge jp-gpuprof-badge-${side.verdict.category ?? 'none'}`, side.verdict.category ?? 'n/a'),
+    h(
+      'span',
+      `jp-gpuprof-badge jp-gpuprof-badge-${side.verdict.category ?? 'none'}`,
+      side.verdict.category ?? 'n/a'
+    ),
     h('p', '', side.verdict.summary ?? ''),
     h('ul', '', undefined, ...side.findings.map(f => h('li', '', `[${f.category}] ${f.title}`)))
   );
@@ -100,12 +104,26 @@ export class CompareView extends Widget {
         'jp-gpuprof-change-note',
         s.significant
           ? `The change is real: ${s.direction} by ${Math.abs(s.delta_pct ?? 0).toFixed(1)}% ` +
-            `(speed-up ×${(s.speedup ?? 1).toFixed(2)}).`
+              `(speed-up ×${(s.speedup ?? 1).toFixed(2)}).`
           : 'The difference is within run-to-run noise (or below 1% of the step).'
       ),
-      distributionChart([c.before.step_ms, c.after.step_ms], [s.median_before_ms, s.median_after_ms], names),
-      h('p', 'jp-gpuprof-note', `Samples: ${c.before.step_source} steps, n = ${s.n_before} before, ${s.n_after} after.`),
-      h('div', 'jp-gpuprof-verdicts', undefined, verdictCard('Before', c.before), verdictCard('After', c.after)),
+      distributionChart(
+        [c.before.step_ms, c.after.step_ms],
+        [s.median_before_ms, s.median_after_ms],
+        names
+      ),
+      h(
+        'p',
+        'jp-gpuprof-note',
+        `Samples: ${c.before.step_source} steps, n = ${s.n_before} before, ${s.n_after} after.`
+      ),
+      h(
+        'div',
+        'jp-gpuprof-verdicts',
+        undefined,
+        verdictCard('Before', c.before),
+        verdictCard('After', c.after)
+      ),
       h(
         'p',
         'jp-gpuprof-findings-diff',

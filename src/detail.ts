@@ -1,8 +1,7 @@
 /**
  * The main-area view of one run: its actions, a ranks panel for distributed runs, and the
- * full static report (HTML rendered by the server's views.html, sanitized again here).
+ * report panels of the notebook widget (report/), drawn from the run's summary.
  */
-import { Sanitizer } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { deleteRun, downloadTrace, renameRun, showCode, tagRun } from './actions';
@@ -11,8 +10,7 @@ import { rankChart, straggler } from './charts';
 import { button, h, table } from './elements';
 import { formatMs, formatRun } from './format';
 import { RunsModel } from './model';
-
-const sanitizer = new Sanitizer();
+import { renderReport } from './report/report';
 
 /** One run's report in the main area. */
 export class RunDetail extends Widget {
@@ -26,7 +24,11 @@ export class RunDetail extends Widget {
     this.title.closable = true;
     this._header = h('header', 'jp-gpuprof-detail-header');
     this._ranks = h('section', 'jp-gpuprof-ranks');
-    this._body = h('div', 'jp-gpuprof-detail-body', 'Loading the report… (first open analyses the trace)');
+    this._body = h(
+      'div',
+      'jp-gpuprof-detail-body',
+      'Loading the report… (first open analyses the trace)'
+    );
     this.node.append(this._header, this._ranks, this._body);
     this._drawHeader();
     model.changed.connect(this._onModelChanged, this);
@@ -36,13 +38,12 @@ export class RunDetail extends Widget {
     return this._run;
   }
 
-  /** Fetch the summary (analysing the trace on first open) and its HTML rendering. */
+  /** Fetch the summary (analysing the trace on first open) and draw the report panels from it. */
   async load(): Promise<void> {
     try {
       const summary = await this._api.summary(this._run.id);
       this._drawRanks(summary.distributed?.ranks ?? []);
-      const html = await this._api.html(this._run.id);
-      this._body.innerHTML = sanitizer.sanitize(html);
+      this._body.replaceChildren(renderReport(summary));
       this._body.classList.remove('jp-mod-error');
     } catch (error) {
       this._body.textContent = `No report: ${error instanceof Error ? error.message : String(error)}`;
@@ -68,7 +69,12 @@ export class RunDetail extends Widget {
     this.title.label = row.title;
     this.title.caption = `GPU profile: ${row.title} (${row.id})`;
     const facts = [row.when, row.gpu, row.steps, row.statusLabel].filter(Boolean).join(' · ');
-    const tags = h('span', 'jp-gpuprof-tags', undefined, ...row.tags.map(t => h('span', 'jp-gpuprof-tag', t)));
+    const tags = h(
+      'span',
+      'jp-gpuprof-tags',
+      undefined,
+      ...row.tags.map(t => h('span', 'jp-gpuprof-tag', t))
+    );
     const run = this._run;
     const actions = h(
       'div',

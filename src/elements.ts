@@ -54,7 +54,12 @@ export function table<T>(
   cells: (row: T) => string[],
   className = 'jp-gpuprof-table'
 ): HTMLTableElement {
-  const head = h('thead', '', undefined, h('tr', '', undefined, ...headers.map(t => h('th', '', t))));
+  const head = h(
+    'thead',
+    '',
+    undefined,
+    h('tr', '', undefined, ...headers.map(t => h('th', '', t)))
+  );
   const body = h(
     'tbody',
     '',

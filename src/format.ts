@@ -36,9 +36,7 @@ export function formatCreated(created: string | null): string {
 
 /** `12.345` -> `12.3 ms`; `null` -> `–`. */
 export function formatMs(value: number | null | undefined, digits = 1): string {
-  return typeof value === 'number' && Number.isFinite(value)
-    ? `${value.toFixed(digits)} ms`
-    : '–';
+  return typeof value === 'number' && Number.isFinite(value) ? `${value.toFixed(digits)} ms` : '–';
 }
 
 /** `-60.53` -> `−60.5%` (a real minus sign), `+3.1%` for growth. */
@@ -71,9 +69,7 @@ export function formatRun(run: IRunListing): IRunRow {
   const tooltip = [run.id, run.error ? `error: ${run.error}` : ''].filter(Boolean).join('\n');
   const median = run.median_ms ?? null;
   const steps =
-    median === null
-      ? ''
-      : `median ${formatMs(median)} · p95 ${formatMs(run.p95_ms ?? null)}`;
+    median === null ? '' : `median ${formatMs(median)} · p95 ${formatMs(run.p95_ms ?? null)}`;
   return {
     id: run.id,
     title: run.name || run.id,

@@ -1,8 +1,4 @@
-import {
-  ILabShell,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { Widget } from '@lumino/widgets';
 
 import { GpuProfApi, IRunListing } from './api';

@@ -145,10 +145,7 @@ export class RunsModel {
 
   private async _load(): Promise<void> {
     try {
-      const [status, page] = await Promise.all([
-        this._api.status(),
-        this._api.runs(this._query)
-      ]);
+      const [status, page] = await Promise.all([this._api.status(), this._api.runs(this._query)]);
       const known = this._known;
       const added = known ? page.runs.map(r => r.id).filter(id => !known.has(id)) : [];
       this._known = new Set([...(known ?? []), ...page.runs.map(r => r.id)]);

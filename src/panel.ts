@@ -32,7 +32,13 @@ export class GpuProfPanel extends Widget {
     refresh.setAttribute('aria-label', 'Refresh the run list');
     refreshIcon.element({ container: refresh });
     refresh.addEventListener('click', () => void this._model.refresh());
-    const header = h('header', 'jp-gpuprof-header', undefined, h('h2', '', 'GPU Profiler'), refresh);
+    const header = h(
+      'header',
+      'jp-gpuprof-header',
+      undefined,
+      h('h2', '', 'GPU Profiler'),
+      refresh
+    );
 
     this._status = h('div', 'jp-gpuprof-status', 'Contacting the server…');
     this._search = h('input', 'jp-gpuprof-search jp-mod-styled');
@@ -118,7 +124,11 @@ export class GpuProfPanel extends Widget {
       this._status.textContent = `jupyter_gpuprof server extension unavailable: ${model.error}`;
       this._status.classList.add('jp-mod-error');
     } else if (model.status) {
-      this._status.textContent = formatStatus(model.status.version, model.status.runs_root, model.total);
+      this._status.textContent = formatStatus(
+        model.status.version,
+        model.status.runs_root,
+        model.total
+      );
       this._status.classList.remove('jp-mod-error');
     }
     fillOptions(this._verdict, model.facets.verdicts);

@@ -8,7 +8,7 @@ from tracebuilder import TraceBuilder
 from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.views.export import export_html
-from jupyter_gpuprof.views.widget import ReportWidget
+from jupyter_gpuprof.views.widget import UNBUILT_ESM, ReportWidget
 
 REAL = "tests/data/real/input"
 PAYLOAD = "<img src=x onerror=alert(1)>"
@@ -82,3 +82,17 @@ def test_export_html_is_self_contained(tmp_path):
 def test_export_of_a_missing_run_is_one_line_error(tmp_path, capsys):
     assert main(["export", str(tmp_path / "nope"), "--html", str(tmp_path / "o.html")]) == 2
     assert "no such run" in capsys.readouterr().err
+
+
+#: size of the hand-written widget.js the TypeScript bundle replaced; anywidget stores the ESM in
+#: every saved notebook's widget state, so the bundle must not make notebooks bigger
+HAND_WRITTEN_ESM_BYTES = 16843
+
+
+def test_widget_front_end_is_the_built_bundle_and_no_bigger_than_before():
+    assert ReportWidget._esm is not UNBUILT_ESM, "static/widget.js is missing: run `jlpm build`"
+    text = str(ReportWidget._esm)
+    assert "export" in text and "gpuprof-w-tab" in text  # the bundled report, not a stub
+    assert "import " not in text.split("export")[0]  # self-contained: no module imports
+    assert len(text.encode()) <= HAND_WRITTEN_ESM_BYTES
+    assert ".gpuprof-w-tab" in str(ReportWidget._css)

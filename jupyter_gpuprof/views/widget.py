@@ -1,9 +1,10 @@
 """The inline report widget (anywidget): interactive in JupyterLab / Notebook 7, static elsewhere.
 
-The widget gets the summary dict only (never the trace). Its front end (static/widget.js) draws
-SVG itself rather than loading plotly.js, so a saved notebook stays small: plotly.js alone is
-~4.6 MB per widget state. Each display also carries `text/html` (numbers, verdict, findings,
-inline SVG charts) and `text/plain`, which static viewers show.
+The widget gets the summary dict only (never the trace). Its front end is the TypeScript report
+in `src/report/` (the same panels the sidebar's run view mounts), bundled by `jlpm build` into
+static/widget.js; it draws SVG itself rather than loading plotly.js, so a saved notebook stays
+small: plotly.js alone is ~4.6 MB per widget state. Each display also carries `text/html`
+(numbers, verdict, findings, inline SVG charts) and `text/plain`, which static viewers show.
 """
 
 from __future__ import annotations
@@ -19,13 +20,23 @@ from .svg import kinds_svg, step_chart_svg
 from .text import render_text
 
 STATIC = Path(__file__).parent / "static"
+#: shown in place of the report when the front-end bundle was never built (a bare source tree)
+UNBUILT_ESM = """export default { render({ el }) { el.textContent =
+  "The report widget's front end is not built: run `jlpm build` in the source checkout, "
+  + "or install the package from a wheel. The static report below still has every figure."; } };"""
+
+
+def _bundle(name: str, missing: str) -> Path | str:
+    """The built front-end file, or `missing` so that importing the views never fails."""
+    path = STATIC / name
+    return path if path.is_file() else missing
 
 
 class ReportWidget(anywidget.AnyWidget):
     """One report: Step time, GPU timeline, Operators, Transfers & syncs, Next steps."""
 
-    _esm = STATIC / "widget.js"
-    _css = STATIC / "widget.css"
+    _esm = _bundle("widget.js", UNBUILT_ESM)
+    _css = _bundle("widget.css", "")
     summary = traitlets.Dict().tag(sync=True)
     # charts drawn once in Python (escaped SVG) so the front end and the fallback agree
     charts = traitlets.Dict().tag(sync=True)

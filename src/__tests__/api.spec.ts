@@ -44,9 +44,7 @@ describe('api', () => {
     };
     makeRequest.mockResolvedValue(jsonResponse({ runs: [run], total: 1 }));
     await expect(new GpuProfApi(settings).runs()).resolves.toEqual({ runs: [run], total: 1 });
-    expect(makeRequest.mock.calls[0][0]).toBe(
-      'http://host:1234/lab-base/jupyter-gpuprof/runs'
-    );
+    expect(makeRequest.mock.calls[0][0]).toBe('http://host:1234/lab-base/jupyter-gpuprof/runs');
   });
 
   it('rejects a runs answer without a list', async () => {
@@ -104,18 +102,18 @@ describe('run browser routes', () => {
   it('sends filters and the page as query parameters, skipping empty ones', async () => {
     const page = { runs: [], total: 0, offset: 0, limit: 50, facets: {} };
     makeRequest.mockResolvedValue(jsonResponse(page));
-    await expect(api.runs({ q: 'tiny gpt', tag: '', verdict: 'input', limit: 50 })).resolves.toEqual(
-      page
-    );
+    await expect(
+      api.runs({ q: 'tiny gpt', tag: '', verdict: 'input', limit: 50 })
+    ).resolves.toEqual(page);
     expect(lastCall()[0]).toBe(
       'http://host:1234/lab-base/jupyter-gpuprof/runs?q=tiny+gpt&verdict=input&limit=50'
     );
   });
 
   it('escapes the run id as one path segment', async () => {
-    makeRequest.mockResolvedValue(jsonResponse({ html: '<p>x</p>' }));
-    await expect(api.html('../a/b')).resolves.toBe('<p>x</p>');
-    expect(lastCall()[0]).toBe('http://host:1234/lab-base/jupyter-gpuprof/runs/..%2Fa%2Fb/html');
+    makeRequest.mockResolvedValue(jsonResponse({ verdict: { category: 'input' } }));
+    await expect(api.summary('../a/b')).resolves.toEqual({ verdict: { category: 'input' } });
+    expect(lastCall()[0]).toBe('http://host:1234/lab-base/jupyter-gpuprof/runs/..%2Fa%2Fb/summary');
     expect(runPath('r 1', 'code')).toBe('runs/r%201/code');
   });
 

@@ -17,56 +17,69 @@ const run: IRunListing = {
   tags: ['ddp']
 };
 
-function detailWith(summary: unknown, html: string) {
-  const api = {
-    summary: jest.fn().mockResolvedValue(summary),
-    html: jest.fn().mockResolvedValue(html)
-  } as unknown as GpuProfApi;
+function detailWith(summary: unknown) {
+  const api = { summary: jest.fn().mockResolvedValue(summary) } as unknown as GpuProfApi;
   const model = new RunsModel({} as IRunsApi);
   return new RunDetail(api, model, run);
 }
 
 describe('RunDetail', () => {
   it('shows a ranks panel with the straggler for distributed runs', async () => {
-    const detail = detailWith(
-      {
-        distributed: {
-          ranks: [
-            { rank: 0, step_ms: 67.1, compute_ms: 47.9, comm_ms: 48.6, extra_ms: -18.7 },
-            { rank: 1, step_ms: 67.1, compute_ms: 66.4, comm_ms: 4.6, extra_ms: 18.7, phase: 'gpu_work' }
-          ]
-        }
+    const detail = detailWith({
+      distributed: {
+        ranks: [
+          { rank: 0, step_ms: 67.1, compute_ms: 47.9, comm_ms: 48.6, extra_ms: -18.7 },
+          {
+            rank: 1,
+            step_ms: 67.1,
+            compute_ms: 66.4,
+            comm_ms: 4.6,
+            extra_ms: 18.7,
+            phase: 'gpu_work'
+          }
+        ]
       },
-      '<div class="gpuprof-report"><h3>report</h3></div>'
-    );
+      verdict: { category: 'straggler', confidence: 'high', summary: 'rank 1 is slow' }
+    });
     await detail.load();
     const ranks = detail.node.querySelector('.jp-gpuprof-ranks');
     expect(ranks?.querySelector('h3')?.textContent).toBe('Ranks (2)');
     expect(ranks?.querySelector('.jp-gpuprof-straggler')?.textContent).toContain('rank 1');
     expect(ranks?.querySelectorAll('tbody tr').length).toBe(2);
     expect(ranks?.querySelector('svg.jp-gpuprof-rankchart')).not.toBeNull();
-    expect(detail.node.querySelector('.gpuprof-report h3')?.textContent).toBe('report');
+    const report = detail.node.querySelector('.jp-gpuprof-detail-body .gpuprof-w');
+    expect(report?.querySelector('.gpuprof-w-verdict')?.textContent).toContain(
+      'Verdict: straggler'
+    );
+    expect(
+      Array.from(report?.querySelectorAll('.gpuprof-w-tab') ?? []).map(t => t.textContent)
+    ).toEqual(['Step time', 'GPU timeline', 'Operators', 'Transfers & syncs', 'Next steps']);
     detail.dispose();
   });
 
-  it('has no ranks panel for one process; names and hostile HTML never become markup', async () => {
-    const detail = detailWith(
-      { distributed: null },
-      `<div class="gpuprof-report"><p>ok</p><img src=x onerror="alert(1)"><script>alert(2)</script></div>`
-    );
+  it('has no ranks panel for one process; names from the summary never become markup', async () => {
+    const detail = detailWith({
+      distributed: null,
+      source: { name: PAYLOAD },
+      ops: [{ name: `<script>alert(2)</script>`, calls: 1, cuda_total_us: 5 }]
+    });
     await detail.load();
     expect(detail.node.querySelector('.jp-gpuprof-ranks')?.childElementCount).toBe(0);
     expect(detail.node.querySelector('.jp-gpuprof-detail-title')?.textContent).toBe(PAYLOAD);
     expect(detail.node.querySelector('script')).toBeNull();
     expect(detail.node.querySelector('[onerror]')).toBeNull();
-    expect(detail.node.querySelector('.gpuprof-report p')?.textContent).toBe('ok');
+    expect(detail.node.querySelector('.gpuprof-w-title')?.textContent).toBe(
+      `GPU profile — ${PAYLOAD}`
+    );
+    expect(detail.node.querySelector('.gpuprof-w-ops td')?.textContent).toBe(
+      '<script>alert(2)</script>'
+    );
     detail.dispose();
   });
 
   it('says why when the run has no report yet', async () => {
     const api = {
-      summary: jest.fn().mockRejectedValue(new Error('run is still being written; no report yet')),
-      html: jest.fn()
+      summary: jest.fn().mockRejectedValue(new Error('run is still being written; no report yet'))
     } as unknown as GpuProfApi;
     const detail = new RunDetail(api, new RunsModel({} as IRunsApi), run);
     await detail.load();

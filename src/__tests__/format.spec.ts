@@ -64,8 +64,12 @@ describe('formatRun', () => {
 
 describe('formatStatus', () => {
   it('counts runs in words', () => {
-    expect(formatStatus('0.1.0', '/srv/runs', 1)).toBe('Server extension 0.1.0 · 1 run in /srv/runs');
-    expect(formatStatus('0.1.0', '/srv/runs', 3)).toBe('Server extension 0.1.0 · 3 runs in /srv/runs');
+    expect(formatStatus('0.1.0', '/srv/runs', 1)).toBe(
+      'Server extension 0.1.0 · 1 run in /srv/runs'
+    );
+    expect(formatStatus('0.1.0', '/srv/runs', 3)).toBe(
+      'Server extension 0.1.0 · 3 runs in /srv/runs'
+    );
   });
 });
 

@@ -66,7 +66,13 @@ describe('compare view', () => {
 
 describe('charts', () => {
   it('bins both samples on one axis', () => {
-    const { lo, hi, counts } = histogram([[1, 2, 3], [3, 4]], 3);
+    const { lo, hi, counts } = histogram(
+      [
+        [1, 2, 3],
+        [3, 4]
+      ],
+      3
+    );
     expect([lo, hi]).toEqual([1, 4]);
     expect(counts).toEqual([
       [1, 1, 1],

@@ -44,16 +44,35 @@ test.describe('GPU Profiler run browser', () => {
     await expect(rows).toHaveCount(5);
   });
 
-  test('opens a run: the full report from the store, no kernel', async ({ page }) => {
+  test('opens a run: the report panels from its summary, no kernel', async ({ page }) => {
     const panel = await openPanel(page);
     await panel.locator(`li[data-run-id="${BEFORE}"] .jp-gpuprof-run-name`).click();
     const detail = page.locator(`#jupyter-gpuprof-run-${BEFORE}`);
     await expect(detail.locator('.jp-gpuprof-detail-title')).toHaveText('tinygpt before');
     // The first open analyses the real trace on the server, then caches summary.json.
-    await expect(detail.locator('.gpuprof-verdict')).toContainText('Verdict: precision', {
-      timeout: 30_000
-    });
-    await expect(detail.locator('.gpuprof-report')).toContainText('Top kernels');
+    const report = detail.locator('.jp-gpuprof-detail-body .gpuprof-w');
+    await expect(report.locator('.gpuprof-w-head .gpuprof-w-verdict')).toContainText(
+      'Verdict: precision',
+      { timeout: 30_000 }
+    );
+    // The same panels as the notebook widget, with their interactions.
+    await expect(report.locator('.gpuprof-w-tab')).toHaveText([
+      'Step time',
+      'GPU timeline',
+      'Operators',
+      'Transfers & syncs',
+      'Next steps'
+    ]);
+    await expect(report.locator('.gpuprof-w-panel-steps')).toContainText('Baseline median');
+    await report.getByRole('tab', { name: 'GPU timeline' }).click();
+    await expect(report.locator('.gpuprof-w-panel-timeline svg.gpuprof-w-tl')).toBeVisible();
+    expect(await report.locator('svg.gpuprof-w-tl rect').count()).toBeGreaterThan(10);
+    await report.getByRole('tab', { name: 'Operators' }).click();
+    const firstOp = report.locator('.gpuprof-w-panel-ops tbody tr').first().locator('td').first();
+    await report.locator('input.gpuprof-w-filter').fill('aten::');
+    await expect(firstOp).toContainText('aten::');
+    await report.getByRole('tab', { name: 'Next steps' }).click();
+    await expect(report.locator('.gpuprof-w-panel-next .gpuprof-w-findings li').first()).toBeVisible();
     await expect(page.locator('.jp-NotebookPanel')).toHaveCount(0);
     await page.screenshot({ path: test.info().outputPath('run-detail.png') });
     // Once analysed, the list shows the verdict badge.

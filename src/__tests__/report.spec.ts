@@ -1,0 +1,205 @@
+import { banner } from '../report/header';
+import { PANELS, renderReport } from '../report/report';
+import render from '../report/widget';
+import { IReportSummary } from '../report/summary';
+import { PAYLOAD, sampleSummary } from './reportFixture';
+
+const text = (root: Element, selector: string) => root.querySelector(selector)?.textContent ?? null;
+
+describe('renderReport', () => {
+  it('draws the head: title, statistics, verdict, and no banner for a finished GPU run', () => {
+    const root = renderReport(sampleSummary());
+    expect(root.className).toBe('gpuprof-w');
+    expect(text(root, '.gpuprof-w-title')).toBe('GPU profile — tiny run');
+    expect(text(root, '.gpuprof-w-stats')).toBe(
+      'Step time (unprofiled baseline, n=5): median 10.00 ms, p95 12.50 ms, IQR 1.25 ms, 1 outlier(s) · GPU busy 35% of the real step'
+    );
+    expect(text(root, '.gpuprof-w-head .gpuprof-w-verdict')).toBe(
+      'Verdict: input (high confidence) — The GPU waits for data.'
+    );
+    expect(root.querySelector('.gpuprof-w-banner')).toBeNull();
+  });
+
+  it('shows five tabs, the step panel first, and switches panels on click', () => {
+    const root = renderReport(sampleSummary());
+    const tabs = Array.from(root.querySelectorAll<HTMLButtonElement>('.gpuprof-w-tab'));
+    expect(tabs.map(t => t.textContent)).toEqual([
+      'Step time',
+      'GPU timeline',
+      'Operators',
+      'Transfers & syncs',
+      'Next steps'
+    ]);
+    const visible = () =>
+      Array.from(root.querySelectorAll<HTMLElement>('.gpuprof-w-panel'))
+        .filter(p => !p.hidden)
+        .map(p => p.className);
+    expect(visible()).toEqual(['gpuprof-w-panel gpuprof-w-panel-steps']);
+    expect(tabs[0].getAttribute('aria-selected')).toBe('true');
+    tabs[2].click();
+    expect(visible()).toEqual(['gpuprof-w-panel gpuprof-w-panel-ops']);
+    expect(tabs.map(t => t.getAttribute('aria-selected'))).toEqual([
+      'false',
+      'false',
+      'true',
+      'false',
+      'false'
+    ]);
+    expect(PANELS.map(p => p[0])).toEqual(['steps', 'timeline', 'ops', 'transfers', 'next']);
+  });
+
+  it('warns about CPU-only runs, failed cells and step-less captures', () => {
+    const cpu: IReportSummary = { ...sampleSummary(), gpu: { available: false } };
+    expect(banner(cpu)).toContain('GPU metrics unavailable');
+    const failed: IReportSummary = {
+      ...sampleSummary(),
+      source: { status: 'failed', error: 'ValueError: bad' }
+    };
+    expect(banner(failed)).toBe('Partial report: the profiled code raised (ValueError: bad).');
+    const root = renderReport({ gpu: { available: false } });
+    const banners = Array.from(root.querySelectorAll('.gpuprof-w-banner')).map(b => b.textContent);
+    expect(banners[0]).toContain('GPU metrics unavailable');
+    expect(banners[1]).toContain('No training steps found');
+    expect(root.querySelector('.gpuprof-w-stats')).toBeNull();
+    expect(text(root, '.gpuprof-w-head .gpuprof-w-verdict')).toBe(
+      'Verdict: unavailable (? confidence) — '
+    );
+  });
+
+  it('draws an empty summary with every panel saying what is missing', () => {
+    const root = renderReport({});
+    const empties = Array.from(root.querySelectorAll('.gpuprof-w-empty')).map(e => e.textContent);
+    expect(empties).toEqual([
+      'No step times were recorded.',
+      'No timeline: the trace holds no events in the profiled window.',
+      'No operators were recorded.',
+      'No host↔device copies recorded.'
+    ]);
+    expect(text(root, '.gpuprof-w-panel-next')).toContain('No findings worth acting on.');
+  });
+
+  it('keeps trace names as text, never markup', () => {
+    const sm = sampleSummary();
+    sm.source = { name: PAYLOAD };
+    sm.verdict = { category: PAYLOAD, summary: PAYLOAD, reasons: [PAYLOAD] };
+    const root = renderReport(sm);
+    expect(root.querySelector('img')).toBeNull();
+    expect(root.querySelector('[onerror]')).toBeNull();
+    expect(text(root, '.gpuprof-w-title')).toBe(`GPU profile — ${PAYLOAD}`);
+  });
+});
+
+describe('steps panel', () => {
+  it('states the baseline figures, the data pipeline share and the profiler cost', () => {
+    const panel = renderReport(sampleSummary()).querySelector(
+      '.gpuprof-w-panel-steps'
+    ) as HTMLElement;
+    const lines = Array.from(panel.querySelectorAll('p')).map(p => p.textContent);
+    expect(lines).toEqual([
+      'Baseline median 10.00 ms, p95 12.50 ms, min 9.00 ms, max 13.00 ms; outliers: #4.',
+      'Data pipeline: 42% of the host timeline (5.0 ms per profiled step).',
+      "Profiled steps: median 12.00 ms = 1.20× the baseline (the profiler's own cost)."
+    ]);
+    expect(panel.querySelector('.gpuprof-w-chart')).toBeNull();
+  });
+
+  it('shows the chart SVG drawn by Python when the widget has one', () => {
+    const chart = "<svg class='gpuprof-svg'><text>median 10</text></svg>";
+    const root = renderReport(sampleSummary(), { steps: chart, kinds: "<svg class='k'></svg>" });
+    expect(text(root, '.gpuprof-w-panel-steps .gpuprof-w-chart svg')).toBe('median 10');
+    expect(root.querySelector('.gpuprof-w-panel-timeline h4')?.textContent).toBe(
+      'GPU time by kernel kind'
+    );
+    expect(root.querySelector('.gpuprof-w-panel-timeline svg.k')).not.toBeNull();
+  });
+
+  it('says when profiling cost nothing visible or made steps faster', () => {
+    const sm = sampleSummary();
+    sm.steps = { ...sm.steps, profiler_inflation: 1.0 };
+    expect(text(renderReport(sm), '.gpuprof-w-panel-steps')).toContain(
+      '(no visible profiler cost).'
+    );
+    sm.steps = { ...sm.steps, profiler_inflation: 0.9 };
+    expect(text(renderReport(sm), '.gpuprof-w-panel-steps')).toContain(
+      '(steps overlap less without per-step syncs).'
+    );
+  });
+});
+
+describe('transfers and next-steps panels', () => {
+  it('tabulates copies and the sync callers', () => {
+    const panel = renderReport(sampleSummary()).querySelector(
+      '.gpuprof-w-panel-transfers'
+    ) as HTMLElement;
+    const rows = Array.from(panel.querySelectorAll('table')[0].querySelectorAll('tr')).map(r =>
+      Array.from(r.children).map(c => c.textContent)
+    );
+    expect(rows).toEqual([
+      ['direction', 'memory', 'copies', 'MB', 'GB/s', 'blocking'],
+      ['HtoD', 'pageable', '3', '4.00', '10.3', '3']
+    ]);
+    expect(text(panel, 'h4')).toBe('Sync calls: 6 (2.0 per step)');
+    expect(
+      Array.from(panel.querySelectorAll('table')[1].querySelectorAll('td')).map(c => c.textContent)
+    ).toEqual(['loss.item()', '3', '1.50 ms']);
+  });
+
+  it('lists the verdict reasons and each finding with its fix', () => {
+    const panel = renderReport(sampleSummary()).querySelector(
+      '.gpuprof-w-panel-next'
+    ) as HTMLElement;
+    expect(
+      Array.from(panel.querySelectorAll('.gpuprof-w-verdict li')).map(l => l.textContent)
+    ).toEqual(['r1', 'r2']);
+    const item = panel.querySelector('.gpuprof-w-findings li') as HTMLElement;
+    expect(text(item, 'b')).toBe('[input] Use more DataLoader workers');
+    expect(item.textContent).toContain('expected gain ≈42% (5.00 ms per step)');
+    expect(text(item, '.gpuprof-w-evidence')).toBe('input 5 ms per step');
+    expect(text(item, 'pre')).toBe('DataLoader(ds, num_workers=4)');
+  });
+
+  it('copies a fix through the textarea fallback outside a secure context', () => {
+    jest.useFakeTimers();
+    let copied = '';
+    document.execCommand = jest.fn(() => {
+      copied = document.querySelector('textarea')?.value ?? '';
+      return true;
+    });
+    const root = renderReport(sampleSummary());
+    document.body.append(root);
+    const button = root.querySelector('.gpuprof-w-copy') as HTMLButtonElement;
+    button.click();
+    expect(document.execCommand).toHaveBeenCalledWith('copy');
+    expect(copied).toBe('DataLoader(ds, num_workers=4)');
+    expect(button.textContent).toBe('Copied');
+    expect(document.querySelector('textarea')).toBeNull();
+    jest.advanceTimersByTime(1600);
+    expect(button.textContent).toBe('Copy');
+    root.remove();
+    jest.useRealTimers();
+  });
+});
+
+describe('widget entry', () => {
+  it('renders the summary and the charts from the model, and redraws on change', () => {
+    const state: Record<string, unknown> = {
+      summary: sampleSummary(),
+      charts: { steps: '<svg><text>c</text></svg>' }
+    };
+    const listeners: Record<string, () => void> = {};
+    const model = {
+      get: (name: string) => state[name] ?? null,
+      on: (event: string, cb: () => void) => {
+        listeners[event] = cb;
+      }
+    };
+    const el = document.createElement('div');
+    render.render({ model: model as never, el });
+    expect(el.querySelectorAll('.gpuprof-w')).toHaveLength(1);
+    expect(text(el, '.gpuprof-w-panel-steps .gpuprof-w-chart')).toBe('c');
+    state.summary = { ...sampleSummary(), verdict: { category: 'sync' } };
+    listeners['change:summary']();
+    expect(el.querySelectorAll('.gpuprof-w')).toHaveLength(1);
+    expect(text(el, '.gpuprof-w-head .gpuprof-w-verdict')).toContain('Verdict: sync');
+  });
+});

@@ -1,0 +1,70 @@
+/** The "Next steps" panel: the verdict with its reasons, then each finding with a copyable fix. */
+import { h, num } from './dom';
+import { IReportSummary } from './summary';
+
+/** Copy through a hidden textarea where the clipboard API is missing (plain-http servers). */
+function fallbackCopy(text: string): void {
+  const area = h('textarea', { style: 'position:fixed;opacity:0' });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  document.execCommand('copy');
+  area.remove();
+}
+
+/** Put `text` on the clipboard and say so on `button` for a moment. */
+export function copyText(text: string, button: HTMLButtonElement): void {
+  const done = () => {
+    button.textContent = 'Copied';
+    setTimeout(() => {
+      button.textContent = 'Copy';
+    }, 1500);
+  };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text).then(done, () => {
+      fallbackCopy(text);
+      done();
+    });
+  } else {
+    fallbackCopy(text);
+    done();
+  }
+}
+
+/** Verdict, reasons and the ordered findings. */
+export function nextPanel(sm: IReportSummary): HTMLDivElement {
+  const v = sm.verdict ?? {};
+  const box = h('div');
+  box.append(
+    h(
+      'div',
+      { class: 'gpuprof-w-verdict' },
+      h('b', {}, `Verdict: ${v.category || 'unavailable'}`),
+      ` (${v.confidence || '?'} confidence)`,
+      h('div', {}, v.summary || ''),
+      h('ul', {}, ...(v.reasons ?? []).map(r => h('li', {}, r)))
+    )
+  );
+  const findings = sm.findings ?? [];
+  if (!findings.length) {
+    box.append(h('p', {}, 'No findings worth acting on.'));
+  }
+  const list = h('ol', { class: 'gpuprof-w-findings' });
+  for (const f of findings) {
+    const fix = f.fix || '';
+    const button = h('button', { class: 'gpuprof-w-copy', type: 'button' }, 'Copy');
+    button.addEventListener('click', () => copyText(fix, button));
+    list.append(
+      h(
+        'li',
+        {},
+        h('b', {}, `[${f.category}] ${f.title}`),
+        ` — expected gain ≈${Math.round(f.expected_gain_pct || 0)}% (${num(f.cost_ms, 2)} ms per step)`,
+        h('div', { class: 'gpuprof-w-evidence' }, f.evidence || ''),
+        h('div', { class: 'gpuprof-w-fix' }, button, h('pre', {}, fix))
+      )
+    );
+  }
+  box.append(list);
+  return box;
+}

@@ -1,0 +1,56 @@
+/** The "Step time" panel: the step-time chart and the numbers behind it. */
+import { empty, h, ms, num, trustedChart } from './dom';
+import { ICharts, IReportSummary } from './summary';
+
+/** How the profiled steps compare with the unprofiled baseline. */
+function inflationNote(ratio: number): string {
+  if (ratio > 1.05) {
+    return "(the profiler's own cost).";
+  }
+  return ratio < 0.95
+    ? '(steps overlap less without per-step syncs).'
+    : '(no visible profiler cost).';
+}
+
+/** Step-time chart (when Python drew one), baseline statistics, data-pipeline share, profiler cost. */
+export function stepsPanel(sm: IReportSummary, charts: ICharts): HTMLDivElement {
+  const st = sm.steps ?? {};
+  const profiled = st.profiled ?? {};
+  const box = h('div');
+  if (!(st.baseline_ms ?? []).length && !(st.profiled_ms ?? []).length) {
+    box.append(empty('No step times were recorded.'));
+    return box;
+  }
+  if (charts.steps) {
+    box.append(trustedChart(charts.steps));
+  }
+  const outliers = (st.outliers ?? []).map(i => `#${i}`).join(', ') || 'none';
+  box.append(
+    h(
+      'p',
+      {},
+      `Baseline median ${ms(st.median_ms)}, p95 ${ms(st.p95_ms)}, min ${ms(st.min_ms)}, max ${ms(st.max_ms)}; outliers: ${outliers}.`
+    )
+  );
+  const input = sm.input ?? {};
+  if ((input.host_share_pct ?? 0) >= 1) {
+    box.append(
+      h(
+        'p',
+        {},
+        `Data pipeline: ${num(input.host_share_pct, 0)}% of the host timeline (${num(input.ms_per_step, 1)} ms per profiled step).`
+      )
+    );
+  }
+  if (profiled.n && st.source === 'baseline') {
+    const ratio = st.profiler_inflation ?? 0;
+    box.append(
+      h(
+        'p',
+        {},
+        `Profiled steps: median ${ms(profiled.median_ms)} = ${num(ratio, 2)}× the baseline ${inflationNote(ratio)}`
+      )
+    );
+  }
+  return box;
+}

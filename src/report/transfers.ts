@@ -1,0 +1,59 @@
+/** The "Transfers & syncs" panel: host↔device copies and the sync calls that stall the GPU. */
+import { empty, h, num, us } from './dom';
+import { IReportSummary } from './summary';
+
+/** A plain table: one header row, then one row of cells per item. */
+function table(head: HTMLTableRowElement, rows: HTMLTableRowElement[]): HTMLTableElement {
+  return h('table', { class: 'gpuprof-w-table' }, head, ...rows);
+}
+
+/** Copies by direction and memory kind, then the sync count and its worst callers. */
+export function transfersPanel(sm: IReportSummary): HTMLDivElement {
+  const box = h('div');
+  const copies = sm.transfers ?? [];
+  if (copies.length) {
+    const head = h(
+      'tr',
+      {},
+      ...['direction', 'memory', 'copies', 'MB', 'GB/s', 'blocking'].map(c => h('th', {}, c))
+    );
+    const rows = copies.map(r =>
+      h(
+        'tr',
+        {},
+        h('td', {}, r.kind),
+        h('td', {}, r.pageable ? 'pageable' : 'pinned'),
+        h('td', {}, r.count),
+        h('td', {}, num((r.bytes ?? 0) / 1e6, 2)),
+        h('td', {}, num(r.gbps, 1)),
+        h('td', {}, r.blocking)
+      )
+    );
+    box.append(table(head, rows));
+  } else {
+    box.append(empty('No host↔device copies recorded.'));
+  }
+  const syncs = sm.syncs ?? {};
+  box.append(h('h4', {}, `Sync calls: ${syncs.count || 0} (${num(syncs.per_step, 1)} per step)`));
+  const top = syncs.top ?? [];
+  if (top.length) {
+    const head = h(
+      'tr',
+      {},
+      h('th', { class: 'n' }, 'caused by'),
+      h('th', {}, 'calls'),
+      h('th', {}, 'GPU idle after')
+    );
+    const rows = top.map(r =>
+      h(
+        'tr',
+        {},
+        h('td', { class: 'n' }, r.caller),
+        h('td', {}, r.calls),
+        h('td', {}, us(r.gpu_idle_after_us))
+      )
+    );
+    box.append(table(head, rows));
+  }
+  return box;
+}
