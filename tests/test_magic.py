@@ -87,7 +87,8 @@ def test_raising_cell_keeps_run_and_reraises_original(fresh):
     ip.run_cell("class Boom(Exception): pass\nerr = Boom('step 5 exploded')\nn = 0")
     res = run_cell(
         ip,
-        f"--steps 4 --warmup 1 --active 2 --runs-root {root}",
+        # --body: the step count below is the body mode's (auto mode adds a first deciding run)
+        f"--body --steps 4 --warmup 1 --active 2 --runs-root {root}",
         "n += 1\ntrain_step(next(it))\nif n == 7: raise err",
     )
     assert res.error_in_exec is ip.user_ns["err"]
