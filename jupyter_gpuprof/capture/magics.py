@@ -163,7 +163,7 @@ class GpuProfMagics(Magics):
         """Run the cell once; a loop is done then, a single step is re-run as body mode."""
         started = time.perf_counter()
         run_cell()
-        steps, framework = session.boundaries, (session.framework or {}).get("name")
+        steps, framework = session.steps_seen, (session.framework or {}).get("name")
         if steps > 1:
             where = f" ({framework} Trainer)" if framework else ""
             print(f"gpuprofile: the cell ran {steps} training steps in one run{where}: "

@@ -307,11 +307,21 @@ class ProfileSession:
             self.driver.abort()
         self._remove_hooks()
 
+    @property
+    def steps_seen(self) -> int:
+        """Steps the code took so far: step() calls once used, else optimizer steps."""
+        return self.boundaries if self._manual else self.training.optimizer_steps
+
     def finish(self, exc: BaseException | None = None) -> Run:
         """Close: on error or an unfinished capture keep trace + meta as failed; remove hooks."""
         if self.closed:
             return self.run  # type: ignore[return-value]
         try:
+            if self.finalized and not self._shared_folder:
+                # The training went on after the capture: its meta gets the final step count.
+                with contextlib.suppress(Exception):
+                    self.run.meta.training.update(self.training.to_meta())  # type: ignore[union-attr]
+                    self.run.write_meta()  # type: ignore[union-attr]
             if not self.finalized:
                 error = one_line(exc) if exc is not None else self.incomplete_reason()
                 self._finalize(status="failed", error=error, cleanup=False)
