@@ -90,8 +90,8 @@ def build() -> nbformat.NotebookNode:
             "# the same training unprofiled, then with the fix: the framework's own timing\n"
             + _train_cell(name, framework, make) + "\n"
             + _train_cell(name, framework, fix).replace("logged[", "fixed[")
-            + f"\nprint(f'{{logged[{name!r}]:.1f}} ms/step -> {{fixed[{name!r}]:.1f}} ms/step "
-            f"with the fix')"))
+            + f"\nbefore, after = logged[{name!r}], fixed[{name!r}]\n"
+            "print(f'{before:.1f} ms/step -> {after:.1f} ms/step with the fix')"))
     expected = {name: exp for name, exp, *_ in CASES}
     cells += [
         new_markdown_cell("## Verdicts, step times and the framework's own throughput"),

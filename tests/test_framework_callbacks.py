@@ -115,3 +115,20 @@ def test_graph_and_accumulation_notes():
     reasons = " ".join(out.verdict.reasons)
     assert "CUDA graphs (12 replays)" in reasons and "4 micro-batches" in reasons
     assert in_framework_terms(_advice("launch"), None, {}).verdict.reasons == []
+
+
+@pytest.mark.parametrize(("boundaries", "expect"), [
+    (43, None),                      # the default schedule fits: unchanged
+    (39, (1, 30, 1, 2, 5)),          # warm-up gives way first
+    (20, (1, 11, 1, 2, 5)),          # then the baseline
+    (3, (0, 0, 0, 1, 2)),            # the profiler window last
+])
+def test_fit_schedule_order(boundaries, expect):
+    from jupyter_gpuprof.capture.settings import CaptureSettings, fit_schedule
+
+    fitted = fit_schedule(CaptureSettings(), boundaries)
+    if expect is None:
+        assert fitted is None
+        return
+    got = (fitted.warmup, fitted.steps, fitted.wait, fitted.prof_warmup, fitted.active)
+    assert got == expect and fitted.schedule().total <= boundaries

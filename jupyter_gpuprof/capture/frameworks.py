@@ -10,6 +10,7 @@ moment every framework is certainly inside its own training loop, whatever the i
 from __future__ import annotations
 
 import sys
+from types import FrameType
 from typing import Any
 
 #: TrainingArguments fields that change what the advice says
@@ -67,11 +68,11 @@ def describe_lightning(trainer: Any) -> dict[str, Any]:
             "accumulate_grad_batches": _plain(getattr(trainer, "accumulate_grad_batches", None)),
         },
     }
-    loader = getattr(getattr(trainer, "fit_loop", None), "_combined_loader", None)
-    workers = [getattr(dl, "num_workers", None) for dl in getattr(loader, "flattened", []) or []]
-    if workers and workers[0] is not None:
-        info["args"]["num_workers"] = int(workers[0])
-        info["args"]["pin_memory"] = bool(getattr(loader.flattened[0], "pin_memory", False))
+    combined = getattr(getattr(trainer, "fit_loop", None), "_combined_loader", None)
+    loaders = list(getattr(combined, "flattened", None) or [])
+    if loaders and getattr(loaders[0], "num_workers", None) is not None:
+        info["args"]["num_workers"] = int(loaders[0].num_workers)
+        info["args"]["pin_memory"] = bool(getattr(loaders[0], "pin_memory", False))
     try:
         total = int(trainer.estimated_stepping_batches)
     except Exception:  # noqa: BLE001 - infinite or not yet known: no step budget
@@ -99,7 +100,7 @@ def find_on_stack() -> dict[str, Any] | None:
     lightning = _lightning_trainer_classes()
     if hf is None and not lightning:
         return None
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     for _ in range(_MAX_FRAMES):
         if frame is None:
             break

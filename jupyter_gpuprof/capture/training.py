@@ -9,6 +9,7 @@ there) and `CUDAGraph.replay` (CUDA graphs captured by hand or by torch.compile'
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Callable
@@ -51,7 +52,9 @@ class TrainingCounters:
         self._wrap(torch.autograd, "backward", self._count_backward)
         graph_cls = getattr(torch.cuda, "CUDAGraph", None)
         if graph_cls is not None and torch.cuda.is_available():
-            self._wrap(graph_cls, "replay", self._count_replay)
+            # A build whose CUDAGraph is a C type cannot be wrapped: replays go uncounted.
+            with contextlib.suppress(TypeError, AttributeError):
+                self._wrap(graph_cls, "replay", self._count_replay)
 
     def _wrap(self, owner: Any, attr: str, counter: Callable[[], None]) -> None:
         original = getattr(owner, attr)

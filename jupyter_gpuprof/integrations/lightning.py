@@ -9,7 +9,7 @@ try:
     from lightning.pytorch.callbacks import Callback
 except ImportError:
     try:
-        from pytorch_lightning.callbacks import Callback  # the package's older name
+        from pytorch_lightning.callbacks import Callback  # type: ignore[assignment]  # older name
     except ImportError:  # pragma: no cover - exercised only without Lightning installed
         raise ImportError(
             "jupyter_gpuprof.integrations.lightning needs Lightning: pip install lightning"
