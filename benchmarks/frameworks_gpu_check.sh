@@ -26,8 +26,8 @@ $PY -c "import torch, transformers, lightning; print('torch', torch.__version__,
 cd "$repo"
 $PY benchmarks/make_frameworks_notebook.py
 t0=$(date +%s)
-(cd notebooks && timeout 420 $PY -m nbconvert --to notebook --execute frameworks_gpu.ipynb \
-  --ExecutePreprocessor.timeout=300 --allow-errors --output-dir "$OUT" --output frameworks_gpu.ipynb)
+(cd notebooks && timeout 380 $PY -m nbconvert --to notebook --execute frameworks_gpu.ipynb \
+  --ExecutePreprocessor.timeout=240 --allow-errors --output-dir "$OUT" --output frameworks_gpu.ipynb)
 echo "notebook rc=$? in $(( $(date +%s) - t0 )) s"
 # run folders: metadata and summaries (traces stay behind: too big to bring back)
 (cd notebooks/.gpuprof && tar -cf "$OUT/framework_runs.tar" --exclude='*.json.gz' runs) || true

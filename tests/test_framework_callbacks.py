@@ -132,3 +132,16 @@ def test_fit_schedule_order(boundaries, expect):
         return
     got = (fitted.warmup, fitted.steps, fitted.wait, fitted.prof_warmup, fitted.active)
     assert got == expect and fitted.schedule().total <= boundaries
+
+
+def test_callback_inside_the_magic_stands_aside(ns, tmp_path, capsys):
+    from jupyter_gpuprof.capture.profile_block import profile
+    from jupyter_gpuprof.integrations.transformers import GpuProfCallback
+
+    cb = GpuProfCallback(runs_root=tmp_path / "cb")
+    trainer = ns["hf_trainer"](12, str(tmp_path / "out"))
+    trainer.add_callback(cb)
+    with profile(runs_root=tmp_path / "runs", **SMALL):
+        trainer.train()
+    assert "the callback leaves this training to it" in capsys.readouterr().out
+    assert cb.run is None and not (tmp_path / "cb").exists()

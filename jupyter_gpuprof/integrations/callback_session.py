@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..capture.session import ProfileSession
+from ..capture.session import ProfileSession, current_session
 from ..capture.settings import CaptureSettings
 from ..store import Run, RunStore
 
@@ -25,6 +25,13 @@ class CallbackCapture:
 
     def begin(self, framework: dict[str, Any] | None) -> None:
         """Open the run and install the hooks; the framework block fits the schedule."""
+        if self.session is not None:  # the last training raised (HF has no exception event)
+            self.end(RuntimeError("the training stopped before its end"))
+        running = current_session()
+        if running is not None and not running.closed:
+            print("gpuprofile: a capture is already running (%%gpuprofile or profile()); "
+                  "the callback leaves this training to it")
+            return
         settings = CaptureSettings(**{**self.settings.__dict__})
         self.session = ProfileSession(settings, name=self.name,
                                       store=RunStore(self.runs_root)).begin()
