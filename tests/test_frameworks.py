@@ -12,7 +12,7 @@ import time
 import pytest
 from capture_fixtures import nothing_left_installed  # noqa: F401
 from framework_fixtures import SETUP
-from IPython.testing.globalipapp import start_ipython
+from IPython.testing import globalipapp
 
 from jupyter_gpuprof.store import RunStore
 
@@ -27,7 +27,7 @@ START_UP_S = 25.0
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    shell = globalipapp.start_ipython() or globalipapp.get_ipython()  # one shell per process
     shell.run_line_magic("load_ext", "jupyter_gpuprof")
     res = shell.run_cell(SETUP)
     assert res.error_in_exec is None
