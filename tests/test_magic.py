@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 from capture_fixtures import nothing_left_installed, profiler_steps, trace_names  # noqa: F401
-from IPython.testing.globalipapp import get_ipython, start_ipython
+from IPython.testing import globalipapp
 
 from jupyter_gpuprof.capture.magics import NO_GPU_BANNER, has_top_level_loop
 from jupyter_gpuprof.store import RunStore
@@ -35,7 +35,7 @@ def train_step(batch):
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython() or get_ipython()  # one IPython app per process: it may exist
+    shell = globalipapp.start_ipython() or globalipapp.get_ipython()  # one app per process
     shell.run_line_magic("load_ext", "jupyter_gpuprof")
     return shell
 
