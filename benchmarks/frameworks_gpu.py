@@ -119,8 +119,12 @@ def dataset(kind: str, tiny: bool = TINY) -> torch.utils.data.Dataset:
 
 def hf_trainer(steps: int, data: str = "ids", tiny: bool = TINY, **args: Any) -> Any:
     """A transformers Trainer over the model; `args` go to TrainingArguments (bf16=True…)."""
+    from accelerate.state import AcceleratorState
     from transformers import GPT2LMHeadModel, Trainer, TrainingArguments
 
+    # Accelerate keeps its mixed-precision state per process: a second Trainer with bf16=True
+    # would silently reuse the first one's fp32 state without this reset.
+    AcceleratorState._reset_state(True)
     torch.manual_seed(0)
     targs = TrainingArguments(
         "/tmp/gpuprof-hf", max_steps=steps, per_device_train_batch_size=BATCH if not tiny else 4,

@@ -20,15 +20,17 @@ STEPS = 60
 
 #: (name, expected verdict, framework, how it is built, the fix applied by hand)
 CASES = [
-    ("hf_fp32", "precision", "transformers", "fw.hf_trainer(STEPS)",
-     "fw.hf_trainer(STEPS, bf16=True, tf32=True)"),
+    # Lightning first: its start-up reads torch.get_float32_matmul_precision(), which torch 2.9+
+    # refuses once TF32 was set through the legacy flags (HF's tf32=True does that).
     ("pl_fp32", "precision", "lightning", "fw.lightning_parts(STEPS)",
      "fw.lightning_parts(STEPS, precision='bf16-mixed')"),
-    ("hf_text", "input", "transformers", "fw.hf_trainer(STEPS, data='text', bf16=True)",
-     "fw.hf_trainer(STEPS, data='text', bf16=True, dataloader_num_workers=8)"),
     ("pl_text", "input", "lightning",
      "fw.lightning_parts(STEPS, data='text', precision='bf16-mixed')",
      "fw.lightning_parts(STEPS, data='text', precision='bf16-mixed', num_workers=8)"),
+    ("hf_fp32", "precision", "transformers", "fw.hf_trainer(STEPS)",
+     "fw.hf_trainer(STEPS, bf16=True, tf32=True)"),
+    ("hf_text", "input", "transformers", "fw.hf_trainer(STEPS, data='text', bf16=True)",
+     "fw.hf_trainer(STEPS, data='text', bf16=True, dataloader_num_workers=8)"),
 ]
 
 
