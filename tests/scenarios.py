@@ -83,7 +83,8 @@ def transfer(b: TraceBuilder, s: float) -> float:
     return wait_for_gpu(b, s, 6030.0, 7100.0)
 
 
-def comm(b: TraceBuilder, s: float, name: str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL") -> float:
+def comm(b: TraceBuilder, s: float,
+         name: str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL") -> float:
     _gemm(b, s + 10, s + 100, 4000.0)
     b.kernel(name, s + 30, s + 4100, 5000.0, stream=20)
     return wait_for_gpu(b, s, 40.0, 9100.0)

@@ -190,9 +190,24 @@ def precision_fix(g: StepGraph, dtype: str = "tf32") -> tuple[StepGraph, str]:
         f"{before / 1e3 / g.n_steps:.1f} → {after / 1e3 / g.n_steps:.1f} ms per step")
 
 
-def _chains(gpu: pd.DataFrame) -> list[np.ndarray]:
-    """Runs of consecutive bandwidth-bound kernels on one stream (two or more)."""
+def _segments(g: StepGraph) -> np.ndarray:
+    """Per GPU operation, the stretch of host program it was launched in: a new one starts at
+    every step and every host wait (a compiled region ends where Python needs a value)."""
+    h = g.host
+    waits = h["kind"].isin([SYNC, BLOCKING]).to_numpy()
+    seg = np.cumsum(waits) + h["step"].to_numpy() * (len(h) + 1)
+    out = np.full(len(g.gpu), -1, dtype=np.int64)
+    linked = h["gpu"].to_numpy() >= 0
+    out[h["gpu"].to_numpy()[linked]] = seg[linked]
+    return out
+
+
+def _chains(g: StepGraph) -> list[np.ndarray]:
+    """Runs of consecutive bandwidth-bound kernels on one stream (two or more) that one
+    compiled region could fuse."""
     out = []
+    gpu = g.gpu
+    seg = _segments(g)
     mem = (gpu["kind"].isin(T.MEMORY_KINDS) & (gpu["dur_us"] >= MEMORY_MIN_KERNEL_US)).to_numpy()
     # a reduction ends what one kernel can fuse: the compiler starts a new kernel with it and
     # carries the pointwise ops that follow as its epilogue
@@ -201,7 +216,7 @@ def _chains(gpu: pd.DataFrame) -> list[np.ndarray]:
         order = np.asarray(idx)[np.argsort(gpu.loc[idx, "ts_us"].to_numpy(), kind="stable")]
         run: list[int] = []
         for j in [*order.tolist(), -1]:
-            if j >= 0 and mem[j] and not (run and starts[j]):
+            if j >= 0 and mem[j] and not (run and (starts[j] or seg[j] != seg[run[-1]])):
                 run.append(j)
                 continue
             if len(run) > 1:
@@ -220,7 +235,7 @@ def memory_fix(g: StepGraph) -> tuple[StepGraph, str]:
     host = g.host.copy()
     dropped: list[int] = []
     before = after = 0.0
-    for run in _chains(gpu):
+    for run in _chains(g):
         d = gpu["dur_us"].to_numpy()[run]
         before += float(d.sum())
         after += float(d.max())
