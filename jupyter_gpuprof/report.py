@@ -15,6 +15,7 @@ import pandas as pd
 
 from .advice.distributed_rules import merge_advice, rank_table
 from .advice.verdict import Advice, advise
+from .advice.cost import whatif_blocks
 from .analysis.distributed import Distributed, analyze_ranks, load_ranks
 from .analysis.summary import Analysis, analyze
 from .analysis.timeline import build_timeline
@@ -130,6 +131,7 @@ class Report:
                       for i, r in enumerate(self.ranks)],
             "distributed": _distributed_json(self.distributed),
             "timeline": self.timeline,
+            **whatif_blocks(a, self.advice, m),
         }
         return _clean(out)
 

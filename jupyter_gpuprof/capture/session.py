@@ -20,6 +20,7 @@ from .driver import (
     StepDriver,
     summarize_ms,
 )
+from .conditions import PhaseConditions
 from .flops import StepFlops
 from .ranks import env_ranks, rank_selected
 from .settings import CaptureSettings, distributed_rank, one_line
@@ -57,6 +58,7 @@ class ProfileSession:
         self.store = store if store is not None else RunStore()
         self.run: Run | None = run
         self.flops = StepFlops()
+        self.conditions = PhaseConditions()  # GPU clocks, throttling… during each phase
         self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event)
         self.ranges: Any = None
         self.finalized = False
@@ -186,6 +188,7 @@ class ProfileSession:
 
     def _on_event(self, event: str) -> None:
         ranges = self.ranges
+        self.conditions.on_event(event)
         if event == LAST_WARMUP:
             if self.settings.count_flops:
                 self.flops.begin()
@@ -250,6 +253,7 @@ class ProfileSession:
         meta.baseline = {"step_ms": self.driver.baseline_ms, "timing": self.driver.timing,
                          "warmup_ms": self.driver.warmup_ms}
         meta.profiled_step_ms = self.driver.profiled_ms
+        meta.conditions = self.conditions.finish()
         meta.flops_per_step = self.flops.flops
         meta.flops_error = self.flops.error
         if meta.flops_per_step is None and meta.flops_error is None:

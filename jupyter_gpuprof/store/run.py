@@ -44,6 +44,8 @@ class RunMeta:
     rank: int | None = None
     world_size: int | None = None
     ranks: list[int] | None = None  # distributed runs: the ranks that wrote a trace
+    conditions: dict[str, Any] = field(default_factory=dict)  # GPU conditions per phase (NVML)
+    tries: list[dict[str, Any]] = field(default_factory=list)  # fixes tried and measured
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for json.dumps."""
