@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from .advice.cost import whatif_blocks
 from .advice.distributed_rules import merge_advice, rank_table
 from .advice.verdict import Advice, advise
-from .advice.cost import whatif_blocks
 from .analysis.distributed import Distributed, analyze_ranks, load_ranks
 from .analysis.summary import Analysis, analyze
 from .analysis.timeline import build_timeline

@@ -61,7 +61,8 @@ def headline(cost: dict[str, Any] | None) -> str | None:
     text = (f"Every 1,000 steps take {step['gpu_hours_per_1k_steps']:.3f} GPU-hours; the GPU "
             f"idles {share:.0f}% of them ({idle['gpu_hours_per_1k_steps']:.3f} GPU-hours")
     if cost.get("price_per_gpu_hour"):
-        text += f", {idle['money_per_1k_steps']:.2f} at {cost['price_per_gpu_hour']:.2f} per GPU-hour"
+        text += (f", {idle['money_per_1k_steps']:.2f} at {cost['price_per_gpu_hour']:.2f} "
+                 f"per GPU-hour")
     return text + ")."
 
 

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ..analysis.hardware import host_link_gbps, peak_tflops
 from ..analysis.step_graph import BLOCKING, LAUNCH, SYNC, StepGraph

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import Run, RunStore
+from .conditions import PhaseConditions
 from .driver import (
     BASELINE_START,
     CAPTURE_START,
@@ -20,7 +21,6 @@ from .driver import (
     StepDriver,
     summarize_ms,
 )
-from .conditions import PhaseConditions
 from .flops import StepFlops
 from .ranks import env_ranks, rank_selected
 from .settings import CaptureSettings, distributed_rank, one_line
