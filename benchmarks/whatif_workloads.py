@@ -65,7 +65,8 @@ def build_gpt2(device: str, fixed: bool = False) -> tuple[Workload, dict]:
 
     _seed()
     _set_fp32_matmul(ieee=True)
-    cfg = GPT2Config(n_layer=6, n_embd=768, n_head=12, n_positions=512, vocab_size=8192)
+    cfg = GPT2Config(n_layer=6, n_embd=768, n_head=12, n_positions=512, vocab_size=8192,
+                     bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(cfg).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(0, cfg.vocab_size, (8, 512), device=device)
