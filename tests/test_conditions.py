@@ -93,8 +93,8 @@ def test_gpu_hours_and_money(monkeypatch):
     assert c["step"] == {"gpu_hours_per_1k_steps": pytest.approx(0.01),
                          "money_per_1k_steps": pytest.approx(0.025)}
     assert c["savings"][0]["gpu_hours_per_1k_steps"] == pytest.approx(0.005)
-    assert headline(c).startswith("Every 1,000 steps take 0.010 GPU-hours; the GPU idles 25%")
-    assert "0.01 at 2.50 per GPU-hour" in headline(c)
+    assert headline(c).startswith("Every 1,000 steps take 0.01 GPU-hours; the GPU idles 25%")
+    assert "0.00625 at 2.50 per GPU-hour" in headline(c)
     monkeypatch.setenv("JUPYTER_GPUPROF_GPU_HOUR_PRICE", "two")
     with pytest.raises(ValueError, match="is not a number"):
         gpu_hour_price()

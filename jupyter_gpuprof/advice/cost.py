@@ -58,10 +58,10 @@ def headline(cost: dict[str, Any] | None) -> str | None:
         return None
     step, idle = cost["step"], cost["idle"]
     share = 100 * idle["gpu_hours_per_1k_steps"] / step["gpu_hours_per_1k_steps"]
-    text = (f"Every 1,000 steps take {step['gpu_hours_per_1k_steps']:.3f} GPU-hours; the GPU "
-            f"idles {share:.0f}% of them ({idle['gpu_hours_per_1k_steps']:.3f} GPU-hours")
+    text = (f"Every 1,000 steps take {step['gpu_hours_per_1k_steps']:.3g} GPU-hours; the GPU "
+            f"idles {share:.0f}% of them ({idle['gpu_hours_per_1k_steps']:.3g} GPU-hours")
     if cost.get("price_per_gpu_hour"):
-        text += (f", {idle['money_per_1k_steps']:.2f} at {cost['price_per_gpu_hour']:.2f} "
+        text += (f", {idle['money_per_1k_steps']:.3g} at {cost['price_per_gpu_hour']:.2f} "
                  f"per GPU-hour")
     return text + ")."
 
