@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from IPython.terminal.interactiveshell import TerminalInteractiveShell
 from IPython.testing.globalipapp import start_ipython
 
 from jupyter_gpuprof.store import RunStore
@@ -26,12 +27,15 @@ opt.zero_grad()
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    # one global test shell per session: a later start_ipython() returns None
+    shell = start_ipython() or TerminalInteractiveShell.instance()
     shell.run_line_magic("load_ext", "jupyter_gpuprof")
     return shell
 
 
-def test_try_measures_fixes_after_the_report_and_keeps_the_model(ip, tmp_path, capsys):
+def test_try_measures_fixes_after_the_report(ip, tmp_path, capsys):
+    for name in ("loader", "it"):  # another test's DataLoader would give `loader` work to do
+        ip.user_ns.pop(name, None)
     ip.run_cell(SETUP)
     ip.run_cell(f"%%gpuprofile --steps 6 --warmup 2 --active 2 --runs-root {tmp_path} -q "
                 f"--try amp,loader\n{CELL}")
