@@ -101,8 +101,7 @@ def build_launch_cuda_graph(device: str, fixed: bool = False, blocks: int = 48,
     for _ in range(blocks):
         layers += [nn.Linear(d, d), nn.LayerNorm(d)]
     model = nn.Sequential(*layers).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3, capturable=True) if fixed else \
-        torch.optim.SGD(model.parameters(), lr=1e-3)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)  # plain SGD: nothing on the CPU
     x = torch.randn(8, d, device=device)
 
     def eager() -> None:

@@ -240,7 +240,7 @@ def memory_fix(g: StepGraph) -> tuple[StepGraph, str]:
         fused = float(d.max() + (d - d.min()).sum() - (d.max() - d.min()))
         before += float(d.sum())
         after += fused
-        gpu.iloc[run[0], gpu.columns.get_loc("dur_us")] = fused
+        gpu.loc[gpu.index[run[0]], "dur_us"] = fused
         dropped.extend(run[1:].tolist())
     # the compiler that fuses them also stops dispatching the fused-away ops one by one
     items = host["gpu"].isin(dropped)

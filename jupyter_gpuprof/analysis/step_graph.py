@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,10 +67,10 @@ class StepGraph:
     tail_dispatch_us: float
     launch_latency_us: float
     gpu_name: str | None = None
-    memo: dict = field(default_factory=dict, repr=False)  # predictions, computed once
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # predictions, computed once
 
     def with_(self, host: pd.DataFrame | None = None, gpu: pd.DataFrame | None = None,
-              **changes: float) -> StepGraph:
+              **changes: Any) -> StepGraph:
         """A transformed copy (the memo is not carried over)."""
         return replace(self, host=self.host if host is None else host,
                        gpu=self.gpu if gpu is None else gpu, memo={}, **changes)
