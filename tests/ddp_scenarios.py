@@ -1,8 +1,8 @@
 """Synthetic multi-rank runs (one trace per rank) whose cross-rank timings are known exactly.
 
-Every step lasts 10 ms on the host (unless a scenario sets `step_us`). A rank computes (one GEMM kernel), then all-reduces (one
-NCCL kernel on stream 20): the kernel starts when the rank arrives and every rank's kernel ends
-when the last one has arrived and the 1 ms transfer is done.
+Every step lasts 10 ms on the host (unless a scenario sets `step_us`). A rank computes (one GEMM
+kernel), then all-reduces (one NCCL kernel on stream 20): the kernel starts when the rank
+arrives and every rank's kernel ends when the last one has arrived and the 1 ms transfer is done.
 """
 
 from __future__ import annotations
