@@ -206,3 +206,17 @@ def test_calibration_scales_profiled_host_time_to_the_real_step(tmp_path):
     assert predict(g, g, 0.100) == pytest.approx(0.100)
     # host-bound: halving the host halves what the host fix keeps, not the GPU's share
     assert predict(g, whatif.host_fix(g)[0], 0.100) == pytest.approx(0.100, rel=0.02)
+
+
+def test_a_long_trace_keeps_only_its_first_whole_steps(tmp_path, monkeypatch):
+    monkeypatch.setattr("jupyter_gpuprof.analysis.step_graph.MAX_ITEMS", 25)
+
+    def step(b, s):
+        for i in range(10):
+            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
+            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
+        return 200.0
+
+    _, g = _graph(tmp_path, step)
+    assert g.n_steps == 2 and len(g.host) == 20  # 2 steps of 10 items fit in 25
+    assert replay(g) == pytest.approx(0.200) and g.profiled_step_ms == pytest.approx(0.200)

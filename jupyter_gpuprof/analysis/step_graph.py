@@ -29,6 +29,9 @@ WAIT_APIS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
 #: ops whose FLOPs follow from their input shapes (2·M·N·K per product)
 GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul",
                       "aten::linear", "aten::_addmm_activation"})
+#: a graph holds the first whole steps up to this many host items (replays stay well under a
+#: second per fix on traces of any length)
+MAX_ITEMS = 50_000
 CONV_OPS = frozenset({"aten::cudnn_convolution", "aten::convolution", "aten::_convolution",
                       "aten::convolution_backward", "aten::conv2d", "aten::conv1d"})
 #: columns of `StepGraph.host`
@@ -159,6 +162,23 @@ def _launch_latency(host: pd.DataFrame, gpu: pd.DataFrame) -> float:
     return float(np.clip(np.median(d), 1.0, 20.0)) if len(d) else 5.0
 
 
+def _bounded(steps: pd.DataFrame, items: pd.DataFrame,
+             hi: float) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """The first whole steps holding at most MAX_ITEMS items (at least one step): a replay walks
+    items one by one, and a few steps predict the period as well as forty do."""
+    if len(items) <= MAX_ITEMS or len(steps) < 2:
+        return steps, items, hi
+    starts = steps["cpu_start_us"].to_numpy(dtype=np.float64)
+    per_step = np.bincount(np.clip(np.searchsorted(starts, items["ts_us"].to_numpy(),
+                                                   side="right") - 1, 0, None),
+                           minlength=len(starts))
+    keep = max(1, int(np.searchsorted(np.cumsum(per_step), MAX_ITEMS, side="right")))
+    if keep >= len(steps):
+        return steps, items, hi
+    cut = float(starts[keep])
+    return steps.iloc[:keep], items[items["ts_us"].to_numpy() < cut], cut
+
+
 def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWork) -> StepGraph:
     """The graph of the profiled steps (all of them, in order) of the driving process."""
     rt = trace.of("cuda_runtime", "cuda_driver")
@@ -174,6 +194,7 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
                       names.isin(WAIT_APIS).to_numpy()], [BLOCKING, LAUNCH, SYNC, RECORD, WAIT],
                      -1)
     items = rt.assign(kind=kind)[kind >= 0].sort_values("ts_us", kind="stable")
+    steps, items, hi = _bounded(steps, items, hi)
     gpu = _gpu_table(trace, items["correlation"].to_numpy())
     pos = pd.Series(np.arange(len(gpu)), index=gpu["correlation"].to_numpy())
     gidx = items["correlation"].map(pos).fillna(-1).astype(np.int64).to_numpy()
@@ -202,5 +223,5 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
         tail_host_us=max(0.0, hi - last - t_inp - t_disp), tail_input_us=t_inp,
         tail_dispatch_us=t_disp, launch_latency_us=_launch_latency(table, gpu),
         gpu_name=trace.info.gpu_name)
-    graph.memo["profiled_step_ms"] = (window.end_us - lo) / 1e3 / graph.n_steps
+    graph.memo["profiled_step_ms"] = (hi - lo) / 1e3 / graph.n_steps
     return graph
