@@ -98,3 +98,18 @@ def test_gpu_hours_and_money(monkeypatch):
     monkeypatch.setenv("JUPYTER_GPUPROF_GPU_HOUR_PRICE", "two")
     with pytest.raises(ValueError, match="is not a number"):
         gpu_hour_price()
+
+
+def test_baseline_and_capture_each_get_their_conditions(monkeypatch):
+    from jupyter_gpuprof.capture import conditions
+
+    monkeypatch.setattr(conditions, "_cuda_in_use", lambda: True)
+    clocks = iter([[1980], [1700]])
+    phases = conditions.PhaseConditions(
+        lambda: ConditionSampler(nvml=FakeNvml(next(clocks)), interval_s=3600))
+    for event in ("last_warmup", "baseline", "capture", "done"):  # the driver's order
+        phases.on_event(event)
+    got = phases.finish()
+    assert list(got) == ["baseline", "capture"]
+    assert got["baseline"]["sm_clock_mhz"]["median"] == 1980
+    assert got["capture"]["sm_clock_mhz"]["median"] == 1700
