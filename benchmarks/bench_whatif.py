@@ -38,6 +38,7 @@ WARMUP, STEPS = 5, 20
 
 
 def _build(name: str, fixed: bool):
+    """A workload and its namespace (model, optimizer) by name."""
     import workloads
     from whatif_workloads import EXTRA
 
@@ -48,6 +49,7 @@ def _build(name: str, fixed: bool):
 
 
 def _timed(step) -> list[float]:
+    """Unprofiled step times after a warm-up, as capture_workloads.py measures them."""
     import torch
     from capture_workloads import baseline_ms
 
@@ -58,6 +60,7 @@ def _timed(step) -> list[float]:
 
 
 def _profile(step, out: str) -> None:
+    """8 steps under torch.profiler (wait 1, warm-up 2, active 5), trace written to `out`."""
     from torch.profiler import ProfilerActivity, profile, schedule
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
@@ -145,6 +148,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> int:
+    """Every workload in its own process, then the table."""
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default=",".join(CASES))

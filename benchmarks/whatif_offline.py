@@ -48,6 +48,7 @@ def rows() -> list[dict]:
 
 
 def main() -> int:
+    """Print the table (and write the JSON when asked)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()

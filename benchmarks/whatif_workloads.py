@@ -47,6 +47,7 @@ def build_sync_launch(device: str, fixed: bool = False, layers: int = 24, d: int
 
 
 def _hf_step(model, opt, ids, autocast: bool):
+    """A training step of a transformers model on fixed tokens (bf16 autocast when asked)."""
     def step() -> None:
         # no autocast context at all when off: `--try amp` wraps the step in its own
         ctx = torch.autocast("cuda", dtype=torch.bfloat16) if autocast else nullcontext()

@@ -62,6 +62,7 @@ Transform = Callable[[StepGraph], tuple[StepGraph, str]]
 
 
 def _per_step(g: StepGraph, n: float) -> str:
+    """A count over the graph's steps, per step, for the driver texts."""
     return f"{n / g.n_steps:.0f}"
 
 

@@ -18,6 +18,7 @@ SLOWING_THROTTLES = frozenset({"sw_power_cap", "hw_slowdown", "sw_thermal", "hw_
 
 
 def _median(side: dict[str, Any], key: str) -> float | None:
+    """Median of one sampled figure of a side (None when it was not sampled)."""
     v = (side.get(key) or {}).get("median")
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
 

@@ -21,6 +21,7 @@ THROTTLE_BITS = {0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal",
 
 
 def _load_nvml() -> Any:
+    """pynvml, initialised (ImportError without nvidia-ml-py)."""
     import pynvml  # nvidia-ml-py
 
     pynvml.nvmlInit()
@@ -32,6 +33,7 @@ class ConditionSampler:
 
     def __init__(self, device_index: int = 0, interval_s: float = SAMPLE_INTERVAL_S,
                  nvml: Any = None) -> None:
+        """Sample GPU `device_index` every `interval_s`; `nvml`: a pynvml-like module (tests)."""
         self.device_index = device_index
         self.interval_s = interval_s
         self._nvml = nvml
@@ -55,6 +57,7 @@ class ConditionSampler:
         return self
 
     def _loop(self) -> None:
+        """Sample until stopped."""
         while not self._stop.wait(self.interval_s):
             try:
                 self.sample()
@@ -124,6 +127,7 @@ class PhaseConditions:
     """
 
     def __init__(self, factory: Any = ConditionSampler) -> None:
+        """`factory` makes one sampler per phase."""
         self._factory = factory
         self._running: tuple[str, ConditionSampler] | None = None
         self.phases: dict[str, Any] = {}
@@ -135,6 +139,7 @@ class PhaseConditions:
             self._running = (event, self._factory().start())
 
     def _end(self) -> None:
+        """Stop the running phase's sampler and keep its summary."""
         if self._running is not None:
             name, sampler = self._running
             self._running = None
@@ -147,6 +152,7 @@ class PhaseConditions:
 
 
 def _cuda_in_use() -> bool:
+    """Whether this process already uses CUDA (sampling never initialises it)."""
     import sys
 
     torch = sys.modules.get("torch")

@@ -45,17 +45,20 @@ def parse_fixes(text: str | None, findings: list[dict[str, Any]]) -> list[str]:
 
 
 def _torch() -> Any:
+    """torch, imported when a try runs (the magic module must import without it)."""
     import torch
 
     return torch
 
 
 def _modules(ns: dict[str, Any]) -> dict[str, Any]:
+    """The namespace's nn.Module values by name."""
     torch = _torch()
     return {k: v for k, v in ns.items() if isinstance(v, torch.nn.Module) and not k.startswith("_")}
 
 
 def _optimizers(ns: dict[str, Any]) -> dict[str, Any]:
+    """The namespace's optimizers by name."""
     torch = _torch()
     return {k: v for k, v in ns.items() if isinstance(v, torch.optim.Optimizer)}
 
@@ -196,6 +199,7 @@ def applied(fix: str, ns: dict[str, Any], step: Callable[[], object],
 
 
 def _loss(ns: dict[str, Any]) -> float | None:
+    """The step's scalar loss, read from the namespace after it ran (None if not found)."""
     for k in LOSS_NAMES:
         v = ns.get(k)
         if v is not None and hasattr(v, "detach") and getattr(v, "numel", lambda: 0)() == 1:
@@ -204,6 +208,7 @@ def _loss(ns: dict[str, Any]) -> float | None:
 
 
 def _losses(step: Callable[[], object], ns: dict[str, Any], n: int) -> list[float]:
+    """Losses of n steps (a read-back each: these steps are never timed)."""
     out = []
     for _ in range(n):
         step()
@@ -225,11 +230,13 @@ def timed_steps(step: Callable[[], object], warmup: int, steps: int) -> tuple[li
 
 
 def _peak_memory_reset(cuda: bool) -> None:
+    """Start counting peak GPU memory for the timed steps."""
     if cuda:
         _torch().cuda.reset_peak_memory_stats()
 
 
 def _peak_memory(cuda: bool) -> int | None:
+    """Peak GPU memory since the reset (None on CPU)."""
     return int(_torch().cuda.max_memory_allocated()) if cuda else None
 
 
