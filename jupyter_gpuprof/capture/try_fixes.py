@@ -63,6 +63,19 @@ def _optimizers(ns: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in ns.items() if isinstance(v, torch.optim.Optimizer)}
 
 
+def _to_host(x: Any) -> Any:
+    """A deep copy with every tensor in host memory: copies of a large model's state must not
+    double its GPU memory (restoring copies them back in place)."""
+    torch = _torch()
+    if torch.is_tensor(x):
+        return x.detach().to("cpu", copy=True)
+    if isinstance(x, dict):
+        return {k: _to_host(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_host(v) for v in x)
+    return copy.deepcopy(x)
+
+
 @dataclass
 class KernelState:
     """Copies of what a try may change, and `restore()` to put every one of them back."""
@@ -81,11 +94,10 @@ class KernelState:
         s = cls(ns, bindings=dict(ns))
         for m in _modules(ns).values():
             params = list(m.parameters())
-            s.modules[id(m)] = (m, copy.deepcopy(m.state_dict()),
-                                [None if p.grad is None else p.grad.detach().clone()
-                                 for p in params])
+            s.modules[id(m)] = (m, _to_host(m.state_dict()),
+                                [None if p.grad is None else _to_host(p.grad) for p in params])
         for o in _optimizers(ns).values():
-            s.optimizers[id(o)] = (o, copy.deepcopy(o.state_dict()))
+            s.optimizers[id(o)] = (o, _to_host(o.state_dict()))
         s.rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
         with contextlib.suppress(ImportError):
             import numpy as np
@@ -111,7 +123,7 @@ class KernelState:
         for m, state, grads in self.modules.values():
             m.load_state_dict(state)
             for p, g in zip(m.parameters(), grads, strict=False):
-                p.grad = None if g is None else g.clone()
+                p.grad = None if g is None else g.to(p.device, copy=True)
         for o, state in self.optimizers.values():
             o.load_state_dict(copy.deepcopy(state))
         torch.set_rng_state(self.rng["torch"])
