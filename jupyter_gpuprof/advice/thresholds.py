@@ -32,4 +32,16 @@ COMPUTE_TC_SHARE = 0.8
 CONFIDENT_MARGIN = 1.5
 #: confidence: profiled host steps this much slower than real ones weaken host-side verdicts
 INFLATION_WARN = 1.5
+#: confidence: fewer profiled steps than this is too few to judge (two steps of doubt)
+MIN_CONFIDENT_STEPS = 3
+#: a rank is a straggler when it needs at least this share of the step more than the others
+STRAGGLER_MIN_PCT = 5.0
+#: ... and the other ranks really wait for it: their collective wait covers this share of it
+STRAGGLER_WAIT_SHARE = 0.5
+#: rebalancing work across ranks moves it rather than removing it: about half the excess goes
+STRAGGLER_GPU_WORK_SAVING = 0.5
+#: a late host (data loading, host work) on one rank is pure loss: fixing it removes it all
+STRAGGLER_HOST_SAVING = 1.0
+#: host delay counts as data loading when the data pipeline explains this share of it
+INPUT_EXPLAINS_SHARE = 0.5
 MEMORY_KINDS = ("elementwise", "norm", "softmax", "reduction", "other")

@@ -23,7 +23,7 @@ from .kernels import MATMUL_KINDS, kernel_rows, kernel_table, kind_summary
 from .launch import launch_stats
 from .memory import memory_table
 from .ops import op_rows, op_table
-from .stats import describe_steps
+from ..stats import describe_steps
 from .steps import Window, assign_steps, gpu_activity, step_table
 from .sync import sync_table
 from .trace import GPU_CATEGORIES, Trace, TraceInfo

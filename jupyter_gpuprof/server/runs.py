@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import statistics
 from pathlib import Path
 from typing import Any, TypedDict
 
 import msgspec
 
+from jupyter_gpuprof.stats import describe_steps
 from jupyter_gpuprof.store.listing import cached_row
 from jupyter_gpuprof.store.run import Run
 from jupyter_gpuprof.store.runs import BrokenRun, RunStore
@@ -55,13 +55,6 @@ def _verdict(summary: dict[str, Any] | None) -> tuple[str | None, str | None]:
     return (str(text) if text else None, str(category) if category else None)
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
 def _num(x: object) -> float | None:
     """A finite number, else None (the median of [1e308, 1e308] overflows to inf)."""
     if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
@@ -80,7 +73,8 @@ def build_row(run: Run) -> RunListing:
     median, p95, n = _num(steps.get("median_ms")), _num(steps.get("p95_ms")), steps.get("n")
     base = [float(v) for v in meta.baseline.get("step_ms") or [] if _num(v) is not None]
     if median is None and base:  # not analysed yet: the baseline alone gives the step time
-        median, p95, n = _num(statistics.median(base)), _num(_percentile(base, 0.95)), len(base)
+        st = describe_steps(base)
+        median, p95, n = _num(st["median_ms"]), _num(st["p95_ms"]), st["n"]
     source = (summary or {}).get("source") or {}
     trace_error = run.trace_error()
     return RunListing(

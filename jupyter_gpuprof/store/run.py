@@ -19,7 +19,7 @@ from .meta_schema import MetaSchema
 from .owner import owner_gone
 
 __all__ = ["META_FILE", "SUMMARY_FILE", "TRACE_FILE", "Run", "RunMeta", "open_run"]
-SCHEMA_VERSION = 1
+RUN_META_SCHEMA_VERSION = 1
 TRACE_ERROR_FILE = "trace.error"  # why the trace could not be analysed: the run is broken
 _RANK_META = re.compile(r"^meta\.rank(\d+)\.json$")
 STATUSES = ("running", "complete", "failed")
@@ -30,7 +30,7 @@ INTERRUPTED = "interrupted"  # listed, never written: `running` whose writer pro
 class RunMeta:
     """What a run was, how it was captured and what the capture measured (meta.json)."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = RUN_META_SCHEMA_VERSION
     id: str = ""
     name: str = ""
     created: str = ""
