@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .capture.ranks import ENV_RANKS, format_ranks, parse_ranks
+from .oneline import error_line
 
 EXIT_ERROR = 2
 
@@ -267,7 +268,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _describe(e: BaseException) -> str:
     """The one line shown for an error: expected ones by message, bugs by type and a hint."""
     if isinstance(e, _expected_errors()):
-        return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return error_line(e)
     return f"{type(e).__name__}: {e} (rerun with --traceback for details)"
 
 

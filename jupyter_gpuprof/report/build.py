@@ -20,6 +20,7 @@ from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
 from ..analysis.trace import Trace, TraceError, load_trace
 from ..analysis.tracefile import Prefetch
+from ..oneline import first_line
 from ..store.layout import folder_traces, is_run_folder, sibling_meta
 from ..store.run import Run, RunMeta, open_run
 from ..store.runs import RunInProgress
@@ -151,7 +152,7 @@ def analyze_run(run: Run) -> Report:
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step)
             report = Report(a, advise(a), m, str(run.path), timeline=_timeline(trace, a))
     except TraceError as e:
-        reason = str(e).splitlines()[0] if str(e) else "unreadable trace"
+        reason = first_line(str(e)) or "unreadable trace"
         _quietly(lambda: run.write_trace_error(reason))
         raise
     summary = report.to_json()

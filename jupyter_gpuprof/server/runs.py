@@ -8,6 +8,7 @@ from typing import Any, TypedDict
 
 import msgspec
 
+from jupyter_gpuprof.oneline import first_line
 from jupyter_gpuprof.stats import describe_steps
 from jupyter_gpuprof.store.listing import cached_row
 from jupyter_gpuprof.store.run import Run
@@ -39,10 +40,6 @@ class RunListing(TypedDict):
     p95_ms: float | None
     n_steps: int
     has_summary: bool
-
-
-def _first_line(text: object) -> str | None:
-    return text.strip().splitlines()[0] if isinstance(text, str) and text.strip() else None
 
 
 def _verdict(summary: dict[str, Any] | None) -> tuple[str | None, str | None]:
@@ -84,7 +81,7 @@ def build_row(run: Run) -> RunListing:
         status=BROKEN if trace_error else (run.status or "unknown"),
         verdict=verdict,
         verdict_category=category,
-        error=_first_line(trace_error or meta.error),
+        error=first_line(trace_error or meta.error),
         tags=list(meta.tags),
         gpu=source.get("gpu") or meta.env.get("gpu_name") or None,
         world_size=meta.world_size,
@@ -100,7 +97,7 @@ def describe_run(entry: Run | BrokenRun) -> RunListing:
     if isinstance(entry, BrokenRun):
         return RunListing(
             id=entry.id, name=entry.id, created=None, status=BROKEN, verdict=None,
-            verdict_category=None, error=_first_line(entry.error) or "unreadable", tags=[],
+            verdict_category=None, error=first_line(entry.error) or "unreadable", tags=[],
             gpu=None, world_size=None, median_ms=None, p95_ms=None, n_steps=0, has_summary=False,
         )
     try:
