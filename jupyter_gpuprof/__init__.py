@@ -36,8 +36,8 @@ __version__ = _read_version()
 
 
 def profile(*args: Any, **kwargs: Any) -> AbstractContextManager[ProfileSession]:
-    """Context manager profiling the training loop inside it (see capture.session.profile)."""
-    from .capture.session import profile as _profile
+    """Context manager profiling the training loop inside it (see capture.profile_block.profile)."""
+    from .capture.profile_block import profile as _profile
 
     return _profile(*args, **kwargs)
 

@@ -58,7 +58,8 @@ stage python-env
 export PATH=$VENV/bin:$PATH
 # The CPU build first: the package's own range (torch>=2.1) would otherwise pull CUDA wheels.
 pip install torch==2.13.0
-pip install -e ".[test]"
+# The frameworks extra (transformers, lightning, accelerate) must not pull another torch.
+pip install -e ".[test,frameworks]" -c <(echo torch==2.13.0)
 stage_done
 
 stage extension-build

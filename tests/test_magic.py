@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 from capture_fixtures import nothing_left_installed, profiler_steps, trace_names  # noqa: F401
-from IPython.testing.globalipapp import start_ipython
+from IPython.testing import globalipapp
 
 from jupyter_gpuprof.capture.magics import NO_GPU_BANNER, has_top_level_loop
 from jupyter_gpuprof.store import RunStore
@@ -35,7 +35,7 @@ def train_step(batch):
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    shell = globalipapp.start_ipython() or globalipapp.get_ipython()  # one app per process
     shell.run_line_magic("load_ext", "jupyter_gpuprof")
     return shell
 
@@ -87,7 +87,8 @@ def test_raising_cell_keeps_run_and_reraises_original(fresh):
     ip.run_cell("class Boom(Exception): pass\nerr = Boom('step 5 exploded')\nn = 0")
     res = run_cell(
         ip,
-        f"--steps 4 --warmup 1 --active 2 --runs-root {root}",
+        # --body: the step count below is the body mode's (auto mode adds a first deciding run)
+        f"--body --steps 4 --warmup 1 --active 2 --runs-root {root}",
         "n += 1\ntrain_step(next(it))\nif n == 7: raise err",
     )
     assert res.error_in_exec is ip.user_ns["err"]

@@ -45,3 +45,48 @@ COMM = """\
 model = DDP(model, bucket_cap_mb=100, gradient_as_bucket_view=True)  # fewer, larger all-reduces
 with model.no_sync():          # gradient accumulation: all-reduce once every k micro-batches
     loss.backward()"""
+
+# Framework terms: the same fixes as a Hugging Face Trainer or Lightning user writes them.
+HF_PRECISION = """\
+args = TrainingArguments(..., bf16=True, tf32=True)   # bf16 autocast + TF32 matmuls"""
+
+HF_INPUT = """\
+args = TrainingArguments(..., dataloader_num_workers=8, dataloader_pin_memory=True,
+                         dataloader_persistent_workers=True, dataloader_prefetch_factor=4)
+# tokenize once, before training: dataset = dataset.map(tokenize, batched=True)"""
+
+HF_TRANSFER = """\
+args = TrainingArguments(..., dataloader_pin_memory=True)   # page-locked, async copies"""
+
+HF_COMPILE = """\
+args = TrainingArguments(..., torch_compile=True, optim="adamw_torch_fused")"""
+
+LIGHTNING_PRECISION = """\
+torch.set_float32_matmul_precision("high")          # TF32 for what stays fp32
+trainer = L.Trainer(..., precision="bf16-mixed")     # bf16 autocast"""
+
+LIGHTNING_INPUT = """\
+loader = DataLoader(dataset, batch_size=B, num_workers=8, pin_memory=True,
+                    persistent_workers=True, prefetch_factor=4)
+trainer.fit(model, loader)
+# tokenize once, before training, not in __getitem__"""
+
+LIGHTNING_TRANSFER = """\
+loader = DataLoader(dataset, ..., pin_memory=True)   # Lightning then copies non_blocking"""
+
+LIGHTNING_COMPILE = """\
+trainer.fit(torch.compile(model), loader)   # fuses kernels, fewer launches"""
+
+#: (framework, verdict category) -> the fix in that framework's terms
+FRAMEWORK_FIXES = {
+    ("transformers", "precision"): HF_PRECISION,
+    ("transformers", "input"): HF_INPUT,
+    ("transformers", "transfer"): HF_TRANSFER,
+    ("transformers", "launch"): HF_COMPILE,
+    ("transformers", "memory"): HF_COMPILE,
+    ("lightning", "precision"): LIGHTNING_PRECISION,
+    ("lightning", "input"): LIGHTNING_INPUT,
+    ("lightning", "transfer"): LIGHTNING_TRANSFER,
+    ("lightning", "launch"): LIGHTNING_COMPILE,
+    ("lightning", "memory"): LIGHTNING_COMPILE,
+}

@@ -220,6 +220,12 @@ class StepDriver:
         self._warm_t = time.perf_counter()
         self._transitions()
 
+    def count_first_warmup(self, started: float) -> None:
+        """Count a step that already ran, from `started` (perf_counter s), as warm-up step 1."""
+        if self.phase is Phase.WARMUP and self.n == 0:
+            self._warm_t = started
+            self.boundary()
+
     def boundary(self) -> None:
         """One step ended and the next begins."""
         phase = self.phase

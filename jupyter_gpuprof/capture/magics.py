@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import time
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, magics_class
@@ -106,7 +108,12 @@ class GpuProfMagics(Magics):
         source = shell.transform_cell(cell)
         if args.loop and args.body:
             raise ValueError("--loop and --body are exclusive")
-        loop = args.loop or (not args.body and has_top_level_loop(source))
+        # A top-level loop is a loop; a cell without one may still train many steps (Trainer.fit):
+        # "auto" lets its first run decide, from the optimizer steps it takes.
+        mode = (
+            "loop" if args.loop or (not args.body and has_top_level_loop(source))
+            else "body" if args.body else "auto"
+        )
         settings = CaptureSettings(
             steps=args.steps,
             warmup=args.warmup,
@@ -118,13 +125,13 @@ class GpuProfMagics(Magics):
             with_stack=args.with_stack,
             phases=not args.no_phases,
             count_flops=not args.no_flops,
-            mode="loop" if loop else "body",
+            mode=mode,
         )
         filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
         code = compile(source, filename, "exec")
         ns = shell.user_ns
         # A loop shows its report as soon as the capture is done, while the loop goes on.
-        on_complete = (lambda s: self._show_now(s, args)) if loop else None
+        on_complete = (lambda s: self._show_now(s, args)) if mode != "body" else None
         session = ProfileSession(
             settings,
             name=args.name or "gpuprofile",
@@ -135,10 +142,12 @@ class GpuProfMagics(Magics):
         self._progress = None if args.quiet else CaptureProgress(session.driver).start()
         error: BaseException | None = None
         try:
-            if loop:
+            if mode == "body":
+                session.run_steps(lambda: exec(code, ns))
+            elif mode == "loop":
                 exec(code, ns)
             else:
-                session.run_steps(lambda: exec(code, ns))
+                self._run_auto(session, lambda: exec(code, ns))
         except BaseException as e:
             error = e
             raise
@@ -149,6 +158,25 @@ class GpuProfMagics(Magics):
                 if self._progress is not None:
                     self._progress.close("failed" if error is not None else "done")
                     self._progress = None
+
+    def _run_auto(self, session: ProfileSession, run_cell: Callable[[], object]) -> None:
+        """Run the cell once; a loop is done then, a single step is re-run as body mode."""
+        started = time.perf_counter()
+        run_cell()
+        steps, framework = session.steps_seen, (session.framework or {}).get("name")
+        if steps > 1:
+            where = f" ({framework} Trainer)" if framework else ""
+            print(f"gpuprofile: the cell ran {steps} training steps in one run{where}: "
+                  "profiled as a training loop, run once")
+            if session.fitted:
+                print(f"gpuprofile: {session.fitted}")
+            return
+        print(f"gpuprofile: the cell ran {steps} training step(s): profiled as one step, "
+              f"re-run {session.settings.schedule().total} times")
+        session.use_body(started)
+        if self._progress is not None:
+            self._progress.driver = session.driver
+        session.run_steps(run_cell)
 
     def _close(self, session: ProfileSession, args: Any, error: BaseException | None) -> None:
         try:

@@ -1,16 +1,14 @@
-"""ProfileSession: a StepDriver run into a store folder (trace + meta); profile() and step()."""
+"""ProfileSession: a StepDriver run into a store folder (trace + meta); step() for the user."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 import warnings
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from ..store import Run, RunStore
+from . import outcome
 from .driver import (
     BASELINE_START,
     CAPTURE_START,
@@ -18,13 +16,14 @@ from .driver import (
     LAST_WARMUP,
     Phase,
     StepDriver,
-    summarize_ms,
 )
 from .flops import StepFlops
-from .ranks import env_ranks, rank_selected
-from .settings import CaptureSettings, distributed_rank, one_line
+from .frameworks import find_on_stack, steps_left
+from .ranks import rank_selected
+from .settings import CaptureSettings, distributed_rank, fit_schedule, one_line
+from .training import TrainingCounters
 
-__all__ = ["CaptureSettings", "ProfileSession", "current_session", "profile", "step"]
+__all__ = ["CaptureSettings", "ProfileSession", "current_session", "step"]
 
 
 class _Active:
@@ -37,7 +36,8 @@ class ProfileSession:
     """One capture: run folder, phase ranges, step driver, FLOPs; finish() leaves a readable run.
 
     Modes: `body` (the caller runs one step per boundary via run_steps), `loop` and `script`
-    (boundaries come from a global optimizer step hook, or from step() once the user calls it).
+    (boundaries come from a global optimizer step hook, or from step() once the user calls it),
+    `auto` (a loop until the caller learns the code took at most one step: then use_body()).
     """
 
     def __init__(
@@ -64,6 +64,10 @@ class ProfileSession:
         self._hook_handle: Any = None
         self._optimizer_id: int | None = None
         self._manual = False
+        self.boundaries = 0  # steps marked by the hook or step(): > 1 in one run means a loop
+        self.training = TrainingCounters()
+        self.framework: dict[str, Any] | None = None
+        self.fitted: str | None = None  # how the schedule was shrunk to a short training, if it was
         self._shared_folder = run is not None  # several ranks may write into it
 
     # setup ------------------------------------------------------------------
@@ -98,11 +102,12 @@ class ProfileSession:
 
             self.ranges = PhaseRanges()
             self.ranges.install()  # before the step hook, so "optimizer" closes before a boundary
-        if self.settings.mode != "body":
-            from torch.optim.optimizer import register_optimizer_step_post_hook
+        from torch.optim.optimizer import register_optimizer_step_post_hook
 
-            self._hook_handle = register_optimizer_step_post_hook(self._on_optimizer_step)
-        else:
+        self.training.install()
+        # Body mode too: the hook counts optimizer steps and micro-batches for the meta.
+        self._hook_handle = register_optimizer_step_post_hook(self._on_optimizer_step)
+        if self.settings.mode == "body":
             self.driver.start()
 
     def _make_profiler(self) -> Any:
@@ -139,19 +144,75 @@ class ProfileSession:
             self.boundary()
 
     def _on_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if self._manual or self.closed or self.driver.done:
+        if self.closed:
             return
         if self._optimizer_id is None:
             self._optimizer_id = id(optimizer)  # with several optimizers, the first to step counts
+            self._learn_framework()
         elif id(optimizer) != self._optimizer_id:
             return
+        self.training.on_optimizer_step()
+        if self._manual or self.settings.mode == "body" or self.driver.done:
+            return
         self._guarded_boundary()
+
+    def _learn_framework(self) -> None:
+        """At the first step: which Trainer runs it, and fit the schedule to its step budget."""
+        if self.framework is None:
+            with contextlib.suppress(Exception):
+                self.framework = find_on_stack()
+        left = steps_left(self.framework)
+        if left is not None and not self.driver.started:
+            self.fit_to(left)
+
+    def use_framework(self, framework: dict[str, Any]) -> None:
+        """A callback hands in its trainer's description (before the first step)."""
+        self.framework = framework
+        left = steps_left(framework)
+        if left is not None and not self.driver.started:
+            self.fit_to(left)
+
+    def fit_to(self, optimizer_steps: int) -> None:
+        """Shrink warm-up, then baseline, then the profiler window to a training this short."""
+        s = self.settings
+        fitted = fit_schedule(s, optimizer_steps - 1)  # the first step only starts the count
+        if fitted is None:
+            return
+        self.fitted = (
+            f"the training runs {optimizer_steps} optimizer steps, fewer than the "
+            f"{s.schedule().total + 1} the capture asks for: using warm-up {fitted.warmup}, "
+            f"baseline {fitted.steps}, profiler {fitted.schedule().capture_steps}"
+        )
+        self.settings = fitted
+        self.driver.schedule = fitted.schedule()
+        self.driver.reset()
+        if self.run is not None:
+            self.run.meta.settings = fitted.to_meta()
+
+    def use_body(self, first_run_started: float | None = None) -> None:
+        """Auto mode, after a first run with at most one step: the cell is one step, re-run it.
+
+        `first_run_started` (perf_counter) lets that first run count as the first warm-up step.
+        """
+        self.flops.cancel()
+        if self.ranges is not None:
+            self.ranges.deactivate()
+        self.driver.abort()  # stops a profiler that started at the first step (no warm-up)
+        self.settings.mode = "body"
+        if self.run is not None:
+            self.run.meta.settings = self.settings.to_meta()
+        self.driver = StepDriver(self.settings.schedule(), self._make_profiler,
+                                 listener=self._on_event)
+        self.driver.start()
+        if first_run_started is not None and self.settings.warmup >= 2:
+            self.driver.count_first_warmup(first_run_started)
 
     def manual_step(self) -> None:
         """jupyter_gpuprof.step(): from its first call on, optimizer hooks no longer mark steps."""
         if self.settings.mode == "body" or self.closed or self.driver.done:
             return
         if not self._manual:
+            self.boundaries = 0
             self._manual = True
             if self.driver.phase in (Phase.IDLE, Phase.WARMUP):
                 self.flops.cancel()
@@ -160,6 +221,7 @@ class ProfileSession:
 
     def _guarded_boundary(self) -> None:
         # Inside a user's loop a profiler error must not kill the training: record it and go inert.
+        self.boundaries += 1
         try:
             if not self.driver.started:
                 if not rank_selected(self.settings.ranks):
@@ -206,29 +268,11 @@ class ProfileSession:
     def _rank(self) -> tuple[int, int] | None:
         return distributed_rank()
 
-    def _write_trace(self, rank: int | None) -> str | None:
-        prof: Any = self.driver.profiler
-        if prof is None:
-            return "no trace: the profiler never started"
-        fd, tmp = tempfile.mkstemp(prefix="gpuprof-", suffix=".json")
-        os.close(fd)
-        try:
-            prof.export_chrome_trace(tmp)
-            self.run.write_trace(tmp, rank=rank)  # type: ignore[union-attr]
-        except Exception as e:  # noqa: BLE001 - e.g. stopped before any active step
-            return f"no trace: {one_line(e)}"
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        return None
-
     def _finalize(self, *, status: str, error: str | None = None, cleanup: bool = True) -> None:
         """Stop the profiler, write trace and meta; runs once (the DONE event or finish())."""
         if self.finalized:
             return
         self.finalized = True
-        from .environment import collect_env, max_memory_allocated
-
         if self.ranges is not None:
             with contextlib.suppress(Exception):
                 self.ranges.deactivate()
@@ -240,28 +284,12 @@ class ProfileSession:
             status = "failed"
         rank_ws = self._rank()
         rank = rank_ws[0] if rank_ws else None
-        trace_problem = self._write_trace(rank)
+        trace_problem = outcome.write_trace(self, rank)
         meta = self.run.meta  # type: ignore[union-attr]
         if status == "complete" and trace_problem:
             status, error = "failed", trace_problem
         meta.status, meta.error = status, error
-        with contextlib.suppress(Exception):
-            meta.env = collect_env()
-        meta.baseline = {"step_ms": self.driver.baseline_ms, "timing": self.driver.timing,
-                         "warmup_ms": self.driver.warmup_ms}
-        meta.profiled_step_ms = self.driver.profiled_ms
-        meta.flops_per_step = self.flops.flops
-        meta.flops_error = self.flops.error
-        if meta.flops_per_step is None and meta.flops_error is None:
-            meta.flops_error = (
-                "FLOP counting disabled"
-                if not self.settings.count_flops
-                else "no warm-up step to count FLOPs on (--warmup 0)"
-                if self.settings.warmup == 0
-                else "FLOPs not counted: the capture ended before the last warm-up step"
-            )
-        with contextlib.suppress(Exception):
-            meta.max_memory_allocated_bytes = max_memory_allocated()
+        outcome.fill_meta(self, meta)
         if rank_ws:
             meta.rank, meta.world_size = rank_ws
         self.run.write_meta(rank=rank if self._shared_folder and rank_ws else None)  # type: ignore[union-attr]
@@ -270,21 +298,7 @@ class ProfileSession:
 
     def incomplete_reason(self) -> str:
         """Why a capture that ended before DONE is incomplete, phrased for the user."""
-        d, s = self.driver, self.settings
-        if self.settings.mode == "body":
-            return f"capture incomplete after {d.n} of {d.schedule.total} steps"
-        if not d.started:
-            return (
-                "no training steps seen: the code never called optimizer.step() "
-                "(or jupyter_gpuprof.step())"
-            )
-        # In loop/script mode the first step only starts the count (it includes setup).
-        return (
-            f"capture incomplete: the code ran {d.n + 1} steps, the capture needs "
-            f"{d.schedule.total + 1} (1 to start + warm-up {s.warmup} + baseline {s.steps} + "
-            f"profiler {d.schedule.capture_steps}); "
-            "run more steps or lower --steps/--warmup/--active"
-        )
+        return outcome.incomplete_reason(self)
 
     def discard(self) -> None:
         """Close without writing anything (a helper process that never ran a training step)."""
@@ -293,11 +307,21 @@ class ProfileSession:
             self.driver.abort()
         self._remove_hooks()
 
+    @property
+    def steps_seen(self) -> int:
+        """Steps the code took so far: step() calls once used, else optimizer steps."""
+        return self.boundaries if self._manual else self.training.optimizer_steps
+
     def finish(self, exc: BaseException | None = None) -> Run:
         """Close: on error or an unfinished capture keep trace + meta as failed; remove hooks."""
         if self.closed:
             return self.run  # type: ignore[return-value]
         try:
+            if self.finalized and not self._shared_folder:
+                # The training went on after the capture: its meta gets the final step count.
+                with contextlib.suppress(Exception):
+                    self.run.meta.training.update(self.training.to_meta())  # type: ignore[union-attr]
+                    self.run.write_meta()  # type: ignore[union-attr]
             if not self.finalized:
                 error = one_line(exc) if exc is not None else self.incomplete_reason()
                 self._finalize(status="failed", error=error, cleanup=False)
@@ -313,26 +337,14 @@ class ProfileSession:
                 self._hook_handle = None
             if self.ranges is not None:
                 self.ranges.remove()
+            self.training.remove()
         finally:
             if _Active.session is self:
                 _Active.session = None
 
     def describe(self) -> str:
         """One line on what was measured and where it went."""
-        d = self.driver
-        path = self.run.path if self.run else "?"
-        st = summarize_ms(d.baseline_ms)
-        if st["n"]:
-            timing = (
-                f"baseline {st['median_ms']:.3f} ms/step median, p95 {st['p95_ms']:.3f} ms "
-                f"over {st['n']} steps ({d.timing})"
-            )
-        else:
-            timing = "no baseline steps"
-        prof = summarize_ms(d.profiled_ms)
-        if prof["n"]:
-            timing += f"; profiled {prof['median_ms']:.3f} ms/step median over {prof['n']} steps"
-        return f"gpuprofile: {timing} -> {path}"
+        return outcome.describe(self)
 
 
 def current_session() -> ProfileSession | None:
@@ -345,61 +357,3 @@ def step() -> None:
     session = _Active.session
     if session is not None:
         session.manual_step()
-
-
-@contextlib.contextmanager
-def profile(
-    name: str = "profile",
-    steps: int = 30,
-    warmup: int = 5,
-    wait: int = 1,
-    prof_warmup: int = 2,
-    active: int = 5,
-    *,
-    with_stack: bool = False,
-    record_shapes: bool = True,
-    profile_memory: bool = True,
-    phases: bool = True,
-    count_flops: bool = True,
-    runs_root: str | os.PathLike[str] | None = None,
-    ranks: str | list[int] | None = None,
-) -> Iterator[ProfileSession]:
-    """Profile the training loop inside the block; steps come from optimizer.step() or step()."""
-    settings = CaptureSettings(
-        steps=steps,
-        warmup=warmup,
-        wait=wait,
-        prof_warmup=prof_warmup,
-        active=active,
-        record_shapes=record_shapes,
-        profile_memory=profile_memory,
-        with_stack=with_stack,
-        phases=phases,
-        count_flops=count_flops,
-        mode="loop",
-        ranks=ranks if ranks is not None else env_ranks(),
-    )
-    root = Path(runs_root) if runs_root is not None else None
-    if not rank_selected(settings.ranks):  # ranks (default $JUPYTER_GPUPROF_RANKS) leave us out
-        inert = ProfileSession(settings, name=name, store=RunStore(root))
-        inert.closed = True  # untouched: step() and finish() see a closed session
-        yield inert
-        return
-    run = None
-    existing = _Active.session
-    if existing is not None and existing.settings.mode == "script" and not existing.driver.started:
-        # Under `jupyter gpuprof run` the script's own profile() block takes over the run folder.
-        run = existing.run
-        existing.discard()
-    session = ProfileSession(settings, name=name, store=RunStore(root), run=run).begin()
-    try:
-        yield session
-    except BaseException as e:
-        try:
-            session.finish(e)
-        except Exception as save_error:  # noqa: BLE001 - never mask the block's own exception
-            warnings.warn(
-                f"jupyter_gpuprof: could not save the run: {one_line(save_error)}", stacklevel=3
-            )
-        raise
-    session.finish()

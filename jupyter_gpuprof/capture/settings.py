@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .driver import Schedule
 from .ranks import parse_ranks
 
-MODES = ("body", "loop", "script")
+MODES = ("body", "loop", "script", "auto")
 
 
 @dataclass
@@ -44,6 +44,28 @@ class CaptureSettings:
         d["schedule"] = {"wait": self.wait, "warmup": self.prof_warmup, "active": self.active}
         del d["wait"], d["prof_warmup"], d["active"]
         return d
+
+
+def fit_schedule(settings: CaptureSettings, boundaries: int) -> CaptureSettings | None:
+    """The settings shrunk to a training of `boundaries` step boundaries; None if they fit.
+
+    The profiler window is kept whole when it can be (it is what the report reads), then the
+    baseline (the real step time), and the warm-up gives way first, down to one step.
+    """
+    if settings.schedule().total <= boundaries:
+        return None
+    wait, prof_warmup, active = settings.wait, settings.prof_warmup, settings.active
+    budget = max(boundaries, 1)
+    capture = wait + prof_warmup + active
+    if capture > budget:
+        wait, prof_warmup = 0, min(prof_warmup, max(0, budget - 2))
+        active = max(1, min(active, budget - prof_warmup))
+        capture = wait + prof_warmup + active
+    rest = max(0, budget - capture)
+    warmup = min(settings.warmup, max(1 if rest > 1 else 0, rest - settings.steps))
+    steps = min(settings.steps, rest - warmup)
+    return replace(settings, warmup=warmup, steps=steps, wait=wait, prof_warmup=prof_warmup,
+                   active=active)
 
 
 def one_line(exc: BaseException) -> str:

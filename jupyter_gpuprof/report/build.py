@@ -14,6 +14,7 @@ import msgspec
 import pandas as pd
 
 from ..advice.distributed_rules import merge_advice
+from ..advice.frameworks import in_framework_terms
 from ..advice.verdict import Advice, advise
 from ..analysis.distributed import Distributed, analyze_ranks, load_ranks
 from ..analysis.summary import Analysis, analyze
@@ -150,7 +151,8 @@ def analyze_run(run: Run) -> Report:
         else:
             trace = load_trace(traces[0])
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step)
-            report = Report(a, advise(a), m, str(run.path), timeline=_timeline(trace, a))
+            advice = in_framework_terms(advise(a), m.framework, m.training)
+            report = Report(a, advice, m, str(run.path), timeline=_timeline(trace, a))
     except TraceError as e:
         reason = first_line(str(e)) or "unreadable trace"
         _quietly(lambda: run.write_trace_error(reason))

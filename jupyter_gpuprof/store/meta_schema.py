@@ -55,3 +55,5 @@ class MetaSchema(msgspec.Struct):
     world_size: int | None = None
     ranks: list[int] | None = None
     owner: OwnerSchema | None = None
+    training: dict[str, Any] = {}
+    framework: dict[str, Any] = {}

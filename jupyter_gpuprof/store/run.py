@@ -49,6 +49,10 @@ class RunMeta:
     world_size: int | None = None
     ranks: list[int] | None = None  # distributed runs: the ranks that wrote a trace
     owner: dict[str, Any] | None = None  # the creating process (store/owner.py)
+    # optimizer steps, micro-batches per step, loop/body decision, CUDA graph replays
+    training: dict[str, Any] = field(default_factory=dict)
+    # the Trainer that ran the steps (transformers / lightning) and its settings that matter
+    framework: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for json.dumps."""
@@ -65,7 +69,7 @@ class RunMeta:
             meta.baseline = {"step_ms": [], "timing": None}
         meta.baseline.setdefault("step_ms", [])
         meta.baseline.setdefault("timing", None)
-        for name in ("settings", "env"):
+        for name in ("settings", "env", "training", "framework"):
             if not isinstance(getattr(meta, name), dict):
                 setattr(meta, name, {})
         if not isinstance(meta.tags, list):

@@ -1,0 +1,101 @@
+"""What a finished capture writes and says: trace file, meta fields, the one-line summary."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from .driver import summarize_ms
+from .settings import one_line
+
+if TYPE_CHECKING:
+    from ..store import RunMeta
+    from .session import ProfileSession
+
+
+def write_trace(session: ProfileSession, rank: int | None) -> str | None:
+    """Export the profiler's trace into the run folder; the reason when there is none."""
+    prof: Any = session.driver.profiler
+    if prof is None:
+        return "no trace: the profiler never started"
+    fd, tmp = tempfile.mkstemp(prefix="gpuprof-", suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(tmp)
+        session.run.write_trace(tmp, rank=rank)  # type: ignore[union-attr]
+    except Exception as e:  # noqa: BLE001 - e.g. stopped before any active step
+        return f"no trace: {one_line(e)}"
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return None
+
+
+def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
+    """Everything the capture measured, into the run's meta (status and error set by caller)."""
+    from .environment import collect_env, max_memory_allocated
+
+    driver, settings = session.driver, session.settings
+    with contextlib.suppress(Exception):
+        meta.env = collect_env()
+    meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
+                     "warmup_ms": driver.warmup_ms}
+    meta.profiled_step_ms = driver.profiled_ms
+    meta.flops_per_step = session.flops.flops
+    meta.flops_error = session.flops.error
+    if meta.flops_per_step is None and meta.flops_error is None:
+        meta.flops_error = (
+            "FLOP counting disabled"
+            if not settings.count_flops
+            else "no warm-up step to count FLOPs on (--warmup 0)"
+            if settings.warmup == 0
+            else "FLOPs not counted: the capture ended before the last warm-up step"
+        )
+    with contextlib.suppress(Exception):
+        meta.max_memory_allocated_bytes = max_memory_allocated()
+    meta.training = {**session.training.to_meta(), "mode": settings.mode}
+    if session.fitted:
+        meta.training["schedule_fitted"] = session.fitted
+    meta.framework = dict(session.framework or {})
+
+
+def incomplete_reason(session: ProfileSession) -> str:
+    """Why a capture that ended before DONE is incomplete, phrased for the user."""
+    d, s = session.driver, session.settings
+    if s.mode == "body":
+        return f"capture incomplete after {d.n} of {d.schedule.total} steps"
+    if not d.started:
+        return (
+            "no training steps seen: the code never called optimizer.step() "
+            "(or jupyter_gpuprof.step())"
+        )
+    # In loop/script mode the first step only starts the count (it includes setup).
+    return (
+        f"capture incomplete: the code ran {d.n + 1} steps, the capture needs "
+        f"{d.schedule.total + 1} (1 to start + warm-up {s.warmup} + baseline {s.steps} + "
+        f"profiler {d.schedule.capture_steps}); "
+        "run more steps or lower --steps/--warmup/--active"
+    )
+
+
+def describe(session: ProfileSession) -> str:
+    """One line on what was measured and where it went."""
+    d = session.driver
+    path = session.run.path if session.run else "?"
+    st = summarize_ms(d.baseline_ms)
+    if st["n"]:
+        timing = (
+            f"baseline {st['median_ms']:.3f} ms/step median, p95 {st['p95_ms']:.3f} ms "
+            f"over {st['n']} steps ({d.timing})"
+        )
+    else:
+        timing = "no baseline steps"
+    prof = summarize_ms(d.profiled_ms)
+    if prof["n"]:
+        timing += f"; profiled {prof['median_ms']:.3f} ms/step median over {prof['n']} steps"
+    micro = session.training.to_meta()["micro_batches_per_step"]
+    if micro is not None and micro > 1:
+        timing += f"; {micro:g} micro-batches per optimizer step"
+    return f"gpuprofile: {timing} -> {path}"
