@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .capture.options import add_step_options
 from .capture.ranks import ENV_RANKS, format_ranks, parse_ranks
 from .oneline import error_line
 
@@ -309,13 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run", help="run a script unmodified, profiling its training steps (optimizer.step())"
     )
     p.add_argument("--name", default=None, help="run name (default: the script's name)")
-    p.add_argument(
-        "--steps", type=int, default=30, help="baseline steps timed without the profiler"
-    )
-    p.add_argument("--warmup", type=int, default=5, help="steps excluded first")
-    p.add_argument("--wait", type=int, default=1, help="profiler schedule: wait steps")
-    p.add_argument("--prof-warmup", type=int, default=2, help="profiler schedule: warm-up steps")
-    p.add_argument("--active", type=int, default=5, help="profiler schedule: recorded steps")
+    add_step_options(p.add_argument)
     p.add_argument("--with-stack", action="store_true", help="record Python stacks")
     p.add_argument(
         "--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges"
