@@ -44,7 +44,8 @@ def rank_lines(d: dict[str, Any] | None) -> list[str]:
     for r in d["ranks"]:
         out.append(f"{r['rank']:>6}{_n(r['step_ms'], 9)}{_n(r['compute_ms'], 9)}"
                    f"{_n(r['comm_ms'], 8)}{_n(r['exposed_comm_ms'], 9)}{_n(r['wait_ms'], 8)}"
-                   f"{_n(r['idle_ms'], 8)}{_n(r.get('extra_ms'), 8)}  {r.get('phase') or ''}")
+                   f"{_n(r['idle_ms'], 8)}{_n(r.get('extra_ms'), 8)}  {r.get('phase') or ''}"
+                   + ("  <- straggler" if r.get("straggler") else ""))
     return out
 
 
