@@ -8,14 +8,14 @@ interpolation between the closest ranks: p95 of the step times 1…30 is 28.55 e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 #: Tukey's fences: outside [q1 - k*IQR, q3 + k*IQR] is an outlier
 TUKEY_K = 1.5
 #: numpy's percentile method, named so no surface picks another one
-PERCENTILE_METHOD = "linear"
+PERCENTILE_METHOD: Final = "linear"
 
 
 def describe_steps(step_ms: Sequence[float | None]) -> dict[str, Any]:

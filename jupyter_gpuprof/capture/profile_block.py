@@ -12,7 +12,7 @@ from ..oneline import error_line
 from ..store import RunStore
 from . import options
 from .ranks import env_ranks, rank_selected
-from .session import ProfileSession, _Active
+from .session import ProfileSession, current_session
 from .settings import CaptureSettings
 
 
@@ -55,7 +55,7 @@ def profile(
         yield inert
         return
     run = None
-    existing = _Active.session
+    existing = current_session()
     if existing is not None and existing.settings.mode == "script" and not existing.driver.started:
         # Under `jupyter gpuprof run` the script's own profile() block takes over the run folder.
         run = existing.run

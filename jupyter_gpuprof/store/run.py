@@ -59,22 +59,22 @@ class RunMeta:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunMeta:
+    def from_json(cls, data: Any) -> RunMeta:
         """Build from a meta.json dict; unknown keys are ignored and missing ones take defaults."""
         if not isinstance(data, dict):
             raise ValueError("meta.json does not hold a JSON object")
         known = {f.name for f in dataclasses.fields(cls)}
         meta = cls(**{k: v for k, v in data.items() if k in known})
-        if not isinstance(meta.baseline, dict):
+        baseline: Any = meta.baseline  # as decoded: the JSON may hold anything here
+        if not isinstance(baseline, dict):
             meta.baseline = {"step_ms": [], "timing": None}
         meta.baseline.setdefault("step_ms", [])
         meta.baseline.setdefault("timing", None)
         for name in ("settings", "env", "training", "framework"):
             if not isinstance(getattr(meta, name), dict):
                 setattr(meta, name, {})
-        if not isinstance(meta.tags, list):
-            meta.tags = []
-        meta.tags = [str(t) for t in meta.tags]
+        tags: Any = meta.tags  # as decoded: the JSON may hold anything here
+        meta.tags = [str(t) for t in tags] if isinstance(tags, list) else []
         return meta
 
 
