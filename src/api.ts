@@ -69,7 +69,7 @@ export interface IRunDetail {
   has_code: boolean;
 }
 
-/** One rank of a distributed run; the summary types live in report/summary.ts. */
+/** One rank of a distributed run: the generated `DistributedRank` (see report/summary.ts). */
 export type { IRankRow } from './report/summary';
 
 /** `{name, before, after, delta}` rows of the op and kernel-kind deltas (µs per step). */
