@@ -35,7 +35,8 @@ export interface IRunListing {
   world_size?: number | null;
   median_ms?: number | null;
   p95_ms?: number | null;
-  n_steps?: number;
+  /** How many step times `median_ms` and `p95_ms` rest on. */
+  n_step_times?: number;
   has_summary?: boolean;
 }
 

@@ -54,7 +54,8 @@ class Report:
                 for i, r in enumerate(self.ranks) for w in r.info.warnings]
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
-    steps = property(lambda self: self.analysis.steps, doc="Profiled steps (steps.STEP_COLUMNS).")
+    step_table = property(lambda self: self.analysis.steps,
+                          doc="One row per profiled step (steps.STEP_COLUMNS).")
     ops = property(lambda self: self.analysis.ops, doc="Operator table (ops.OP_COLUMNS).")
     kernels = property(lambda self: self.analysis.kernels, doc="Kernels (kernels.KERNEL_COLUMNS).")
     gaps = property(lambda self: self.analysis.gaps, doc="GPU idle gaps (idle.GAP_COLUMNS).")

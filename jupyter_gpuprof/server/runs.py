@@ -38,7 +38,9 @@ class RunListing(TypedDict):
     world_size: int | None
     median_ms: float | None
     p95_ms: float | None
-    n_steps: int
+    #: how many step times median_ms and p95_ms rest on (the summary's `steps.n`: the
+    #: baseline's when measured); not the profiled steps, which the summary's ranks count
+    n_step_times: int
     has_summary: bool
 
 
@@ -87,7 +89,7 @@ def build_row(run: Run) -> RunListing:
         world_size=meta.world_size,
         median_ms=median,
         p95_ms=p95,
-        n_steps=int(n) if isinstance(n, int) else 0,
+        n_step_times=int(n) if isinstance(n, int) else 0,
         has_summary=summary is not None,
     )
 
@@ -98,7 +100,8 @@ def describe_run(entry: Run | BrokenRun) -> RunListing:
         return RunListing(
             id=entry.id, name=entry.id, created=None, status=BROKEN, verdict=None,
             verdict_category=None, error=first_line(entry.error) or "unreadable", tags=[],
-            gpu=None, world_size=None, median_ms=None, p95_ms=None, n_steps=0, has_summary=False,
+            gpu=None, world_size=None, median_ms=None, p95_ms=None, n_step_times=0,
+            has_summary=False,
         )
     try:
         row = cached_row(entry, lambda run: dict(build_row(run)))
