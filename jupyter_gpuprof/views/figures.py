@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..stats import describe_steps
-from .svg import CAUSE_COLORS, LANE_COLORS
+from .palette import CAUSE_COLORS, LANE_COLORS
 
 _LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
            "hovermode": "closest"}

@@ -13,11 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..stats import describe_steps
+from .palette import CAUSE_COLORS, LANE_COLORS
 
-#: colour of each gap cause (shared with the widget's CSS and the plotly figures)
-CAUSE_COLORS = {"input": "#e67e22", "transfer": "#8e44ad", "sync": "#c0392b",
-                "launch": "#2980b9", "host": "#7f8c8d"}
-LANE_COLORS = {"ranges": "#16a085", "cpu": "#3498db", "sync": "#c0392b", "gpu": "#27ae60"}
 #: columns the static timeline is re-binned to (one rectangle per column per lane at most)
 STATIC_COLUMNS = 600
 FONT = "font-family='sans-serif' font-size='11'"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .palette import NO_GPU_BANNER, PARTIAL_BANNER
+
 
 def _ms(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.2f} ms"
@@ -23,9 +25,9 @@ def banner(summary: dict[str, Any]) -> str | None:
     """The one-line warning shown above a report, if any."""
     src = summary.get("source", {})
     if src.get("status") == "failed":
-        return f"Partial report: the profiled code raised ({src.get('error')})."
+        return PARTIAL_BANNER.format(error=src.get("error"))
     if not summary.get("gpu", {}).get("available"):
-        return "GPU metrics unavailable: no CUDA activity was recorded (CPU-only run)."
+        return NO_GPU_BANNER
     return None
 
 
