@@ -44,4 +44,15 @@ STRAGGLER_GPU_WORK_SAVING = 0.5
 STRAGGLER_HOST_SAVING = 1.0
 #: host delay counts as data loading when the data pipeline explains this share of it
 INPUT_EXPLAINS_SHARE = 0.5
+# Nsight Compute kernel verdicts (`ncu/rules.py`)
+#: speed-of-light % above which a unit is the bottleneck (Nsight's SOLBottleneck uses 60 %)
+NCU_BOUND_PCT = 60.0
+#: a matmul kernel using less Tensor-Core pipe than this is not on Tensor Cores
+NCU_TENSOR_IDLE_PCT = 5.0
+#: tensor pipe busier than this counts as compute-bound even when SOL % reads lower
+NCU_TENSOR_BUSY_PCT = 50.0
+#: theoretical occupancy below this, with neither unit busy, is the limiter worth fixing
+NCU_LOW_OCCUPANCY_PCT = 50.0
+#: achieved occupancy this many points under theoretical points at imbalance or tail effects
+NCU_OCCUPANCY_GAP_PTS = 20.0
 MEMORY_KINDS = ("elementwise", "norm", "softmax", "reduction", "other")
