@@ -70,3 +70,28 @@ def test_the_private_name_check_sees_one(tmp_path):
     probe.write_text("from .session import _Active\nfrom jupyter_gpuprof.store._x import y\n"
                      "from os import _exit\n")
     assert private_imports(probe) == [".session: _Active", "jupyter_gpuprof.store._x: _x"]
+
+
+def numeric_constants(path: Path) -> list[str]:
+    """Module-level `UPPER_NAME = <number>` assignments of a file."""
+    found = []
+    for node in ast.parse(path.read_text()).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else (
+            node.target if isinstance(node, ast.AnnAssign) else None)
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.UnaryOp):
+            value = value.operand
+        if (isinstance(target, ast.Name) and target.id.isupper()
+                and isinstance(value, ast.Constant) and isinstance(value.value, (int, float))
+                and not isinstance(value.value, bool)):
+            found.append(target.id)
+    return found
+
+
+def test_advice_thresholds_live_in_one_module():
+    """Every numeric policy of the advice (Nsight Compute's verdicts too) is in thresholds.py."""
+    rules = [*(PACKAGE / "advice").glob("*.py"), PACKAGE / "ncu" / "rules.py"]
+    scattered = {p.name: names for p in rules if p.name != "thresholds.py"
+                 if (names := numeric_constants(p))}
+    assert not scattered, f"move these to advice/thresholds.py: {scattered}"
+    assert "STRAGGLER_MIN_PCT" in numeric_constants(PACKAGE / "advice" / "thresholds.py")
