@@ -36,14 +36,15 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def _print_report(path: Path, as_json: bool) -> None:
+def _print_report(path: Path, as_json: bool, baseline_ms: list[float] | None = None) -> None:
     from .analysis.tracefile import Prefetch
 
     # decompressing releases the GIL, so it overlaps the imports of pandas and numpy
     prefetch = Prefetch(path) if path.is_file() else None
-    from .report import analyze_path
+    from .report import analyze_path, analyze_trace
 
-    report = analyze_path(path, data=prefetch)
+    report = (analyze_trace(path, baseline_ms, data=prefetch) if baseline_ms
+              else analyze_path(path, data=prefetch))
     if as_json:
         print(json.dumps(report.to_json()))
     else:
@@ -54,8 +55,25 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not path.exists():
         raise CliError(f"no such file or folder: {path}")
-    _print_report(path, args.json)
+    baseline = _baseline_ms(args.baseline_ms, path)
+    _print_report(path, args.json, baseline)
     return 0
+
+
+def _baseline_ms(text: str | None, path: Path) -> list[float] | None:
+    """--baseline-ms: one unprofiled step time, or several comma-separated, in ms."""
+    if text is None:
+        return None
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise CliError(f"--baseline-ms {text!r}: give step times in ms, e.g. 12.5 or 12.4,12.6")\
+            from None
+    if not values or min(values) <= 0:
+        raise CliError("--baseline-ms: step times must be positive numbers of milliseconds")
+    if not path.is_file():
+        raise CliError("--baseline-ms applies to a trace file; a run folder has its own baseline")
+    return values
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -289,6 +307,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json", action="store_true", help="print the report as JSON (same as summary.json)"
     )
+    p.add_argument("--baseline-ms", default=None, metavar="MS",
+                   help="the unprofiled step time (ms; or several, comma-separated) from your "
+                   "logs: the trace is reconciled with it like a captured baseline")
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser(

@@ -1,8 +1,8 @@
 """Synthetic multi-rank runs (one trace per rank) whose cross-rank timings are known exactly.
 
-Every step lasts 10 ms on the host. A rank computes (one GEMM kernel), then all-reduces (one
-NCCL kernel on stream 20): the kernel starts when the rank arrives and every rank's kernel ends
-when the last one has arrived and the 1 ms transfer is done.
+Every step lasts 10 ms on the host (unless a scenario sets `step_us`). A rank computes (one GEMM
+kernel), then all-reduces (one NCCL kernel on stream 20): the kernel starts when the rank
+arrives and every rank's kernel ends when the last one has arrived and the 1 ms transfer is done.
 """
 
 from __future__ import annotations
@@ -47,11 +47,13 @@ def write_run(folder: Path, ranks: list[dict], shift_us: dict[int, float] | None
     """
     folder.mkdir(parents=True, exist_ok=True)
     for r, kw in enumerate(ranks):
+        kw = dict(kw)
+        step_us = kw.pop("step_us", STEP_US)
         b = TraceBuilder()
         for n in range(STEPS):
-            s = n * STEP_US
+            s = n * step_us
             rank_step(b, s, **kw)
-            b.step(n + 1, s, STEP_US)
+            b.step(n + 1, s, step_us)
         for extra in range((queued or {}).get(r, 0)):  # run before the capture, launch unseen
             b.events.append({"ph": "X", "cat": "kernel", "name": kw.get("nccl", ALLREDUCE),
                              "pid": 0, "tid": 20, "ts": -3000.0 + 1000 * extra, "dur": 500.0,
@@ -82,5 +84,7 @@ def overlapped() -> list[dict]:
 
 
 def comm_bound() -> list[dict]:
-    """Balanced ranks: 1 ms of compute, then a 6 ms all-reduce with nothing to hide it."""
-    return [dict(load_us=0.0, compute_us=1000.0, arrive_last=1100.0, transfer_us=6000.0)] * 2
+    """Balanced ranks: 1 ms of compute, then a 6 ms all-reduce with nothing to hide it; the step
+    ends when the all-reduce does (a 10 ms host step would be 2.9 ms of host work on top)."""
+    return [dict(load_us=0.0, compute_us=1000.0, arrive_last=1100.0, transfer_us=6000.0,
+                 step_us=7150.0)] * 2

@@ -19,14 +19,21 @@ def _gemm(b: TraceBuilder, t: float, run_at: float, dur: float, name: str = TC_G
     b.kernel(name, t + 2.0, run_at, dur, ext=ext)
 
 
+def wait_for_gpu(b: TraceBuilder, s: float, ts: float, gpu_end: float) -> float:
+    """The host blocks until the GPU is done (as `loss.item()` at the end of a step does) and
+    the step ends right after: a GPU-bound step, not a host busy for as long as the GPU."""
+    b.sync(s + ts, gpu_end - ts + 2.0)
+    return gpu_end + 10.0
+
+
 def precision(b: TraceBuilder, s: float) -> float:
     _gemm(b, s + 10, s + 100, 9000.0, SIMT_GEMM, ["float", "float"])
-    return 10_000.0
+    return wait_for_gpu(b, s, 30.0, 9100.0)
 
 
 def compute(b: TraceBuilder, s: float) -> float:
     _gemm(b, s + 10, s + 100, 9500.0)
-    return 10_000.0
+    return wait_for_gpu(b, s, 30.0, 9600.0)
 
 
 def memory(b: TraceBuilder, s: float) -> float:
@@ -34,7 +41,7 @@ def memory(b: TraceBuilder, s: float) -> float:
         ext = b.op("aten::add", s + 1 + i, 0.8, types=["c10::BFloat16"])
         b.kernel("void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<bf16>>",
                  s + 1.2 + i, s + 100 + 100 * i, 100.0, ext=ext, launch_dur=0.5)
-    return 10_000.0
+    return wait_for_gpu(b, s, 95.0, 9100.0)
 
 
 def input_bound(b: TraceBuilder, s: float) -> float:
@@ -70,16 +77,17 @@ def host(b: TraceBuilder, s: float) -> float:
 
 
 def transfer(b: TraceBuilder, s: float) -> float:
-    b.memcpy("HtoD", "Pageable", "Device", 400_000_000, s + 10, 6000.0, s + 20, 5980.0)
+    # 120 MB from pageable memory at 20 GB/s, then the step's GEMM
+    b.memcpy("HtoD", "Pageable", "Device", 120_000_000, s + 10, 6000.0, s + 20, 5980.0)
     _gemm(b, s + 6020, s + 6100, 1000.0)
-    return 8000.0
+    return wait_for_gpu(b, s, 6030.0, 7100.0)
 
 
 def comm(b: TraceBuilder, s: float,
          name: str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL") -> float:
     _gemm(b, s + 10, s + 100, 4000.0)
     b.kernel(name, s + 30, s + 4100, 5000.0, stream=20)
-    return 10_000.0
+    return wait_for_gpu(b, s, 40.0, 9100.0)
 
 
 def comm_old_names(b: TraceBuilder, s: float) -> float:

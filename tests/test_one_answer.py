@@ -101,6 +101,7 @@ def test_front_end_fixture_is_what_python_says(tmp_path):
     got = json.loads(json.dumps(_answers(tmp_path)))
     for row in ("listing_before", "listing_after"):
         got[row]["id"] = got[row]["name"] = got[row]["created"] = "run"
+        got[row]["verdict"] = None  # not this test's subject: the wording follows the advice
     got["magic_line"] = got["magic_line"].split(" -> ")[0]
     if os.environ.get("GPUPROF_WRITE_FIXTURES"):
         FIXTURE.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")

@@ -30,10 +30,13 @@ def test_before_is_gpu_busy_in_fp32_simt_gemms(before):
     assert a.kind_ms_per_step(["gemm"], tensor_core=False) > 0.6 * a.real.gpu_busy_ms
 
 
-def test_before_verdict_precision_and_names_the_input_pipeline(before):
-    assert before.verdict.category == "precision"
+def test_before_verdict_input_with_precision_behind_it(before):
+    # the what-if replay: the host (39 ms profiled per step, 14 ms of it the DataLoader) outlasts
+    # the GPU work (32 ms), so bf16 GEMMs alone barely shorten the step; a loader off the step
+    # makes it GPU-bound, and only then do the fp32 GEMMs set the pace
+    assert before.verdict.category == "input"
     cats = [f.category for f in before.advice.findings]
-    assert cats[0] == "precision" and "input" in cats
+    assert cats[0] == "input" and "precision" in cats
     inp = next(f for f in before.advice.findings if f.category == "input")
     assert inp.data["host_share_pct"] == pytest.approx(34, abs=3)
     assert "num_workers" in inp.fix and "pin_memory=True" in inp.fix

@@ -43,11 +43,15 @@ def test_verdict_changes_when_its_rule_is_removed(tmp_path, monkeypatch, categor
     assert advise(a).verdict.category != category
 
 
-def test_expected_gains_come_from_measured_time(tmp_path):
-    # precision: 9 ms of SIMT GEMM per 10 ms step, 4x faster on Tensor Cores -> 6.75 ms = 67.5 %
+def test_expected_gains_come_from_the_what_if_replay(tmp_path):
+    # precision: 9 ms of SIMT GEMM in a 9.11 ms GPU-bound step; the replay re-times the GEMM at
+    # the Tensor-Core rate and the gain is 1 - predicted / real
     top = advise(_analysis(tmp_path, precision)).findings[0]
-    assert top.cost_ms == pytest.approx(9.0)
-    assert top.expected_gain_pct == pytest.approx(67.5)
+    assert top.category == "precision" and top.cost_ms == pytest.approx(9.0)
+    assert top.predicted_step_ms is not None and "fp32 matmul kernels" in top.driver
+    assert top.expected_gain_pct == pytest.approx(100 * (1 - top.predicted_step_ms / 9.11),
+                                                  abs=0.06)
+    assert top.expected_gain_pct > 75  # the assumed 4x speed-up said 67.5 %
 
 
 def test_old_and_new_nccl_kernel_names_are_both_communication(tmp_path):
@@ -60,7 +64,7 @@ def test_a_lone_sync_on_a_gpu_bound_step_is_not_flagged(tmp_path):
     def gpu_bound_with_item(b: TraceBuilder, s: float) -> float:
         ext = b.op("aten::mm", s + 10, 8.0, types=["float", "float"])
         b.kernel(SIMT_GEMM, s + 12, s + 20, 9960.0, ext=ext)
-        b.sync(s + 9900, 85.0)  # loss.item() waits for the GEMM; next step launches at once
+        b.sync(s + 20, 9965.0)  # loss.item() waits for the GEMM; next step launches at once
         return 10_000.0
 
     advice = advise(_analysis(tmp_path, gpu_bound_with_item))

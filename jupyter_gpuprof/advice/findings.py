@@ -22,6 +22,8 @@ class Finding:
     cost_ms: float  # real time per step this bottleneck costs
     expected_gain_pct: float  # of the real step, after the fix's assumed saving
     data: dict[str, Any] = field(default_factory=dict)
+    predicted_step_ms: float | None = None  # the what-if replay's step with the fix applied
+    driver: str = ""  # which change to the step's graph produced the prediction
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict."""

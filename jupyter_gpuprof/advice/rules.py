@@ -14,6 +14,7 @@ from ..analysis.summary import Analysis
 from . import fixes
 from . import thresholds as T
 from .findings import Finding
+from .whatif import predictions
 
 
 def _pct(a: Analysis, ms: float) -> float:
@@ -38,11 +39,15 @@ def _short(name: str, width: int = 60) -> str:
 def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: str,
              cost_ms: float, saving: float, **data: object) -> Finding | None:
     cost_ms = min(cost_ms, a.real.step_ms)  # nothing saves more than the whole step
-    gain = _pct(a, cost_ms * saving)
+    # the gain is the what-if replay's where the step's graph is known, else the assumed saving
+    predicted = predictions(a.graph, a.real.step_ms).get(cat)
+    gain = predicted.gain_pct if predicted else _pct(a, cost_ms * saving)
     if gain < T.MIN_FINDING_GAIN_PCT and not data.get("always"):
         return None
     data.pop("always", None)
-    return Finding(fid, cat, title, evidence, fix, round(cost_ms, 3), round(gain, 1), dict(data))
+    return Finding(fid, cat, title, evidence, fix, round(cost_ms, 3), round(gain, 1), dict(data),
+                   round(predicted.predicted_step_ms, 3) if predicted else None,
+                   predicted.driver if predicted else "")
 
 
 def input_rule(a: Analysis) -> Finding | None:

@@ -55,4 +55,24 @@ NCU_TENSOR_BUSY_PCT = 50.0
 NCU_LOW_OCCUPANCY_PCT = 50.0
 #: achieved occupancy this many points under theoretical points at imbalance or tail effects
 NCU_OCCUPANCY_GAP_PTS = 20.0
+# What-if step model (`advice/whatif.py`): costs and efficiencies it assumes
+#: a stretch of host work between two calls at least this long (profiled) is bookkeeping
+#: that can leave the step; shorter ones are the Python glue of dispatching ops
+HOST_WORK_MIN_US = 50.0
+#: GPU-side spacing between kernels replayed from a CUDA graph
+GRAPH_NODE_US = 1.0
+#: host cost of one graph launch (a graph is cut at every sync)
+GRAPH_LAUNCH_US = 15.0
+#: host cost of an asynchronous copy call from pinned memory
+ASYNC_COPY_CALL_US = 5.0
+#: share of the Tensor-Core peak cuBLAS reaches on training shapes when the trace has no
+#: Tensor-Core GEMM of its own to calibrate with
+TENSOR_CORE_EFFICIENCY = 0.6
+#: share of the fp32 (SIMT) peak an fp32 GEMM reaches, to count FLOPs when shapes are missing
+SIMT_EFFICIENCY = 0.7
+#: a read-back smaller than this is a sync (`.item()`), larger ones are transfers
+READBACK_MAX_BYTES = 64 * 1024
+#: a memory-bound kernel shorter than this is bound by launch latency, not bandwidth: fusing
+#: such kernels is the launch fix's saving, not the memory fix's
+MEMORY_MIN_KERNEL_US = 10.0
 MEMORY_KINDS = ("elementwise", "norm", "softmax", "reduction", "other")

@@ -6,7 +6,9 @@ Step-time change: the median difference (after - before) with a percentile-boots
 interval (resampling each run's steps independently, fixed seed so answers are reproducible)
 and a two-sided Mann-Whitney U test (normal approximation with tie correction). The change is
 ``significant`` only when the interval excludes zero, the test agrees (p < ALPHA) and the change
-is at least MIN_EFFECT_PCT of the before median; otherwise it is ``noise``.
+is at least MIN_EFFECT_PCT of the before median; otherwise it is ``noise``. When the two sides
+ran under different GPU conditions (`conditions.condition_changes`) it is ``unreliable``, never
+``significant``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import math
 from typing import Any
 
 import numpy as np
+
+from .conditions import condition_changes
 
 ALPHA = 0.05
 CONFIDENCE = 0.95
@@ -68,8 +72,12 @@ def bootstrap_median_diff_ci(
     return float(lo), float(hi)
 
 
-def step_change(before_ms: Any, after_ms: Any, seed: int = SEED) -> dict[str, Any]:
-    """Median change of step time (after vs before) with its interval, p-value and verdict."""
+def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
+                conditions: tuple[Any, Any] | None = None) -> dict[str, Any]:
+    """Median change of step time (after vs before) with its interval, p-value and verdict.
+
+    `conditions`: the GPU conditions (before, after) each side ran under, when recorded.
+    """
     a, b = _clean(before_ms), _clean(after_ms)
     out: dict[str, Any] = {
         "n_before": len(a), "n_after": len(b),
@@ -79,6 +87,7 @@ def step_change(before_ms: Any, after_ms: Any, seed: int = SEED) -> dict[str, An
         "ci_low_pct": None, "ci_high_pct": None, "p_value": None,
         "confidence": CONFIDENCE, "verdict": "insufficient data", "significant": False,
         "speedup": None, "direction": "unchanged",
+        "unreliable_reasons": condition_changes(*conditions) if conditions else [],
     }
     if len(a) < MIN_SAMPLES or len(b) < MIN_SAMPLES:
         return out
@@ -89,13 +98,14 @@ def step_change(before_ms: Any, after_ms: Any, seed: int = SEED) -> dict[str, An
     pct = 100.0 * delta / med_a if med_a else None
     excludes_zero = lo > 0 or hi < 0
     significant = bool(excludes_zero and p < ALPHA and pct is not None
-                       and abs(pct) >= MIN_EFFECT_PCT)
+                       and abs(pct) >= MIN_EFFECT_PCT and not out["unreliable_reasons"])
     out.update({
         "delta_ms": delta, "delta_pct": pct, "ci_low_ms": lo, "ci_high_ms": hi,
         "ci_low_pct": 100.0 * lo / med_a if med_a else None,
         "ci_high_pct": 100.0 * hi / med_a if med_a else None,
         "p_value": p, "significant": significant,
-        "verdict": ("significant" if significant else "noise"),
+        "verdict": ("unreliable" if out["unreliable_reasons"] else
+                    "significant" if significant else "noise"),
         "direction": ("faster" if delta < 0 else "slower") if significant else "unchanged",
         "speedup": med_a / med_b if med_b else None,
     })
@@ -174,7 +184,8 @@ def compare_summaries(before: dict[str, Any], after: dict[str, Any],
     return {
         "before": {**_side(before), "step_ms": sa, "step_source": src_a},
         "after": {**_side(after), "step_ms": sb, "step_source": src_b},
-        "steps": step_change(sa, sb),
+        "steps": step_change(sa, sb, conditions=(before.get("conditions"),
+                                                  after.get("conditions"))),
         "ops": table_deltas(before.get("ops") or [], after.get("ops") or [],
                             "name", "cuda_total_us", per_before=na, per_after=nb),
         "kernel_kinds": table_deltas(before.get("kernel_kinds") or [],

@@ -27,3 +27,21 @@ def peak_tflops(gpu_name: str | None, dtype: str) -> float | None:
         if key.lower() in gpu_name.lower():
             return peaks.get(dtype)
     return None
+
+
+# Pinned host<->device bandwidth in GB/s as measured on such systems (PCIe Gen5 x16 for
+# H100/H200 SXM boards, NVLink-C2C for Grace parts, PCIe Gen4 x16 for the rest).
+HOST_LINK_GBPS: list[tuple[str, float]] = [
+    ("GH200", 400.0), ("H200", 50.0), ("H100", 50.0), ("A100", 24.0), ("L40S", 24.0),
+    ("L4", 24.0), ("A10", 24.0),
+]
+#: host link of a GPU this table does not know (PCIe Gen4 x16)
+DEFAULT_HOST_LINK_GBPS = 24.0
+
+
+def host_link_gbps(gpu_name: str | None) -> float:
+    """Pinned host<->device copy bandwidth of a GPU's host link (GB/s)."""
+    for key, gbps in HOST_LINK_GBPS:
+        if gpu_name and key.lower() in gpu_name.lower():
+            return gbps
+    return DEFAULT_HOST_LINK_GBPS

@@ -24,6 +24,7 @@ from .kernels import MATMUL_KINDS, kernel_rows, kernel_table, kind_summary
 from .launch import launch_stats
 from .memory import memory_table
 from .ops import op_rows, op_table
+from .step_graph import StepGraph, build_graph
 from .steps import Window, assign_steps, gpu_activity, step_table
 from .sync import sync_table
 from .trace import GPU_CATEGORIES, Trace, TraceInfo
@@ -83,6 +84,7 @@ class Analysis:
     flops: dict[str, Any]
     comm: dict[str, float]
     n_steps: int
+    graph: StepGraph | None = None  # the steps' dependency graph, for what-if replays
 
     def kind_ms_per_step(self, kinds: Sequence[str], tensor_core: bool | None = None) -> float:
         """GPU time per step in kernels of the given kinds (optionally by Tensor-Core use)."""
@@ -178,6 +180,6 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         input_host_pct=100.0 * float(input_us) / window.dur_us if window.dur_us > 0 else 0.0,
         input_ms_per_step=float(input_us) / 1e3 / n, matmul_dtype=dtype,
         flops=_flops(flops_per_step, real, trace.info.gpu_name, dtype), comm=_comm(krows, n),
-        n_steps=n,
+        n_steps=n, graph=build_graph(trace, steps, window, host) if has_marks else None,
     )
 

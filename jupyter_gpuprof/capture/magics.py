@@ -61,6 +61,7 @@ class GpuProfMagics(Magics):
         self.last_run: Run | None = None
         self._shown: ProfileSession | None = None
         self._progress: CaptureProgress | None = None  # the running cell's progress line
+        self._code: Any = None  # the compiled step of the last body-mode cell
 
     @magic_arguments()
     @_step_arguments
@@ -92,6 +93,15 @@ class GpuProfMagics(Magics):
         help="the cell is a whole training loop; steps = optimizer.step()",
     )
     @argument("--body", action="store_true", help="the cell is one step even if it contains a loop")
+    @argument(
+        "--try",
+        dest="try_fixes",
+        nargs="?",
+        const="auto",
+        default=None,
+        help="after the report, apply fixes in this kernel and measure them: "
+        "amp,tf32,compile,graphs,loader (default: the recommended ones)",
+    )
     @argument(
         "-q",
         "--quiet",
@@ -127,9 +137,12 @@ class GpuProfMagics(Magics):
         )
         filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
         code = compile(source, filename, "exec")
+        self._code = None if mode == "loop" else code  # what --try runs again, fixed
         ns = shell.user_ns
         # A loop shows its report as soon as the capture is done, while the loop goes on.
-        on_complete = (lambda s: self._show_now(s, args)) if mode != "body" else None
+        # ("auto" that fell back to re-running the cell is a step: shown after the last run)
+        on_complete = ((lambda s: None if s.settings.mode == "body" else self._show_now(s, args))
+                       if mode != "body" else None)
         session = ProfileSession(
             settings,
             name=args.name or "gpuprofile",
@@ -189,6 +202,12 @@ class GpuProfMagics(Magics):
         if self._shown is session:
             return  # already shown when the capture completed mid-loop
         self._show(session, run, args.output, display=not args.quiet, cell_error=error)
+        if args.try_fixes and error is None:
+            from .try_cell import try_after_report
+
+            # a cell that turned out to be a whole training loop is never re-run
+            step = self._code if session.settings.mode == "body" else None
+            try_after_report(self.shell, run, step, args)
 
     def _show_now(self, session: ProfileSession, args: Any) -> None:
         self._shown = session

@@ -43,6 +43,7 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
                      "warmup_ms": driver.warmup_ms}
     meta.profiled_step_ms = driver.profiled_ms
+    meta.conditions = session.conditions.finish()
     meta.flops_per_step = session.flops.flops
     meta.flops_error = session.flops.error
     if meta.flops_per_step is None and meta.flops_error is None:

@@ -10,6 +10,7 @@ from typing import Any
 from ..oneline import error_line
 from ..store import Run, RunStore
 from . import outcome
+from .conditions import PhaseConditions
 from .driver import (
     BASELINE_START,
     CAPTURE_START,
@@ -58,6 +59,7 @@ class ProfileSession:
         self.store = store if store is not None else RunStore()
         self.run: Run | None = run
         self.flops = StepFlops()
+        self.conditions = PhaseConditions()  # GPU clocks, throttling… during each phase
         self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event)
         self.ranges: Any = None
         self.finalized = False
@@ -251,6 +253,7 @@ class ProfileSession:
 
     def _on_event(self, event: str) -> None:
         ranges = self.ranges
+        self.conditions.on_event(event)
         if event == LAST_WARMUP:
             if self.settings.count_flops:
                 self.flops.begin()

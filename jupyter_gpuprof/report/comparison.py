@@ -57,6 +57,8 @@ def render_text(c: dict[str, Any]) -> str:
             f"Mann-Whitney p={st['p_value']:.2g}: {st['verdict'].upper()}")
     else:
         lines.append(f"Change: {st['verdict']}")
+    if st.get("unreliable_reasons"):  # different GPU conditions: not a fair comparison
+        lines.append(f"Unreliable: {'; '.join(st['unreliable_reasons'])}")
     lines.append(f"Verdict before: {a['verdict']['category']} — {a['verdict']['summary']}")
     lines.append(f"Verdict after:  {b['verdict']['category']} — {b['verdict']['summary']}")
     f = c["findings"]

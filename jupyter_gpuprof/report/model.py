@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from .model_cost import Conditions, Cost, TryResult
+
 #: version of the summary object (not of meta.json, whose version the store owns)
 SUMMARY_SCHEMA_VERSION = 1
 
@@ -117,6 +119,8 @@ class Finding(Model):
     expected_gain_pct: float
     cost_ms: float
     data: dict[str, Any]
+    predicted_step_ms: float | None = None  # the what-if replay's step with the fix applied
+    driver: str = ""  # which change to the step's graph produced the prediction
 
 
 class OpRow(Model):
@@ -361,6 +365,10 @@ class Summary(Model, kw_only=True):
     distributed: Distributed | None
     timeline: Timeline | None
     warnings: list[str] = msgspec.field(default_factory=list)
+    cost: Cost | None = None
+    conditions: Conditions | None = None  # during the baseline
+    conditions_by_phase: dict[str, Conditions] | None = None
+    tries: list[TryResult] | None = None
 
 
 def _plain(value: Any) -> Any:

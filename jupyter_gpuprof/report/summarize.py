@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 import msgspec
 import pandas as pd
 
+from ..advice.cost import whatif_blocks
 from ..advice.distributed_rules import rank_table, straggler_of
 from ..advice.verdict import Advice
 from ..analysis.distributed import Distributed as DistributedAnalysis
@@ -38,6 +39,7 @@ from .model import (
     TransferRow,
     Verdict,
 )
+from .model_cost import Cost
 
 TOP_ROWS = 15
 OP_ROWS = 200  # the widget's operator table sorts and filters these rows
@@ -138,4 +140,13 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
         distributed=_distributed(distributed, advice),
         timeline=msgspec.convert(timeline, Timeline) if timeline is not None else None,
         warnings=list(warnings),
+        **_whatif(a, advice, meta),
     )
+
+
+def _whatif(a: Analysis, advice: Advice, meta: RunMeta | None) -> dict[str, Any]:
+    """The cost, conditions and tries blocks (`advice.cost`), typed."""
+    blocks = whatif_blocks(a, advice, meta)
+    cost = msgspec.convert(blocks["cost"], Cost) if blocks["cost"] is not None else None
+    return {"cost": cost, "conditions": blocks["conditions"],
+            "conditions_by_phase": blocks["conditions_by_phase"], "tries": blocks["tries"]}

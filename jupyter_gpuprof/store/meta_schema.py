@@ -57,3 +57,5 @@ class MetaSchema(msgspec.Struct):
     owner: OwnerSchema | None = None
     training: dict[str, Any] = {}
     framework: dict[str, Any] = {}
+    conditions: dict[str, Any] = {}
+    tries: list[dict[str, Any]] = []

@@ -53,6 +53,8 @@ class RunMeta:
     training: dict[str, Any] = field(default_factory=dict)
     # the Trainer that ran the steps (transformers / lightning) and its settings that matter
     framework: dict[str, Any] = field(default_factory=dict)
+    conditions: dict[str, Any] = field(default_factory=dict)  # GPU conditions per phase (NVML)
+    tries: list[dict[str, Any]] = field(default_factory=list)  # fixes tried and measured
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for json.dumps."""

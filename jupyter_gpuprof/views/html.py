@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from .text import banner, short_name
+from .whatif_text import predicted_step, try_lines, whatif_header
 
 CSS = """
 .gpuprof-report{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
@@ -73,14 +74,18 @@ def render_html(s: dict[str, Any]) -> str:
         f"<div class='gpuprof-verdict'><b>Verdict: {category}"
         f"</b> ({escape(str(v.get('confidence')))} confidence)<br>{escape(str(v.get('summary')))}"
         "<ul>" + "".join(f"<li>{escape(r)}</li>" for r in v.get("reasons", [])) + "</ul></div>")
+    parts += [f"<p>{escape(line)}</p>" for line in whatif_header(s)]
     if s.get("findings"):
         parts.append("<h4>Next steps</h4><ol>")
         for f in s["findings"]:
             parts.append(
                 f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — expected gain "
-                f"≈{f['expected_gain_pct']:.0f}%<br>{escape(f['evidence'])}"
+                f"≈{f['expected_gain_pct']:.0f}%{escape(predicted_step(f, st))}"
+                f"<br>{escape(f['evidence'])}"
                 f"<pre>{escape(f['fix'])}</pre></li>")
         parts.append("</ol>")
+    if s.get("tries"):
+        parts.append(f"<pre>{escape(chr(10).join(try_lines(s['tries'])).strip())}</pre>")
     dist = s.get("distributed") or {}
     if dist.get("ranks"):
         parts.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .palette import NO_GPU_BANNER, PARTIAL_BANNER
+from .whatif_text import predicted_step, try_lines, whatif_header
 
 
 def _ms(v: float | None) -> str:
@@ -72,6 +73,7 @@ def render_text(s: dict[str, Any]) -> str:
         lines.append(f"!! {b}")
     lines += [f"!! Trace: {w}" for w in s.get("warnings") or []]
     lines.append(f"GPU: {src.get('gpu') or 'none'}")
+    lines += whatif_header(s)
     label = "unprofiled baseline" if st.get("source") == "baseline" else "profiled steps"
     lines.append(
         f"Step time ({label}, n={st.get('n')}): median {_ms(st.get('median_ms'))}, "
@@ -102,9 +104,12 @@ def render_text(s: dict[str, Any]) -> str:
         lines += ["", "Next steps (ranked by expected gain):"]
         for i, f in enumerate(s["findings"], 1):
             lines.append(f"{i}. [{f['category']}] {f['title']} — expected gain "
-                         f"≈{f['expected_gain_pct']:.0f}%")
+                         f"≈{f['expected_gain_pct']:.0f}%{predicted_step(f, st)}")
+            if f.get("driver"):
+                lines.append(f"   Model: {f['driver']}")
             lines.append(f"   Evidence: {f['evidence']}")
             lines += ["   Fix:"] + [f"     {ln}" for ln in f["fix"].splitlines()]
+    lines += try_lines(s.get("tries"))
     lines += rank_lines(s.get("distributed"))
     if s.get("ops"):
         lines += ["", f"{'Top ops':<52}{'calls':>7}{'CPU total':>12}{'CUDA total':>12}"]

@@ -24,6 +24,20 @@ export interface Summary {
   distributed: Distributed | null;
   timeline: Timeline | null;
   warnings?: string[];
+  cost?: Cost | null;
+  conditions?: {
+    [k: string]: unknown;
+  } | null;
+  conditions_by_phase?: {
+    [k: string]: {
+      [k: string]: unknown;
+    };
+  } | null;
+  tries?:
+    | {
+        [k: string]: unknown;
+      }[]
+    | null;
 }
 /**
  * Where the report comes from: the trace or run folder, its GPU, rank and run metadata.
@@ -135,6 +149,8 @@ export interface Finding {
   data: {
     [k: string]: unknown;
   };
+  predicted_step_ms?: number | null;
+  driver?: string;
 }
 /**
  * One operator of the profiled window (`analysis.ops.OP_COLUMNS`).
@@ -353,4 +369,31 @@ export interface TimelineStep {
   step: number;
   start: number;
   end: number;
+}
+/**
+ * `cost`: the step and its idle share in GPU-hours per 1,000 steps, and each saving.
+ */
+export interface Cost {
+  price_per_gpu_hour: number | null;
+  n_gpus: number;
+  step: Worth;
+  idle: Worth;
+  savings: Saving[];
+  headline?: string | null;
+}
+/**
+ * GPU-hours (and money, when a GPU-hour price is set) of 1,000 steps of some duration.
+ */
+export interface Worth {
+  gpu_hours_per_1k_steps: number | null;
+  money_per_1k_steps: number | null;
+}
+/**
+ * What one finding's predicted fix saves per 1,000 steps (`advice.cost`).
+ */
+export interface Saving {
+  gpu_hours_per_1k_steps: number | null;
+  money_per_1k_steps: number | null;
+  id?: string | null;
+  category?: string | null;
 }

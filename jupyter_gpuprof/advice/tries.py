@@ -1,0 +1,51 @@
+"""Judge the fixes `--try` measured: change against the baseline, beside the predicted gain.
+
+The measurement (capture/try_fixes.py) hands raw step times; here each try gets the same
+statistics as `compare` (median change, 95 % bootstrap interval, Mann-Whitney, `unreliable`
+when the GPU ran under other conditions), its gain next to the what-if prediction of the
+finding it fixes, and the tries are ranked by measured gain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..analysis.compare import step_change
+
+#: the finding whose prediction each try is measured against
+CATEGORY_OF = {"amp": "precision", "tf32": "precision", "compile": "memory",
+               "graphs": "launch", "loader": "input"}
+
+
+def judge_tries(raw: list[dict[str, Any]], baseline_ms: list[float],
+                baseline_conditions: dict[str, Any] | None,
+                findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each try with `change`, `measured_gain_pct` and `predicted_gain_pct`; best first."""
+    predicted = {f.get("category"): f.get("expected_gain_pct") for f in findings}
+    out = []
+    for t in raw:
+        t = dict(t)
+        t["predicted_gain_pct"] = predicted.get(CATEGORY_OF.get(t["fix"], ""))
+        if not t.get("error") and t.get("step_ms"):
+            ch = step_change(baseline_ms, t["step_ms"],
+                             conditions=(baseline_conditions, t.get("conditions")))
+            t["change"] = ch
+            before, after = ch["median_before_ms"], ch["median_after_ms"]
+            t["measured_gain_pct"] = (100.0 * (1 - after / before)
+                                      if before and after is not None else None)
+        out.append(t)
+    return sorted(out, key=lambda t: -(t.get("measured_gain_pct") or -1e9))
+
+
+def rerank_findings(findings: list[dict[str, Any]],
+                    tries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Findings re-ranked by measured gain where a significant try measured one."""
+    best: dict[str, float] = {}
+    for t in tries:
+        cat = CATEGORY_OF.get(t["fix"])
+        ch = t.get("change") or {}
+        if cat and ch.get("significant") and t.get("measured_gain_pct") is not None:
+            best[cat] = max(best.get(cat, -1e9), t["measured_gain_pct"])
+    ranked = [{**f, "measured_gain_pct": best.get(str(f.get("category")))} for f in findings]
+    return sorted(ranked, key=lambda f: -(f["measured_gain_pct"] if f["measured_gain_pct"]
+                                          is not None else f.get("expected_gain_pct") or 0))

@@ -1,0 +1,256 @@
+"""Each fix as a transformation of the step's dependency graph, replayed to predict its gain.
+
+A finding's expected gain is `1 − predicted / real step`, where the prediction replays the
+transformed graph (see `analysis.step_replay`) reconciled with the unprofiled baseline. Because
+the replay keeps the dependencies, a root cause is credited with the symptoms it causes: removing
+the syncs that drain the launch queue also removes the launch gaps that follow them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.hardware import host_link_gbps, peak_tflops
+from ..analysis.step_graph import BLOCKING, LAUNCH, SYNC, StepGraph
+from ..analysis.step_replay import predict
+from . import thresholds as T
+
+MATMUL_FIXABLE = ("gemm", "conv")
+REDUCING_KINDS = ("norm", "softmax", "reduction")
+
+
+@dataclass
+class Prediction:
+    """One fix's predicted step and what in the graph produced it."""
+
+    category: str
+    predicted_step_ms: float
+    real_step_ms: float
+    driver: str
+
+    @property
+    def gain_pct(self) -> float:
+        """Share of the real step the fix saves."""
+        if not self.real_step_ms > 0:
+            return 0.0
+        return max(0.0, 100.0 * (1.0 - self.predicted_step_ms / self.real_step_ms))
+
+
+Transform = Callable[[StepGraph], tuple[StepGraph, str]]
+
+
+def _per_step(g: StepGraph, n: float) -> str:
+    """A count over the graph's steps, per step, for the driver texts."""
+    return f"{n / g.n_steps:.0f}"
+
+
+def input_fix(g: StepGraph) -> tuple[StepGraph, str]:
+    """Workers prefetch: the batch is ready when the step asks for it."""
+    h = g.host.assign(pre_input_us=0.0)
+    ms = (g.host["pre_input_us"].sum() + g.tail_input_us) / 1e3 / g.n_steps
+    return g.with_(host=h, tail_input_us=0.0), (
+        f"data pipeline off the host path ({ms:.2f} ms per profiled step of __next__ removed)")
+
+
+def _pinned_gbps(g: StepGraph) -> float:
+    """Pinned host-link bandwidth: the trace's own pinned copies where it has big ones."""
+    c = g.gpu[(g.gpu["copy"].isin(["HtoD", "DtoH"])) & ~g.gpu["pageable"]
+              & (g.gpu["bytes"] >= 1 << 20)]
+    if len(c):
+        return float(c["bytes"].sum() / c["dur_us"].sum() / 1e3)
+    return host_link_gbps(g.gpu_name)
+
+
+def transfer_fix(g: StepGraph) -> tuple[StepGraph, str]:
+    """Pinned buffers + non_blocking: copies at pinned bandwidth, the host does not wait."""
+    gpu = g.gpu.copy()
+    big = gpu["copy"].isin(["HtoD", "DtoH"]) & (gpu["bytes"] >= T.READBACK_MAX_BYTES)
+    gbps = _pinned_gbps(g)
+    slow = big & (gpu["pageable"] | (gpu["bytes"] / gpu["dur_us"].clip(lower=1e-3) / 1e3 < gbps))
+    gpu.loc[slow, "dur_us"] = gpu.loc[slow, "bytes"] / (gbps * 1e3)
+    host = g.host.copy()
+    copies = host["gpu"].isin(np.flatnonzero(big.to_numpy()))
+    host.loc[copies, "kind"] = LAUNCH
+    host.loc[copies, "dur_us"] = T.ASYNC_COPY_CALL_US
+    mb = float(gpu.loc[big, "bytes"].sum()) / 1e6 / g.n_steps
+    return g.with_(host=host, gpu=gpu), (
+        f"{mb:.1f} MB per step copied at {gbps:.0f} GB/s pinned, {int(copies.sum())} copy calls "
+        f"no longer hold the host")
+
+
+def sync_fix(g: StepGraph) -> tuple[StepGraph, str]:
+    """No host waits inside the step: the host runs ahead and the launch queue stays full."""
+    host = g.host.copy()
+    gidx = host["gpu"].to_numpy()
+    small = np.zeros(len(host), dtype=bool)
+    ok = gidx >= 0
+    small[ok] = g.gpu["bytes"].to_numpy()[gidx[ok]] < T.READBACK_MAX_BYTES
+    waits = (host["kind"] == SYNC) | ((host["kind"] == BLOCKING) & small)
+    held = float(g.host.loc[waits, "dur_us"].sum()) / 1e3 / g.n_steps
+    host.loc[waits, "kind"] = LAUNCH
+    host.loc[waits & (host["gpu"] < 0), "dur_us"] = 0.0
+    return g.with_(host=host), (
+        f"{_per_step(g, float(waits.sum()))} host waits per step removed ({held:.2f} ms per "
+        f"profiled step held); the host runs ahead, so the launch gaps after each wait close too")
+
+
+def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
+    """CUDA graphs of the model: its launches cost the graph floor, its dispatch and Python glue
+    vanish; the optimizer stays eager and ops that launch nothing (autograd's bookkeeping of
+    leaf gradients) still run on the host."""
+    host = g.host.copy()
+    gidx = host["gpu"].to_numpy()
+    is_kernel = np.zeros(len(host), dtype=bool)
+    is_kernel[gidx >= 0] = ~g.gpu["kind"].isin(["memcpy", "memset"]).to_numpy()[gidx[gidx >= 0]]
+    graphed = ~host["optimizer"].to_numpy()
+    launches = is_kernel & graphed & (host["kind"] == LAUNCH).to_numpy()
+    waits = host["kind"].isin([SYNC, BLOCKING]).to_numpy()
+    after_wait = np.concatenate(([False], waits[:-1]))  # the host using a read-back value
+    glue = graphed & ~after_wait & (host["pre_host_us"] < T.HOST_WORK_MIN_US).to_numpy()
+    python = host["pre_host_us"] - host["pre_hostop_us"]
+    saved = float(host.loc[launches, "dur_us"].sum() + host.loc[graphed, "pre_dispatch_us"].sum()
+                  + python[glue].sum()) / 1e3 / g.n_steps
+    host.loc[launches, "dur_us"] = 0.0
+    host.loc[graphed, "pre_dispatch_us"] = 0.0
+    host.loc[glue, "pre_host_us"] = host.loc[glue, "pre_hostop_us"]
+    # one graph launch per step and after every wait (a graph cannot span a sync)
+    seg = np.concatenate(([True], waits[:-1])) | (host["step"].diff().fillna(1) != 0).to_numpy()
+    host.loc[seg, "pre_host_us"] += T.GRAPH_LAUNCH_US
+    gpu = g.gpu.copy()
+    is_k = ~gpu["kind"].isin(["memcpy", "memset"])
+    gpu.loc[is_k, "dur_us"] += T.GRAPH_NODE_US
+    return g.with_(host=host, gpu=gpu, launch_latency_us=T.GRAPH_NODE_US,
+                   tail_dispatch_us=0.0), (
+        f"{_per_step(g, float(launches.sum()))} launches per step replayed from a graph "
+        f"({saved:.2f} ms per profiled step of dispatch and glue removed)")
+
+
+def host_fix(g: StepGraph) -> tuple[StepGraph, str]:
+    """Host-only work (bookkeeping, CPU math) moved off the step."""
+    host = g.host.copy()
+    work = host["pre_host_us"] >= T.HOST_WORK_MIN_US
+    tail = g.tail_host_us if g.tail_host_us >= T.HOST_WORK_MIN_US else 0.0
+    ms = (float(host.loc[work, "pre_host_us"].sum()) + tail) / 1e3 / g.n_steps
+    host.loc[work, "pre_host_us"] = 0.0
+    return g.with_(host=host, tail_host_us=g.tail_host_us - tail), (
+        f"{_per_step(g, float(work.sum()))} stretches of host-only work per step moved off "
+        f"the step ({ms:.2f} ms per profiled step)")
+
+
+def tensor_core_tflops(g: StepGraph, dtype: str) -> float:
+    """Achievable Tensor-Core TFLOP/s for `dtype`, calibrated by the trace's own TC GEMMs."""
+    peak = peak_tflops(g.gpu_name, dtype) or peak_tflops("H100", dtype) or 400.0
+    tc = g.gpu[g.gpu["tensor_core"].astype(bool) & (g.gpu["flops"] > 0)
+               & g.gpu["dtype"].isin(["bf16", "fp16"])]
+    if len(tc) and tc["dur_us"].sum() > 0:
+        own_dtype = str(tc["dtype"].mode().iloc[0])
+        own_peak = peak_tflops(g.gpu_name, own_dtype) or peak
+        achieved = float(tc["flops"].sum() / tc["dur_us"].sum() / 1e6)
+        return peak * min(1.0, achieved / own_peak)
+    return peak * T.TENSOR_CORE_EFFICIENCY
+
+
+def precision_fix(g: StepGraph, dtype: str = "tf32") -> tuple[StepGraph, str]:
+    """fp32 GEMMs/convs re-estimated from their FLOPs at the Tensor-Core rate of `dtype`."""
+    gpu = g.gpu.copy()
+    slow = (gpu["kind"].isin(MATMUL_FIXABLE) & ~gpu["tensor_core"].astype(bool)
+            & gpu["dtype"].isin(["fp32", ""]))
+    rate = tensor_core_tflops(g, dtype)
+    fp32_peak = peak_tflops(g.gpu_name, "fp32") or 60.0
+    flops = gpu.loc[slow, "flops"].where(gpu.loc[slow, "flops"] > 0,
+                                          gpu.loc[slow, "dur_us"] * 1e6 * fp32_peak
+                                          * T.SIMT_EFFICIENCY)
+    before = float(gpu.loc[slow, "dur_us"].sum())
+    gpu.loc[slow, "dur_us"] = np.minimum(gpu.loc[slow, "dur_us"], flops / (rate * 1e6))
+    after = float(gpu.loc[slow, "dur_us"].sum())
+    return g.with_(gpu=gpu), (
+        f"{int(slow.sum())} fp32 matmul kernels at {rate:.0f} TFLOP/s {dtype}: "
+        f"{before / 1e3 / g.n_steps:.1f} → {after / 1e3 / g.n_steps:.1f} ms per step")
+
+
+def _segments(g: StepGraph) -> np.ndarray:
+    """Per GPU operation, the stretch of host program it was launched in: a new one starts at
+    every step and every host wait (a compiled region ends where Python needs a value)."""
+    h = g.host
+    waits = h["kind"].isin([SYNC, BLOCKING]).to_numpy()
+    seg = np.cumsum(waits) + h["step"].to_numpy() * (len(h) + 1)
+    out = np.full(len(g.gpu), -1, dtype=np.int64)
+    linked = h["gpu"].to_numpy() >= 0
+    out[h["gpu"].to_numpy()[linked]] = seg[linked]
+    return out
+
+
+def _chains(g: StepGraph) -> list[np.ndarray]:
+    """Runs of consecutive bandwidth-bound kernels on one stream (two or more) that one
+    compiled region could fuse."""
+    out = []
+    gpu = g.gpu
+    seg = _segments(g)
+    mem = (gpu["kind"].isin(T.MEMORY_KINDS) & (gpu["dur_us"] >= T.MEMORY_MIN_KERNEL_US)).to_numpy()
+    # a reduction ends what one kernel can fuse: the compiler starts a new kernel with it and
+    # carries the pointwise ops that follow as its epilogue
+    starts = gpu["kind"].isin(REDUCING_KINDS).to_numpy()
+    for _, idx in gpu.groupby("stream", sort=False).groups.items():
+        order = np.asarray(idx)[np.argsort(gpu.loc[idx, "ts_us"].to_numpy(), kind="stable")]
+        run: list[int] = []
+        for j in [*order.tolist(), -1]:
+            if j >= 0 and mem[j] and not (run and (starts[j] or seg[j] != seg[run[-1]])):
+                run.append(j)
+                continue
+            if len(run) > 1:
+                out.append(np.array(run))
+            run = [j] if j >= 0 and mem[j] else []
+    return out
+
+
+def memory_fix(g: StepGraph) -> tuple[StepGraph, str]:
+    """Each chain of memory-bound kernels becomes one kernel moving the chain's unique bytes.
+
+    Every member of a chain streams the same activation: the fused kernel moves what its
+    largest member moves (one read, one write), plus each other member's extra operands, seen
+    as the time that member takes beyond the chain's lightest one, at the bandwidth they reached.
+    """
+    gpu = g.gpu.copy()
+    host = g.host.copy()
+    dropped: list[int] = []
+    before = after = 0.0
+    for run in _chains(g):
+        d = gpu["dur_us"].to_numpy()[run]
+        fused = float(d.max() + (d - d.min()).sum() - (d.max() - d.min()))
+        before += float(d.sum())
+        after += fused
+        gpu.loc[gpu.index[run[0]], "dur_us"] = fused
+        dropped.extend(run[1:].tolist())
+    # the compiler that fuses them also stops dispatching the fused-away ops one by one
+    items = host["gpu"].isin(dropped)
+    host.loc[items, ["dur_us", "pre_dispatch_us"]] = 0.0
+    host.loc[items, "gpu"] = -1
+    n = g.n_steps
+    return g.with_(host=host, gpu=gpu), (
+        f"{len(dropped) / n:.0f} memory-bound kernels per step fused into their chains "
+        f"({before / 1e3 / n:.2f} → {after / 1e3 / n:.2f} ms per step of GPU time)")
+
+
+FIXES: dict[str, Transform] = {
+    "input": input_fix, "transfer": transfer_fix, "sync": sync_fix, "launch": launch_fix,
+    "host": host_fix, "precision": precision_fix, "memory": memory_fix,
+}
+
+
+def predictions(graph: StepGraph | None, real_step_ms: float) -> dict[str, Prediction]:
+    """Every fix's prediction for this graph (computed once per graph)."""
+    if graph is None or not len(graph.host) or not real_step_ms > 0:
+        return {}
+    key = ("predictions", round(real_step_ms, 6))
+    if key not in graph.memo:
+        out = {}
+        for category, fix in FIXES.items():
+            changed, driver = fix(graph)
+            out[category] = Prediction(category, predict(graph, changed, real_step_ms),
+                                       real_step_ms, driver)
+        graph.memo[key] = out
+    cached: dict[str, Prediction] = graph.memo[key]
+    return cached

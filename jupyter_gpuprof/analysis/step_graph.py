@@ -1,0 +1,227 @@
+"""The dependency graph of the profiled steps, for replaying them with a fix applied.
+
+The step is a sequence of host items (launch calls, blocking copies, syncs, cross-stream event
+calls) in time order on the driving process, each preceded by host time split into classes
+(data pipeline, dispatch of launching ops, other host work), and GPU operations linked to the
+item that launched them by correlation id, in stream order. `step_replay.replay()` runs this
+graph forward; advice transforms it (one fix each) and replays it to predict the new step.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .hostwork import SYNC_APIS, HostWork
+from .intervals import Coverage
+from .kernels import kernel_rows
+from .steps import Window
+from .trace import GPU_CATEGORIES, Trace, names_where
+
+#: host item kinds
+LAUNCH, BLOCKING, SYNC, RECORD, WAIT = 0, 1, 2, 3, 4
+RECORD_APIS = frozenset({"cudaEventRecord", "cuEventRecord", "cudaEventRecordWithFlags"})
+WAIT_APIS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
+#: ops whose FLOPs follow from their input shapes (2·M·N·K per product)
+GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul",
+                      "aten::linear", "aten::_addmm_activation"})
+#: a graph holds the first whole steps up to this many host items (replays stay well under a
+#: second per fix on traces of any length)
+MAX_ITEMS = 50_000
+CONV_OPS = frozenset({"aten::cudnn_convolution", "aten::convolution", "aten::_convolution",
+                      "aten::convolution_backward", "aten::conv2d", "aten::conv1d"})
+#: columns of `StepGraph.host`
+HOST_COLUMNS = {
+    "ts_us": "start of the call (profiled)", "dur_us": "call duration (profiled)",
+    "kind": "0 launch/async copy, 1 blocking copy, 2 sync, 3 event record, 4 stream wait",
+    "pre_input_us": "host time in the data pipeline since the previous item",
+    "pre_dispatch_us": "host time in ops that launch GPU work since the previous item",
+    "pre_host_us": "other host time since the previous item (Python, host-only ops)",
+    "pre_hostop_us": "the part of pre_host_us inside ops that launch nothing (autograd "
+                     "bookkeeping, CPU math)",
+    "gpu": "index into `StepGraph.gpu` of the operation it launches (-1: none)",
+    "step": "0-based profiled step the item belongs to",
+    "optimizer": "the call happens inside Optimizer.step / zero_grad (stays eager under graphs)",
+}
+#: columns of `StepGraph.gpu`
+GPU_COLUMNS = {
+    "ts_us": "profiled start", "dur_us": "duration", "stream": "CUDA stream",
+    "kind": "kernel kind (see KERNEL_COLUMNS) or memcpy/memset", "name": "activity name",
+    "dtype": "launching op's dtype", "tensor_core": "runs on Tensor Cores",
+    "bytes": "bytes a copy moves (-1 for kernels)", "copy": "HtoD | DtoH | DtoD | ''",
+    "pageable": "copy from/to pageable host memory", "flops": "FLOPs of a GEMM/conv (0 unknown)",
+}
+
+
+@dataclass
+class StepGraph:
+    """Host items, the GPU operations they launch, and where the steps start and end."""
+
+    host: pd.DataFrame
+    gpu: pd.DataFrame
+    start_us: float
+    n_steps: int
+    tail_host_us: float  # host time after the last item of the last step
+    tail_input_us: float
+    tail_dispatch_us: float
+    launch_latency_us: float
+    gpu_name: str | None = None
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # predictions, computed once
+
+    def with_(self, host: pd.DataFrame | None = None, gpu: pd.DataFrame | None = None,
+              **changes: Any) -> StepGraph:
+        """A transformed copy (the memo is not carried over)."""
+        return replace(self, host=self.host if host is None else host,
+                       gpu=self.gpu if gpu is None else gpu, memo={}, **changes)
+
+    @property
+    def profiled_step_ms(self) -> float:
+        """Profiled step length the graph spans."""
+        return float(self.memo.get("profiled_step_ms", float("nan")))
+
+
+def _dims_flops(op: str, dims_text: str) -> float:
+    """FLOPs of one GEMM/conv call from its recorded input shapes (0 when not derivable)."""
+    try:
+        dims = json.loads(dims_text) if dims_text else []
+    except ValueError:
+        return 0.0
+    shapes = [d for d in dims if isinstance(d, list) and d and all(isinstance(x, int) for x in d)]
+    mats = [s for s in shapes if len(s) >= 2]
+    if op in GEMM_OPS and len(mats) >= 2:
+        a, b = mats[-2], mats[-1]
+        if op == "aten::linear":  # weight is [out, in]
+            return float(2.0 * float(np.prod(a[:-1])) * a[-1] * b[0])
+        batch = float(np.prod(a[:-2])) if len(a) > 2 else 1.0
+        return float(2.0 * batch * a[-2] * a[-1] * b[-1])
+    if op in CONV_OPS and len(mats) >= 2 and len(mats[0]) >= 3 and len(mats[1]) >= 3:
+        x, w = mats[0], mats[1]
+        if op == "aten::convolution_backward":  # grad_out, input, weight: two products
+            x, w = mats[1], mats[2] if len(mats) > 2 else mats[1]
+            return 2.0 * _conv(x, w)
+        return _conv(x, w)
+    return 0.0
+
+
+def _conv(x: list[int], w: list[int]) -> float:
+    """2·N·O·(C/g·kernel)·spatial, with the output as large as the input (stride 1, same pad)."""
+    return 2.0 * x[0] * w[0] * float(np.prod(w[1:])) * float(np.prod(x[2:]))
+
+
+def _op_flops(trace: Trace, ext_ids: np.ndarray) -> pd.Series:
+    """FLOPs per External id of the GEMM/conv ops that launched the given kernels."""
+    ops = trace.of("cpu_op")
+    ops = ops[ops["external_id"].isin(ext_ids)]
+    names = ops["name"].astype(str)
+    ops = ops[names.isin(GEMM_OPS | CONV_OPS).to_numpy()]
+    if ops.empty:
+        return pd.Series(dtype=float)
+    keys = list(zip(ops["name"].astype(str), ops["input_dims"].astype(str), strict=True))
+    cache = {k: _dims_flops(*k) for k in set(keys)}
+    out = pd.Series([cache[k] for k in keys], index=ops["external_id"].to_numpy())
+    return out[~out.index.duplicated(keep="last")]  # innermost op (recorded last) wins
+
+
+def _gpu_table(trace: Trace, corr: np.ndarray) -> pd.DataFrame:
+    """GPU operations launched by the given correlation ids, with what a fix needs to know."""
+    rows = kernel_rows(trace)
+    rows = rows[rows["correlation"].isin(corr)].drop_duplicates("correlation")
+    name = rows["name"].astype(str)
+    copy = np.select([name.str.contains("HtoD"), name.str.contains("DtoH"),
+                      name.str.contains("DtoD")], ["HtoD", "DtoH", "DtoD"], "")
+    flops = rows["external_id"].map(_op_flops(trace, rows["external_id"].unique())).fillna(0.0)
+    return pd.DataFrame({
+        "ts_us": rows["ts_us"].to_numpy(), "dur_us": rows["dur_us"].to_numpy(),
+        "stream": rows["stream"].to_numpy(), "kind": rows["kind"].to_numpy(),
+        "name": name.to_numpy(), "dtype": rows["dtype"].to_numpy(),
+        "tensor_core": rows["tensor_core"].to_numpy(), "bytes": rows["bytes"].to_numpy(),
+        "copy": copy, "pageable": name.str.contains("Pageable").to_numpy(),
+        "flops": flops.to_numpy(dtype=np.float64), "correlation": rows["correlation"].to_numpy(),
+    })
+
+
+def _optimizer_ranges(trace: Trace) -> Coverage:
+    """Host ranges of the optimizer's step and zero_grad (torch names them Optimizer.*)."""
+    ann = trace.of("user_annotation", "cpu_op")
+    opt = ann[names_where(ann, lambda n: n.startswith("Optimizer."))]
+    return Coverage.of(opt["ts_us"].to_numpy(), opt["end_us"].to_numpy())
+
+
+def _launch_latency(host: pd.DataFrame, gpu: pd.DataFrame) -> float:
+    """Typical call-start → kernel-start delay when the GPU was not busy (the queue was empty)."""
+    linked = host[host["gpu"] >= 0]
+    g = gpu.iloc[linked["gpu"].to_numpy()]
+    delay = g["ts_us"].to_numpy() - linked["ts_us"].to_numpy()
+    prev_end = np.maximum.accumulate(np.append(-np.inf, (g["ts_us"] + g["dur_us"]).to_numpy()))
+    idle = g["ts_us"].to_numpy() > prev_end[:-1] + 1.0
+    d = delay[idle & (delay > 0)]
+    return float(np.clip(np.median(d), 1.0, 20.0)) if len(d) else 5.0
+
+
+def _bounded(steps: pd.DataFrame, items: pd.DataFrame,
+             hi: float) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """The first whole steps holding at most MAX_ITEMS items (at least one step): a replay walks
+    items one by one, and a few steps predict the period as well as forty do."""
+    if len(items) <= MAX_ITEMS or len(steps) < 2:
+        return steps, items, hi
+    starts = steps["cpu_start_us"].to_numpy(dtype=np.float64)
+    per_step = np.bincount(np.clip(np.searchsorted(starts, items["ts_us"].to_numpy(),
+                                                   side="right") - 1, 0, None),
+                           minlength=len(starts))
+    keep = max(1, int(np.searchsorted(np.cumsum(per_step), MAX_ITEMS, side="right")))
+    if keep >= len(steps):
+        return steps, items, hi
+    cut = float(starts[keep])
+    return steps.iloc[:keep], items[items["ts_us"].to_numpy() < cut], cut
+
+
+def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWork) -> StepGraph:
+    """The graph of the profiled steps (all of them, in order) of the driving process."""
+    rt = trace.of("cuda_runtime", "cuda_driver")
+    if window.pid >= 0:
+        rt = rt[rt["pid"].to_numpy() == window.pid]
+    lo, hi = window.start_us, float(steps["cpu_end_us"].max()) if len(steps) else window.end_us
+    rt = rt[(rt["ts_us"] >= lo) & (rt["ts_us"] < hi)]
+    names = rt["name"].astype(str)
+    gpu_corr = trace.of(*GPU_CATEGORIES)["correlation"].to_numpy()
+    launches = rt["correlation"].isin(gpu_corr).to_numpy()
+    is_sync = names.isin(SYNC_APIS).to_numpy()
+    kind = np.select([launches & is_sync, launches, is_sync, names.isin(RECORD_APIS).to_numpy(),
+                      names.isin(WAIT_APIS).to_numpy()], [BLOCKING, LAUNCH, SYNC, RECORD, WAIT],
+                     -1)
+    items = rt.assign(kind=kind)[kind >= 0].sort_values("ts_us", kind="stable")
+    steps, items, hi = _bounded(steps, items, hi)
+    gpu = _gpu_table(trace, items["correlation"].to_numpy())
+    pos = pd.Series(np.arange(len(gpu)), index=gpu["correlation"].to_numpy())
+    gidx = items["correlation"].map(pos).fillna(-1).astype(np.int64).to_numpy()
+    starts = items["ts_us"].to_numpy()
+    ends = np.maximum.accumulate(items["end_us"].to_numpy()) if len(items) else starts
+    bounds = steps["cpu_start_us"].to_numpy(dtype=np.float64) if len(steps) else np.array([lo])
+    step_of = np.clip(np.searchsorted(bounds, starts, side="right") - 1, 0, None)
+    gap_lo = np.append(lo, ends[:-1]) if len(items) else np.empty(0)
+    gap_hi = np.maximum(starts, gap_lo)
+    inp = host.input.overlap(gap_lo, gap_hi)
+    disp = np.minimum(host.launch.overlap(gap_lo, gap_hi), gap_hi - gap_lo - inp)
+    other = np.clip(gap_hi - gap_lo - inp - disp, 0.0, None)
+    in_ops = np.clip(host.busy.overlap(gap_lo, gap_hi) - disp, 0.0, None)
+    table = pd.DataFrame({
+        "ts_us": starts, "dur_us": items["dur_us"].to_numpy(),
+        "kind": items["kind"].to_numpy(), "pre_input_us": inp, "pre_dispatch_us": disp,
+        "pre_host_us": other, "pre_hostop_us": np.minimum(in_ops, other), "gpu": gidx,
+        "step": step_of, "optimizer": _optimizer_ranges(trace).contains(starts),
+    })
+    last = float(ends[-1]) if len(items) else lo
+    t_lo, t_hi = np.array([min(last, hi)]), np.array([hi])
+    t_inp = float(host.input.overlap(t_lo, t_hi)[0])
+    t_disp = min(float(host.launch.overlap(t_lo, t_hi)[0]), max(0.0, hi - last - t_inp))
+    graph = StepGraph(
+        host=table, gpu=gpu, start_us=lo, n_steps=max(len(steps), 1),
+        tail_host_us=max(0.0, hi - last - t_inp - t_disp), tail_input_us=t_inp,
+        tail_dispatch_us=t_disp, launch_latency_us=_launch_latency(table, gpu),
+        gpu_name=trace.info.gpu_name)
+    graph.memo["profiled_step_ms"] = (hi - lo) / 1e3 / graph.n_steps
+    return graph

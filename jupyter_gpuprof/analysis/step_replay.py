@@ -1,0 +1,105 @@
+"""Replay a `StepGraph` forward in time to predict how long its steps take.
+
+The host walks its items in order: it spends each item's preceding host time, then the call.
+A launched operation starts when the call has reached the GPU, its stream is free and any
+cross-stream wait is met; a sync or blocking copy holds the host until the GPU work it waits
+on is done. The step ends when both the host and the GPU are done. Host times are scaled by
+one factor so that the unchanged graph reproduces the unprofiled step (the profiler inflates
+host time; kernel durations barely change), see `calibrate()`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .step_graph import BLOCKING, LAUNCH, RECORD, SYNC, WAIT, StepGraph
+
+#: host time a sync call costs when the GPU is already done
+SYNC_CALL_US = 4.0
+#: host time from the GPU finishing to a waiting sync returning
+SYNC_RETURN_US = 2.0
+#: host-time scale factors tried when reconciling with the unprofiled baseline: the profiler
+#: only ever slows the host, so a real step longer than the replay is not blamed on the host
+#: (it is shared out over the whole prediction instead)
+SCALE_RANGE = (0.02, 1.0)
+
+
+def replay(g: StepGraph, host_scale: float = 1.0) -> float:
+    """Predicted mean step length (ms) of the graph, host times multiplied by `host_scale`."""
+    h0 = g.start_us
+    f = host_scale
+    t = g.host
+    pre = ((t["pre_input_us"] + t["pre_dispatch_us"] + t["pre_host_us"]).to_numpy() * f).tolist()
+    dur = (t["dur_us"].to_numpy() * f).tolist()
+    kinds = t["kind"].tolist()
+    gidx = t["gpu"].tolist()
+    gdur = g.gpu["dur_us"].tolist()
+    gstream = g.gpu["stream"].tolist()
+    lat = g.launch_latency_us
+    free: dict[int, float] = {}
+    h = all_end = recorded = h0
+    pending = -math.inf
+    sync_call = SYNC_CALL_US * f
+    for i, k in enumerate(kinds):
+        h += pre[i]
+        if k == LAUNCH or k == BLOCKING:
+            j = gidx[i]
+            end = h
+            if j >= 0:
+                s = gstream[j]
+                start = max(h + lat, free.get(s, h0), pending)
+                end = start + gdur[j]
+                free[s] = end
+                pending = -math.inf
+                if end > all_end:
+                    all_end = end
+            h += dur[i]
+            if k == BLOCKING and end + SYNC_RETURN_US > h:
+                h = end + SYNC_RETURN_US
+        elif k == SYNC:
+            h = max(h + min(dur[i], sync_call), all_end + SYNC_RETURN_US)
+        elif k == RECORD:
+            recorded = all_end
+            h += dur[i]
+        elif k == WAIT:
+            pending = recorded
+            h += dur[i]
+    h += (g.tail_host_us + g.tail_input_us + g.tail_dispatch_us) * f
+    return (max(h, all_end) - h0) / 1e3 / max(g.n_steps, 1)
+
+
+def calibrate(g: StepGraph, real_step_ms: float) -> tuple[float, float]:
+    """Host-time scale that makes the unchanged graph take `real_step_ms`, and the replay at it.
+
+    Bisection: the replay only grows with the host scale. When no scale reaches the real step
+    (the GPU work alone is longer, or the real step is longer than the profiled one) the
+    nearest end is kept and `predict()` rescales predictions by real/replayed.
+    """
+    lo, hi = SCALE_RANGE
+    if not (real_step_ms > 0) or not len(g.host):
+        return 1.0, replay(g, 1.0)
+    if replay(g, lo) >= real_step_ms:
+        return lo, replay(g, lo)
+    if replay(g, hi) <= real_step_ms:
+        return hi, replay(g, hi)
+    for _ in range(24):
+        mid = math.sqrt(lo * hi)
+        if replay(g, mid) < real_step_ms:
+            lo = mid
+        else:
+            hi = mid
+    f = math.sqrt(lo * hi)
+    return f, replay(g, f)
+
+
+def predict(g: StepGraph, changed: StepGraph, real_step_ms: float) -> float:
+    """Predicted real step (ms) of `changed`, reconciled like the unchanged graph `g`."""
+    key = ("calibration", round(real_step_ms, 6))
+    if key not in g.memo:
+        g.memo[key] = calibrate(g, real_step_ms)
+    f, base = g.memo[key]
+    out = replay(changed, f)
+    ratio = real_step_ms / base if base > 0 and real_step_ms > 0 else 1.0
+    return float(out * ratio) if np.isfinite(out) else float("nan")

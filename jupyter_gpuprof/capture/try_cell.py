@@ -1,0 +1,49 @@
+"""The `--try` part of `%%gpuprofile`: after the report, try the fixes on the cell's step.
+
+Kept out of magics.py so the magic stays parsing and delegation: this runs the tries
+(capture/try_fixes.py), judges them against the baseline (advice/tries.py), stores them in
+the run's meta and prints them under the report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..store import Run
+
+
+def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[dict[str, Any]]:
+    """Run, judge, save and print the tries; a problem is printed, never raised."""
+    if code is None:
+        print("gpuprofile --try: a whole-loop cell cannot be re-run per step; "
+              "put one step in the cell (--body) to try fixes")
+        return []
+    from ..advice.tries import judge_tries, rerank_findings
+    from ..report import run_summary
+    from ..views.whatif_text import try_lines
+    from .try_fixes import parse_fixes, run_tries
+
+    summary = run_summary(run)
+    findings = summary.get("findings") or []
+    try:
+        fixes = parse_fixes(args.try_fixes, findings)
+    except ValueError as e:
+        print(f"gpuprofile: {e}")
+        return []
+    if not fixes:
+        print("gpuprofile --try: none of the recommended fixes can be applied without editing "
+              "code; name them: --try amp,tf32,compile,graphs,loader")
+        return []
+    ns = shell.user_ns
+    raw = run_tries(lambda: exec(code, ns), ns, fixes, warmup=args.warmup, steps=args.steps)
+    tries = judge_tries(raw, list(run.meta.baseline.get("step_ms") or []),
+                        (run.meta.conditions or {}).get("baseline"), findings)
+    run.meta.tries = tries
+    run.write_meta()
+    run.write_summary({**summary, "tries": tries})  # the cached report shows them too
+    print("\n".join(try_lines(tries)))
+    ranked = rerank_findings(findings, tries)
+    if ranked and ranked[0].get("measured_gain_pct") is not None:
+        print(f"Next step by measured gain: [{ranked[0]['category']}] {ranked[0]['title']} "
+              f"({ranked[0]['measured_gain_pct']:.0f}% measured)")
+    return tries

@@ -1,0 +1,300 @@
+"""`--try`: apply fixes that need no code change in the live kernel and measure each step.
+
+Each try starts from the same state as the baseline ended in and leaves nothing behind:
+module parameters and buffers, gradients, optimizer state, RNG states, the backend flags it
+flips and the names it rebinds in the namespace are copied before and restored after, also
+when the try raises (the error is reported, not raised). Steps are timed exactly like the
+baseline (`driver.default_clock`, warm-up excluded), and each try is compared with the
+baseline by the same statistics as `compare` (median change, 95 % interval, Mann-Whitney).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .conditions import ConditionSampler
+from .driver import default_clock, summarize_ms
+
+FIX_NAMES = ("amp", "tf32", "compile", "graphs", "loader")
+#: the try that applies each verdict category's fix, when one exists without editing code
+TRIES_OF = {"precision": ("tf32", "amp"), "memory": ("compile",), "launch": ("graphs",),
+            "input": ("loader",)}
+#: steps whose loss is compared with the original's, from the same starting state
+LOSS_STEPS = 3
+LOSS_NAMES = ("loss", "l", "train_loss")
+
+
+def parse_fixes(text: str | None, findings: list[dict[str, Any]]) -> list[str]:
+    """The tries asked for: a comma list of FIX_NAMES, or 'auto' (the recommended ones)."""
+    if text in (None, "", "auto"):
+        out: list[str] = []
+        for f in findings:
+            out += [t for t in TRIES_OF.get(str(f.get("category")), ()) if t not in out]
+        return out
+    names = [n.strip() for n in str(text).split(",") if n.strip()]
+    bad = [n for n in names if n not in FIX_NAMES]
+    if bad:
+        raise ValueError(f"--try: unknown fix {', '.join(bad)}; choose from {', '.join(FIX_NAMES)}")
+    return names
+
+
+def _torch() -> Any:
+    """torch, imported when a try runs (the magic module must import without it)."""
+    import torch
+
+    return torch
+
+
+def _modules(ns: dict[str, Any]) -> dict[str, Any]:
+    """The namespace's nn.Module values by name."""
+    torch = _torch()
+    return {k: v for k, v in ns.items() if isinstance(v, torch.nn.Module) and not k.startswith("_")}
+
+
+def _optimizers(ns: dict[str, Any]) -> dict[str, Any]:
+    """The namespace's optimizers by name."""
+    torch = _torch()
+    return {k: v for k, v in ns.items() if isinstance(v, torch.optim.Optimizer)}
+
+
+def _to_host(x: Any) -> Any:
+    """A deep copy with every tensor in host memory: copies of a large model's state must not
+    double its GPU memory (restoring copies them back in place)."""
+    torch = _torch()
+    if torch.is_tensor(x):
+        return x.detach().to("cpu", copy=True)
+    if isinstance(x, dict):
+        return {k: _to_host(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_host(v) for v in x)
+    return copy.deepcopy(x)
+
+
+@dataclass
+class KernelState:
+    """Copies of what a try may change, and `restore()` to put every one of them back."""
+
+    ns: dict[str, Any]
+    bindings: dict[str, Any] = field(default_factory=dict)
+    modules: dict[int, tuple[Any, dict[str, Any], list[Any]]] = field(default_factory=dict)
+    optimizers: dict[int, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
+    rng: dict[str, Any] = field(default_factory=dict)
+    flags: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def capture(cls, ns: dict[str, Any]) -> KernelState:
+        """Copy the namespace's modules, optimizers, RNG states and backend flags now."""
+        torch = _torch()
+        s = cls(ns, bindings=dict(ns))
+        for m in _modules(ns).values():
+            params = list(m.parameters())
+            s.modules[id(m)] = (m, _to_host(m.state_dict()),
+                                [None if p.grad is None else _to_host(p.grad) for p in params])
+        for o in _optimizers(ns).values():
+            s.optimizers[id(o)] = (o, _to_host(o.state_dict()))
+        s.rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
+        with contextlib.suppress(ImportError):
+            import numpy as np
+
+            s.rng["numpy"] = np.random.get_state()
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            s.rng["cuda"] = torch.cuda.get_rng_state_all()
+        s.flags = {"matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
+                   "cudnn_tf32": torch.backends.cudnn.allow_tf32}
+        return s
+
+    def restore(self) -> None:
+        """Put back every copied value: names the try rebound, backend flags, then the values."""
+        torch = _torch()
+        self.ns.update({k: v for k, v in self.bindings.items() if self.ns.get(k) is not v})
+        torch.backends.cuda.matmul.allow_tf32 = self.flags["matmul_tf32"]
+        torch.backends.cudnn.allow_tf32 = self.flags["cudnn_tf32"]
+        self.restore_values()
+
+    def restore_values(self) -> None:
+        """Put back parameters, buffers, gradients, optimizer state and RNG states (in place)."""
+        torch = _torch()
+        for m, state, grads in self.modules.values():
+            m.load_state_dict(state)
+            for p, g in zip(m.parameters(), grads, strict=False):
+                p.grad = None if g is None else g.to(p.device, copy=True)
+        for o, state in self.optimizers.values():
+            o.load_state_dict(copy.deepcopy(state))
+        torch.set_rng_state(self.rng["torch"])
+        random.setstate(self.rng["python"])
+        if "numpy" in self.rng:
+            import numpy as np
+
+            np.random.set_state(self.rng["numpy"])
+        if "cuda" in self.rng:
+            torch.cuda.set_rng_state_all(self.rng["cuda"])
+
+
+def _called_modules(ns: dict[str, Any], step: Callable[[], object]) -> list[str]:
+    """Names of the namespace's modules the step calls (found with forward hooks, one step)."""
+    called: list[str] = []
+    handles = [m.register_forward_pre_hook(lambda *_a, k=k: called.append(k))
+               for k, m in _modules(ns).items()]
+    try:
+        step()
+    finally:
+        for h in handles:
+            h.remove()
+    # keep the outermost ones: a submodule of a called module is compiled with it
+    names = list(dict.fromkeys(called))
+    subs = {id(c) for k in names for c in ns[k].modules() if c is not ns[k]}
+    return [k for k in names if id(ns[k]) not in subs]
+
+
+def _rebuild_loaders(ns: dict[str, Any], cuda: bool) -> list[str]:
+    """The namespace's DataLoaders rebuilt with workers, pinned memory and prefetch."""
+    torch = _torch()
+    dl = torch.utils.data.DataLoader
+    rebuilt: dict[int, Any] = {}
+    names = []
+    for k, v in list(ns.items()):
+        if isinstance(v, dl):
+            new = dl(v.dataset, batch_size=v.batch_size, sampler=v.sampler,
+                     collate_fn=v.collate_fn, drop_last=v.drop_last,
+                     num_workers=min(8, os.cpu_count() or 1), pin_memory=cuda,
+                     persistent_workers=True, prefetch_factor=4)
+            rebuilt[id(v.dataset)] = new
+            ns[k] = new
+            names.append(k)
+    for k, v in list(ns.items()):  # iterators the step calls next() on
+        ds = getattr(v, "_dataset", None)
+        if ds is not None and id(ds) in rebuilt and hasattr(v, "__next__"):
+            ns[k] = iter(rebuilt[id(ds)])
+            names.append(k)
+    if not names:
+        raise LookupError("no DataLoader in the notebook's namespace to rebuild")
+    return names
+
+
+@contextlib.contextmanager
+def applied(fix: str, ns: dict[str, Any], step: Callable[[], object],
+            cuda: bool) -> Iterator[Callable[[], object]]:
+    """The step with `fix` applied (namespace and flags are put back by `KernelState`)."""
+    torch = _torch()
+    if fix == "tf32":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+        yield step
+    elif fix == "amp":
+        device = "cuda" if cuda else "cpu"
+        dtype = torch.bfloat16 if (not cuda or torch.cuda.is_bf16_supported()) else torch.float16
+
+        def amp_step() -> object:
+            with torch.autocast(device, dtype=dtype):
+                return step()
+
+        yield amp_step
+    elif fix in ("compile", "graphs"):
+        names = _called_modules(ns, step)
+        if not names:
+            raise LookupError("the step calls no nn.Module bound to a name in the namespace")
+        mode = "reduce-overhead" if fix == "graphs" else None
+        for k in names:
+            ns[k] = torch.compile(ns[k], mode=mode)
+        yield step
+    elif fix == "loader":
+        _rebuild_loaders(ns, cuda)
+        yield step
+    else:
+        raise ValueError(f"unknown fix {fix!r}")
+
+
+def _loss(ns: dict[str, Any]) -> float | None:
+    """The step's scalar loss, read from the namespace after it ran (None if not found)."""
+    for k in LOSS_NAMES:
+        v = ns.get(k)
+        if v is not None and hasattr(v, "detach") and getattr(v, "numel", lambda: 0)() == 1:
+            return float(v.detach().float().cpu())
+    return None
+
+
+def _losses(step: Callable[[], object], ns: dict[str, Any], n: int) -> list[float]:
+    """Losses of n steps (a read-back each: these steps are never timed)."""
+    out = []
+    for _ in range(n):
+        step()
+        if (v := _loss(ns)) is not None:
+            out.append(v)
+    return out
+
+
+def timed_steps(step: Callable[[], object], warmup: int, steps: int) -> tuple[list[float], str]:
+    """Step times measured like the baseline: warm-up untimed, a clock mark at each boundary."""
+    for _ in range(warmup):
+        step()
+    clock = default_clock(steps + 1)
+    clock.mark()
+    for _ in range(steps):
+        step()
+        clock.mark()
+    return clock.durations_ms(), clock.timing
+
+
+def _peak_memory_reset(cuda: bool) -> None:
+    """Start counting peak GPU memory for the timed steps."""
+    if cuda:
+        _torch().cuda.reset_peak_memory_stats()
+
+
+def _peak_memory(cuda: bool) -> int | None:
+    """Peak GPU memory since the reset (None on CPU)."""
+    return int(_torch().cuda.max_memory_allocated()) if cuda else None
+
+
+def run_tries(step: Callable[[], object], ns: dict[str, Any], fixes: list[str],
+              warmup: int = 5, steps: int = 30,
+              sampler: Callable[[], ConditionSampler] = ConditionSampler) -> list[dict[str, Any]]:
+    """Each fix applied to the live step and measured; raw results (judged by advice.tries)."""
+    torch = _torch()
+    cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+    state = KernelState.capture(ns)
+    results: list[dict[str, Any]] = []
+    try:
+        original = _losses(step, ns, LOSS_STEPS)
+        state.restore()
+        for fix in fixes:
+            out: dict[str, Any] = {"fix": fix}
+            try:
+                with applied(fix, ns, step, cuda) as fixed:
+                    state.restore_values()  # a probing step may have run: start where all do
+                    out.update(_measure(fixed, ns, original, warmup, steps, cuda, sampler))
+            except Exception as e:  # noqa: BLE001 - a failed try is a result, not a crash
+                first = str(e).splitlines()[0][:300] if str(e) else ""
+                out["error"] = f"{type(e).__name__}: {first}"
+            finally:
+                state.restore()
+            results.append(out)
+    finally:
+        state.restore()
+    return results
+
+
+def _measure(fixed: Callable[[], object], ns: dict[str, Any], original: list[float],
+             warmup: int, steps: int, cuda: bool,
+             sampler: Callable[[], ConditionSampler]) -> dict[str, Any]:
+    """Loss of the first steps against the original's, then warm-up and timed steps."""
+    losses = _losses(fixed, ns, LOSS_STEPS)
+    _peak_memory_reset(cuda)
+    conditions = sampler().start() if cuda else None
+    try:
+        step_ms, timing = timed_steps(fixed, max(0, warmup - LOSS_STEPS), steps)
+    finally:
+        cond = conditions.stop() if conditions is not None else None
+    rel = None
+    pairs = [(a, b) for a, b in zip(original, losses, strict=False) if a]
+    if pairs:
+        rel = sum(abs(b - a) / abs(a) for a, b in pairs) / len(pairs)
+    return {"step_ms": step_ms, "timing": timing, **summarize_ms(step_ms),
+            "peak_memory_bytes": _peak_memory(cuda), "loss_original": original,
+            "loss_fixed": losses, "loss_rel_diff": rel, "conditions": cond}

@@ -1,0 +1,63 @@
+"""Text lines for the what-if parts of a summary: cost headline, conditions, predictions, tries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def whatif_header(s: dict[str, Any]) -> list[str]:
+    """What the idle share costs, and the GPU conditions of the baseline."""
+    out = []
+    if (h := (s.get("cost") or {}).get("headline")) is not None:
+        out.append(h)
+    if s.get("conditions"):
+        out.append(f"Conditions (baseline): {describe(s['conditions'])}")
+    return out
+
+
+def predicted_step(f: dict[str, Any], steps: dict[str, Any]) -> str:
+    """' (step 12.0 → 7.1 ms predicted)' for a finding with a what-if prediction."""
+    pred, now = f.get("predicted_step_ms"), steps.get("median_ms")
+    if not isinstance(pred, (int, float)) or not isinstance(now, (int, float)):
+        return ""
+    return f" (step {now:.2f} → {pred:.2f} ms predicted)"
+
+
+def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
+    """The fixes tried in the live kernel, with what they measured against the prediction."""
+    if not tries:
+        return []
+    out = ["", "Fixes tried (measured like the baseline; ranked by measured gain):"]
+    for t in tries:
+        if t.get("error"):
+            out.append(f"  {t['fix']:<8} failed: {t['error']}")
+            continue
+        ch = t.get("change") or {}
+        ci = (f"95% CI [{-ch['ci_high_pct']:+.1f}, {-ch['ci_low_pct']:+.1f}]%"
+              if ch.get("ci_low_pct") is not None else "")
+        pred = t.get("predicted_gain_pct")
+        line = (f"  {t['fix']:<8} {t['median_ms']:.2f} ms, gain {t['measured_gain_pct']:+.1f}% "
+                f"{ci} {str(ch.get('verdict', '')).upper()}"
+                + (f"; predicted {pred:.0f}%" if isinstance(pred, (int, float)) else "")
+                + (f"; peak memory {t['peak_memory_bytes'] / 2**30:.2f} GiB"
+                   if t.get("peak_memory_bytes") else "")
+                + (f"; loss differs {100 * t['loss_rel_diff']:.2g}% over the first steps"
+                   if isinstance(t.get("loss_rel_diff"), (int, float)) else ""))
+        out.append(line)
+        if ch.get("unreliable_reasons"):
+            out.append(f"           unreliable: {'; '.join(ch['unreliable_reasons'])}")
+    return out
+
+
+def describe(c: dict[str, Any] | None) -> str:
+    """One line for the report: the conditions a measurement ran under."""
+    if not c or not c.get("available"):
+        return f"GPU conditions not recorded ({(c or {}).get('reason', 'NVML not installed')})"
+    sm, temp, pw = c["sm_clock_mhz"], c["temp_c"], c["power_w"]
+    text = (f"SM clock {sm['min']:.0f}–{sm['max']:.0f} MHz, {temp['max']:.0f} °C max, "
+            f"{pw['median']:.0f} W median")
+    if c.get("throttle"):
+        text += f", throttle: {', '.join(c['throttle'])}"
+    if c.get("other_pids"):
+        text += f", {len(c['other_pids'])} other process(es) on the GPU"
+    return text

@@ -1,0 +1,222 @@
+"""Each fix of the what-if model as a graph transformation, with exact replay arithmetic.
+
+Every trace here is built so the step's timing follows by hand from the replay rules (host
+items in order, a launch reaches the GPU 5 µs after its call starts, a sync returns 2 µs
+after the GPU is done); the replay of the unchanged graph reproduces the profiled step.
+"""
+
+import pytest
+from scenarios import DATALOADER, SIMT_GEMM, TC_GEMM
+from tracebuilder import TraceBuilder
+
+from jupyter_gpuprof.advice import thresholds, whatif
+from jupyter_gpuprof.advice.verdict import advise
+from jupyter_gpuprof.analysis.hardware import peak_tflops
+from jupyter_gpuprof.analysis.step_replay import calibrate, predict, replay
+from jupyter_gpuprof.analysis.summary import analyze
+from jupyter_gpuprof.analysis.trace import load_trace
+
+STEPS = 4
+ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>"
+
+
+def _graph(tmp_path, step, baseline_ms=None):
+    b = TraceBuilder()
+    s = 0.0
+    for n in range(STEPS):
+        length = step(b, s)
+        b.step(n + 1, s, length)
+        s += length
+    a = analyze(load_trace(b.write(tmp_path / "t.json.gz")),
+                [baseline_ms] * 10 if baseline_ms else None)
+    return a, a.graph
+
+
+def _launch(b, t, name, dur, types=("float", "float"), dims=None, op="aten::mm", op_dur=8.0):
+    """An op at t whose launch call starts at t+2 (5 µs) and whose kernel starts at t+7."""
+    ext = b.op(op, t, op_dur, types=list(types), dims=dims)
+    b.kernel(name, t + 2, t + 7, dur, ext=ext)
+
+
+def _sync(b, t, gpu_end):
+    b.sync(t, gpu_end + 2 - t)
+
+
+def test_unchanged_graph_replays_the_profiled_step(tmp_path):
+    def step(b, s):
+        _launch(b, s, TC_GEMM, 300.0)
+        _sync(b, s + 10, s + 307)
+        return 310.0
+
+    _, g = _graph(tmp_path, step)
+    assert g.launch_latency_us == pytest.approx(5.0)
+    assert replay(g) == pytest.approx(0.310)
+
+
+def test_precision_retimes_fp32_gemms_from_their_flops(tmp_path):
+    dims = [[4096, 8192], [8192, 8192]]
+
+    def step(b, s):
+        _launch(b, s, SIMT_GEMM, 9000.0, dims=dims)
+        _sync(b, s + 10, s + 9007)
+        return 9010.0
+
+    _, g = _graph(tmp_path, step)
+    assert replay(g) == pytest.approx(9.010)
+    flops = 2 * 4096 * 8192 * 8192
+    rate = peak_tflops("NVIDIA H200", "tf32") * thresholds.TENSOR_CORE_EFFICIENCY  # no TC kernel
+    changed, driver = whatif.precision_fix(g)
+    # the period is 10 µs of host time plus the GEMM, now at the Tensor-Core rate
+    assert replay(changed) == pytest.approx((10 + flops / (rate * 1e6)) / 1e3)
+    assert "tf32" in driver
+
+
+def test_precision_is_calibrated_by_the_traces_own_tensor_core_gemms(tmp_path):
+    dims = [[4096, 4096], [4096, 4096]]
+    flops = 2 * 4096 ** 3
+
+    def step(b, s):
+        # a bf16 GEMM reaching 400 TFLOP/s, then the fp32 one
+        _launch(b, s, TC_GEMM, flops / 400e6, types=("c10::BFloat16",), dims=dims)
+        _launch(b, s + 10, SIMT_GEMM, 5000.0, dims=dims)
+        _sync(b, s + 20, s + 17 + flops / 400e6 + 5000.0)
+        return 30.0 + flops / 400e6 + 5000.0
+
+    _, g = _graph(tmp_path, step)
+    own = 400.0 / peak_tflops("NVIDIA H200", "bf16")
+    assert whatif.tensor_core_tflops(g, "tf32") == pytest.approx(
+        own * peak_tflops("NVIDIA H200", "tf32"))
+
+
+def test_input_fix_takes_the_data_pipeline_off_the_step(tmp_path):
+    def step(b, s):
+        b.annotation(DATALOADER, s, 1000.0)
+        _launch(b, s + 1000, TC_GEMM, 300.0)
+        _sync(b, s + 1010, s + 1307)
+        return 1310.0
+
+    _, g = _graph(tmp_path, step)
+    assert replay(g) == pytest.approx(1.310)
+    assert replay(whatif.input_fix(g)[0]) == pytest.approx(0.310)
+
+
+def test_host_fix_moves_host_only_work_off_the_step(tmp_path):
+    def step(b, s):
+        _launch(b, s, TC_GEMM, 300.0)
+        _sync(b, s + 10, s + 307)
+        b.op("aten::cumsum", s + 310, 500.0, types=["double"])  # launches nothing
+        return 820.0
+
+    _, g = _graph(tmp_path, step)
+    assert replay(g) == pytest.approx(0.820)
+    assert replay(whatif.host_fix(g)[0]) == pytest.approx(0.309)
+
+
+def test_transfer_fix_copies_at_pinned_bandwidth_without_holding_the_host(tmp_path):
+    def step(b, s):
+        b.memcpy("HtoD", "Pageable", "Device", 10_000_000, s, 1000.0, s + 5, 990.0)
+        _launch(b, s + 1000, TC_GEMM, 100.0)
+        _sync(b, s + 1010, s + 1107)
+        return 1110.0
+
+    _, g = _graph(tmp_path, step)
+    assert replay(g) == pytest.approx(1.110)
+    changed, _ = whatif.transfer_fix(g)
+    # 10 MB at 50 GB/s = 200 µs from t+5; the GEMM waits for it: 5 + 200 + 100 + 2 + 1 µs
+    assert replay(changed) == pytest.approx(0.308)
+
+
+def test_launch_fix_replays_the_kernels_from_a_graph(tmp_path):
+    def step(b, s):
+        for i in range(10):  # 20 µs of dispatch per 3 µs kernel
+            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
+            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
+        return 200.0
+
+    _, g = _graph(tmp_path, step)
+    assert replay(g) == pytest.approx(0.200)
+    changed, _ = whatif.launch_fix(g)
+    # one graph launch (15 µs) per step, kernels back to back at 3 + 1 µs: the GPU's 40 µs
+    # per step set the pace after the first graph launch and its 1 µs node latency
+    assert replay(changed) == pytest.approx((16 + 40 * STEPS) / STEPS / 1e3)
+
+
+def test_memory_fix_fuses_a_chain_into_one_kernel(tmp_path):
+    def step(b, s):
+        for i in range(5):
+            _launch(b, s + 10 * i, ELEMENTWISE, 100.0, types=("float",), op="aten::add",
+                    op_dur=10.0)
+        _sync(b, s + 50, s + 507)
+        return 510.0
+
+    _, g = _graph(tmp_path, step)
+    assert replay(g) == pytest.approx(0.510)
+    changed, driver = whatif.memory_fix(g)
+    # one 100 µs kernel; the four fused-away ops are no longer dispatched
+    assert replay(changed) == pytest.approx(0.110)
+    assert driver.startswith("4 memory-bound kernels per step")
+
+
+def _sync_drains_the_queue(b, s):
+    """Per group: 20 short kernels launched 10 µs apart, a 200 µs kernel, `.item()` (a 4-byte
+    read-back and a sync), 30 µs of Python using the value. After each sync the queue is
+    empty, so the short kernels run as fast as the host launches them: launch gaps."""
+    t = s
+    for _ in range(6):
+        for _ in range(20):
+            _launch(b, t, ELEMENTWISE, 5.0, types=("float",), op="aten::mul", op_dur=10.0)
+            t += 10
+        _launch(b, t, TC_GEMM, 200.0, types=("c10::BFloat16",))  # runs t+7 .. t+207
+        ext = b.op("aten::_local_scalar_dense", t + 10, 205.0)
+        b.memcpy("DtoH", "Device", "Pageable", 4, t + 12, 5.0, t + 207, 2.0, ext=ext)
+        _sync(b, t + 17, t + 209)
+        t += 211 + 30
+    return t - s
+
+
+def test_a_sync_that_causes_launch_gaps_is_the_verdict_not_the_launch_symptom(tmp_path,
+                                                                              monkeypatch):
+    a, g = _graph(tmp_path, _sync_drains_the_queue)
+    gaps = a.gaps.groupby("cause")["dur_us"].sum()
+    assert gaps["launch"] > 2 * gaps["sync"]  # the symptom: most idle time is launch gaps
+    advice = advise(a)
+    assert advice.verdict.category == "sync"
+    gains = {f.category: f.expected_gain_pct for f in advice.findings}
+    assert gains["sync"] > gains["launch"] > 0
+    # removing the syncs keeps the queue full: the GPU's 302 µs per group set the pace
+    period = 6 * 441.0
+    sync = whatif.predictions(g, a.real.step_ms)["sync"]
+    assert sync.predicted_step_ms == pytest.approx(6 * 302 / 1e3, rel=0.02)
+    assert sync.gain_pct == pytest.approx(100 * (1 - 6 * 302 / period), abs=1.5)
+    # without the what-if model the idle-time pricing names the symptom
+    monkeypatch.setattr("jupyter_gpuprof.advice.rules.predictions", lambda *_: {})
+    assert advise(a).verdict.category == "launch"
+
+
+def test_calibration_scales_profiled_host_time_to_the_real_step(tmp_path):
+    def step(b, s):
+        for i in range(10):
+            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
+            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
+        return 200.0
+
+    _, g = _graph(tmp_path, step)
+    f, base = calibrate(g, 0.100)  # unprofiled, the host ran twice as fast
+    assert f == pytest.approx(0.5, abs=0.01) and base == pytest.approx(0.100, rel=1e-3)
+    assert predict(g, g, 0.100) == pytest.approx(0.100)
+    # host-bound: halving the host halves what the host fix keeps, not the GPU's share
+    assert predict(g, whatif.host_fix(g)[0], 0.100) == pytest.approx(0.100, rel=0.02)
+
+
+def test_a_long_trace_keeps_only_its_first_whole_steps(tmp_path, monkeypatch):
+    monkeypatch.setattr("jupyter_gpuprof.analysis.step_graph.MAX_ITEMS", 25)
+
+    def step(b, s):
+        for i in range(10):
+            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
+            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
+        return 200.0
+
+    _, g = _graph(tmp_path, step)
+    assert g.n_steps == 2 and len(g.host) == 20  # 2 steps of 10 items fit in 25
+    assert replay(g) == pytest.approx(0.200) and g.profiled_step_ms == pytest.approx(0.200)
