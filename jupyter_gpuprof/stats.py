@@ -36,3 +36,13 @@ def describe_steps(step_ms: Sequence[float | None]) -> dict[str, Any]:
         "q1_ms": float(q1), "q3_ms": float(q3), "iqr_ms": float(iqr),
         "outliers": [int(i) for i in out],
     }
+
+
+#: the figures of a series shown on one line (the magic's line, a `--try` result)
+HEADLINE_KEYS = ("n", "median_ms", "p95_ms", "mean_ms", "min_ms", "max_ms")
+
+
+def headline_steps(step_ms: Sequence[float | None]) -> dict[str, Any]:
+    """n, median, p95, mean, min and max of step times (ms): `describe_steps`' own figures."""
+    described = describe_steps(step_ms)
+    return {key: described[key] for key in HEADLINE_KEYS}
