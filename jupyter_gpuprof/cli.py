@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .capture.options import add_step_options
 from .capture.ranks import ENV_RANKS, format_ranks, parse_ranks
+from .oneline import error_line
 
 EXIT_ERROR = 2
 
@@ -285,7 +287,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _describe(e: BaseException) -> str:
     """The one line shown for an error: expected ones by message, bugs by type and a hint."""
     if isinstance(e, _expected_errors()):
-        return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return error_line(e)
     return f"{type(e).__name__}: {e} (rerun with --traceback for details)"
 
 
@@ -329,13 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run", help="run a script unmodified, profiling its training steps (optimizer.step())"
     )
     p.add_argument("--name", default=None, help="run name (default: the script's name)")
-    p.add_argument(
-        "--steps", type=int, default=30, help="baseline steps timed without the profiler"
-    )
-    p.add_argument("--warmup", type=int, default=5, help="steps excluded first")
-    p.add_argument("--wait", type=int, default=1, help="profiler schedule: wait steps")
-    p.add_argument("--prof-warmup", type=int, default=2, help="profiler schedule: warm-up steps")
-    p.add_argument("--active", type=int, default=5, help="profiler schedule: recorded steps")
+    add_step_options(p.add_argument)
     p.add_argument("--with-stack", action="store_true", help="record Python stacks")
     p.add_argument(
         "--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh machine, then run, in order:
-# pytest (tests/), the TypeScript unit tests (jest) and the Galata UI tests (ui-tests/).
+# pytest (tests/), the TypeScript unit tests (jest) and lint (eslint, prettier), and the
+# Galata UI tests (ui-tests/).
 # Stops at the first failing stage. The last line is "N passed, N failed" over all three
 # runners; a set-up stage that fails counts as one failure. Exit status is non-zero on failure.
 set -euo pipefail
@@ -89,6 +90,12 @@ rc=$?
 set -e
 [ -f "$REPORTS/jest.json" ] && count jest "$REPORTS/jest.json"
 [ "$rc" -eq 0 ] || exit "$rc"
+# eslint + prettier over src/ and style/: a lint failure counts as one failed test
+if ! jlpm lint:check; then
+  echo "jlpm lint:check failed: run 'jlpm lint' to fix formatting, then the eslint findings" >&2
+  FAILED=$((FAILED + 1))
+  exit 1
+fi
 stage_done
 
 stage galata-install

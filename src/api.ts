@@ -35,7 +35,8 @@ export interface IRunListing {
   world_size?: number | null;
   median_ms?: number | null;
   p95_ms?: number | null;
-  n_steps?: number;
+  /** How many step times `median_ms` and `p95_ms` rest on. */
+  n_step_times?: number;
   has_summary?: boolean;
 }
 
@@ -69,7 +70,7 @@ export interface IRunDetail {
   has_code: boolean;
 }
 
-/** One rank of a distributed run; the summary types live in report/summary.ts. */
+/** One rank of a distributed run: the generated `DistributedRank` (see report/summary.ts). */
 export type { IRankRow } from './report/summary';
 
 /** `{name, before, after, delta}` rows of the op and kernel-kind deltas (µs per step). */

@@ -115,15 +115,13 @@ export function distributionChart(
   return root;
 }
 
-/** The straggler: the rank whose step costs the others the most extra time (if > 0). */
+/**
+ * The straggler the advice named (the `straggler` flag of its row in
+ * `summary.distributed.ranks`), else null. Shown, never re-decided here: the thresholds live
+ * in the Python advice, so the sidebar and the verdict cannot disagree.
+ */
 export function straggler(ranks: readonly IRankRow[]): number | null {
-  let worst: IRankRow | null = null;
-  for (const r of ranks) {
-    if ((r.extra_ms ?? 0) > 0 && (worst === null || (r.extra_ms ?? 0) > (worst.extra_ms ?? 0))) {
-      worst = r;
-    }
-  }
-  return worst ? worst.rank : null;
+  return ranks.find(r => r.straggler === true)?.rank ?? null;
 }
 
 /** One bar per rank: compute and communication time per step, straggler highlighted. */

@@ -7,9 +7,9 @@ from jupyter_gpuprof.analysis.kernels import kernel_rows, kernel_table, kind_of,
 from jupyter_gpuprof.analysis.launch import launch_stats
 from jupyter_gpuprof.analysis.memory import memory_table
 from jupyter_gpuprof.analysis.ops import op_rows, op_table
-from jupyter_gpuprof.analysis.stats import describe_steps
 from jupyter_gpuprof.analysis.trace import load_trace
 from jupyter_gpuprof.analysis.transfers import transfer_table
+from jupyter_gpuprof.stats import describe_steps
 
 
 def _load(b, tmp_path):

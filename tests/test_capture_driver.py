@@ -11,7 +11,6 @@ from jupyter_gpuprof.capture.driver import (
     Phase,
     Schedule,
     StepDriver,
-    summarize_ms,
 )
 
 
@@ -167,21 +166,6 @@ def test_boundaries_before_start_are_ignored_and_reset_rewinds():
 def test_schedule_rejects_bad_counts(kw):
     with pytest.raises(ValueError):
         Schedule(**kw)
-
-
-def test_summarize_ms_exact():
-    st = summarize_ms([4.0, 1.0, 3.0, 2.0])
-    assert st == {
-        "n": 4,
-        "median_ms": 2.5,
-        "p95_ms": 4.0,
-        "mean_ms": 2.5,
-        "min_ms": 1.0,
-        "max_ms": 4.0,
-    }
-    vals = [float(i) for i in range(1, 101)]
-    assert summarize_ms(vals)["p95_ms"] == 95.0 and summarize_ms(vals)["median_ms"] == 50.5
-    assert summarize_ms([])["median_ms"] is None
 
 
 def test_perf_counter_clock(monkeypatch):

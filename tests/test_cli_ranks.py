@@ -12,7 +12,14 @@ import pytest
 from ddp_script import DDP
 
 from jupyter_gpuprof.capture.rank_launch import parse_ncu_args
-from jupyter_gpuprof.capture.ranks import ENV_RANKS, format_ranks, parse_ranks, rank_selected
+from jupyter_gpuprof.capture.ranks import (
+    ENV_RANKS,
+    current_rank,
+    format_ranks,
+    job_rank,
+    parse_ranks,
+    rank_selected,
+)
 from jupyter_gpuprof.capture.torchrun import LAUNCHER, TorchrunError, rewrite_for_ncu
 from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.store import RunStore
@@ -56,6 +63,18 @@ def test_rank_selected_reads_rank_from_env(monkeypatch):
     monkeypatch.setenv("RANK", "0")
     assert not rank_selected([1]) and rank_selected([0, 1]) and rank_selected(None)
     assert not rank_selected([])
+
+
+def test_one_rank_detector_for_selection_and_meta(monkeypatch):
+    """The session's (rank, world size) comes from the same detector as rank selection."""
+    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    assert current_rank() is None and job_rank() is None
+    monkeypatch.setenv("LOCAL_RANK", "2")  # a launcher that sets only the local rank
+    assert current_rank() == 2 and job_rank() == (2, 1)
+    monkeypatch.setenv("RANK", "5")
+    monkeypatch.setenv("WORLD_SIZE", "8")
+    assert current_rank() == 5 and job_rank() == (5, 8)
 
 
 def test_profile_block_on_a_rank_left_out_is_untouched(tmp_path, monkeypatch):

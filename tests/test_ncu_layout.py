@@ -78,13 +78,6 @@ def test_each_stage_imports_only_earlier_ones():
         assert not later, f"{path.name} imports later stages {sorted(later)}"
 
 
-def test_no_private_name_crosses_modules():
-    for path in PACKAGE.glob("*.py"):
-        for mod, names in imports(path):
-            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
-            assert not private or mod == "__future__", f"{path.name}: {mod} {private}"
-
-
 def test_outside_code_uses_the_one_entry_point():
     for path in ROOT.rglob("*.py"):
         if PACKAGE in path.parents:

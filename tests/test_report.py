@@ -30,7 +30,7 @@ def test_json_schema_of_the_cli_and_summary(tmp_path):
 def test_result_object_tables(tmp_path):
     b, _ = build(input_bound)
     r = analyze_path(b.write(tmp_path / "x.json.gz"))
-    for name in ("steps", "ops", "kernels", "gaps", "transfers", "findings"):
+    for name in ("step_table", "ops", "kernels", "gaps", "transfers", "findings"):
         assert hasattr(getattr(r, name), "columns"), name
     assert r.findings.iloc[0]["category"] == "input"
     assert "VERDICT: input" in r.to_text()

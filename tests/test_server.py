@@ -110,11 +110,12 @@ async def test_runs_of_missing_root_is_empty(jp_fetch, runs_root: Path) -> None:
 
 
 def test_default_runs_root_follows_env_then_root_dir(tmp_path: Path, monkeypatch) -> None:
-    from jupyter_gpuprof.server.config import RUNS_ENV, GpuProf
+    from jupyter_gpuprof.server.config import GpuProf
+    from jupyter_gpuprof.store.runs import ENV_ROOT
 
-    monkeypatch.delenv(RUNS_ENV, raising=False)
+    monkeypatch.delenv(ENV_ROOT, raising=False)
     assert GpuProf().resolved_runs_root(tmp_path) == tmp_path.resolve() / ".gpuprof" / "runs"
-    monkeypatch.setenv(RUNS_ENV, "elsewhere")
+    monkeypatch.setenv(ENV_ROOT, "elsewhere")
     assert GpuProf().resolved_runs_root(tmp_path) == tmp_path.resolve() / "elsewhere"
     assert GpuProf(runs_root=str(tmp_path / "cfg")).resolved_runs_root("/") == tmp_path / "cfg"
 

@@ -11,7 +11,7 @@ import pytest
 from runs_fixtures import full_summary
 
 from jupyter_gpuprof.store import (
-    SCHEMA_VERSION,
+    RUN_META_SCHEMA_VERSION,
     BrokenRun,
     InvalidRunId,
     Run,
@@ -37,7 +37,8 @@ def test_meta_round_trip_and_tolerance():
     )
     assert RunMeta.from_json(json.loads(json.dumps(meta.to_json()))) == meta
     old = RunMeta.from_json({"id": "old", "status": "complete", "some_future_key": 1})
-    assert old.schema_version == SCHEMA_VERSION and old.baseline == {"step_ms": [], "timing": None}
+    assert old.schema_version == RUN_META_SCHEMA_VERSION
+    assert old.baseline == {"step_ms": [], "timing": None}
     assert old.profiled_step_ms == [] and old.env == {}
     assert RunMeta.from_json({"baseline": None, "env": "junk"}).baseline["step_ms"] == []
     with pytest.raises(ValueError):

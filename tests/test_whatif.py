@@ -9,7 +9,7 @@ import pytest
 from scenarios import DATALOADER, SIMT_GEMM, TC_GEMM
 from tracebuilder import TraceBuilder
 
-from jupyter_gpuprof.advice import whatif
+from jupyter_gpuprof.advice import thresholds, whatif
 from jupyter_gpuprof.advice.verdict import advise
 from jupyter_gpuprof.analysis.hardware import peak_tflops
 from jupyter_gpuprof.analysis.step_replay import calibrate, predict, replay
@@ -64,7 +64,7 @@ def test_precision_retimes_fp32_gemms_from_their_flops(tmp_path):
     _, g = _graph(tmp_path, step)
     assert replay(g) == pytest.approx(9.010)
     flops = 2 * 4096 * 8192 * 8192
-    rate = peak_tflops("NVIDIA H200", "tf32") * whatif.TENSOR_CORE_EFFICIENCY  # no TC kernel
+    rate = peak_tflops("NVIDIA H200", "tf32") * thresholds.TENSOR_CORE_EFFICIENCY  # no TC kernel
     changed, driver = whatif.precision_fix(g)
     # the period is 10 µs of host time plus the GEMM, now at the Tensor-Core rate
     assert replay(changed) == pytest.approx((10 + flops / (rate * 1e6)) / 1e3)

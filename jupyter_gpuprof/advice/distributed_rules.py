@@ -19,16 +19,6 @@ from .findings import Finding, Verdict
 from .rules import gpu_weight
 from .verdict import SUMMARIES, Advice, advise, confidence_of
 
-#: a rank is a straggler when it needs at least this share of the step more than the others
-STRAGGLER_MIN_PCT = 5.0
-#: ... and the other ranks really wait for it: their collective wait covers this share of it
-STRAGGLER_WAIT_SHARE = 0.5
-#: rebalancing work across ranks moves it rather than removing it: about half the excess goes
-STRAGGLER_GPU_WORK_SAVING = 0.5
-#: a late host (data loading, host work) on one rank is pure loss: fixing it removes it all
-STRAGGLER_HOST_SAVING = 1.0
-#: host delay counts as data loading when the data pipeline explains this share of it
-INPUT_EXPLAINS_SHARE = 0.5
 #: the single-rank rule that the cross-rank comm finding replaces
 SINGLE_RANK_COMM_ID = "exposed-comm"
 
@@ -78,28 +68,41 @@ def _own_top(a: Analysis | None) -> Finding | None:
     return found[0] if found else None
 
 
-def straggler_rule(d: Distributed, step_ms: float,
-                   own: Analysis | None = None) -> Finding | None:
-    """One rank needs more time per step than the others, who wait for it in collectives."""
+def straggler_rank(d: Distributed, step_ms: float) -> int | None:
+    """The rank the others wait for, if it passes the straggler thresholds; else None.
+
+    The one place this is decided: the straggler finding rests on it and the summary carries
+    its answer (`distributed.ranks[].straggler`), which the sidebar shows without re-deciding.
+    """
     s = d.slowest()
     if s is None or d.n_matched == 0 or step_ms <= 0:
         return None
     extra, wait = float(s["extra_ms"]), float(s["others_wait_ms"])
-    if _pct(step_ms, extra) < STRAGGLER_MIN_PCT or wait < STRAGGLER_WAIT_SHARE * extra:
+    if _pct(step_ms, extra) < T.STRAGGLER_MIN_PCT or wait < T.STRAGGLER_WAIT_SHARE * extra:
         return None
+    return int(s["rank"])
+
+
+def straggler_rule(d: Distributed, step_ms: float,
+                   own: Analysis | None = None) -> Finding | None:
+    """One rank needs more time per step than the others, who wait for it in collectives."""
+    s = d.slowest()
+    if s is None or straggler_rank(d, step_ms) is None:
+        return None
+    extra, wait = float(s["extra_ms"]), float(s["others_wait_ms"])
     rank, gpu, host = int(s["rank"]), float(s["gpu_work_ms"]), float(s["host_delay_ms"])
     inp = float(s["input_ms"])
     r = d.ranks.set_index("rank")
     others = r.drop(index=rank)
     if s["phase"] == "gpu_work":
         what = f"it does {gpu:.1f} ms more GPU work per step than the other ranks"
-        fix, saving = STRAGGLER_GPU_WORK_FIX, STRAGGLER_GPU_WORK_SAVING
+        fix, saving = STRAGGLER_GPU_WORK_FIX, T.STRAGGLER_GPU_WORK_SAVING
         title = f"Rank {rank} is a straggler: more GPU work per step"
     else:
-        source = ("data loading" if inp >= INPUT_EXPLAINS_SHARE * host else "host time")
+        source = ("data loading" if inp >= T.INPUT_EXPLAINS_SHARE * host else "host time")
         what = (f"its GPU waits {host:.1f} ms per step longer for its host ({source}) "
                 f"before the collective")
-        fix, saving = STRAGGLER_HOST_FIX, STRAGGLER_HOST_SAVING
+        fix, saving = STRAGGLER_HOST_FIX, T.STRAGGLER_HOST_SAVING
         title = f"Rank {rank} is a straggler: host delay before the collective ({source})"
     top = _own_top(own)
     compute, idle, last_pct = (
@@ -207,6 +210,13 @@ def _with_rank_reasons(v: Verdict, d: Distributed) -> Verdict:
     return Verdict(v.category, v.summary, v.confidence, [*v.reasons, note])
 
 
-def rank_table(d: Distributed) -> pd.DataFrame:
-    """Per-rank figures joined with their imbalance (for reports)."""
-    return d.ranks.merge(d.imbalance[["rank", "extra_ms", "phase"]], on="rank", how="left")
+def straggler_of(advice: Advice) -> int | None:
+    """The rank this advice names a straggler (its straggler finding's), else None."""
+    found = next((f for f in advice.findings if f.category == "straggler"), None)
+    return int(found.data["rank"]) if found is not None else None
+
+
+def rank_table(d: Distributed, straggler: int | None = None) -> pd.DataFrame:
+    """Per-rank figures joined with their imbalance and the straggler flag (for reports)."""
+    table = d.ranks.merge(d.imbalance[["rank", "extra_ms", "phase"]], on="rank", how="left")
+    return table.assign(straggler=table["rank"] == straggler)

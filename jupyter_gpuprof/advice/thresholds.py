@@ -32,4 +32,47 @@ COMPUTE_TC_SHARE = 0.8
 CONFIDENT_MARGIN = 1.5
 #: confidence: profiled host steps this much slower than real ones weaken host-side verdicts
 INFLATION_WARN = 1.5
+#: confidence: fewer profiled steps than this is too few to judge (two steps of doubt)
+MIN_CONFIDENT_STEPS = 3
+#: a rank is a straggler when it needs at least this share of the step more than the others
+STRAGGLER_MIN_PCT = 5.0
+#: ... and the other ranks really wait for it: their collective wait covers this share of it
+STRAGGLER_WAIT_SHARE = 0.5
+#: rebalancing work across ranks moves it rather than removing it: about half the excess goes
+STRAGGLER_GPU_WORK_SAVING = 0.5
+#: a late host (data loading, host work) on one rank is pure loss: fixing it removes it all
+STRAGGLER_HOST_SAVING = 1.0
+#: host delay counts as data loading when the data pipeline explains this share of it
+INPUT_EXPLAINS_SHARE = 0.5
+# Nsight Compute kernel verdicts (`ncu/rules.py`)
+#: speed-of-light % above which a unit is the bottleneck (Nsight's SOLBottleneck uses 60 %)
+NCU_BOUND_PCT = 60.0
+#: a matmul kernel using less Tensor-Core pipe than this is not on Tensor Cores
+NCU_TENSOR_IDLE_PCT = 5.0
+#: tensor pipe busier than this counts as compute-bound even when SOL % reads lower
+NCU_TENSOR_BUSY_PCT = 50.0
+#: theoretical occupancy below this, with neither unit busy, is the limiter worth fixing
+NCU_LOW_OCCUPANCY_PCT = 50.0
+#: achieved occupancy this many points under theoretical points at imbalance or tail effects
+NCU_OCCUPANCY_GAP_PTS = 20.0
+# What-if step model (`advice/whatif.py`): costs and efficiencies it assumes
+#: a stretch of host work between two calls at least this long (profiled) is bookkeeping
+#: that can leave the step; shorter ones are the Python glue of dispatching ops
+HOST_WORK_MIN_US = 50.0
+#: GPU-side spacing between kernels replayed from a CUDA graph
+GRAPH_NODE_US = 1.0
+#: host cost of one graph launch (a graph is cut at every sync)
+GRAPH_LAUNCH_US = 15.0
+#: host cost of an asynchronous copy call from pinned memory
+ASYNC_COPY_CALL_US = 5.0
+#: share of the Tensor-Core peak cuBLAS reaches on training shapes when the trace has no
+#: Tensor-Core GEMM of its own to calibrate with
+TENSOR_CORE_EFFICIENCY = 0.6
+#: share of the fp32 (SIMT) peak an fp32 GEMM reaches, to count FLOPs when shapes are missing
+SIMT_EFFICIENCY = 0.7
+#: a read-back smaller than this is a sync (`.item()`), larger ones are transfers
+READBACK_MAX_BYTES = 64 * 1024
+#: a memory-bound kernel shorter than this is bound by launch latency, not bandwidth: fusing
+#: such kernels is the launch fix's saving, not the memory fix's
+MEMORY_MIN_KERNEL_US = 10.0
 MEMORY_KINDS = ("elementwise", "norm", "softmax", "reduction", "other")

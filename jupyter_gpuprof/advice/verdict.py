@@ -68,7 +68,7 @@ def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
                        f"{second.expected_gain_pct:.0f}% for the runner-up ({second.category})")
         if margin < T.CONFIDENT_MARGIN:
             doubts += 1
-    if a.n_steps < 3:
+    if a.n_steps < T.MIN_CONFIDENT_STEPS:
         doubts += 2
         reasons.append(f"only {a.n_steps} profiled step(s)")
     if a.info.n_events_dropped:

@@ -18,26 +18,7 @@ from ..analysis.step_graph import BLOCKING, LAUNCH, SYNC, StepGraph
 from ..analysis.step_replay import predict
 from . import thresholds as T
 
-#: a stretch of host work between two calls at least this long (profiled) is bookkeeping
-#: that can leave the step; shorter ones are the Python glue of dispatching ops
-HOST_WORK_MIN_US = 50.0
-#: GPU-side spacing between kernels replayed from a CUDA graph
-GRAPH_NODE_US = 1.0
-#: host cost of one graph launch (a graph is cut at every sync)
-GRAPH_LAUNCH_US = 15.0
-#: host cost of an asynchronous copy call from pinned memory
-ASYNC_COPY_CALL_US = 5.0
-#: share of the Tensor-Core peak cuBLAS reaches on training shapes when the trace has no
-#: Tensor-Core GEMM of its own to calibrate with
-TENSOR_CORE_EFFICIENCY = 0.6
-#: share of the fp32 (SIMT) peak an fp32 GEMM reaches, to count FLOPs when shapes are missing
-SIMT_EFFICIENCY = 0.7
-#: a read-back smaller than this is a sync (`.item()`), larger ones are transfers
-READBACK_MAX_BYTES = 64 * 1024
 MATMUL_FIXABLE = ("gemm", "conv")
-#: a memory-bound kernel shorter than this is bound by launch latency, not bandwidth: fusing
-#: such kernels is the launch fix's saving, not the memory fix's
-MEMORY_MIN_KERNEL_US = 10.0
 REDUCING_KINDS = ("norm", "softmax", "reduction")
 
 
@@ -86,14 +67,14 @@ def _pinned_gbps(g: StepGraph) -> float:
 def transfer_fix(g: StepGraph) -> tuple[StepGraph, str]:
     """Pinned buffers + non_blocking: copies at pinned bandwidth, the host does not wait."""
     gpu = g.gpu.copy()
-    big = gpu["copy"].isin(["HtoD", "DtoH"]) & (gpu["bytes"] >= READBACK_MAX_BYTES)
+    big = gpu["copy"].isin(["HtoD", "DtoH"]) & (gpu["bytes"] >= T.READBACK_MAX_BYTES)
     gbps = _pinned_gbps(g)
     slow = big & (gpu["pageable"] | (gpu["bytes"] / gpu["dur_us"].clip(lower=1e-3) / 1e3 < gbps))
     gpu.loc[slow, "dur_us"] = gpu.loc[slow, "bytes"] / (gbps * 1e3)
     host = g.host.copy()
     copies = host["gpu"].isin(np.flatnonzero(big.to_numpy()))
     host.loc[copies, "kind"] = LAUNCH
-    host.loc[copies, "dur_us"] = ASYNC_COPY_CALL_US
+    host.loc[copies, "dur_us"] = T.ASYNC_COPY_CALL_US
     mb = float(gpu.loc[big, "bytes"].sum()) / 1e6 / g.n_steps
     return g.with_(host=host, gpu=gpu), (
         f"{mb:.1f} MB per step copied at {gbps:.0f} GB/s pinned, {int(copies.sum())} copy calls "
@@ -106,7 +87,7 @@ def sync_fix(g: StepGraph) -> tuple[StepGraph, str]:
     gidx = host["gpu"].to_numpy()
     small = np.zeros(len(host), dtype=bool)
     ok = gidx >= 0
-    small[ok] = g.gpu["bytes"].to_numpy()[gidx[ok]] < READBACK_MAX_BYTES
+    small[ok] = g.gpu["bytes"].to_numpy()[gidx[ok]] < T.READBACK_MAX_BYTES
     waits = (host["kind"] == SYNC) | ((host["kind"] == BLOCKING) & small)
     held = float(g.host.loc[waits, "dur_us"].sum()) / 1e3 / g.n_steps
     host.loc[waits, "kind"] = LAUNCH
@@ -128,7 +109,7 @@ def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
     launches = is_kernel & graphed & (host["kind"] == LAUNCH).to_numpy()
     waits = host["kind"].isin([SYNC, BLOCKING]).to_numpy()
     after_wait = np.concatenate(([False], waits[:-1]))  # the host using a read-back value
-    glue = graphed & ~after_wait & (host["pre_host_us"] < HOST_WORK_MIN_US).to_numpy()
+    glue = graphed & ~after_wait & (host["pre_host_us"] < T.HOST_WORK_MIN_US).to_numpy()
     python = host["pre_host_us"] - host["pre_hostop_us"]
     saved = float(host.loc[launches, "dur_us"].sum() + host.loc[graphed, "pre_dispatch_us"].sum()
                   + python[glue].sum()) / 1e3 / g.n_steps
@@ -137,11 +118,11 @@ def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
     host.loc[glue, "pre_host_us"] = host.loc[glue, "pre_hostop_us"]
     # one graph launch per step and after every wait (a graph cannot span a sync)
     seg = np.concatenate(([True], waits[:-1])) | (host["step"].diff().fillna(1) != 0).to_numpy()
-    host.loc[seg, "pre_host_us"] += GRAPH_LAUNCH_US
+    host.loc[seg, "pre_host_us"] += T.GRAPH_LAUNCH_US
     gpu = g.gpu.copy()
     is_k = ~gpu["kind"].isin(["memcpy", "memset"])
-    gpu.loc[is_k, "dur_us"] += GRAPH_NODE_US
-    return g.with_(host=host, gpu=gpu, launch_latency_us=GRAPH_NODE_US,
+    gpu.loc[is_k, "dur_us"] += T.GRAPH_NODE_US
+    return g.with_(host=host, gpu=gpu, launch_latency_us=T.GRAPH_NODE_US,
                    tail_dispatch_us=0.0), (
         f"{_per_step(g, float(launches.sum()))} launches per step replayed from a graph "
         f"({saved:.2f} ms per profiled step of dispatch and glue removed)")
@@ -150,8 +131,8 @@ def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
 def host_fix(g: StepGraph) -> tuple[StepGraph, str]:
     """Host-only work (bookkeeping, CPU math) moved off the step."""
     host = g.host.copy()
-    work = host["pre_host_us"] >= HOST_WORK_MIN_US
-    tail = g.tail_host_us if g.tail_host_us >= HOST_WORK_MIN_US else 0.0
+    work = host["pre_host_us"] >= T.HOST_WORK_MIN_US
+    tail = g.tail_host_us if g.tail_host_us >= T.HOST_WORK_MIN_US else 0.0
     ms = (float(host.loc[work, "pre_host_us"].sum()) + tail) / 1e3 / g.n_steps
     host.loc[work, "pre_host_us"] = 0.0
     return g.with_(host=host, tail_host_us=g.tail_host_us - tail), (
@@ -169,7 +150,7 @@ def tensor_core_tflops(g: StepGraph, dtype: str) -> float:
         own_peak = peak_tflops(g.gpu_name, own_dtype) or peak
         achieved = float(tc["flops"].sum() / tc["dur_us"].sum() / 1e6)
         return peak * min(1.0, achieved / own_peak)
-    return peak * TENSOR_CORE_EFFICIENCY
+    return peak * T.TENSOR_CORE_EFFICIENCY
 
 
 def precision_fix(g: StepGraph, dtype: str = "tf32") -> tuple[StepGraph, str]:
@@ -181,7 +162,7 @@ def precision_fix(g: StepGraph, dtype: str = "tf32") -> tuple[StepGraph, str]:
     fp32_peak = peak_tflops(g.gpu_name, "fp32") or 60.0
     flops = gpu.loc[slow, "flops"].where(gpu.loc[slow, "flops"] > 0,
                                           gpu.loc[slow, "dur_us"] * 1e6 * fp32_peak
-                                          * SIMT_EFFICIENCY)
+                                          * T.SIMT_EFFICIENCY)
     before = float(gpu.loc[slow, "dur_us"].sum())
     gpu.loc[slow, "dur_us"] = np.minimum(gpu.loc[slow, "dur_us"], flops / (rate * 1e6))
     after = float(gpu.loc[slow, "dur_us"].sum())
@@ -208,7 +189,7 @@ def _chains(g: StepGraph) -> list[np.ndarray]:
     out = []
     gpu = g.gpu
     seg = _segments(g)
-    mem = (gpu["kind"].isin(T.MEMORY_KINDS) & (gpu["dur_us"] >= MEMORY_MIN_KERNEL_US)).to_numpy()
+    mem = (gpu["kind"].isin(T.MEMORY_KINDS) & (gpu["dur_us"] >= T.MEMORY_MIN_KERNEL_US)).to_numpy()
     # a reduction ends what one kernel can fuse: the compiler starts a new kernel with it and
     # carries the pointwise ops that follow as its epilogue
     starts = gpu["kind"].isin(REDUCING_KINDS).to_numpy()

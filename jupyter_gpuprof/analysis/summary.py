@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..stats import describe_steps
 from .hardware import peak_tflops
 from .hostwork import classify_host
 from .idle import gap_table, gpu_coverage, stream_table
@@ -23,7 +24,6 @@ from .kernels import MATMUL_KINDS, kernel_rows, kernel_table, kind_summary
 from .launch import launch_stats
 from .memory import memory_table
 from .ops import op_rows, op_table
-from .stats import describe_steps
 from .step_graph import StepGraph, build_graph
 from .steps import Window, assign_steps, gpu_activity, step_table
 from .sync import sync_table

@@ -15,11 +15,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 from .trace_validate import (
     Drops,
@@ -155,7 +158,7 @@ class Trace:
             parts = []
             for c in cats:
                 if c in cat.cat.categories:
-                    code = cat.cat.categories.get_loc(c)
+                    code = list(cat.cat.categories).index(c)  # a handful of categories
                     lo, hi = np.searchsorted(codes, [code, code + 1])
                     parts.append(self.events.iloc[lo:hi])
             if not parts:
@@ -367,7 +370,8 @@ def build_table(rows: list[_Event], code: np.ndarray, ts: np.ndarray,
     """
     n = len(rows)
     args = [e.args or _NO_ARGS for e in rows]
-    cats = pd.Categorical.from_codes(code, categories=ALL_CATEGORIES)
+    cats = pd.Categorical.from_codes(cast("npt.NDArray[np.integer[Any]]", code),
+                                     categories=pd.Index(ALL_CATEGORIES))
 
     def rows_of(*names: str) -> np.ndarray:
         return np.flatnonzero(np.isin(code, [_CAT_CODE[c] for c in names]))

@@ -11,6 +11,7 @@ import zlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
 
 def _isal_error() -> type[Exception]:
@@ -18,7 +19,7 @@ def _isal_error() -> type[Exception]:
         from isal.isal_zlib import error
     except ImportError:
         return zlib.error
-    return error
+    return cast("type[Exception]", error)  # isal's stubs call it an instance
 
 
 class TraceError(ValueError):

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from . import options
+
 
 class Phase(enum.Enum):
     """Where the driver is; a step's phase is decided at the boundary that starts it."""
@@ -98,11 +100,11 @@ class Profiler(Protocol):
 class Schedule:
     """How many steps each phase lasts; the profiler follows schedule(wait, warmup, active)."""
 
-    warmup: int = 5
-    steps: int = 30
-    wait: int = 1
-    prof_warmup: int = 2
-    active: int = 5
+    warmup: int = options.WARMUP
+    steps: int = options.STEPS
+    wait: int = options.WAIT
+    prof_warmup: int = options.PROF_WARMUP
+    active: int = options.ACTIVE
 
     def __post_init__(self) -> None:
         for name in ("warmup", "steps", "wait", "prof_warmup"):
@@ -120,32 +122,6 @@ class Schedule:
     def total(self) -> int:
         """Step boundaries needed after start() to finish."""
         return self.warmup + self.steps + self.capture_steps
-
-
-def summarize_ms(values: list[float]) -> dict[str, float | int | None]:
-    """n, median, p95 (nearest rank), mean, min and max of step times in ms."""
-    n = len(values)
-    if n == 0:
-        return {
-            "n": 0,
-            "median_ms": None,
-            "p95_ms": None,
-            "mean_ms": None,
-            "min_ms": None,
-            "max_ms": None,
-        }
-    v = sorted(values)
-    mid = n // 2
-    median = v[mid] if n % 2 else (v[mid - 1] + v[mid]) / 2
-    p95 = v[min(n - 1, max(0, -(-95 * n // 100) - 1))]  # nearest-rank: ceil(0.95 n)-th value
-    return {
-        "n": n,
-        "median_ms": median,
-        "p95_ms": p95,
-        "mean_ms": sum(v) / n,
-        "min_ms": v[0],
-        "max_ms": v[-1],
-    }
 
 
 # Transition names passed to the listener, in the order they happen.

@@ -11,6 +11,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..store import Run, RunStore
+from .options import STEP_OPTIONS
 from .progress import CaptureProgress
 from .session import ProfileSession
 from .settings import CaptureSettings
@@ -44,6 +45,13 @@ def has_top_level_loop(source: str) -> bool:
     return scan(tree.body)
 
 
+def _step_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The step-count options of `capture.options`, as IPython magic arguments."""
+    for option in reversed(STEP_OPTIONS):
+        fn = argument(option.flag, type=int, default=option.default, help=option.help)(fn)
+    return fn
+
+
 @magics_class
 class GpuProfMagics(Magics):
     """The %%gpuprofile cell magic; state lives on this object, not in module globals."""
@@ -56,17 +64,7 @@ class GpuProfMagics(Magics):
         self._code: Any = None  # the compiled step of the last body-mode cell
 
     @magic_arguments()
-    @argument("--steps", type=int, default=30, help="baseline steps timed without the profiler")
-    @argument(
-        "--warmup", type=int, default=5, help="steps run first and excluded (compilation, caches)"
-    )
-    @argument(
-        "--wait", type=int, default=1, help="profiler schedule: steps skipped after it starts"
-    )
-    @argument("--prof-warmup", type=int, default=2, help="profiler schedule: warm-up steps")
-    @argument(
-        "--active", type=int, default=5, help="profiler schedule: steps recorded in the trace"
-    )
+    @_step_arguments
     @argument("--name", default=None, help="run name (folder suffix); default: gpuprofile")
     @argument(
         "-o",

@@ -7,8 +7,8 @@ import os
 import tempfile
 from typing import TYPE_CHECKING, Any
 
-from .driver import summarize_ms
-from .settings import one_line
+from ..oneline import error_line
+from ..stats import describe_steps
 
 if TYPE_CHECKING:
     from ..store import RunMeta
@@ -26,7 +26,7 @@ def write_trace(session: ProfileSession, rank: int | None) -> str | None:
         prof.export_chrome_trace(tmp)
         session.run.write_trace(tmp, rank=rank)  # type: ignore[union-attr]
     except Exception as e:  # noqa: BLE001 - e.g. stopped before any active step
-        return f"no trace: {one_line(e)}"
+        return f"no trace: {error_line(e, with_type=True)}"
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -85,7 +85,7 @@ def describe(session: ProfileSession) -> str:
     """One line on what was measured and where it went."""
     d = session.driver
     path = session.run.path if session.run else "?"
-    st = summarize_ms(d.baseline_ms)
+    st = describe_steps(d.baseline_ms)
     if st["n"]:
         timing = (
             f"baseline {st['median_ms']:.3f} ms/step median, p95 {st['p95_ms']:.3f} ms "
@@ -93,7 +93,7 @@ def describe(session: ProfileSession) -> str:
         )
     else:
         timing = "no baseline steps"
-    prof = summarize_ms(d.profiled_ms)
+    prof = describe_steps(d.profiled_ms)
     if prof["n"]:
         timing += f"; profiled {prof['median_ms']:.3f} ms/step median over {prof['n']} steps"
     micro = session.training.to_meta()["micro_batches_per_step"]

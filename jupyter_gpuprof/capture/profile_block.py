@@ -8,20 +8,22 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..oneline import error_line
 from ..store import RunStore
+from . import options
 from .ranks import env_ranks, rank_selected
-from .session import ProfileSession, _Active
-from .settings import CaptureSettings, one_line
+from .session import ProfileSession, current_session
+from .settings import CaptureSettings
 
 
 @contextlib.contextmanager
 def profile(
     name: str = "profile",
-    steps: int = 30,
-    warmup: int = 5,
-    wait: int = 1,
-    prof_warmup: int = 2,
-    active: int = 5,
+    steps: int = options.STEPS,
+    warmup: int = options.WARMUP,
+    wait: int = options.WAIT,
+    prof_warmup: int = options.PROF_WARMUP,
+    active: int = options.ACTIVE,
     *,
     with_stack: bool = False,
     record_shapes: bool = True,
@@ -53,7 +55,7 @@ def profile(
         yield inert
         return
     run = None
-    existing = _Active.session
+    existing = current_session()
     if existing is not None and existing.settings.mode == "script" and not existing.driver.started:
         # Under `jupyter gpuprof run` the script's own profile() block takes over the run folder.
         run = existing.run
@@ -66,7 +68,8 @@ def profile(
             session.finish(e)
         except Exception as save_error:  # noqa: BLE001 - never mask the block's own exception
             warnings.warn(
-                f"jupyter_gpuprof: could not save the run: {one_line(save_error)}", stacklevel=3
+                "jupyter_gpuprof: could not save the run: "
+                f"{error_line(save_error, with_type=True)}", stacklevel=3
             )
         raise
     session.finish()

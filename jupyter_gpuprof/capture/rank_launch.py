@@ -17,6 +17,7 @@ import signal
 import sys
 from typing import Any
 
+from ..oneline import error_line
 from .ranks import ENV_RANKS, NONE, current_rank
 
 #: ncu options that the launcher sets itself
@@ -122,7 +123,7 @@ def profile_rank(rank: int, cmd: list[str], ncu: str | None, ncu_args: str) -> i
             progress=_echo,
         )
     except (NcuError, ValueError, OSError) as e:
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        msg = error_line(e)
         if run is not None:
             save_ncu_error(run, name, msg)
         print(f"gpuprof: ncu on rank {rank}: {msg}", file=sys.stderr, flush=True)

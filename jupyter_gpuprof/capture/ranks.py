@@ -68,6 +68,22 @@ def current_rank() -> int | None:
     return None
 
 
+def job_rank() -> tuple[int, int] | None:
+    """(rank, world size) when this process is one rank of a job, else None.
+
+    The rank is `current_rank`'s (the one rank detector); the size comes from the same place:
+    the process group when it is up, else $WORLD_SIZE (1 when unset).
+    """
+    rank = current_rank()
+    if rank is None:
+        return None
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return rank, int(dist.get_world_size())
+    size = os.environ.get("WORLD_SIZE", "").strip()
+    return rank, int(size) if size.isdigit() else 1
+
+
 def rank_selected(ranks: list[int] | None) -> bool:
     """False only when this process is a rank we know of and the list leaves it out."""
     if ranks is None:

@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..oneline import error_line
 from ..store import Run, RunStore
 from . import outcome
 from .conditions import PhaseConditions
@@ -20,8 +21,8 @@ from .driver import (
 )
 from .flops import StepFlops
 from .frameworks import find_on_stack, steps_left
-from .ranks import rank_selected
-from .settings import CaptureSettings, distributed_rank, fit_schedule, one_line
+from .ranks import job_rank, rank_selected
+from .settings import CaptureSettings, fit_schedule
 from .training import TrainingCounters
 
 __all__ = ["CaptureSettings", "ProfileSession", "current_session", "step"]
@@ -234,11 +235,13 @@ class ProfileSession:
                 self.boundary()
         except Exception as e:  # noqa: BLE001
             warnings.warn(
-                f"jupyter_gpuprof: capture stopped: {one_line(e)}", RuntimeWarning, stacklevel=3
+                f"jupyter_gpuprof: capture stopped: {error_line(e, with_type=True)}",
+                RuntimeWarning, stacklevel=3,
             )
             with contextlib.suppress(Exception):
                 self._finalize(
-                    error=f"capture error: {one_line(e)}", status="failed", cleanup=False
+                    error=f"capture error: {error_line(e, with_type=True)}", status="failed",
+                    cleanup=False,
                 )
 
     def _skip_rank(self) -> None:
@@ -269,7 +272,7 @@ class ProfileSession:
 
     # end --------------------------------------------------------------------
     def _rank(self) -> tuple[int, int] | None:
-        return distributed_rank()
+        return job_rank()
 
     def _finalize(self, *, status: str, error: str | None = None, cleanup: bool = True) -> None:
         """Stop the profiler, write trace and meta; runs once (the DONE event or finish())."""
@@ -283,7 +286,7 @@ class ProfileSession:
         try:
             self.driver.abort()
         except Exception as e:  # noqa: BLE001
-            error = error or f"profiler stop failed: {one_line(e)}"
+            error = error or f"profiler stop failed: {error_line(e, with_type=True)}"
             status = "failed"
         rank_ws = self._rank()
         rank = rank_ws[0] if rank_ws else None
@@ -326,7 +329,8 @@ class ProfileSession:
                     self.run.meta.training.update(self.training.to_meta())  # type: ignore[union-attr]
                     self.run.write_meta()  # type: ignore[union-attr]
             if not self.finalized:
-                error = one_line(exc) if exc is not None else self.incomplete_reason()
+                error = (error_line(exc, with_type=True) if exc is not None
+                         else self.incomplete_reason())
                 self._finalize(status="failed", error=error, cleanup=False)
         finally:
             self.closed = True

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from . import options
 from .driver import Schedule
 from .ranks import parse_ranks
 
@@ -17,11 +16,11 @@ MODES = ("body", "loop", "script", "auto")
 class CaptureSettings:
     """What the user asked for; stored in meta.json as `settings`."""
 
-    steps: int = 30
-    warmup: int = 5
-    wait: int = 1
-    prof_warmup: int = 2
-    active: int = 5
+    steps: int = options.STEPS
+    warmup: int = options.WARMUP
+    wait: int = options.WAIT
+    prof_warmup: int = options.PROF_WARMUP
+    active: int = options.ACTIVE
     record_shapes: bool = True
     profile_memory: bool = True
     with_stack: bool = False
@@ -66,19 +65,3 @@ def fit_schedule(settings: CaptureSettings, boundaries: int) -> CaptureSettings 
     steps = min(settings.steps, rest - warmup)
     return replace(settings, warmup=warmup, steps=steps, wait=wait, prof_warmup=prof_warmup,
                    active=active)
-
-
-def one_line(exc: BaseException) -> str:
-    """`Type: first line of the message`, for meta.json's error field."""
-    msg = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {msg[0]}" if msg else type(exc).__name__
-
-
-def distributed_rank() -> tuple[int, int] | None:
-    """(rank, world_size) when this process is one rank of a job, else None."""
-    dist = sys.modules.get("torch.distributed")
-    if dist is not None and dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    if "RANK" in os.environ:
-        return int(os.environ["RANK"]), int(os.environ.get("WORLD_SIZE", "1"))
-    return None

@@ -18,8 +18,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..oneline import first_line
+from ..stats import headline_steps
+from . import options
 from .conditions import ConditionSampler
-from .driver import default_clock, summarize_ms
+from .driver import default_clock
 
 FIX_NAMES = ("amp", "tf32", "compile", "graphs", "loader")
 #: the try that applies each verdict category's fix, when one exists without editing code
@@ -253,7 +256,7 @@ def _peak_memory(cuda: bool) -> int | None:
 
 
 def run_tries(step: Callable[[], object], ns: dict[str, Any], fixes: list[str],
-              warmup: int = 5, steps: int = 30,
+              warmup: int = options.WARMUP, steps: int = options.STEPS,
               sampler: Callable[[], ConditionSampler] = ConditionSampler) -> list[dict[str, Any]]:
     """Each fix applied to the live step and measured; raw results (judged by advice.tries)."""
     torch = _torch()
@@ -270,7 +273,7 @@ def run_tries(step: Callable[[], object], ns: dict[str, Any], fixes: list[str],
                     state.restore_values()  # a probing step may have run: start where all do
                     out.update(_measure(fixed, ns, original, warmup, steps, cuda, sampler))
             except Exception as e:  # noqa: BLE001 - a failed try is a result, not a crash
-                first = str(e).splitlines()[0][:300] if str(e) else ""
+                first = (first_line(str(e)) or "")[:300]
                 out["error"] = f"{type(e).__name__}: {first}"
             finally:
                 state.restore()
@@ -295,6 +298,6 @@ def _measure(fixed: Callable[[], object], ns: dict[str, Any], original: list[flo
     pairs = [(a, b) for a, b in zip(original, losses, strict=False) if a]
     if pairs:
         rel = sum(abs(b - a) / abs(a) for a, b in pairs) / len(pairs)
-    return {"step_ms": step_ms, "timing": timing, **summarize_ms(step_ms),
+    return {"step_ms": step_ms, "timing": timing, **headline_steps(step_ms),
             "peak_memory_bytes": _peak_memory(cuda), "loss_original": original,
             "loss_fixed": losses, "loss_rel_diff": rel, "conditions": cond}

@@ -16,6 +16,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from ..oneline import error_line
 from ..store import Run, RunStore, open_run
 from . import NcuError, NcuOptions
 
@@ -133,7 +134,7 @@ class NcuMagics(Magics):
             print(f"%ncu: {e}")
             return None
         except ValueError as e:
-            print(f"%ncu: {str(e).splitlines()[0]}")
+            print(f"%ncu: {error_line(e)}")
             return None
         self.last = res
         self._attach(res)

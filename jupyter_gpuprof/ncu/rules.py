@@ -16,18 +16,9 @@ from typing import Any
 
 import pandas as pd
 
+from ..advice import thresholds as T
 from ..advice.findings import Finding
 
-#: speed-of-light % above which a unit is the bottleneck (Nsight's SOLBottleneck uses 60 %)
-BOUND_PCT = 60.0
-#: a matmul kernel using less Tensor-Core pipe than this is not on Tensor Cores
-TENSOR_IDLE_PCT = 5.0
-#: tensor pipe busier than this counts as compute-bound even when SOL % reads lower
-TENSOR_BUSY_PCT = 50.0
-#: theoretical occupancy below this, with neither unit busy, is the limiter worth fixing
-LOW_OCCUPANCY_PCT = 50.0
-#: achieved occupancy this many points under theoretical points at imbalance or tail effects
-OCCUPANCY_GAP_PTS = 20.0
 MATMUL_OPS = re.compile(r"^aten::(mm|addmm|bmm|baddbmm|matmul|linear|_scaled_mm|addmv|mv)$")
 MATMUL_NAME = re.compile(r"gemm|nvjet|xmma|cutlass|wgmma|matmul|s16816|hmma|sgemm", re.I)
 INTERP_COLUMNS = {
@@ -136,7 +127,7 @@ def roofline(row: pd.Series, op_flops: float = math.nan) -> dict[str, Any]:
 
 def _is_tc(row: pd.Series) -> bool:
     """Whether the Tensor-Core pipe did real work in this kernel."""
-    return float(row.get("tensor_pct", 0) or 0) >= TENSOR_IDLE_PCT
+    return float(row.get("tensor_pct", 0) or 0) >= T.NCU_TENSOR_IDLE_PCT
 
 
 def _is_matmul(row: pd.Series, op: str) -> bool:
@@ -151,28 +142,28 @@ def interpret_kernel(row: pd.Series, op: str = "", op_flops: float = math.nan) -
     occ_t, occ_a = float(row["occ_theoretical_pct"]), float(row["occ_achieved_pct"])
     waves, stall = float(row.get("waves_per_sm", math.nan)), str(row.get("stall_top", ""))
     sol = f"SM {sm:.0f} %, memory {mem:.0f} % of peak (DRAM {float(row['dram_pct']):.0f} %)"
-    if _is_matmul(row, op) and not (tpct >= TENSOR_IDLE_PCT):
+    if _is_matmul(row, op) and not (tpct >= T.NCU_TENSOR_IDLE_PCT):
         verdict = "tensor-cores-idle"
         why = f"a matmul with the Tensor-Core pipe at {tpct:.1f} % ({sol})"
         step = (
             "run it in bf16 (torch.autocast('cuda', dtype=torch.bfloat16)) or allow TF32 "
             "(torch.set_float32_matmul_precision('high')) so cuBLAS picks Tensor-Core kernels"
         )
-    elif mem >= BOUND_PCT and mem >= sm:
+    elif mem >= T.NCU_BOUND_PCT and mem >= sm:
         verdict = "memory-bound"
         why = f"memory is the busiest unit: {sol}"
         step = (
             "move fewer bytes: fuse it with its neighbours (torch.compile), keep activations "
             "in bf16, avoid extra copies and .contiguous(); more bandwidth is not available"
         )
-    elif sm >= BOUND_PCT or tpct >= TENSOR_BUSY_PCT:
+    elif sm >= T.NCU_BOUND_PCT or tpct >= T.NCU_TENSOR_BUSY_PCT:
         verdict = "compute-bound"
         why = f"compute is the busiest unit: {sol}, Tensor-Core pipe {tpct:.0f} %"
         step = (
             "near what this kernel can do: reduce the work (fewer FLOPs, smaller shapes) "
             "or use lower precision (bf16 → fp8 where the model allows)"
         )
-    elif occ_t < LOW_OCCUPANCY_PCT and not (waves < 1):
+    elif occ_t < T.NCU_LOW_OCCUPANCY_PCT and not (waves < 1):
         limiter = str(row.get("occ_limiter", "")) or "launch configuration"
         verdict = "occupancy-limited"
         why = (
@@ -206,7 +197,7 @@ def interpret_kernel(row: pd.Series, op: str = "", op_flops: float = math.nan) -
                 + (
                     f"; achieved occupancy is {gap:.0f} points under theoretical, "
                     "so check the tail/imbalance"
-                    if gap >= OCCUPANCY_GAP_PTS
+                    if gap >= T.NCU_OCCUPANCY_GAP_PTS
                     else ""
                 )
             )

@@ -21,6 +21,7 @@ from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
 from ..analysis.trace import Trace, TraceError, load_trace
 from ..analysis.tracefile import Prefetch
+from ..oneline import first_line
 from ..store.layout import folder_traces, is_run_folder, sibling_meta
 from ..store.run import Run, RunMeta, open_run
 from ..store.runs import RunInProgress
@@ -53,7 +54,8 @@ class Report:
                 for i, r in enumerate(self.ranks) for w in r.info.warnings]
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
-    steps = property(lambda self: self.analysis.steps, doc="Profiled steps (steps.STEP_COLUMNS).")
+    step_table = property(lambda self: self.analysis.steps,
+                          doc="One row per profiled step (steps.STEP_COLUMNS).")
     ops = property(lambda self: self.analysis.ops, doc="Operator table (ops.OP_COLUMNS).")
     kernels = property(lambda self: self.analysis.kernels, doc="Kernels (kernels.KERNEL_COLUMNS).")
     gaps = property(lambda self: self.analysis.gaps, doc="GPU idle gaps (idle.GAP_COLUMNS).")
@@ -153,7 +155,7 @@ def analyze_run(run: Run) -> Report:
             advice = in_framework_terms(advise(a), m.framework, m.training)
             report = Report(a, advice, m, str(run.path), timeline=_timeline(trace, a))
     except TraceError as e:
-        reason = str(e).splitlines()[0] if str(e) else "unreadable trace"
+        reason = first_line(str(e)) or "unreadable trace"
         _quietly(lambda: run.write_trace_error(reason))
         raise
     summary = report.to_json()

@@ -37,7 +37,7 @@ class Source(Model):
 
 
 class StepStats(Model):
-    """Robust statistics of a series of step times (ms): `analysis.stats.describe_steps`."""
+    """Robust statistics of a series of step times (ms): `jupyter_gpuprof.stats.describe_steps`."""
 
     n: int
     median_ms: float | None
@@ -270,6 +270,8 @@ class DistributedRank(Model):
     clock_offset_us: float
     extra_ms: float | None
     phase: str | None
+    #: the advice's decision (`advice.distributed_rules.straggler_rank`); views never re-decide
+    straggler: bool
 
 
 class Imbalance(Model):

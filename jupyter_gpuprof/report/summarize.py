@@ -8,7 +8,7 @@ import msgspec
 import pandas as pd
 
 from ..advice.cost import whatif_blocks
-from ..advice.distributed_rules import rank_table
+from ..advice.distributed_rules import rank_table, straggler_of
 from ..advice.verdict import Advice
 from ..analysis.distributed import Distributed as DistributedAnalysis
 from ..analysis.summary import Analysis
@@ -104,11 +104,12 @@ def _gpu(a: Analysis) -> Gpu:
                streams=rows(a.streams, StreamRow, 50))
 
 
-def _distributed(d: DistributedAnalysis | None) -> Distributed | None:
-    """Cross-rank block of the summary: per-rank figures, imbalance, collective counts."""
+def _distributed(d: DistributedAnalysis | None, advice: Advice) -> Distributed | None:
+    """Cross-rank block: per-rank figures (the advice's straggler flagged), imbalance, counts."""
     if d is None:
         return None
-    return msgspec.convert({"ranks": rank_table(d).head(256).to_dict(orient="records"),
+    table = rank_table(d, straggler_of(advice))
+    return msgspec.convert({"ranks": table.head(256).to_dict(orient="records"),
                             "imbalance": d.imbalance.head(256).to_dict(orient="records"),
                             "collectives_matched": d.n_matched,
                             "collectives_unmatched": d.n_unmatched}, Distributed)
@@ -136,7 +137,7 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
         ranks=[RankBrief(rank=r.info.rank if r.info.rank is not None else i,
                          step_median_ms=r.profiled["median_ms"], busy_pct=r.busy_pct)
                for i, r in enumerate(ranks)],
-        distributed=_distributed(distributed),
+        distributed=_distributed(distributed, advice),
         timeline=msgspec.convert(timeline, Timeline) if timeline is not None else None,
         warnings=list(warnings),
         **_whatif(a, advice, meta),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from jupyter_gpuprof.store.run import TRACE_FILE
+from jupyter_gpuprof.store.layout import TRACE_FILE, rank_trace_name
 from jupyter_gpuprof.store.runs import InvalidRunId, RunNotFound, RunStore
 from jupyter_gpuprof.store.safe_files import SymlinkRefused, open_read
 
@@ -97,7 +97,7 @@ def trace_file(root: Path, run_id: str, rank: str | None) -> tuple[str, BinaryIO
         traces = run.trace_paths()
         name = traces[0].name if traces else TRACE_FILE
     elif rank.isascii() and rank.isdigit() and len(rank) < 6:  # not '²', which isdigit() takes
-        name = f"trace.rank{int(rank)}.json.gz"
+        name = rank_trace_name(int(rank))
     else:
         raise BadQuery("rank must be a small non-negative integer")
     path = store.file(run_id, name)

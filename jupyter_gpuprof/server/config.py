@@ -8,8 +8,7 @@ from pathlib import Path
 from traitlets import Unicode
 from traitlets.config import Configurable
 
-RUNS_ENV = "JUPYTER_GPUPROF_RUNS"
-DEFAULT_RUNS_DIR = Path(".gpuprof") / "runs"
+from jupyter_gpuprof.store.runs import DEFAULT_ROOT, ENV_ROOT
 
 
 class GpuProf(Configurable):
@@ -27,7 +26,7 @@ class GpuProf(Configurable):
 
     def resolved_runs_root(self, root_dir: str | os.PathLike[str]) -> Path:
         """The absolute runs root for a server started in ``root_dir``."""
-        chosen = self.runs_root or os.environ.get(RUNS_ENV, "") or str(DEFAULT_RUNS_DIR)
+        chosen = self.runs_root or os.environ.get(ENV_ROOT, "") or str(DEFAULT_ROOT)
         path = Path(chosen).expanduser()
         if not path.is_absolute():
             path = Path(root_dir).expanduser() / path

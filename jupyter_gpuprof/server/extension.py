@@ -7,7 +7,9 @@ from typing import Any
 
 from jupyter_server.utils import url_path_join
 
-from .config import RUNS_ENV, GpuProf
+from jupyter_gpuprof.store.runs import ENV_ROOT
+
+from .config import GpuProf
 from .handlers import ROUTES, SETTINGS_KEY
 
 URL_PREFIX = "jupyter-gpuprof"
@@ -22,7 +24,7 @@ def load(server_app: Any) -> None:
     # kernels started by this server inherit its environment: their %%gpuprofile then saves
     # into the folder the sidebar reads, whatever the notebook's own folder is (a folder the
     # user already exported for kernels wins)
-    os.environ.setdefault(RUNS_ENV, str(runs_root))
+    os.environ.setdefault(ENV_ROOT, str(runs_root))
     base_url = web_app.settings["base_url"]
     web_app.add_handlers(
         ".*$", [(url_path_join(base_url, URL_PREFIX, name), handler) for name, handler in ROUTES]

@@ -20,6 +20,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 
 from jupyter_gpuprof.analysis.tracefile import TraceError
+from jupyter_gpuprof.oneline import error_line
 from jupyter_gpuprof.store.json_checks import BadJson, check_depth, finite_or_none
 from jupyter_gpuprof.store.runs import CorruptRun, InvalidRunId, RunInProgress, RunNotFound
 from jupyter_gpuprof.store.safe_files import SymlinkRefused
@@ -67,7 +68,7 @@ class GpuProfHandler(APIHandler):
             return await asyncio.to_thread(fn, self.runs_root, *args)
         except tuple(cls for cls, _ in ERROR_STATUS) as e:
             status = next(code for cls, code in ERROR_STATUS if isinstance(e, cls))
-            message = str(e).splitlines()[0] if str(e) else type(e).__name__
+            message = error_line(e)
             raise tornado.web.HTTPError(status, message, reason=type(e).__name__) from None
 
     def json_body(self) -> Any:

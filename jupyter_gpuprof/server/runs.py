@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-import statistics
 from pathlib import Path
 from typing import Any, TypedDict
 
 import msgspec
 
+from jupyter_gpuprof.oneline import first_line
+from jupyter_gpuprof.stats import describe_steps
 from jupyter_gpuprof.store.listing import cached_row
 from jupyter_gpuprof.store.run import Run
 from jupyter_gpuprof.store.runs import BrokenRun, RunStore
@@ -37,12 +38,10 @@ class RunListing(TypedDict):
     world_size: int | None
     median_ms: float | None
     p95_ms: float | None
-    n_steps: int
+    #: how many step times median_ms and p95_ms rest on (the summary's `steps.n`: the
+    #: baseline's when measured); not the profiled steps, which the summary's ranks count
+    n_step_times: int
     has_summary: bool
-
-
-def _first_line(text: object) -> str | None:
-    return text.strip().splitlines()[0] if isinstance(text, str) and text.strip() else None
 
 
 def _verdict(summary: dict[str, Any] | None) -> tuple[str | None, str | None]:
@@ -53,13 +52,6 @@ def _verdict(summary: dict[str, Any] | None) -> tuple[str | None, str | None]:
     text = verdict.get("summary") or verdict.get("category")
     category = verdict.get("category")
     return (str(text) if text else None, str(category) if category else None)
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def _num(x: object) -> float | None:
@@ -80,7 +72,8 @@ def build_row(run: Run) -> RunListing:
     median, p95, n = _num(steps.get("median_ms")), _num(steps.get("p95_ms")), steps.get("n")
     base = [float(v) for v in meta.baseline.get("step_ms") or [] if _num(v) is not None]
     if median is None and base:  # not analysed yet: the baseline alone gives the step time
-        median, p95, n = _num(statistics.median(base)), _num(_percentile(base, 0.95)), len(base)
+        st = describe_steps(base)
+        median, p95, n = _num(st["median_ms"]), _num(st["p95_ms"]), st["n"]
     source = (summary or {}).get("source") or {}
     trace_error = run.trace_error()
     return RunListing(
@@ -90,13 +83,13 @@ def build_row(run: Run) -> RunListing:
         status=BROKEN if trace_error else (run.status or "unknown"),
         verdict=verdict,
         verdict_category=category,
-        error=_first_line(trace_error or meta.error),
+        error=first_line(trace_error or meta.error),
         tags=list(meta.tags),
         gpu=source.get("gpu") or meta.env.get("gpu_name") or None,
         world_size=meta.world_size,
         median_ms=median,
         p95_ms=p95,
-        n_steps=int(n) if isinstance(n, int) else 0,
+        n_step_times=int(n) if isinstance(n, int) else 0,
         has_summary=summary is not None,
     )
 
@@ -106,8 +99,9 @@ def describe_run(entry: Run | BrokenRun) -> RunListing:
     if isinstance(entry, BrokenRun):
         return RunListing(
             id=entry.id, name=entry.id, created=None, status=BROKEN, verdict=None,
-            verdict_category=None, error=_first_line(entry.error) or "unreadable", tags=[],
-            gpu=None, world_size=None, median_ms=None, p95_ms=None, n_steps=0, has_summary=False,
+            verdict_category=None, error=first_line(entry.error) or "unreadable", tags=[],
+            gpu=None, world_size=None, median_ms=None, p95_ms=None, n_step_times=0,
+            has_summary=False,
         )
     try:
         row = cached_row(entry, lambda run: dict(build_row(run)))

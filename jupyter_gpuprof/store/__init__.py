@@ -1,6 +1,6 @@
 """On-disk run folders: the only code that reads or writes them."""
 
-from .run import SCHEMA_VERSION, Run, RunMeta, open_run
+from .run import RUN_META_SCHEMA_VERSION, Run, RunMeta, open_run
 from .runs import (
     BrokenRun,
     CorruptRun,
@@ -13,7 +13,7 @@ from .runs import (
 )
 
 __all__ = [
-    "SCHEMA_VERSION",
+    "RUN_META_SCHEMA_VERSION",
     "BrokenRun",
     "CorruptRun",
     "InvalidRunId",

@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from ..oneline import error_line
+
 MAX_DEPTH = 64
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _BRACKETS = re.compile(rb"[\[\]{}]")
@@ -46,12 +48,12 @@ def decode(data: bytes, schema: type[Any] | None = None) -> Any:
         # decoded value never holds a non-finite number: no second walk over it is needed
         value = msgspec.json.decode(data)
     except (msgspec.DecodeError, RecursionError) as e:
-        raise BadJson(f"not valid JSON ({str(e).splitlines()[0]})") from None
+        raise BadJson(f"not valid JSON ({error_line(e)})") from None
     if schema is not None:
         try:
             msgspec.convert(value, schema)
         except msgspec.ValidationError as e:
-            raise BadJson(str(e).splitlines()[0]) from None
+            raise BadJson(error_line(e)) from None
     return value
 
 

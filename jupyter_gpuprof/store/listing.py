@@ -12,7 +12,7 @@ from .json_checks import decode
 from .run import META_FILE, SUMMARY_FILE, TRACE_ERROR_FILE, Run, atomic_write_bytes
 
 LISTING_FILE = "listing.json"
-CACHE_VERSION = 2  # 2: rows carry `interrupted` / trace errors
+CACHE_VERSION = 3  # 2: rows carry `interrupted` / trace errors; 3: n_steps became n_step_times
 
 Row = dict[str, Any]
 

@@ -19,7 +19,7 @@ from .meta_schema import MetaSchema
 from .owner import owner_gone
 
 __all__ = ["META_FILE", "SUMMARY_FILE", "TRACE_FILE", "Run", "RunMeta", "open_run"]
-SCHEMA_VERSION = 1
+RUN_META_SCHEMA_VERSION = 1
 TRACE_ERROR_FILE = "trace.error"  # why the trace could not be analysed: the run is broken
 _RANK_META = re.compile(r"^meta\.rank(\d+)\.json$")
 STATUSES = ("running", "complete", "failed")
@@ -30,7 +30,7 @@ INTERRUPTED = "interrupted"  # listed, never written: `running` whose writer pro
 class RunMeta:
     """What a run was, how it was captured and what the capture measured (meta.json)."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = RUN_META_SCHEMA_VERSION
     id: str = ""
     name: str = ""
     created: str = ""
@@ -61,22 +61,22 @@ class RunMeta:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunMeta:
+    def from_json(cls, data: Any) -> RunMeta:
         """Build from a meta.json dict; unknown keys are ignored and missing ones take defaults."""
         if not isinstance(data, dict):
             raise ValueError("meta.json does not hold a JSON object")
         known = {f.name for f in dataclasses.fields(cls)}
         meta = cls(**{k: v for k, v in data.items() if k in known})
-        if not isinstance(meta.baseline, dict):
+        baseline: Any = meta.baseline  # as decoded: the JSON may hold anything here
+        if not isinstance(baseline, dict):
             meta.baseline = {"step_ms": [], "timing": None}
         meta.baseline.setdefault("step_ms", [])
         meta.baseline.setdefault("timing", None)
         for name in ("settings", "env", "training", "framework"):
             if not isinstance(getattr(meta, name), dict):
                 setattr(meta, name, {})
-        if not isinstance(meta.tags, list):
-            meta.tags = []
-        meta.tags = [str(t) for t in meta.tags]
+        tags: Any = meta.tags  # as decoded: the JSON may hold anything here
+        meta.tags = [str(t) for t in tags] if isinstance(tags, list) else []
         return meta
 
 

@@ -15,7 +15,10 @@ from . import safe_files
 from .owner import current_owner
 from .run import META_FILE, Run, RunMeta, open_run
 
+#: the environment variable naming the runs root, and the root when it is unset (relative:
+#: to the working directory here, to the server's root_dir in the server)
 ENV_ROOT = "JUPYTER_GPUPROF_RUNS"
+DEFAULT_ROOT = Path(".gpuprof") / "runs"
 _SLUG_BAD = re.compile(r"[^a-z0-9_]+")  # no dots: ids never contain ".."
 _MAX_SLUG = 48
 MAX_ID_BYTES = 255  # a longer name cannot be a folder: refused before the filesystem is asked
@@ -59,7 +62,7 @@ class BrokenRun:
 def default_root() -> Path:
     """Runs root: $JUPYTER_GPUPROF_RUNS, else ./.gpuprof/runs."""
     env = os.environ.get(ENV_ROOT)
-    return Path(env) if env else Path(".gpuprof") / "runs"
+    return Path(env) if env else DEFAULT_ROOT
 
 
 def slugify(name: str) -> str:

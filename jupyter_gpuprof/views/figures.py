@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .svg import CAUSE_COLORS, LANE_COLORS
+from ..stats import describe_steps
+from .palette import CAUSE_COLORS, LANE_COLORS
 
 _LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
            "hovermode": "closest"}
@@ -23,9 +24,7 @@ def _layout(title: str, **extra: Any) -> dict[str, Any]:
 
 
 def _outliers(v: np.ndarray) -> np.ndarray:
-    q1, q3 = np.percentile(v, [25, 75])
-    iqr = q3 - q1
-    return np.flatnonzero((v < q1 - 1.5 * iqr) | (v > q3 + 1.5 * iqr))
+    return np.asarray(describe_steps(v.tolist())["outliers"], dtype=int)
 
 
 def step_time_figure(steps: dict[str, Any]) -> dict[str, Any]:
@@ -40,7 +39,8 @@ def step_time_figure(steps: dict[str, Any]) -> dict[str, Any]:
         if not vals:
             continue
         v = np.asarray(vals, dtype=float)
-        med, p95 = (float(x) for x in np.percentile(v, [50, 95]))
+        st = describe_steps(vals)
+        med, p95 = float(st["median_ms"]), float(st["p95_ms"])
         data.append({"type": "box", "x": vals, "name": name, "orientation": "h",
                      "boxpoints": "all", "jitter": 0.4, "pointpos": 0,
                      "marker": {"color": color, "size": 5}, "line": {"color": color},

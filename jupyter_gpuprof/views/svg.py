@@ -12,10 +12,9 @@ from typing import Any
 
 import numpy as np
 
-#: colour of each gap cause (shared with the widget's CSS and the plotly figures)
-CAUSE_COLORS = {"input": "#e67e22", "transfer": "#8e44ad", "sync": "#c0392b",
-                "launch": "#2980b9", "host": "#7f8c8d"}
-LANE_COLORS = {"ranges": "#16a085", "cpu": "#3498db", "sync": "#c0392b", "gpu": "#27ae60"}
+from ..stats import describe_steps
+from .palette import CAUSE_COLORS, LANE_COLORS
+
 #: columns the static timeline is re-binned to (one rectangle per column per lane at most)
 STATIC_COLUMNS = 600
 FONT = "font-family='sans-serif' font-size='11'"
@@ -39,9 +38,10 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 def _box(values: list[float], y: float, x: Any, color: str, label: str) -> list[str]:
     """One strip + box row: points, quartile box, median line, p95 tick."""
     v = np.asarray(values, dtype=float)
-    q1, med, q3, p95 = np.percentile(v, [25, 50, 75, 95])
-    iqr = q3 - q1
-    out_mask = (v < q1 - 1.5 * iqr) | (v > q3 + 1.5 * iqr)
+    st = describe_steps(values)  # the report's own figures, so the tick matches its text
+    q1, med, q3, p95 = st["q1_ms"], st["median_ms"], st["q3_ms"], st["p95_ms"]
+    out_mask = np.zeros(len(v), dtype=bool)
+    out_mask[st["outliers"]] = True
     inside = v[~out_mask] if (~out_mask).any() else v
     parts = [f"<text x='4' y='{y + 4:.1f}' {FONT}>{escape(label)} (n={len(v)})</text>",
              f"<line x1='{x(inside.min()):.1f}' x2='{x(inside.max()):.1f}' y1='{y:.1f}' "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .palette import NO_GPU_BANNER, PARTIAL_BANNER
 from .whatif_text import predicted_step, try_lines, whatif_header
 
 
@@ -25,9 +26,9 @@ def banner(summary: dict[str, Any]) -> str | None:
     """The one-line warning shown above a report, if any."""
     src = summary.get("source", {})
     if src.get("status") == "failed":
-        return f"Partial report: the profiled code raised ({src.get('error')})."
+        return PARTIAL_BANNER.format(error=src.get("error"))
     if not summary.get("gpu", {}).get("available"):
-        return "GPU metrics unavailable: no CUDA activity was recorded (CPU-only run)."
+        return NO_GPU_BANNER
     return None
 
 
@@ -46,7 +47,8 @@ def rank_lines(d: dict[str, Any] | None) -> list[str]:
     for r in d["ranks"]:
         out.append(f"{r['rank']:>6}{_n(r['step_ms'], 9)}{_n(r['compute_ms'], 9)}"
                    f"{_n(r['comm_ms'], 8)}{_n(r['exposed_comm_ms'], 9)}{_n(r['wait_ms'], 8)}"
-                   f"{_n(r['idle_ms'], 8)}{_n(r.get('extra_ms'), 8)}  {r.get('phase') or ''}")
+                   f"{_n(r['idle_ms'], 8)}{_n(r.get('extra_ms'), 8)}  {r.get('phase') or ''}"
+                   + ("  <- straggler" if r.get("straggler") else ""))
     return out
 
 

@@ -35,7 +35,8 @@ describe('RunDetail', () => {
             compute_ms: 66.4,
             comm_ms: 4.6,
             extra_ms: 18.7,
-            phase: 'gpu_work'
+            phase: 'gpu_work',
+            straggler: true
           }
         ]
       },

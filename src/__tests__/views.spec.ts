@@ -84,13 +84,22 @@ describe('charts', () => {
     ]);
   });
 
-  it('finds the straggler and draws one bar pair per rank', () => {
+  it('shows the straggler the advice flagged and draws one bar pair per rank', () => {
     const ranks: IRankRow[] = [
-      { rank: 0, step_ms: 67, compute_ms: 48, comm_ms: 49, extra_ms: -18.7 },
-      { rank: 1, step_ms: 67, compute_ms: 66, comm_ms: 5, extra_ms: 18.7, phase: 'gpu_work' }
+      { rank: 0, step_ms: 67, compute_ms: 48, comm_ms: 49, extra_ms: -18.7, straggler: false },
+      {
+        rank: 1,
+        step_ms: 67,
+        compute_ms: 66,
+        comm_ms: 5,
+        extra_ms: 18.7,
+        phase: 'gpu_work',
+        straggler: true
+      }
     ];
     expect(straggler(ranks)).toBe(1);
-    expect(straggler([{ rank: 0, extra_ms: 0 }])).toBeNull();
+    // late, but not flagged by the advice: no straggler (the front end never re-decides)
+    expect(straggler([{ rank: 0, extra_ms: 3, straggler: false }])).toBeNull();
     const chart = rankChart(ranks);
     expect(chart.querySelectorAll('rect.jp-gpuprof-bar-comm').length).toBe(2);
     expect(chart.textContent).toContain('rank 1 ⚠');

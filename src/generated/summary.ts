@@ -77,7 +77,7 @@ export interface Steps {
   profiled_ms: number[];
 }
 /**
- * Robust statistics of a series of step times (ms): `analysis.stats.describe_steps`.
+ * Robust statistics of a series of step times (ms): `jupyter_gpuprof.stats.describe_steps`.
  */
 export interface StepStats {
   n: number;
@@ -309,6 +309,7 @@ export interface DistributedRank {
   clock_offset_us: number;
   extra_ms: number | null;
   phase: string | null;
+  straggler: boolean;
 }
 /**
  * How much longer one rank needs than the others (`IMBALANCE_COLUMNS`).

@@ -1,15 +1,16 @@
 /** The report's head: title, warning banners, step-time statistics and the verdict line. */
+import { NO_GPU_BANNER, PARTIAL_BANNER } from '../generated/palette';
 import { h, ms, num } from './dom';
 import { IReportSummary } from './summary';
 
-/** The one-line warning above a report (same wording as views/text.py's `banner`). */
+/** The one-line warning above a report (the wording is views/palette.py's, generated). */
 export function banner(sm: IReportSummary): string | null {
   const src = sm.source ?? {};
   if (src.status === 'failed') {
-    return `Partial report: the profiled code raised (${src.error}).`;
+    return PARTIAL_BANNER.replace('{error}', String(src.error));
   }
   if (!sm.gpu?.available) {
-    return 'GPU metrics unavailable: no CUDA activity was recorded (CPU-only run).';
+    return NO_GPU_BANNER;
   }
   return null;
 }
