@@ -1,6 +1,7 @@
-/** The report's head: title, warning banners, step-time statistics and the verdict line. */
-import { h, ms, num } from './dom';
+/** The report's head: title, warning banners, step-time statistics, GPU busy, MFU, peak memory, verdict. */
+import { h, ms } from './dom';
 import { IReportSummary } from './summary';
+import { busyText } from './timeline';
 
 /** The one-line warning above a report (same wording as views/text.py's `banner`). */
 export function banner(sm: IReportSummary): string | null {
@@ -12,6 +13,36 @@ export function banner(sm: IReportSummary): string | null {
     return 'GPU metrics unavailable: no CUDA activity was recorded (CPU-only run).';
   }
   return null;
+}
+
+/** The verdict's name for people: "memory" means the kernels wait on memory bandwidth. */
+export function verdictName(category: string | null | undefined): string {
+  if (!category) {
+    return 'unavailable';
+  }
+  return category === 'memory' ? 'memory bandwidth' : category;
+}
+
+/** "MFU 41 % · peak memory 9.43 GB", the parts the summary knows. */
+export function capacityText(sm: IReportSummary): string {
+  const extra = sm as {
+    flops?: { mfu_pct?: number | null };
+    memory?: {
+      peaks?: { peak_allocated_bytes?: number }[];
+      max_memory_allocated_bytes?: number | null;
+    };
+  };
+  const parts: string[] = [];
+  const mfu = extra.flops?.mfu_pct;
+  if (typeof mfu === 'number') {
+    parts.push(`MFU ${mfu.toFixed(0)} %`);
+  }
+  const peaks = (extra.memory?.peaks ?? []).map(p => p.peak_allocated_bytes ?? 0);
+  const peak = Math.max(extra.memory?.max_memory_allocated_bytes ?? 0, ...peaks, 0);
+  if (peak > 0) {
+    parts.push(`peak memory ${(peak / 1e9).toFixed(2)} GB`);
+  }
+  return parts.join(' · ');
 }
 
 /** Title, banners, headline statistics and verdict. */
@@ -38,6 +69,7 @@ export function header(sm: IReportSummary): HTMLDivElement {
       )
     );
   } else {
+    const capacity = capacityText(sm);
     head.append(
       h(
         'div',
@@ -47,7 +79,9 @@ export function header(sm: IReportSummary): HTMLDivElement {
         ', p95 ',
         h('b', {}, ms(st.p95_ms)),
         `, IQR ${ms(st.iqr_ms)}, ${(st.outliers ?? []).length} outlier(s)`,
-        sm.gpu?.available ? ` · GPU busy ${num(sm.gpu.busy_pct_real, 0)}% of the real step` : ''
+        sm.gpu?.available ? ' · ' : '',
+        sm.gpu?.available ? h('span', { class: 'gpuprof-w-busy-head' }, busyText(sm)) : '',
+        capacity ? ` · ${capacity}` : ''
       )
     );
   }
@@ -55,7 +89,7 @@ export function header(sm: IReportSummary): HTMLDivElement {
     h(
       'div',
       { class: 'gpuprof-w-verdict' },
-      h('b', {}, `Verdict: ${v.category || 'unavailable'}`),
+      h('b', {}, `Verdict: ${verdictName(v.category)}`),
       ` (${v.confidence || '?'} confidence) — ${v.summary || ''}`
     )
   );
