@@ -1,5 +1,6 @@
 import { banner } from '../report/header';
 import { PANELS, renderReport } from '../report/report';
+import { medianOf } from '../report/stepchart';
 import render from '../report/widget';
 import { IReportSummary } from '../report/summary';
 import { PAYLOAD, sampleSummary } from './reportFixture';
@@ -122,6 +123,22 @@ describe('steps panel', () => {
     expect(titles).toEqual(['baseline (n=5)', 'profiled (n=3)']);
     expect(root.querySelectorAll('.gpuprof-w-series-baseline circle')).toHaveLength(5);
     expect(text(root, '.gpuprof-w-charttitle')).toContain('ms per step');
+    expect(medianOf([4, 1, 3, 2])).toBe(2.5);
+    expect(medianOf([3, 1, 2])).toBe(2);
+    // each panel's dots span its own height: the profiled steps do not squash the baseline
+    const ys = (key: string) =>
+      Array.from(root.querySelectorAll(`.gpuprof-w-series-${key} circle`)).map(c =>
+        Number(c.getAttribute('cy'))
+      );
+    const spread = (v: number[]) => Math.max(...v) - Math.min(...v);
+    const slow = sampleSummary();
+    slow.steps = { ...slow.steps, profiled_ms: [60, 61, 62] };
+    const slowRoot = renderReport(slow);
+    const slowYs = Array.from(slowRoot.querySelectorAll('.gpuprof-w-series-baseline circle')).map(
+      c => Number(c.getAttribute('cy'))
+    );
+    expect(spread(ys('baseline'))).toBeGreaterThan(100);
+    expect(spread(slowYs)).toBeGreaterThan(100);
   });
 
   it('says when profiling cost nothing visible or made steps faster', () => {

@@ -37,15 +37,23 @@ export function seriesRange(values: number[]): [number, number] {
   return [lo - pad, hi + pad];
 }
 
+/** The median (the mean of the two middle values for an even count). */
+export function medianOf(values: number[]): number {
+  const v = values.slice().sort((a, b) => a - b);
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
 /** Draw the chart into an SVG of `width` px. */
 function draw(svg: SVGSVGElement, series: ISeries[], width: number): void {
   svg.replaceChildren();
   svg.setAttribute('viewBox', `0 0 ${width} ${HEIGHT}`);
-  const total = series.reduce((n, x) => n + Math.max(x.values.length, 4), 0);
+  const weight = (x: ISeries) => Math.max(x.values.length, 12);
+  const total = series.reduce((n, x) => n + weight(x), 0);
   const room = width - PAD * series.length;
   let left = 0;
   for (const x of series) {
-    const w = (room * Math.max(x.values.length, 4)) / total;
+    const w = (room * weight(x)) / total;
     const x0 = left + PAD;
     const [lo, hi] = seriesRange(x.values);
     const y = (v: number) => TOP + (1 - (v - lo) / (hi - lo)) * (HEIGHT - TOP - BOTTOM);
@@ -78,8 +86,7 @@ function draw(svg: SVGSVGElement, series: ISeries[], width: number): void {
         fmtMs(Math.min(...x.values))
       )
     );
-    const sorted = x.values.slice().sort((a, b) => a - b);
-    const median = sorted[Math.floor((sorted.length - 1) / 2)];
+    const median = medianOf(x.values);
     g.append(
       s('line', { x1: x0, x2: x0 + w - 8, y1: y(median), y2: y(median), class: 'gpuprof-w-median' })
     );
@@ -90,11 +97,7 @@ function draw(svg: SVGSVGElement, series: ISeries[], width: number): void {
       g.append(dot);
     });
     g.append(
-      s(
-        'text',
-        { x: x0 + 4, y: HEIGHT - 6, class: 'gpuprof-w-axis' },
-        `median ${fmtMs(median)} · own scale`
-      )
+      s('text', { x: x0 + 4, y: HEIGHT - 6, class: 'gpuprof-w-axis' }, `median ${fmtMs(median)}`)
     );
     svg.append(g);
     left += w + PAD;
