@@ -1,7 +1,9 @@
 import { boxView, pan, ticks, tickStep, zoom } from '../report/axis';
 import { makeBasis } from '../report/basis';
 import { laneEvents, lodRects } from '../report/lod';
-import { busyText, drawTimeline, rectTip, scaleLabel, timelinePanel } from '../report/timeline';
+import { busyText } from '../report/header';
+import { drawTimeline, rectTip, scaleLabel } from '../report/timeline';
+import { timelinePanel } from '../report/timelinePanel';
 import { IReportEnv } from '../report/env';
 import { ITimelineDetailed } from '../report/lod';
 import { bigTimeline, KERNELS_PER_STEP, stepDetail } from './bigTimeline';

@@ -1,7 +1,6 @@
 /** The report's head: title, warning banners, step-time statistics, GPU busy, MFU, peak memory, verdict. */
 import { h, ms } from './dom';
 import { IReportSummary } from './summary';
-import { busyText } from './timeline';
 
 /** The one-line warning above a report (same wording as views/text.py's `banner`). */
 export function banner(sm: IReportSummary): string | null {
@@ -43,6 +42,16 @@ export function capacityText(sm: IReportSummary): string {
     parts.push(`peak memory ${(peak / 1e9).toFixed(2)} GB`);
   }
   return parts.join(' · ');
+}
+
+/** The one wording of GPU busy: real step first, then under the profiler. */
+export function busyText(sm: IReportSummary): string {
+  const gpu = sm.gpu ?? {};
+  const real = gpu.busy_pct_real;
+  const prof = gpu.busy_pct;
+  const realText = real === null || real === undefined ? 'n/a' : `${Math.round(real)} %`;
+  const profText = prof === null || prof === undefined ? 'n/a' : `${Math.round(prof)} %`;
+  return `GPU busy ${realText} real / ${profText} under profiler`;
 }
 
 /** Title, banners, headline statistics and verdict. */

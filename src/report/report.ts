@@ -12,7 +12,7 @@ import { nextPanel } from './next';
 import { opsPanel } from './ops';
 import { stepsPanel } from './steps';
 import { ICharts, IReportSummary } from './summary';
-import { timelinePanel } from './timeline';
+import { timelinePanel } from './timelinePanel';
 import { toolbar } from './toolbar';
 import { transfersPanel } from './transfers';
 

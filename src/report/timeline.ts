@@ -4,12 +4,10 @@
  * page keeps the plain wheel (Ctrl/⌘+wheel, W/A/S/D, box drag and step clicks move the view).
  */
 import { boxView, IView, pan, ticks, zoom } from './axis';
-import { IBasis } from './basis';
 import { color } from './colors';
 import { h, s, us } from './dom';
 import { IReportEnv } from './env';
 import { IRect, IStepDetail, ITimelineDetailed, laneEvents, lodRects } from './lod';
-import { IReportSummary } from './summary';
 
 const LEFT = 170;
 const LANE = 26;
@@ -352,52 +350,4 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
   }
   wrap.append(info, svg, tip, legend);
   return wrap;
-}
-
-/** The one wording of GPU busy: real step first, then under the profiler. */
-export function busyText(sm: IReportSummary): string {
-  const gpu = sm.gpu ?? {};
-  const real = gpu.busy_pct_real;
-  const prof = gpu.busy_pct;
-  const realText = real === null || real === undefined ? 'n/a' : `${Math.round(real)} %`;
-  const profText = prof === null || prof === undefined ? 'n/a' : `${Math.round(prof)} %`;
-  return `GPU busy ${realText} real / ${profText} under profiler`;
-}
-
-/** GPU busy line, idle causes, the timeline (or why there is none). */
-export function timelinePanel(
-  sm: IReportSummary,
-  basis: IBasis,
-  env: IReportEnv = {}
-): HTMLDivElement {
-  const tl = sm.timeline as ITimelineDetailed | null | undefined;
-  const gpu = sm.gpu ?? {};
-  const box = h('div');
-  if (gpu.available) {
-    const causes = Object.entries(gpu.idle_by_cause_ms ?? {})
-      .filter(([, v]) => v >= 0.005)
-      .map(([k, v]) => `${k} ${basis.ms(v)}`)
-      .join(', ');
-    const tail = causes ? `; GPU idle by cause (${basis.title}): ${causes}.` : '.';
-    box.append(
-      h(
-        'p',
-        { class: 'gpuprof-w-busy' },
-        `${busyText(sm)}; busy ${basis.ms(gpu.busy_ms_per_step)} (${basis.title})${tail}`
-      )
-    );
-  }
-  if (!tl || !(tl.lanes ?? []).length) {
-    const multi = (sm.ranks ?? []).length > 1 ? " (multi-rank runs: open one rank's trace)." : '.';
-    box.append(
-      h(
-        'p',
-        { class: 'gpuprof-w-empty' },
-        `No timeline: the trace holds no events in the profiled window${multi}`
-      )
-    );
-  } else {
-    box.append(drawTimeline(tl, env));
-  }
-  return box;
 }
