@@ -85,7 +85,7 @@ describe('toolbar', () => {
     ]);
   });
 
-  it('hands the trace to Perfetto after PING/PONG, as its docs describe', () => {
+  it('hands the trace to Perfetto after PING/PONG, as its docs describe', async () => {
     jest.useFakeTimers();
     const posted: unknown[] = [];
     const ui = { postMessage: (m: unknown, origin: string) => posted.push([m, origin]) };
@@ -100,11 +100,41 @@ describe('toolbar', () => {
       ['PING', PERFETTO_ORIGIN]
     ]);
     window.dispatchEvent(new MessageEvent('message', { data: 'PONG', source: ui as never }));
+    await Promise.resolve();
     expect(posted[2]).toEqual([{ perfetto: { buffer, title: 'tiny run' } }, PERFETTO_ORIGIN]);
     jest.advanceTimersByTime(2000);
     expect(posted).toHaveLength(3); // no more pings once Perfetto answered
     open.mockRestore();
     jest.useRealTimers();
+  });
+
+  it('opens Perfetto inside the click and downloads the trace from the server', async () => {
+    const win = window as Window;
+    const open = jest.spyOn(win, 'open').mockReturnValue(null);
+    let release: (b: ArrayBuffer) => void = () => undefined;
+    const env = { traceBytes: () => new Promise<ArrayBuffer>(r => (release = r)) };
+    const root = renderReport(withRun(), {}, env);
+    const [perfetto, download] = buttons(root);
+    perfetto.click();
+    expect(open).toHaveBeenCalledTimes(1); // before the trace arrived: no popup blocker
+    expect(root.querySelector('.gpuprof-w-toolstatus')?.textContent).toBe('Loading the trace…');
+    release(new ArrayBuffer(4));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(root.querySelector('.gpuprof-w-toolstatus')?.textContent).toBe('');
+    const clicked: string[] = [];
+    URL.createObjectURL = jest.fn(() => 'blob:x');
+    URL.revokeObjectURL = jest.fn();
+    jest.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (
+      this: HTMLAnchorElement
+    ) {
+      clicked.push(this.download);
+    });
+    download.click();
+    release(new ArrayBuffer(4));
+    await new Promise(r => setTimeout(r, 0));
+    expect(clicked).toEqual(['r1.trace.json.gz']);
+    open.mockRestore();
   });
 
   it('reaches the server and the extension from a JupyterLab page only', async () => {

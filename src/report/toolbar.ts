@@ -17,11 +17,13 @@ export const TOOLBAR_COMMANDS = {
 };
 
 /**
- * Open Perfetto and post `buffer` as its docs describe: PING until it answers PONG, then
- * `{perfetto: {buffer, title}}`. Returns a stop function (the pings end on PONG or after 20 s).
+ * Open Perfetto and post the trace as its docs describe: PING until it answers PONG, then
+ * `{perfetto: {buffer, title}}`. The window opens at once (inside the click, so no popup
+ * blocker stops it) while `trace` may still be loading. Returns a stop function (the pings end
+ * on PONG or after 20 s).
  */
 export function openInPerfetto(
-  buffer: ArrayBuffer,
+  trace: ArrayBuffer | Promise<ArrayBuffer>,
   title: string,
   win: Window = window
 ): () => void {
@@ -39,7 +41,9 @@ export function openInPerfetto(
   const onMessage = (ev: MessageEvent) => {
     if (ev.source === ui && ev.data === 'PONG') {
       stop();
-      ui.postMessage({ perfetto: { buffer, title } }, PERFETTO_ORIGIN);
+      void Promise.resolve(trace).then(buffer =>
+        ui.postMessage({ perfetto: { buffer, title } }, PERFETTO_ORIGIN)
+      );
     }
   };
   const stop = () => {
@@ -84,18 +88,22 @@ export function toolbar(
     'Needs the Jupyter server that saved this run (open it from the GPU Profiler sidebar).';
   const noLab = 'Needs JupyterLab with the GPU Profiler extension and a saved run.';
   const status = h('span', { class: 'gpuprof-w-toolstatus', role: 'status' });
-  const withTrace = (use: (buffer: ArrayBuffer) => void) => () => {
+  /** The trace, its progress and failure said in the status line. */
+  const loadTrace = () => {
     status.textContent = 'Loading the trace…';
-    env.traceBytes!().then(
-      buffer => {
+    const bytes = env.traceBytes!();
+    bytes.then(
+      () => {
         status.textContent = '';
-        use(buffer);
       },
       err => {
         status.textContent = `No trace: ${err instanceof Error ? err.message : String(err)}`;
       }
     );
+    return bytes;
   };
+  const withTrace = (use: (buffer: ArrayBuffer) => void) => () =>
+    void loadTrace().then(use, () => undefined);
   const trace = env.traceBytes && runId;
   const lab = env.command && runId;
   const modes: [BasisKind, string][] = [
@@ -123,7 +131,7 @@ export function toolbar(
   return h(
     'div',
     { class: 'gpuprof-w-toolbar' },
-    tool('Open in Perfetto', trace ? withTrace(b => openInPerfetto(b, title)) : null, noServer),
+    tool('Open in Perfetto', trace ? () => openInPerfetto(loadTrace(), title) : null, noServer),
     tool(
       'Download trace',
       trace ? withTrace(b => saveBytes(b, `${runId}.trace.json.gz`)) : null,
