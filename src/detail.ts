@@ -5,17 +5,24 @@
 import { Widget } from '@lumino/widgets';
 
 import { deleteRun, downloadTrace, renameRun, showCode, tagRun } from './actions';
-import { GpuProfApi, IRankRow, IRunListing } from './api';
+import { GpuProfApi, IRankRow, IRunListing, requestAPI, runPath } from './api';
 import { rankChart, straggler } from './charts';
 import { button, h, table } from './elements';
 import { formatMs, formatRun } from './format';
 import { RunsModel } from './model';
+import { IReportEnv, IStepAnswer } from './report/env';
 import { renderReport } from './report/report';
 
 /** One run's report in the main area. */
 export class RunDetail extends Widget {
-  constructor(api: GpuProfApi, model: RunsModel, run: IRunListing) {
+  constructor(
+    api: GpuProfApi,
+    model: RunsModel,
+    run: IRunListing,
+    command?: (id: string, args: Record<string, string>) => void
+  ) {
     super();
+    this._command = command;
     this._api = api;
     this._model = model;
     this._run = run;
@@ -43,12 +50,23 @@ export class RunDetail extends Widget {
     try {
       const summary = await this._api.summary(this._run.id);
       this._drawRanks(summary.distributed?.ranks ?? []);
-      this._body.replaceChildren(renderReport(summary));
+      this._body.replaceChildren(renderReport(summary, {}, this._env()));
       this._body.classList.remove('jp-mod-error');
     } catch (error) {
       this._body.textContent = `No report: ${error instanceof Error ? error.message : String(error)}`;
       this._body.classList.add('jp-mod-error');
     }
+  }
+
+  /** What the report can do here: load any step's events and the trace from the server, run commands. */
+  private _env(): IReportEnv {
+    const id = this._run.id;
+    const settings = this._api.settings;
+    return {
+      loadStep: step => requestAPI<IStepAnswer>(runPath(id, `timeline?step=${step}`), {}, settings),
+      traceBytes: async () => (await this._api.trace(id)).arrayBuffer(),
+      command: this._command
+    };
   }
 
   dispose(): void {
@@ -131,6 +149,7 @@ export class RunDetail extends Widget {
   }
 
   private _api: GpuProfApi;
+  private _command?: (id: string, args: Record<string, string>) => void;
   private _model: RunsModel;
   private _run: IRunListing;
   private _header: HTMLElement;

@@ -1,4 +1,5 @@
 import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { InputDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
 import { GpuProfApi, IRunListing } from './api';
@@ -6,6 +7,8 @@ import { CompareView } from './compareview';
 import { RunDetail } from './detail';
 import { gpuIcon } from './icon';
 import { RunsModel } from './model';
+import { COMMAND_EVENT } from './report/env';
+import { TOOLBAR_COMMANDS } from './report/toolbar';
 import { GpuProfPanel } from './panel';
 
 /** Command ids, all under the extension's namespace. */
@@ -14,6 +17,10 @@ export namespace CommandIDs {
   export const refreshRuns = 'jupyter-gpuprof:refresh-runs';
   export const openRun = 'jupyter-gpuprof:open-run';
   export const compareRuns = 'jupyter-gpuprof:compare-runs';
+  /** From a report's toolbar: open the run's view and reveal the sidebar. */
+  export const showRun = TOOLBAR_COMMANDS.showRun;
+  /** From a report's toolbar: pick another run and compare this one with it. */
+  export const compareWith = TOOLBAR_COMMANDS.compareWith;
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -40,8 +47,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(widget.id);
       void widget.load();
     };
+    const runCommand = (id: string, args: Record<string, string>) =>
+      void app.commands.execute(id, args);
     const openRun = (run: IRunListing) =>
-      show(`run:${run.id}`, () => new RunDetail(api, model, run));
+      show(`run:${run.id}`, () => new RunDetail(api, model, run, runCommand));
+    /** The listed run `id`, refreshing the list once when it is not there yet. */
+    const findRun = async (id: unknown) => {
+      if (!model.runs.some(r => r.id === id)) {
+        await model.refresh();
+      }
+      return model.runs.find(r => r.id === id);
+    };
     const compare = (before: string, after: string) =>
       show(`compare:${before}:${after}`, () => new CompareView(api, before, after));
 
@@ -68,6 +84,45 @@ const plugin: JupyterFrontEndPlugin<void> = {
         if (run) {
           openRun(run);
         }
+      }
+    });
+    app.commands.addCommand(CommandIDs.showRun, {
+      label: 'Show this GPU profiling run in the sidebar',
+      execute: async args => {
+        if (labShell) {
+          labShell.activateById(panel.id);
+        }
+        const run = await findRun(args.id);
+        if (run) {
+          openRun(run);
+        }
+      }
+    });
+    app.commands.addCommand(CommandIDs.compareWith, {
+      label: 'Compare this GPU profiling run with another',
+      execute: async args => {
+        await findRun(args.id);
+        const others = model.runs.filter(r => r.id !== args.id);
+        if (!others.length) {
+          return;
+        }
+        const labels = others.map(r => `${r.name || r.id} (${r.id})`);
+        const picked = await InputDialog.getItem({
+          title: 'Compare with which run? (it is the "before")',
+          items: labels
+        });
+        const other = others[labels.indexOf(picked.value ?? '')];
+        if (picked.button.accept && other) {
+          compare(other.id, String(args.id));
+        }
+      }
+    });
+    // a notebook report asks for these through a DOM event (it has no handle on the app)
+    const allowed = new Set(Object.values(TOOLBAR_COMMANDS));
+    document.addEventListener(COMMAND_EVENT, ev => {
+      const { id, args } = (ev as CustomEvent).detail ?? {};
+      if (allowed.has(id) && typeof args?.id === 'string') {
+        void app.commands.execute(id, { id: args.id });
       }
     });
     app.commands.addCommand(CommandIDs.compareRuns, {

@@ -13,11 +13,24 @@ import json
 import sys
 from pathlib import Path
 
-#: colour of each GPU idle-gap cause (static charts, plotly figures, the widget's timeline)
-CAUSE_COLORS = {"input": "#e67e22", "transfer": "#8e44ad", "sync": "#c0392b",
-                "launch": "#2980b9", "host": "#7f8c8d"}
-#: colour of each timeline lane kind
-LANE_COLORS = {"ranges": "#16a085", "cpu": "#3498db", "sync": "#c0392b", "gpu": "#27ae60"}
+#: light theme: dark, saturated colours, each ≥ 4.5:1 on white (gap causes, phases, lane kinds)
+LIGHT_COLORS = {
+    "input": "#a84300", "transfer": "#7b2d9b", "sync": "#b0281a", "launch": "#1f5f9e",
+    "host": "#5c6770", "forward": "#1f5f9e", "backward": "#7b2d9b", "optimizer": "#a84300",
+    "data": "#0f7040", "other": "#5c6770", "ranges": "#0b6e5c", "cpu": "#2a5db0",
+    "gpu": "#1e7034",
+}
+#: dark theme: light, saturated colours, each ≥ 4.5:1 on JupyterLab's dark background
+DARK_COLORS = {
+    "input": "#f5a05a", "transfer": "#c99af0", "sync": "#ff8a7a", "launch": "#7fb8f0",
+    "host": "#a9b4bd", "forward": "#7fb8f0", "backward": "#c99af0", "optimizer": "#f5a05a",
+    "data": "#6fd6a0", "other": "#a9b4bd", "ranges": "#5fd0bc", "cpu": "#8fb0f0",
+    "gpu": "#7ad08c",
+}
+#: colour of each GPU idle-gap cause (static charts, plotly figures): the light palette's
+CAUSE_COLORS = {k: LIGHT_COLORS[k] for k in ("input", "transfer", "sync", "launch", "host")}
+#: colour of each timeline lane kind (static charts): the light palette's
+LANE_COLORS = {k: LIGHT_COLORS[k] for k in ("ranges", "cpu", "sync", "gpu")}
 #: the banner of a report whose trace has no GPU activity
 NO_GPU_BANNER = "GPU metrics unavailable: no CUDA activity was recorded (CPU-only run)."
 #: the banner of a report whose profiled code raised; `{error}` is the one-line error
@@ -35,6 +48,8 @@ def typescript() -> str:
     for name, doc, value in (
         ("CAUSE_COLORS", "Fill of each GPU idle-gap cause.", CAUSE_COLORS),
         ("LANE_COLORS", "Fill of each timeline lane kind.", LANE_COLORS),
+        ("LIGHT_COLORS", "Light-theme palette (causes, phases, lanes).", LIGHT_COLORS),
+        ("DARK_COLORS", "Dark-theme palette (causes, phases, lanes).", DARK_COLORS),
     ):
         lines += [f"/** {doc} */", f"export const {name}: Record<string, string> = "
                   f"{json.dumps(value)};", ""]

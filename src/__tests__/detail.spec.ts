@@ -54,7 +54,14 @@ describe('RunDetail', () => {
     );
     expect(
       Array.from(report?.querySelectorAll('.gpuprof-w-tab') ?? []).map(t => t.textContent)
-    ).toEqual(['Step time', 'GPU timeline', 'Operators', 'Transfers & syncs', 'Next steps']);
+    ).toEqual([
+      'Step time',
+      'GPU timeline',
+      'Operators',
+      'Kernels',
+      'Transfers & syncs',
+      'Next steps'
+    ]);
     detail.dispose();
   });
 

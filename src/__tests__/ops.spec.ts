@@ -1,36 +1,99 @@
-import { opsPanel, visibleOps } from '../report/ops';
+import { makeBasis } from '../report/basis';
+import { defaultOpSort, filterOps, foldWrappers, opsPanel } from '../report/ops';
+import { IReportSummary } from '../report/summary';
+import { IColumn, sortRows } from '../report/table';
 import { PAYLOAD, sampleSummary } from './reportFixture';
 
 const names = (panel: HTMLElement) =>
   Array.from(panel.querySelectorAll('tbody tr')).map(r => r.querySelector('td')?.textContent);
+const gpuBound = (): IReportSummary => ({ ...sampleSummary(), verdict: { category: 'compute' } });
+const panelOf = (sm: IReportSummary) => opsPanel(sm, makeBasis(sm, 'step'));
 
 describe('operator table', () => {
-  it('starts sorted by CUDA total, descending, with times formatted', () => {
-    const panel = opsPanel(sampleSummary());
+  it('starts by self device time, per step, with per-call and % of step columns', () => {
+    const panel = panelOf(gpuBound());
     expect(names(panel)).toEqual(['aten::mm', 'aten::add', PAYLOAD]);
     const sorted = panel.querySelector('th.sorted') as HTMLElement;
-    expect(sorted.dataset.key).toBe('cuda_total_us');
-    expect(sorted.textContent).toBe('CUDA total ▼');
+    expect(sorted.dataset.key).toBe('device_self_us');
+    expect(sorted.textContent).toBe('self device (ms per step) ▼');
+    expect(sorted.getAttribute('aria-sort')).toBe('descending');
     const first = Array.from(panel.querySelectorAll('tbody tr')[0].children).map(
       c => c.textContent
     );
+    // 3000 µs over 3 profiled steps = 1 ms per step = 8.3 % of the 12 ms profiled step
     expect(first).toEqual([
       'aten::mm',
       '10',
-      '50.0 µs',
-      '20.0 µs',
-      '3.00 ms',
-      '3.00 ms',
+      '1.00 ms',
+      '300.0 µs',
+      '8.3 %',
+      '0.007 ms',
+      '0.017 ms',
+      '1.00 ms',
       '[[4, 4]]'
     ]);
     expect(panel.querySelector('img')).toBeNull();
-    expect(panel.querySelector('.gpuprof-w-hint')?.textContent).toBe(
-      '3 ops (top by CUDA time; report.ops has all)'
-    );
   });
 
-  it('sorts by a clicked header; a second click flips the order; names sort ascending first', () => {
-    const panel = opsPanel(sampleSummary());
+  it('sorts by CPU time when the verdict is input or host', () => {
+    expect(defaultOpSort(sampleSummary())).toBe('cpu_self_us');
+    expect(defaultOpSort({ verdict: { category: 'host' } })).toBe('cpu_self_us');
+    expect(defaultOpSort(gpuBound())).toBe('device_self_us');
+    expect(names(panelOf(sampleSummary()))).toEqual([PAYLOAD, 'aten::add', 'aten::mm']);
+  });
+
+  it('shows totals of the profiled steps on the total basis', () => {
+    const sm = gpuBound();
+    const panel = opsPanel(sm, makeBasis(sm, 'total'));
+    expect(panel.querySelector('th.sorted')?.textContent).toBe(
+      'self device (ms, total of 3 profiled steps) ▼'
+    );
+    expect(panel.querySelectorAll('tbody tr')[0].children[2].textContent).toBe('3.00 ms');
+  });
+
+  it('folds autograd wrappers into the op they wrap, counting their self time once', () => {
+    const rows = foldWrappers([
+      {
+        name: 'MmBackward0',
+        calls: 4,
+        cpu_self_us: 10,
+        cpu_total_us: 100,
+        cuda_self_us: 0,
+        cuda_total_us: 3009
+      },
+      {
+        name: 'autograd::engine::evaluate_function: MmBackward0',
+        calls: 4,
+        cpu_self_us: 5,
+        cpu_total_us: 105,
+        cuda_self_us: 0,
+        cuda_total_us: 3009
+      },
+      {
+        name: 'autograd::engine::evaluate_function: AddBackward0',
+        calls: 2,
+        cpu_self_us: 1,
+        cuda_self_us: 7
+      },
+      { name: 'aten::mm', calls: 4, self_device_us: 3009, cuda_self_us: 1 }
+    ]);
+    expect(rows.map(r => [r.name, r.wrapped, r.cpu_self_us, r.device_self_us])).toEqual([
+      ['MmBackward0', true, 15, 0],
+      ['aten::mm', false, undefined, 3009],
+      ['AddBackward0', true, 1, 7]
+    ]);
+    const sm: IReportSummary = {
+      verdict: { category: 'compute' },
+      ops: [
+        { name: 'MmBackward0', calls: 1, cuda_total_us: 5 },
+        { name: 'autograd::engine::evaluate_function: MmBackward0', calls: 1, cuda_total_us: 5 }
+      ]
+    };
+    expect(names(panelOf(sm))).toEqual(['MmBackward0 (+ autograd wrapper)']);
+  });
+
+  it('sorts by a clicked header, flips on a second click, and names sort ascending first', () => {
+    const panel = panelOf(gpuBound());
     (panel.querySelector('th[data-key="calls"]') as HTMLElement).click();
     expect(names(panel)).toEqual(['aten::add', 'aten::mm', PAYLOAD]);
     (panel.querySelector('th[data-key="calls"]') as HTMLElement).click();
@@ -40,8 +103,26 @@ describe('operator table', () => {
     expect(names(panel)).toEqual([PAYLOAD, 'aten::add', 'aten::mm']);
   });
 
-  it('filters by name (case-insensitive) and by CUDA or CPU-only', () => {
-    const panel = opsPanel(sampleSummary());
+  it('sorts from the keyboard: Enter and Space on a focused header, focus kept', () => {
+    const panel = panelOf(gpuBound());
+    document.body.append(panel);
+    const key = (k: string, which: string) =>
+      (panel.querySelector(`th[data-key="${k}"]`) as HTMLElement).dispatchEvent(
+        new KeyboardEvent('keydown', { key: which, bubbles: true })
+      );
+    expect(panel.querySelector('th[data-key="calls"]')?.getAttribute('tabindex')).toBe('0');
+    key('calls', 'Enter');
+    expect(names(panel)).toEqual(['aten::add', 'aten::mm', PAYLOAD]);
+    expect((document.activeElement as HTMLElement).dataset.key).toBe('calls');
+    key('calls', ' ');
+    expect(names(panel)).toEqual([PAYLOAD, 'aten::mm', 'aten::add']);
+    key('calls', 'x');
+    expect(names(panel)).toEqual([PAYLOAD, 'aten::mm', 'aten::add']);
+    panel.remove();
+  });
+
+  it('filters by name (case-insensitive) and by device or CPU-only', () => {
+    const panel = panelOf(gpuBound());
     const input = panel.querySelector('input.gpuprof-w-filter') as HTMLInputElement;
     input.value = 'ATEN::';
     input.dispatchEvent(new Event('input'));
@@ -52,9 +133,10 @@ describe('operator table', () => {
     side.value = 'cpu';
     side.dispatchEvent(new Event('change'));
     expect(names(panel)).toEqual([PAYLOAD]);
-    side.value = 'cuda';
-    side.dispatchEvent(new Event('change'));
-    expect(names(panel)).toEqual(['aten::mm', 'aten::add']);
+    expect(filterOps(foldWrappers(gpuBound().ops!), '', 'cuda').map(r => r.name)).toEqual([
+      'aten::mm',
+      'aten::add'
+    ]);
   });
 
   it('orders numbers numerically and text by locale', () => {
@@ -63,7 +145,9 @@ describe('operator table', () => {
       { name: 'a', calls: 9 },
       { name: 'C', calls: 100 }
     ];
-    expect(visibleOps(rows, '', 'all', 'calls', false).map(r => r.calls)).toEqual([9, 10, 100]);
-    expect(visibleOps(rows, '', 'all', 'name', false).map(r => r.name)).toEqual(['a', 'b', 'C']);
+    const calls: IColumn<(typeof rows)[0]> = { key: 'calls', label: '', value: r => r.calls };
+    const name: IColumn<(typeof rows)[0]> = { key: 'name', label: '', value: r => r.name };
+    expect(sortRows(rows, calls, false).map(r => r.calls)).toEqual([9, 10, 100]);
+    expect(sortRows(rows, name, false).map(r => r.name)).toEqual(['a', 'b', 'C']);
   });
 });

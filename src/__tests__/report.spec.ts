@@ -1,5 +1,6 @@
 import { banner } from '../report/header';
 import { PANELS, renderReport } from '../report/report';
+import { medianOf } from '../report/stepchart';
 import render from '../report/widget';
 import { IReportSummary } from '../report/summary';
 import { PAYLOAD, sampleSummary } from './reportFixture';
@@ -12,7 +13,7 @@ describe('renderReport', () => {
     expect(root.className).toBe('gpuprof-w');
     expect(text(root, '.gpuprof-w-title')).toBe('GPU profile — tiny run');
     expect(text(root, '.gpuprof-w-stats')).toBe(
-      'Step time (unprofiled baseline, n=5): median 10.00 ms, p95 12.50 ms, IQR 1.25 ms, 1 outlier(s) · GPU busy 35% of the real step'
+      'Step time (unprofiled baseline, n=5): median 10.00 ms, p95 12.50 ms, IQR 1.25 ms, 1 outlier(s) · GPU busy 35 % real / 40 % under profiler'
     );
     expect(text(root, '.gpuprof-w-head .gpuprof-w-verdict')).toBe(
       'Verdict: input (high confidence) — The GPU waits for data.'
@@ -20,13 +21,14 @@ describe('renderReport', () => {
     expect(root.querySelector('.gpuprof-w-banner')).toBeNull();
   });
 
-  it('shows five tabs, the step panel first, and switches panels on click', () => {
+  it('shows six tabs, the step panel first, and switches panels on click', () => {
     const root = renderReport(sampleSummary());
     const tabs = Array.from(root.querySelectorAll<HTMLButtonElement>('.gpuprof-w-tab'));
     expect(tabs.map(t => t.textContent)).toEqual([
       'Step time',
       'GPU timeline',
       'Operators',
+      'Kernels',
       'Transfers & syncs',
       'Next steps'
     ]);
@@ -43,9 +45,17 @@ describe('renderReport', () => {
       'false',
       'true',
       'false',
+      'false',
       'false'
     ]);
-    expect(PANELS.map(p => p[0])).toEqual(['steps', 'timeline', 'ops', 'transfers', 'next']);
+    expect(PANELS.map(p => p[0])).toEqual([
+      'steps',
+      'timeline',
+      'ops',
+      'kernels',
+      'transfers',
+      'next'
+    ]);
   });
 
   it('warns about CPU-only runs, failed cells and step-less captures', () => {
@@ -73,6 +83,7 @@ describe('renderReport', () => {
       'No step times were recorded.',
       'No timeline: the trace holds no events in the profiled window.',
       'No operators were recorded.',
+      'No GPU kernels were recorded.',
       'No host↔device copies recorded.'
     ]);
     expect(text(root, '.gpuprof-w-panel-next')).toContain('No findings worth acting on.');
@@ -103,14 +114,31 @@ describe('steps panel', () => {
     expect(panel.querySelector('.gpuprof-w-chart')).toBeNull();
   });
 
-  it('shows the chart SVG drawn by Python when the widget has one', () => {
-    const chart = "<svg class='gpuprof-svg'><text>median 10</text></svg>";
-    const root = renderReport(sampleSummary(), { steps: chart, kinds: "<svg class='k'></svg>" });
-    expect(text(root, '.gpuprof-w-panel-steps .gpuprof-w-chart svg')).toBe('median 10');
-    expect(root.querySelector('.gpuprof-w-panel-timeline h4')?.textContent).toBe(
-      'GPU time by kernel kind'
+  it('draws the step chart itself, one panel per series on its own scale', () => {
+    const root = renderReport(sampleSummary(), { steps: '<svg class="python"></svg>' });
+    expect(root.querySelector('svg.python')).toBeNull();
+    const titles = Array.from(root.querySelectorAll('.gpuprof-w-series-title')).map(
+      t => t.textContent
     );
-    expect(root.querySelector('.gpuprof-w-panel-timeline svg.k')).not.toBeNull();
+    expect(titles).toEqual(['baseline (n=5)', 'profiled (n=3)']);
+    expect(root.querySelectorAll('.gpuprof-w-series-baseline circle')).toHaveLength(5);
+    expect(text(root, '.gpuprof-w-charttitle')).toContain('ms per step');
+    expect(medianOf([4, 1, 3, 2])).toBe(2.5);
+    expect(medianOf([3, 1, 2])).toBe(2);
+    // each panel's dots span its own height: the profiled steps do not squash the baseline
+    const ys = (key: string) =>
+      Array.from(root.querySelectorAll(`.gpuprof-w-series-${key} circle`)).map(c =>
+        Number(c.getAttribute('cy'))
+      );
+    const spread = (v: number[]) => Math.max(...v) - Math.min(...v);
+    const slow = sampleSummary();
+    slow.steps = { ...slow.steps, profiled_ms: [60, 61, 62] };
+    const slowRoot = renderReport(slow);
+    const slowYs = Array.from(slowRoot.querySelectorAll('.gpuprof-w-series-baseline circle')).map(
+      c => Number(c.getAttribute('cy'))
+    );
+    expect(spread(ys('baseline'))).toBeGreaterThan(100);
+    expect(spread(slowYs)).toBeGreaterThan(100);
   });
 
   it('says when profiling cost nothing visible or made steps faster', () => {
@@ -135,13 +163,21 @@ describe('transfers and next-steps panels', () => {
       Array.from(r.children).map(c => c.textContent)
     );
     expect(rows).toEqual([
-      ['direction', 'memory', 'copies', 'MB', 'GB/s', 'blocking'],
-      ['HtoD', 'pageable', '3', '4.00', '10.3', '3']
+      [
+        'direction',
+        'memory',
+        'copies (total)',
+        'MB (total)',
+        'time (ms per step)',
+        'GB/s',
+        'blocking'
+      ],
+      ['HtoD', 'pageable', '3', '4.00', '0.13 ms', '10.3', '3']
     ]);
-    expect(text(panel, 'h4')).toBe('Sync calls: 6 (2.0 per step)');
+    expect(text(panel, 'h4')).toBe('Sync calls: 6 in 3 profiled steps (2.0 per step)');
     expect(
       Array.from(panel.querySelectorAll('table')[1].querySelectorAll('td')).map(c => c.textContent)
-    ).toEqual(['loss.item()', '3', '1.50 ms']);
+    ).toEqual(['loss.item()', '3', '0.50 ms']);
   });
 
   it('lists the verdict reasons and each finding with its fix', () => {
@@ -153,7 +189,7 @@ describe('transfers and next-steps panels', () => {
     ).toEqual(['r1', 'r2']);
     const item = panel.querySelector('.gpuprof-w-findings li') as HTMLElement;
     expect(text(item, 'b')).toBe('[input] Use more DataLoader workers');
-    expect(item.textContent).toContain('expected gain ≈42% (5.00 ms per step)');
+    expect(item.textContent).toContain('expected gain ≈42% (costs 5.00 ms, ms per step)');
     expect(text(item, '.gpuprof-w-evidence')).toBe('input 5 ms per step');
     expect(text(item, 'pre')).toBe('DataLoader(ds, num_workers=4)');
   });
@@ -196,7 +232,7 @@ describe('widget entry', () => {
     const el = document.createElement('div');
     render.render({ model: model as never, el });
     expect(el.querySelectorAll('.gpuprof-w')).toHaveLength(1);
-    expect(text(el, '.gpuprof-w-panel-steps .gpuprof-w-chart')).toBe('c');
+    expect(el.querySelector('.gpuprof-w-panel-steps .gpuprof-w-stepchart')).not.toBeNull();
     state.summary = { ...sampleSummary(), verdict: { category: 'sync' } };
     listeners['change:summary']();
     expect(el.querySelectorAll('.gpuprof-w')).toHaveLength(1);

@@ -76,7 +76,9 @@ export function sampleSummary(): IReportSummary {
         input_dims: ''
       }
     ],
-    transfers: [{ kind: 'HtoD', pageable: true, count: 3, bytes: 4e6, gbps: 10.26, blocking: 3 }],
+    transfers: [
+      { kind: 'HtoD', pageable: true, count: 3, bytes: 4e6, dur_us: 390, gbps: 10.26, blocking: 3 }
+    ],
     syncs: {
       count: 6,
       per_step: 2,

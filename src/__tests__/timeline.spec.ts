@@ -1,20 +1,39 @@
-import { pan, rectTip, timelinePanel, zoom } from '../report/timeline';
+import { boxView, pan, ticks, tickStep, zoom } from '../report/axis';
+import { makeBasis } from '../report/basis';
+import { laneEvents, lodRects } from '../report/lod';
+import { busyText } from '../report/header';
+import { drawTimeline, rectTip, scaleLabel } from '../report/timeline';
+import { timelinePanel } from '../report/timelinePanel';
+import { IReportEnv } from '../report/env';
+import { ITimelineDetailed } from '../report/lod';
+import { bigTimeline, KERNELS_PER_STEP, stepDetail } from './bigTimeline';
 import { sampleSummary } from './reportFixture';
 
-/** The timeline panel in the document, its SVG laid out 900 px wide from x=0. */
-function mounted() {
-  const panel = timelinePanel(sampleSummary(), {});
-  document.body.append(panel);
-  const svg = panel.querySelector('svg.gpuprof-w-tl') as SVGSVGElement;
+/** The timeline in the document, its SVG laid out 900 px wide from x=0 (plot from x=170, 720 px). */
+function mounted(tl: ITimelineDetailed = bigTimeline(), env: IReportEnv = {}) {
+  const wrap = drawTimeline(tl, env);
+  document.body.append(wrap);
+  const svg = wrap.querySelector('svg.gpuprof-w-tl') as SVGSVGElement;
   svg.getBoundingClientRect = () => ({ left: 0, top: 0, width: 900, height: 100 }) as DOMRect;
   const axis = () => Array.from(svg.querySelectorAll('.gpuprof-w-axis')).map(t => t.textContent);
-  const fire = (type: string, init: MouseEventInit & { deltaY?: number }, target: Element = svg) =>
-    target.dispatchEvent(
-      type === 'wheel'
-        ? new WheelEvent(type, { bubbles: true, ...init })
-        : new MouseEvent(type, { bubbles: true, ...init })
-    );
-  return { panel, svg, axis, fire };
+  const names = () => Array.from(svg.querySelectorAll('.gpuprof-w-name')).map(t => t.textContent);
+  const rects = (lane: number) => svg.querySelectorAll(`rect[data-lane="${lane}"]`).length;
+  const mouse = (type: string, init: MouseEventInit, target: Element = svg) =>
+    target.dispatchEvent(new MouseEvent(type, { bubbles: true, ...init }));
+  const wheel = (init: WheelEventInit) => {
+    const ev = new WheelEvent('wheel', { bubbles: true, cancelable: true, ...init });
+    svg.dispatchEvent(ev);
+    return ev.defaultPrevented;
+  };
+  const key = (k: string) =>
+    svg.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }));
+  /** Drag from svg x `a` to `b` (client x equals svg x here). */
+  const drag = (a: number, b: number) => {
+    mouse('mousedown', { clientX: a });
+    mouse('mousemove', { clientX: b });
+    mouse('mouseup', { clientX: b });
+  };
+  return { wrap, svg, axis, names, rects, wheel, key, drag, mouse };
 }
 
 afterEach(() => {
@@ -22,92 +41,220 @@ afterEach(() => {
 });
 
 describe('timeline view maths', () => {
-  it('zooms around the pointer, inside the window, never below 1 µs', () => {
+  it('zooms around a time, inside the window, never below 1 µs', () => {
     expect(zoom({ v0: 0, v1: 1000 }, 500, 0.8, 1000)).toEqual({ v0: 100, v1: 900 });
     expect(zoom({ v0: 0, v1: 1000 }, 100, 1.25, 1000)).toEqual({ v0: 0, v1: 1000 });
     const tiny = zoom({ v0: 10, v1: 10.5 }, 10.2, 0.8, 1000);
-    expect(tiny.v0).toBeCloseTo(10.04);
     expect(tiny.v1 - tiny.v0).toBeCloseTo(1);
   });
 
-  it('pans keeping the width and the window bounds', () => {
+  it('pans keeping the width and the window bounds; box views are ordered and clamped', () => {
     expect(pan({ v0: 100, v1: 300 }, 50, 1000)).toEqual({ v0: 50, v1: 250 });
-    expect(pan({ v0: 100, v1: 300 }, 500, 1000)).toEqual({ v0: 0, v1: 200 });
     expect(pan({ v0: 100, v1: 300 }, -5000, 1000)).toEqual({ v0: 800, v1: 1000 });
+    expect(boxView(700, -20, 1000)).toEqual({ v0: 0, v1: 700 });
+    expect(boxView(5, 5, 1000)).toEqual({ v0: 5, v1: 6 });
   });
 
-  it('explains a rectangle: kernel, op, shapes, duration, merged count', () => {
-    const tl = sampleSummary().timeline!;
-    expect(rectTip(tl, 1, 0)).toBe('ampere_sgemm\nop: aten::mm\nshapes: [[4, 4]]\n500.0 µs');
-    expect(rectTip(tl, 1, 1)).toBe('ampere_sgemm\n1.50 ms (3 events merged)');
-    expect(rectTip(tl, 0, 0)).toBe('data\n4.00 ms');
+  it('puts round ticks from a step start, in µs below 2 ms', () => {
+    expect(tickStep(10_000)).toBe(2000);
+    expect(ticks({ v0: 0, v1: 10_000 }, 0).map(t => t.label)).toEqual([
+      '0 ms',
+      '2 ms',
+      '4 ms',
+      '6 ms',
+      '8 ms',
+      '10 ms'
+    ]);
+    expect(ticks({ v0: 40_100, v1: 41_100 }, 40_000).map(t => t.label)).toEqual([
+      '200 µs',
+      '400 µs',
+      '600 µs',
+      '800 µs',
+      '1000 µs'
+    ]);
+  });
+});
+
+describe('level of detail', () => {
+  it('keeps real events of inlined steps and the bounded rectangles elsewhere', () => {
+    const ev = laneEvents(bigTimeline());
+    // step 3: its 1,200 kernels; step 4: the one bounded rectangle of 1,200 merged kernels
+    expect(ev[1].start).toHaveLength(KERNELS_PER_STEP + 1);
+    expect(ev[1].count[KERNELS_PER_STEP]).toBe(KERNELS_PER_STEP);
+    expect(ev[1].label[0]).toBe('sm90_gemm_kernel_0');
+    expect(ev[1].phase[0]).toBe('forward');
+  });
+
+  it('merges events closer than half a pixel, never across a drawn idle gap', () => {
+    const ev = laneEvents(bigTimeline())[1];
+    const full = lodRects(ev, 0, 62_000, 62_000 / 720, [30_000]);
+    expect(full.length).toBeLessThan(10);
+    const split = full.find(r => r.start >= 30_000)!;
+    expect(split.start).toBeGreaterThanOrEqual(30_800); // nothing drawn across the sync gap
+    expect(full.every(r => r.end <= 30_000 || r.start >= 30_800)).toBe(true);
+    // a gap too narrow to see still splits the run it falls in
+    const two = {
+      start: [0, 10.2],
+      dur: [10, 10],
+      label: ['a', 'b'],
+      phase: ['', ''],
+      count: [1, 1]
+    };
+    expect(lodRects(two, 0, 100, 1).length).toBe(1);
+    expect(lodRects(two, 0, 100, 1, [10.1]).length).toBe(2);
+    const near = lodRects(ev, 1000, 2000, 1000 / 720, [30_000]);
+    expect(near.every(r => r.count === 1)).toBe(true);
+    expect(near.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('describes a rectangle: one kernel by name, or how many were merged', () => {
+    expect(rectTip({ start: 0, end: 25, count: 1, label: 'k', phase: 'forward' })).toBe(
+      'k\nphase: forward\n25.0 µs'
+    );
+    expect(rectTip({ start: 0, end: 2500, count: 40, label: 'k', phase: '' })).toBe(
+      '40 events (zoom in to split)\n2.50 ms'
+    );
   });
 });
 
 describe('timeline panel', () => {
-  it('states GPU busy and idle causes above the lanes, rectangles and idle gaps', () => {
-    const { panel, svg, axis } = mounted();
-    expect(panel.querySelector('p')?.textContent).toBe(
-      'GPU busy 40.0% of the profiled window; 4.00 ms busy per step; idle per real step by cause: input 5.00 ms.'
+  it('aggregates at full view and names individual kernels in a 1 ms window', () => {
+    const { rects, names, drag, axis, svg, mouse, wrap } = mounted();
+    expect(rects(1)).toBeLessThan(40); // 2,400 kernels drawn as a few runs
+    expect(names().filter(n => n?.startsWith('sm90_gemm'))).toEqual([]);
+    // box-zoom about 1 ms: 720 px hold 124 ms, so 6 px are 1.03 ms
+    drag(170 + 50, 170 + 56);
+    // every kernel its own rectangle (about 20 in 1 ms); the wide GEMMs named in full
+    expect(rects(1)).toBeGreaterThanOrEqual(18);
+    // the wide GEMMs carry their names (cut to fit), the tooltip the whole name
+    const named = names().filter(n => n?.startsWith('sm90_gemm_kern'));
+    expect(named.length).toBeGreaterThanOrEqual(4);
+    const label = Array.from(svg.querySelectorAll('.gpuprof-w-name')).find(t =>
+      t.textContent?.startsWith('sm90_gemm')
+    ) as SVGTextElement;
+    const rect = svg.querySelector(
+      `rect[data-lane="1"][data-i="${label.dataset.i}"]`
+    ) as SVGRectElement;
+    mouse('mousemove', { clientX: 300, clientY: 40 }, rect);
+    const tip = wrap.querySelector('.gpuprof-w-tip') as HTMLElement;
+    expect(tip.textContent).toMatch(
+      /^stream 7 compute\nsm90_gemm_kernel_\d+\nphase: forward\n150\.0 µs$/
     );
+    expect(axis().some(a => a?.endsWith('µs'))).toBe(true);
+  });
+
+  it('leaves a plain wheel to the page; Ctrl or Cmd + wheel zooms', () => {
+    const { wheel, axis } = mounted();
+    const before = axis();
+    expect(wheel({ clientX: 300, deltaY: -100 })).toBe(false);
+    expect(axis()).toEqual(before);
+    expect(wheel({ clientX: 300, deltaY: -100, ctrlKey: true })).toBe(true);
+    expect(axis()).not.toEqual(before);
+    const zoomed = axis();
+    expect(wheel({ clientX: 300, deltaY: -100, metaKey: true })).toBe(true);
+    expect(axis()).not.toEqual(zoomed);
+  });
+
+  it('zooms with W/S and pans with A/D, as Perfetto does', () => {
+    const { key, axis } = mounted();
+    const full = axis();
+    key('w');
+    const inView = axis();
+    expect(inView).not.toEqual(full);
+    key('d');
+    expect(axis()).not.toEqual(inView);
+    key('a');
+    expect(axis()).toEqual(inView);
+    key('s');
+    expect(axis()).toEqual(full);
+    key('q');
+    expect(axis()).toEqual(full);
+  });
+
+  it('zooms to a step when its band is clicked, reading time from the step start', () => {
+    const { svg, mouse, axis } = mounted();
+    const band = svg.querySelector('rect.gpuprof-w-step[data-step="1"]') as SVGRectElement;
+    mouse('mousedown', { clientX: 600 }, band);
+    mouse('mouseup', { clientX: 600 }, band);
+    const labels = axis();
+    expect(labels[0]).toBe('0 ms');
+    expect(labels).toContain('60 ms');
+    expect(labels[labels.length - 1]).toBe(
+      'profiled time (×1.52 of real), from the start of step 4'
+    );
+    mouse('dblclick', {});
+    expect(axis()[axis().length - 1]).toBe(
+      'profiled time (×1.52 of real), from the start of step 3'
+    );
+  });
+
+  it('loads the events of a step the summary does not carry once the view holds that step', async () => {
+    const asked: number[] = [];
+    const env: IReportEnv = {
+      loadStep: async step => {
+        asked.push(step);
+        const strings = ['forward', 'backward', 'optimizer'];
+        for (let k = 0; k < KERNELS_PER_STEP; k++) {
+          strings.push(`loaded_kernel_${k}`);
+        }
+        return { strings, detail: stepDetail(3) };
+      }
+    };
+    const { svg, mouse, drag, names } = mounted(bigTimeline(), env);
+    expect(asked).toEqual([]);
+    const band = svg.querySelector('rect.gpuprof-w-step[data-step="1"]') as SVGRectElement;
+    mouse('mousedown', { clientX: 600 }, band);
+    mouse('mouseup', { clientX: 600 }, band);
+    expect(asked).toEqual([4]);
+    await new Promise(r => setTimeout(r, 0));
+    drag(170 + 12, 170 + 24); // 1 ms of step 4
+    expect(names().some(n => n?.startsWith('loaded_kernel_'))).toBe(true);
+  });
+
+  it('names lanes, labels phases and gap causes, and says the time is profiled', () => {
+    const { svg, wrap } = mounted();
     expect(Array.from(svg.querySelectorAll('.gpuprof-w-lane')).map(t => t.textContent)).toEqual([
-      'CPU ranges (phases, data)',
-      'GPU 0 stream 7'
+      'main thread',
+      'stream 7 compute'
     ]);
-    expect(svg.querySelectorAll('rect[data-lane]')).toHaveLength(3);
-    expect(svg.querySelector('rect.gpuprof-w-gap')?.getAttribute('fill')).toBe('#e67e22');
-    expect(axis()[0]).toBe('0.000 ms');
-    expect(axis()[5]).toBe('10.00 ms');
-    expect(panel.querySelector('.gpuprof-w-hint')?.textContent).toContain(
-      '5 events as 3 rectangles'
+    const keys = Array.from(wrap.querySelectorAll('.gpuprof-w-key')).map(k => k.textContent);
+    expect(keys).toEqual([
+      'forward',
+      'backward',
+      'optimizer',
+      'data',
+      'input',
+      'transfer',
+      'sync',
+      'launch',
+      'host'
+    ]);
+    expect(scaleLabel(null)).toBe('profiled time');
+    expect(svg.querySelector('rect[data-lane="1"]')?.getAttribute('style')).toContain(
+      'var(--gpuprof-c-'
     );
   });
 
-  it('zooms in with the wheel, pans by dragging and resets on double-click', () => {
-    const { svg, axis, fire } = mounted();
-    // pointer at the plot's left edge (x=170): zooming keeps 0 ms there
-    fire('wheel', { clientX: 170, deltaY: -1 });
-    expect(axis()[5]).toBe('8.000 ms');
-    expect(svg.querySelectorAll('rect[data-lane]')).toHaveLength(3);
-    fire('wheel', { clientX: 170, deltaY: -1 });
-    fire('wheel', { clientX: 170, deltaY: -1 });
-    fire('wheel', { clientX: 170, deltaY: -1 });
-    expect(axis()[5]).toBe('4.096 ms');
-    expect(svg.querySelectorAll('rect[data-lane]')).toHaveLength(1); // GPU kernels now off-screen
-    fire('mousedown', { clientX: 500 });
-    fire('mousemove', { clientX: 400 }); // drag left: later times come into view
-    window.dispatchEvent(new MouseEvent('mouseup'));
-    expect(Number(axis()[0]?.split(' ')[0])).toBeGreaterThan(0);
-    const panned = axis();
-    fire('mousemove', { clientX: 100 }); // no longer dragging: nothing moves
-    expect(axis()).toEqual(panned);
-    fire('dblclick', {});
-    expect(axis()[0]).toBe('0.000 ms');
-    expect(axis()[5]).toBe('10.00 ms');
-  });
-
-  it('shows a tooltip over rectangles and gaps and hides it elsewhere', () => {
-    const { panel, svg, fire } = mounted();
-    const tip = panel.querySelector('.gpuprof-w-tip') as HTMLElement;
-    const kernel = svg.querySelector('rect[data-lane="1"][data-i="0"]') as SVGRectElement;
-    fire('mousemove', { clientX: 300, clientY: 40 }, kernel);
-    expect(tip.style.display).toBe('block');
-    expect(tip.textContent).toBe('ampere_sgemm\nop: aten::mm\nshapes: [[4, 4]]\n500.0 µs');
-    expect(tip.style.left).toBe('312px');
-    fire('mousemove', { clientX: 200 }, svg.querySelector('rect.gpuprof-w-gap') as Element);
-    expect(tip.textContent).toBe('GPU idle 5.00 ms: input');
-    fire('mousemove', { clientX: 10 });
-    expect(tip.style.display).toBe('none');
-    fire('mousemove', { clientX: 300 }, kernel);
-    svg.dispatchEvent(new MouseEvent('mouseleave'));
-    expect(tip.style.display).toBe('none');
+  it('states GPU busy once, real and under the profiler, on the report basis', () => {
+    const sm = sampleSummary();
+    expect(busyText(sm)).toBe('GPU busy 35 % real / 40 % under profiler');
+    const panel = timelinePanel(sm, makeBasis(sm, 'step'));
+    expect(panel.querySelector('.gpuprof-w-busy')?.textContent).toBe(
+      'GPU busy 35 % real / 40 % under profiler; busy 4.00 ms (ms per step); GPU idle by cause (ms per step): input 5.00 ms.'
+    );
+    const total = timelinePanel(sm, makeBasis(sm, 'total'));
+    expect(total.querySelector('.gpuprof-w-busy')?.textContent).toContain(
+      'busy 12.00 ms (ms, total of 3 profiled steps)'
+    );
   });
 
   it('explains a missing timeline, pointing multi-rank runs at one trace', () => {
     const sm = sampleSummary();
     sm.timeline = null;
     sm.ranks = [{ rank: 0 }, { rank: 1 }];
-    expect(timelinePanel(sm, {}).querySelector('.gpuprof-w-empty')?.textContent).toBe(
+    expect(
+      timelinePanel(sm, makeBasis(sm, 'step')).querySelector('.gpuprof-w-empty')?.textContent
+    ).toBe(
       "No timeline: the trace holds no events in the profiled window (multi-rank runs: open one rank's trace)."
     );
   });

@@ -72,10 +72,3 @@ export function num(v: number | null | undefined, d = 1): string {
 export function empty(text: string): HTMLParagraphElement {
   return h('p', { class: 'gpuprof-w-empty' }, text);
 }
-
-/** A `<div>` holding SVG markup that Python drew and escaped (views/svg.py). */
-export function trustedChart(markup: string): HTMLDivElement {
-  const box = h('div', { class: 'gpuprof-w-chart' });
-  box.innerHTML = markup;
-  return box;
-}

@@ -1,6 +1,6 @@
-/** The report's head: title, warning banners, step-time statistics and the verdict line. */
+/** The report's head: title, warning banners, step-time statistics, GPU busy, MFU, peak memory, verdict. */
 import { NO_GPU_BANNER, PARTIAL_BANNER } from '../generated/palette';
-import { h, ms, num } from './dom';
+import { h, ms } from './dom';
 import { IReportSummary } from './summary';
 
 /** The one-line warning above a report (the wording is views/palette.py's, generated). */
@@ -13,6 +13,46 @@ export function banner(sm: IReportSummary): string | null {
     return NO_GPU_BANNER;
   }
   return null;
+}
+
+/** The verdict's name for people: "memory" means the kernels wait on memory bandwidth. */
+export function verdictName(category: string | null | undefined): string {
+  if (!category) {
+    return 'unavailable';
+  }
+  return category === 'memory' ? 'memory bandwidth' : category;
+}
+
+/** "MFU 41 % · peak memory 9.43 GB", the parts the summary knows. */
+export function capacityText(sm: IReportSummary): string {
+  const extra = sm as {
+    flops?: { mfu_pct?: number | null };
+    memory?: {
+      peaks?: { peak_allocated_bytes?: number }[];
+      max_memory_allocated_bytes?: number | null;
+    };
+  };
+  const parts: string[] = [];
+  const mfu = extra.flops?.mfu_pct;
+  if (typeof mfu === 'number') {
+    parts.push(`MFU ${mfu.toFixed(0)} %`);
+  }
+  const peaks = (extra.memory?.peaks ?? []).map(p => p.peak_allocated_bytes ?? 0);
+  const peak = Math.max(extra.memory?.max_memory_allocated_bytes ?? 0, ...peaks, 0);
+  if (peak > 0) {
+    parts.push(`peak memory ${(peak / 1e9).toFixed(2)} GB`);
+  }
+  return parts.join(' · ');
+}
+
+/** The one wording of GPU busy: real step first, then under the profiler. */
+export function busyText(sm: IReportSummary): string {
+  const gpu = sm.gpu ?? {};
+  const real = gpu.busy_pct_real;
+  const prof = gpu.busy_pct;
+  const realText = real === null || real === undefined ? 'n/a' : `${Math.round(real)} %`;
+  const profText = prof === null || prof === undefined ? 'n/a' : `${Math.round(prof)} %`;
+  return `GPU busy ${realText} real / ${profText} under profiler`;
 }
 
 /** Title, banners, headline statistics and verdict. */
@@ -39,6 +79,7 @@ export function header(sm: IReportSummary): HTMLDivElement {
       )
     );
   } else {
+    const capacity = capacityText(sm);
     head.append(
       h(
         'div',
@@ -48,7 +89,9 @@ export function header(sm: IReportSummary): HTMLDivElement {
         ', p95 ',
         h('b', {}, ms(st.p95_ms)),
         `, IQR ${ms(st.iqr_ms)}, ${(st.outliers ?? []).length} outlier(s)`,
-        sm.gpu?.available ? ` · GPU busy ${num(sm.gpu.busy_pct_real, 0)}% of the real step` : ''
+        sm.gpu?.available ? ' · ' : '',
+        sm.gpu?.available ? h('span', { class: 'gpuprof-w-busy-head' }, busyText(sm)) : '',
+        capacity ? ` · ${capacity}` : ''
       )
     );
   }
@@ -56,7 +99,7 @@ export function header(sm: IReportSummary): HTMLDivElement {
     h(
       'div',
       { class: 'gpuprof-w-verdict' },
-      h('b', {}, `Verdict: ${v.category || 'unavailable'}`),
+      h('b', {}, `Verdict: ${verdictName(v.category)}`),
       ` (${v.confidence || '?'} confidence) — ${v.summary || ''}`
     )
   );

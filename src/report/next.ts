@@ -1,6 +1,8 @@
 /** The "Next steps" panel: the verdict with its reasons, then each finding with a copyable fix. */
-import { h, num } from './dom';
-import { IReportSummary } from './summary';
+import { IBasis } from './basis';
+import { h } from './dom';
+import { verdictName } from './header';
+import { IFinding, IReportSummary } from './summary';
 
 /** Copy through a hidden textarea where the clipboard API is missing (plain-http servers). */
 function fallbackCopy(text: string): void {
@@ -31,15 +33,31 @@ export function copyText(text: string, button: HTMLButtonElement): void {
   }
 }
 
+/** Where in the user's code a finding points (`finding.where`: file, line, code), or nothing. */
+export function whereLine(f: IFinding): HTMLDivElement | null {
+  const where = (f as { where?: { file?: string; line?: number; code?: string } | null }).where;
+  if (!where?.file) {
+    return null;
+  }
+  const place = where.line ? `${where.file}:${where.line}` : where.file;
+  return h(
+    'div',
+    { class: 'gpuprof-w-where' },
+    'At ',
+    h('code', {}, place),
+    where.code ? h('pre', {}, where.code) : null
+  );
+}
+
 /** Verdict, reasons and the ordered findings. */
-export function nextPanel(sm: IReportSummary): HTMLDivElement {
+export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   const v = sm.verdict ?? {};
   const box = h('div');
   box.append(
     h(
       'div',
       { class: 'gpuprof-w-verdict' },
-      h('b', {}, `Verdict: ${v.category || 'unavailable'}`),
+      h('b', {}, `Verdict: ${verdictName(v.category)}`),
       ` (${v.confidence || '?'} confidence)`,
       h('div', {}, v.summary || ''),
       h('ul', {}, ...(v.reasons ?? []).map(r => h('li', {}, r)))
@@ -59,7 +77,8 @@ export function nextPanel(sm: IReportSummary): HTMLDivElement {
         'li',
         {},
         h('b', {}, `[${f.category}] ${f.title}`),
-        ` — expected gain ≈${Math.round(f.expected_gain_pct || 0)}% (${num(f.cost_ms, 2)} ms per step)`,
+        ` — expected gain ≈${Math.round(f.expected_gain_pct || 0)}% (costs ${basis.ms(f.cost_ms)}, ${basis.title})`,
+        whereLine(f),
         h('div', { class: 'gpuprof-w-evidence' }, f.evidence || ''),
         h('div', { class: 'gpuprof-w-fix' }, button, h('pre', {}, fix))
       )

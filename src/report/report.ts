@@ -1,56 +1,119 @@
 /**
- * The whole report: head, tab strip and five panels. Shared by the notebook widget
+ * The whole report: head, toolbar, tab strip and six panels. Shared by the notebook widget
  * (`widget.ts`) and the sidebar's run view, so both show the same thing from one summary.
  */
+import { BasisKind, IBasis, makeBasis } from './basis';
+import { paletteCss } from './colors';
 import { h } from './dom';
+import { IReportEnv } from './env';
 import { header } from './header';
+import { kernelsPanel } from './kernels';
 import { nextPanel } from './next';
 import { opsPanel } from './ops';
 import { stepsPanel } from './steps';
 import { ICharts, IReportSummary } from './summary';
-import { timelinePanel } from './timeline';
+import { timelinePanel } from './timelinePanel';
+import { toolbar } from './toolbar';
 import { transfersPanel } from './transfers';
 
-type PanelBuilder = (sm: IReportSummary, charts: ICharts) => HTMLElement;
+type PanelBuilder = (sm: IReportSummary, basis: IBasis, env: IReportEnv) => HTMLElement;
 
 /** Tab id, tab label and builder of each panel, in tab order. */
 export const PANELS: [string, string, PanelBuilder][] = [
   ['steps', 'Step time', stepsPanel],
   ['timeline', 'GPU timeline', timelinePanel],
   ['ops', 'Operators', opsPanel],
+  ['kernels', 'Kernels', kernelsPanel],
   ['transfers', 'Transfers & syncs', transfersPanel],
   ['next', 'Next steps', nextPanel]
 ];
 
-/** The report's root element (`.gpuprof-w`); the "Step time" tab is shown first. */
-export function renderReport(sm: IReportSummary, charts: ICharts = {}): HTMLDivElement {
+/** The tab strip: click or arrow keys (Left/Right/Home/End) pick a panel, as a tablist should. */
+function tabStrip(ids: string[], labels: string[], show: (id: string) => void): HTMLDivElement {
   const tabs = h('div', { class: 'gpuprof-w-tabs', role: 'tablist' });
-  const body = h('div', { class: 'gpuprof-w-body' });
-  const panels = new Map<string, HTMLElement>();
-  const show = (id: string) => {
-    panels.forEach((panel, pid) => {
-      panel.hidden = pid !== id;
-    });
-    for (const tab of Array.from(tabs.children) as HTMLElement[]) {
-      tab.setAttribute('aria-selected', String(tab.dataset.panel === id));
-    }
-  };
-  for (const [id, label, build] of PANELS) {
+  ids.forEach((id, i) => {
     const tab = h(
       'button',
       { type: 'button', role: 'tab', class: 'gpuprof-w-tab', onclick: () => show(id) },
-      label
+      labels[i]
     );
     tab.dataset.panel = id;
+    tab.addEventListener('keydown', ev => {
+      const moves: Record<string, number> = {
+        ArrowRight: i + 1,
+        ArrowLeft: i - 1,
+        Home: 0,
+        End: ids.length - 1
+      };
+      if (ev.key in moves) {
+        ev.preventDefault();
+        const next = (moves[ev.key] + ids.length) % ids.length;
+        show(ids[next]);
+        (tabs.children[next] as HTMLElement).focus();
+      }
+    });
     tabs.append(tab);
-    const panel = h(
-      'div',
-      { class: `gpuprof-w-panel gpuprof-w-panel-${id}`, role: 'tabpanel' },
-      build(sm, charts)
+  });
+  return tabs;
+}
+
+/**
+ * The report's root element (`.gpuprof-w`), "Step time" shown first and times per step.
+ * `env` carries what the mounting page can do (server, JupyterLab); `charts` is accepted for
+ * older callers and no longer drawn (the charts are drawn here, in the theme's colours).
+ */
+export function renderReport(
+  sm: IReportSummary,
+  charts: ICharts = {},
+  env: IReportEnv = {}
+): HTMLDivElement {
+  void charts;
+  const root = h('div', { class: 'gpuprof-w' });
+  let current = 'steps';
+  let kind: BasisKind = 'step';
+  const draw = () => {
+    const basis = makeBasis(sm, kind);
+    const panels = new Map<string, HTMLElement>();
+    const show = (id: string) => {
+      current = id;
+      panels.forEach((panel, pid) => {
+        panel.hidden = pid !== id;
+      });
+      for (const tab of Array.from(tabs.children) as HTMLElement[]) {
+        const on = tab.dataset.panel === id;
+        tab.setAttribute('aria-selected', String(on));
+        tab.tabIndex = on ? 0 : -1;
+      }
+    };
+    const tabs = tabStrip(
+      PANELS.map(p => p[0]),
+      PANELS.map(p => p[1]),
+      show
     );
-    panels.set(id, panel);
-    body.append(panel);
-  }
-  show('steps');
-  return h('div', { class: 'gpuprof-w' }, header(sm), tabs, body);
+    const body = h('div', { class: 'gpuprof-w-body' });
+    for (const [id, , build] of PANELS) {
+      const panel = h(
+        'div',
+        { class: `gpuprof-w-panel gpuprof-w-panel-${id}`, role: 'tabpanel' },
+        build(sm, basis, env)
+      );
+      panels.set(id, panel);
+      body.append(panel);
+    }
+    const title = sm.source?.name || sm.source?.run_id || 'gpuprof trace';
+    const setBasis = (k: BasisKind) => {
+      kind = k;
+      draw();
+    };
+    root.replaceChildren(
+      h('style', {}, paletteCss()),
+      header(sm),
+      toolbar(sm.source?.run_id, title, env, basis, setBasis),
+      tabs,
+      body
+    );
+    show(current);
+  };
+  draw();
+  return root;
 }

@@ -1,6 +1,7 @@
 /** The "Step time" panel: the step-time chart and the numbers behind it. */
-import { empty, h, ms, num, trustedChart } from './dom';
-import { ICharts, IReportSummary } from './summary';
+import { empty, h, ms, num } from './dom';
+import { stepChart } from './stepchart';
+import { IReportSummary } from './summary';
 
 /** How the profiled steps compare with the unprofiled baseline. */
 function inflationNote(ratio: number): string {
@@ -12,8 +13,8 @@ function inflationNote(ratio: number): string {
     : '(no visible profiler cost).';
 }
 
-/** Step-time chart (when Python drew one), baseline statistics, data-pipeline share, profiler cost. */
-export function stepsPanel(sm: IReportSummary, charts: ICharts): HTMLDivElement {
+/** Step-time chart, baseline statistics, data-pipeline share, profiler cost. */
+export function stepsPanel(sm: IReportSummary): HTMLDivElement {
   const st = sm.steps ?? {};
   const profiled = st.profiled ?? {};
   const box = h('div');
@@ -21,9 +22,7 @@ export function stepsPanel(sm: IReportSummary, charts: ICharts): HTMLDivElement 
     box.append(empty('No step times were recorded.'));
     return box;
   }
-  if (charts.steps) {
-    box.append(trustedChart(charts.steps));
-  }
+  box.append(stepChart(st) ?? '');
   const outliers = (st.outliers ?? []).map(i => `#${i}`).join(', ') || 'none';
   box.append(
     h(

@@ -1,75 +1,104 @@
 /**
- * The "GPU timeline" panel: GPU busy figures, the zoomable timeline and the kernel-kind chart.
- * The timeline is the summary's bounded level-of-detail lanes, drawn as SVG rectangles.
+ * The "GPU timeline" panel: the real events of the profiled steps, aggregated at full view and
+ * one named rectangle per kernel once zoomed in (lod.ts); steps, phases and idle gaps drawn; the
+ * page keeps the plain wheel (Ctrl/⌘+wheel, W/A/S/D, box drag and step clicks move the view).
  */
-import { CAUSE_COLORS, LANE_COLORS } from './colors';
-import { empty, h, num, s, trustedChart, us } from './dom';
-import { ICharts, IReportSummary, ITimeline } from './summary';
+import { boxView, IView, pan, ticks, zoom } from './axis';
+import { color } from './colors';
+import { h, s, us } from './dom';
+import { IReportEnv } from './env';
+import { IRect, IStepDetail, ITimelineDetailed, laneEvents, lodRects } from './lod';
 
 const LEFT = 170;
-const LANE = 22;
-const TOP = 18;
-/** Never zoom below one microsecond. */
-const MIN_SPAN_US = 1;
+const LANE = 26;
+const BAND = 20;
+const AXIS = 34;
+/** A rectangle this wide (px) gets its name written inside. */
+const LABEL_PX = 36;
+const PHASE_KEYS = ['forward', 'backward', 'optimizer', 'data'];
+const CAUSE_KEYS = ['input', 'transfer', 'sync', 'launch', 'host'];
 
-/** A visible time range [v0, v1] in µs from the window start. */
-export interface IView {
-  v0: number;
-  v1: number;
+/** The hover text of a drawn rectangle: its event (or how many were merged), phase, duration. */
+export function rectTip(r: IRect): string {
+  const head = r.count > 1 ? `${r.count.toLocaleString()} events (zoom in to split)` : r.label;
+  const phase = r.phase ? `\nphase: ${r.phase}` : '';
+  return `${head}${phase}\n${us(r.end - r.start)}`;
 }
 
-/** The view after zooming by `factor` around time `t`, kept inside [0, dur]. */
-export function zoom(view: IView, t: number, factor: number, dur: number): IView {
-  const v0 = Math.max(0, t - (t - view.v0) * factor);
-  let v1 = Math.min(dur, t + (view.v1 - t) * factor);
-  if (v1 - v0 < MIN_SPAN_US) {
-    v1 = v0 + MIN_SPAN_US;
-  }
-  return { v0, v1 };
+/** `text` cut to fit `px` pixels of 11 px type. */
+function fit(text: string, px: number): string {
+  const n = Math.floor((px - 6) / 6.2);
+  return text.length <= n ? text : n >= 4 ? `${text.slice(0, n - 1)}…` : '';
 }
 
-/** The view `from` shifted by `dt` µs, its width kept, inside [0, dur]. */
-export function pan(from: IView, dt: number, dur: number): IView {
-  const width = from.v1 - from.v0;
-  const v0 = Math.min(Math.max(0, from.v0 - dt), dur - width);
-  return { v0, v1: v0 + width };
+/** "profiled time (×1.52 of real)", or just "profiled time" without a baseline. */
+export function scaleLabel(scale: number | null | undefined): string {
+  return scale ? `profiled time (×${scale.toFixed(2)} of real)` : 'profiled time';
 }
 
-/** The hover text of rectangle `i` of lane `li`: name, op, shapes, duration. */
-export function rectTip(tl: ITimeline, li: number, i: number): string {
-  const lane = tl.lanes[li];
-  const lines = [tl.names[lane.name[i]]];
-  if (lane.op && tl.names[lane.op[i]]) {
-    lines.push(`op: ${tl.names[lane.op[i]]}`);
-  }
-  const shape = lane.shape ? tl.names[lane.shape[i]] : '';
-  if (shape && shape !== '[]') {
-    lines.push(`shapes: ${shape}`);
-  }
-  const merged = lane.count[i] > 1 ? ` (${lane.count[i]} events merged)` : '';
-  lines.push(`${us(lane.dur[i])}${merged}`);
-  return lines.join('\n');
-}
-
-/** The interactive timeline: wheel zooms, drag pans, double-click resets, hover explains. */
-export function drawTimeline(tl: ITimeline): HTMLDivElement {
+/** The interactive timeline of `tl`; `env.loadStep` fills in steps the summary does not inline. */
+export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLDivElement {
   const wrap = h('div', { class: 'gpuprof-w-timeline' });
   let width = 900; // follows the output's width (ResizeObserver below), so labels keep their size
-  const height = TOP + LANE * tl.lanes.length + 24;
-  const svg = s('svg', { width: '100%', viewBox: `0 0 ${width} ${height}`, class: 'gpuprof-w-tl' });
+  const lanesH = LANE * tl.lanes.length;
+  const height = BAND + lanesH + AXIS;
+  const svg = s('svg', {
+    width: '100%',
+    viewBox: `0 0 ${width} ${height}`,
+    class: 'gpuprof-w-tl',
+    tabindex: 0,
+    role: 'img',
+    'aria-label': 'GPU timeline: W/S zoom, A/D pan, Ctrl or Cmd + wheel zooms'
+  });
   const tip = h('div', { class: 'gpuprof-w-tip' });
   const info = h(
     'div',
     { class: 'gpuprof-w-hint' },
-    `${tl.n_events.toLocaleString()} events as ${tl.n_rects.toLocaleString()} rectangles · wheel: zoom · drag: pan · double-click: reset`
+    `${tl.n_events.toLocaleString()} events · Ctrl/⌘+wheel or W/S: zoom · A/D: pan · drag: box zoom · click a step: zoom to it · double-click: reset`
   );
+  const steps = tl.steps ?? [];
   const gaps = tl.gaps ?? { start: [], dur: [], cause: [] };
+  const gapStarts = gaps.start.slice().sort((a, b) => a - b);
+  const loaded = new Map<number, IStepDetail & { strings: string[] }>();
+  const loading = new Set<number>();
+  let events = laneEvents(tl, loaded);
   let view: IView = { v0: 0, v1: tl.dur_us };
+  let drawn: IRect[][] = [];
   const clipId = `gpuprof-clip-${Math.random().toString(36).slice(2)}`;
   let plotW = width - LEFT - 10;
   const x = (t: number) => LEFT + ((t - view.v0) / (view.v1 - view.v0)) * plotW;
+  /** The step holding time `t`, or null. */
+  const stepAt = (t: number) => steps.find(st => st.start <= t && t < st.end) ?? null;
+  /** The step the axis counts from: the one the view starts in (else the one in its middle). */
+  const origin = () => stepAt(view.v0 + 1e-6) ?? stepAt((view.v0 + view.v1) / 2);
+  const maybeLoad = () => {
+    const st = stepAt((view.v0 + view.v1) / 2);
+    const i = st ? steps.indexOf(st) : -1;
+    if (
+      !st ||
+      !env.loadStep ||
+      (tl.detail ?? [])[i] ||
+      loaded.has(st.step) ||
+      loading.has(st.step)
+    ) {
+      return;
+    }
+    if (view.v1 - view.v0 > 1.5 * (st.end - st.start)) {
+      return;
+    }
+    loading.add(st.step);
+    env.loadStep(st.step).then(
+      answer => {
+        loaded.set(st.step, { ...answer.detail, strings: answer.strings });
+        events = laneEvents(tl, loaded);
+        render();
+      },
+      () => undefined // the bounded lanes stay drawn
+    );
+  };
   const render = () => {
     const { v0, v1 } = view;
+    const usPerPx = (v1 - v0) / plotW;
     svg.replaceChildren();
     const clip = s('clipPath', { id: clipId });
     clip.append(s('rect', { x: LEFT, y: 0, width: plotW, height }));
@@ -80,93 +109,204 @@ export function drawTimeline(tl: ITimeline): HTMLDivElement {
       if (st + d >= v0 && st <= v1) {
         const r = s('rect', {
           x: x(st),
-          y: TOP,
+          y: BAND,
           width: Math.max(x(st + d) - x(st), 0.5),
-          height: LANE * tl.lanes.length,
-          fill: CAUSE_COLORS[gaps.cause[i]] || '#999',
-          'fill-opacity': 0.2,
+          height: lanesH,
+          style: `fill:${color(gaps.cause[i])}`,
+          'fill-opacity': 0.18,
           class: 'gpuprof-w-gap'
         });
         r.dataset.gap = String(i);
         plot.append(r);
       }
     });
-    tl.lanes.forEach((lane, li) => {
-      const y = TOP + li * LANE;
-      svg.append(s('text', { x: 4, y: y + 15, class: 'gpuprof-w-lane' }, lane.label));
-      const fill = LANE_COLORS[lane.kind] || '#555';
-      for (let i = 0; i < lane.start.length; i++) {
-        const a = lane.start[i];
-        const b = a + lane.dur[i];
-        if (b >= v0 && a <= v1) {
-          const r = s('rect', {
-            x: x(a),
-            y: y + 3,
-            width: Math.max(x(b) - x(a), 0.7),
-            height: LANE - 6,
-            fill
-          });
-          r.dataset.lane = String(li);
-          r.dataset.i = String(i);
-          plot.append(r);
+    steps.forEach((st, i) => {
+      if (st.end >= v0 && st.start <= v1) {
+        const band = s('rect', {
+          x: x(st.start),
+          y: 1,
+          width: Math.max(x(st.end) - x(st.start) - 1, 1),
+          height: BAND - 3,
+          class: 'gpuprof-w-step'
+        });
+        band.dataset.step = String(i);
+        const bw = x(st.end) - x(st.start);
+        plot.append(
+          band,
+          s('line', {
+            x1: x(st.start),
+            x2: x(st.start),
+            y1: 0,
+            y2: BAND + lanesH,
+            class: 'gpuprof-w-stepline'
+          })
+        );
+        const label = fit(`step ${st.step}`, bw);
+        if (label) {
+          const t = s(
+            'text',
+            { x: Math.max(x(st.start), LEFT) + 4, y: 14, class: 'gpuprof-w-steplabel' },
+            label
+          );
+          t.dataset.step = String(i);
+          plot.append(t);
         }
       }
     });
+    drawn = tl.lanes.map((lane, li) => {
+      const y = BAND + li * LANE;
+      svg.append(
+        s('text', { x: 4, y: y + 17, class: 'gpuprof-w-lane' }, fit(lane.label, LEFT - 4))
+      );
+      const rects = lodRects(events[li], v0, v1, usPerPx, gapStarts);
+      rects.forEach((r, i) => {
+        const px = Math.max(x(r.end) - x(r.start), 0.7);
+        const fill = color(r.phase || lane.kind);
+        const el = s('rect', {
+          x: x(r.start),
+          y: y + 3,
+          width: px,
+          height: LANE - 6,
+          style: `fill:${fill}`
+        });
+        el.dataset.lane = String(li);
+        el.dataset.i = String(i);
+        plot.append(el);
+        if (px >= LABEL_PX) {
+          const text = fit(r.count > 1 ? `${r.count} events` : r.label, px);
+          if (text) {
+            const t = s(
+              'text',
+              { x: Math.max(x(r.start), LEFT) + 3, y: y + 17, class: 'gpuprof-w-name' },
+              text
+            );
+            t.dataset.lane = String(li);
+            t.dataset.i = String(i);
+            plot.append(t);
+          }
+        }
+      });
+      return rects;
+    });
     svg.append(plot);
-    const span = (v1 - v0) / 1000;
-    for (let k = 0; k <= 5; k++) {
-      const anchor = k === 0 ? 'start' : k === 5 ? 'end' : 'middle';
-      const label = `${(v0 / 1000 + (k * span) / 5).toPrecision(4)} ms`;
+    const st = origin();
+    for (const tk of ticks(view, st ? st.start : 0)) {
+      svg.append(
+        s('line', {
+          x1: x(tk.t),
+          x2: x(tk.t),
+          y1: BAND + lanesH,
+          y2: BAND + lanesH + 4,
+          class: 'gpuprof-w-tick'
+        })
+      );
       svg.append(
         s(
           'text',
-          {
-            x: LEFT + (k * plotW) / 5,
-            y: height - 6,
-            'text-anchor': anchor,
-            class: 'gpuprof-w-axis'
-          },
-          label
+          { x: x(tk.t), y: BAND + lanesH + 15, 'text-anchor': 'middle', class: 'gpuprof-w-axis' },
+          tk.label
         )
       );
     }
+    const from = st ? `from the start of step ${st.step}` : 'from the window start';
+    svg.append(
+      s(
+        'text',
+        { x: LEFT, y: height - 4, class: 'gpuprof-w-axis gpuprof-w-axis-title' },
+        `${scaleLabel(tl.profiled_scale)}, ${from}`
+      )
+    );
+    maybeLoad();
   };
   const timeAt = (clientX: number) => {
     const box = svg.getBoundingClientRect();
     const px = ((clientX - box.left) / box.width) * width;
     return view.v0 + ((px - LEFT) / plotW) * (view.v1 - view.v0);
   };
+  const setView = (v: IView) => {
+    view = v;
+    render();
+  };
   svg.addEventListener(
     'wheel',
     ev => {
+      if (!(ev.ctrlKey || ev.metaKey)) {
+        return; // the page scrolls
+      }
       ev.preventDefault();
-      view = zoom(view, timeAt(ev.clientX), ev.deltaY > 0 ? 1.25 : 0.8, tl.dur_us);
-      render();
+      setView(zoom(view, timeAt(ev.clientX), ev.deltaY > 0 ? 1.25 : 0.8, tl.dur_us));
     },
     { passive: false }
   );
-  let drag: { x: number; from: IView } | null = null;
-  svg.addEventListener('mousedown', ev => {
-    drag = { x: ev.clientX, from: view };
+  svg.addEventListener('keydown', ev => {
+    const mid = (view.v0 + view.v1) / 2;
+    const w = view.v1 - view.v0;
+    const moves: Record<string, () => IView> = {
+      w: () => zoom(view, mid, 0.6, tl.dur_us),
+      s: () => zoom(view, mid, 1 / 0.6, tl.dur_us),
+      a: () => pan(view, 0.2 * w, tl.dur_us),
+      d: () => pan(view, -0.2 * w, tl.dur_us)
+    };
+    const move = moves[ev.key.toLowerCase()];
+    if (move && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+      ev.preventDefault();
+      setView(move());
+    }
   });
-  window.addEventListener('mouseup', () => {
+  let drag: { x: number; sel: SVGRectElement } | null = null;
+  const svgX = (clientX: number) => {
+    const box = svg.getBoundingClientRect();
+    return ((clientX - box.left) / box.width) * width;
+  };
+  svg.addEventListener('mousedown', ev => {
+    const sel = s('rect', {
+      x: svgX(ev.clientX),
+      y: 0,
+      width: 0,
+      height: BAND + lanesH,
+      class: 'gpuprof-w-sel'
+    });
+    drag = { x: ev.clientX, sel };
+  });
+  svg.addEventListener('mouseup', ev => {
+    if (!drag) {
+      return;
+    }
+    const moved = Math.abs(ev.clientX - drag.x);
+    const start = drag.x;
+    drag.sel.remove();
     drag = null;
+    if (moved >= 5) {
+      setView(boxView(timeAt(start), timeAt(ev.clientX), tl.dur_us));
+      return;
+    }
+    const step = (ev.target as SVGElement).dataset?.step;
+    if (step !== undefined) {
+      const st = steps[Number(step)];
+      setView(boxView(st.start, st.end, tl.dur_us));
+    }
   });
   svg.addEventListener('mousemove', ev => {
     if (drag) {
-      const box = svg.getBoundingClientRect();
-      const dt =
-        ((((ev.clientX - drag.x) / box.width) * width) / plotW) * (drag.from.v1 - drag.from.v0);
-      view = pan(drag.from, dt, tl.dur_us);
-      render();
+      const a = svgX(drag.x);
+      const b = svgX(ev.clientX);
+      drag.sel.setAttribute('x', String(Math.min(a, b)));
+      drag.sel.setAttribute('width', String(Math.abs(b - a)));
+      if (!drag.sel.isConnected) {
+        svg.append(drag.sel);
+      }
       return;
     }
     const target = ev.target as SVGElement;
-    if (target.dataset?.lane !== undefined) {
-      tip.textContent = rectTip(tl, Number(target.dataset.lane), Number(target.dataset.i));
-    } else if (target.dataset?.gap !== undefined) {
-      const i = Number(target.dataset.gap);
+    const data = target.dataset ?? {};
+    if (data.lane !== undefined) {
+      tip.textContent = `${tl.lanes[Number(data.lane)].label}\n${rectTip(drawn[Number(data.lane)][Number(data.i)])}`;
+    } else if (data.gap !== undefined) {
+      const i = Number(data.gap);
       tip.textContent = `GPU idle ${us(gaps.dur[i])}: ${gaps.cause[i]}`;
+    } else if (data.step !== undefined) {
+      const st = steps[Number(data.step)];
+      tip.textContent = `step ${st.step}: ${us(st.end - st.start)} (${scaleLabel(tl.profiled_scale)}) · click to zoom`;
     } else {
       tip.style.display = 'none';
       return;
@@ -179,15 +319,21 @@ export function drawTimeline(tl: ITimeline): HTMLDivElement {
   svg.addEventListener('mouseleave', () => {
     tip.style.display = 'none';
   });
-  svg.addEventListener('dblclick', () => {
-    view = { v0: 0, v1: tl.dur_us };
-    render();
-  });
+  svg.addEventListener('dblclick', () => setView({ v0: 0, v1: tl.dur_us }));
+  const swatch = (key: string) =>
+    h(
+      'span',
+      { class: 'gpuprof-w-key' },
+      h('span', { class: 'gpuprof-w-swatch', style: `background:${color(key)}` }),
+      key
+    );
   const legend = h(
     'div',
     { class: 'gpuprof-w-legend' },
-    'idle gaps: ',
-    ...Object.entries(CAUSE_COLORS).map(([k, c]) => h('span', { style: `color:${c}` }, `■ ${k} `))
+    'phases: ',
+    ...PHASE_KEYS.map(swatch),
+    ' · idle gaps: ',
+    ...CAUSE_KEYS.map(swatch)
   );
   render();
   if (typeof ResizeObserver !== 'undefined') {
@@ -204,35 +350,4 @@ export function drawTimeline(tl: ITimeline): HTMLDivElement {
   }
   wrap.append(info, svg, tip, legend);
   return wrap;
-}
-
-/** GPU busy line, idle causes, the timeline (or why there is none), kernel-kind chart. */
-export function timelinePanel(sm: IReportSummary, charts: ICharts): HTMLDivElement {
-  const tl = sm.timeline;
-  const gpu = sm.gpu ?? {};
-  const box = h('div');
-  if (gpu.available) {
-    const causes = Object.entries(gpu.idle_by_cause_ms ?? {})
-      .filter(([, v]) => v >= 0.005)
-      .map(([k, v]) => `${k} ${v.toFixed(2)} ms`)
-      .join(', ');
-    const tail = causes ? `; idle per real step by cause: ${causes}.` : '.';
-    box.append(
-      h(
-        'p',
-        {},
-        `GPU busy ${num(gpu.busy_pct, 1)}% of the profiled window; ${num(gpu.busy_ms_per_step, 2)} ms busy per step${tail}`
-      )
-    );
-  }
-  if (!tl || !(tl.lanes ?? []).length) {
-    const multi = (sm.ranks ?? []).length > 1 ? " (multi-rank runs: open one rank's trace)." : '.';
-    box.append(empty(`No timeline: the trace holds no events in the profiled window${multi}`));
-  } else {
-    box.append(drawTimeline(tl));
-  }
-  if (charts.kinds) {
-    box.append(h('h4', {}, 'GPU time by kernel kind'), trustedChart(charts.kinds));
-  }
-  return box;
 }

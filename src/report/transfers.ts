@@ -1,5 +1,6 @@
 /** The "Transfers & syncs" panel: host↔device copies and the sync calls that stall the GPU. */
-import { empty, h, num, us } from './dom';
+import { IBasis } from './basis';
+import { empty, h, num } from './dom';
 import { IReportSummary } from './summary';
 
 /** A plain table: one header row, then one row of cells per item. */
@@ -8,14 +9,22 @@ function table(head: HTMLTableRowElement, rows: HTMLTableRowElement[]): HTMLTabl
 }
 
 /** Copies by direction and memory kind, then the sync count and its worst callers. */
-export function transfersPanel(sm: IReportSummary): HTMLDivElement {
+export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   const box = h('div');
   const copies = sm.transfers ?? [];
   if (copies.length) {
     const head = h(
       'tr',
       {},
-      ...['direction', 'memory', 'copies', 'MB', 'GB/s', 'blocking'].map(c => h('th', {}, c))
+      ...[
+        'direction',
+        'memory',
+        'copies (total)',
+        'MB (total)',
+        `time (${basis.title})`,
+        'GB/s',
+        'blocking'
+      ].map(c => h('th', {}, c))
     );
     const rows = copies.map(r =>
       h(
@@ -25,6 +34,7 @@ export function transfersPanel(sm: IReportSummary): HTMLDivElement {
         h('td', {}, r.pageable ? 'pageable' : 'pinned'),
         h('td', {}, r.count),
         h('td', {}, num((r.bytes ?? 0) / 1e6, 2)),
+        h('td', {}, basis.total(r.dur_us)),
         h('td', {}, num(r.gbps, 1)),
         h('td', {}, r.blocking)
       )
@@ -34,7 +44,13 @@ export function transfersPanel(sm: IReportSummary): HTMLDivElement {
     box.append(empty('No host↔device copies recorded.'));
   }
   const syncs = sm.syncs ?? {};
-  box.append(h('h4', {}, `Sync calls: ${syncs.count || 0} (${num(syncs.per_step, 1)} per step)`));
+  box.append(
+    h(
+      'h4',
+      {},
+      `Sync calls: ${syncs.count || 0} in ${basis.steps} profiled steps (${num(syncs.per_step, 1)} per step)`
+    )
+  );
   const top = syncs.top ?? [];
   if (top.length) {
     const head = h(
@@ -42,7 +58,7 @@ export function transfersPanel(sm: IReportSummary): HTMLDivElement {
       {},
       h('th', { class: 'n' }, 'caused by'),
       h('th', {}, 'calls'),
-      h('th', {}, 'GPU idle after')
+      h('th', {}, `GPU idle after (${basis.title})`)
     );
     const rows = top.map(r =>
       h(
@@ -50,7 +66,7 @@ export function transfersPanel(sm: IReportSummary): HTMLDivElement {
         {},
         h('td', { class: 'n' }, r.caller),
         h('td', {}, r.calls),
-        h('td', {}, us(r.gpu_idle_after_us))
+        h('td', {}, basis.total(r.gpu_idle_after_us))
       )
     );
     box.append(table(head, rows));

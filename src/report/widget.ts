@@ -2,6 +2,7 @@
  * Entry point of the notebook report widget (anywidget ESM, bundled into
  * jupyter_gpuprof/views/static/widget.js). Redraws when the kernel sends a new summary.
  */
+import { pageEnv } from './env';
 import { renderReport } from './report';
 import { ICharts, IReportSummary } from './summary';
 
@@ -15,7 +16,8 @@ export interface IWidgetModel {
 /** anywidget's `render`: draw the report into `el`, again on each summary change. */
 export function render({ model, el }: { model: IWidgetModel; el: HTMLElement }): void {
   const draw = () => {
-    el.replaceChildren(renderReport(model.get('summary') ?? {}, model.get('charts') ?? {}));
+    const sm = model.get('summary') ?? {};
+    el.replaceChildren(renderReport(sm, model.get('charts') ?? {}, pageEnv(sm.source?.run_id, el)));
   };
   draw();
   model.on('change:summary', draw);

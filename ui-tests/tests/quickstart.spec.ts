@@ -4,10 +4,7 @@ import * as path from 'path';
 const NOTEBOOK = 'quickstart.ipynb';
 const SOURCE = path.resolve(__dirname, '..', '..', 'notebooks', NOTEBOOK);
 
-test('the quickstart notebook profiles on CPU and shows the report', async ({
-  page,
-  tmpPath
-}) => {
+test('the quickstart notebook profiles on CPU and shows the report', async ({ page, tmpPath }) => {
   // Imports torch and profiles two captures on CPU: well over galata's 60 s default on 2 cores.
   test.setTimeout(300_000);
   await page.contents.uploadFile(SOURCE, `${tmpPath}/${NOTEBOOK}`);

@@ -25,12 +25,16 @@ test.describe('GPU Profiler run browser', () => {
     ]);
     const before = runs.locator(`li[data-run-id="${BEFORE}"]`);
     await expect(before.locator('.jp-gpuprof-run-gpu')).toHaveText('NVIDIA H200');
-    await expect(before.locator('.jp-gpuprof-run-steps')).toHaveText('median 46.5 ms · p95 47.4 ms');
+    await expect(before.locator('.jp-gpuprof-run-steps')).toHaveText(
+      'median 46.5 ms · p95 47.4 ms'
+    );
     await expect(before.locator('.jp-gpuprof-tag')).toHaveText(['baseline']);
-    await expect(runs.locator('li[data-run-id="20261129-191400-running"] .jp-gpuprof-run-status'))
-      .toHaveText('in progress');
-    await expect(runs.locator('li[data-run-id="20261129-191500-corrupt"] .jp-gpuprof-run-status'))
-      .toHaveText('broken');
+    await expect(
+      runs.locator('li[data-run-id="20261129-191400-running"] .jp-gpuprof-run-status')
+    ).toHaveText('in progress');
+    await expect(
+      runs.locator('li[data-run-id="20261129-191500-corrupt"] .jp-gpuprof-run-status')
+    ).toHaveText('broken');
     // Before any run is analysed (the other tests open and compare runs afterwards).
     expect(await runs.screenshot()).toMatchSnapshot('runs-list.png');
 
@@ -73,7 +77,9 @@ test.describe('GPU Profiler run browser', () => {
     await report.locator('input.gpuprof-w-filter').fill('aten::');
     await expect(firstOp).toContainText('aten::');
     await report.getByRole('tab', { name: 'Next steps' }).click();
-    await expect(report.locator('.gpuprof-w-panel-next .gpuprof-w-findings li').first()).toBeVisible();
+    await expect(
+      report.locator('.gpuprof-w-panel-next .gpuprof-w-findings li').first()
+    ).toBeVisible();
     await expect(page.locator('.jp-NotebookPanel')).toHaveCount(0);
     await page.screenshot({ path: test.info().outputPath('run-detail.png') });
     // Once analysed, the list shows the verdict badge.
@@ -116,9 +122,18 @@ test.describe('GPU Profiler run browser', () => {
 
   test('deletes a run after confirming', async ({ page }) => {
     const runId = `20261129-180000-scratch${Date.now()}`;
-    const meta = { schema_version: 1, id: runId, name: 'scratch run', status: 'complete',
-      created: '2026-11-29T18:00:00+00:00' };
-    await page.contents.uploadContent(JSON.stringify(meta), 'text', `${RUNS_DIR}/${runId}/meta.json`);
+    const meta = {
+      schema_version: 1,
+      id: runId,
+      name: 'scratch run',
+      status: 'complete',
+      created: '2026-11-29T18:00:00+00:00'
+    };
+    await page.contents.uploadContent(
+      JSON.stringify(meta),
+      'text',
+      `${RUNS_DIR}/${runId}/meta.json`
+    );
     const panel = await openPanel(page);
     // A run that lands while the panel is open shows up on refresh.
     await panel.getByRole('button', { name: 'Refresh the run list' }).click();

@@ -1,0 +1,215 @@
+import { COMMAND_EVENT, pageEnv } from '../report/env';
+import { capacityText, verdictName } from '../report/header';
+import { kernelsPanel } from '../report/kernels';
+import { makeBasis } from '../report/basis';
+import { whereLine } from '../report/next';
+import { renderReport } from '../report/report';
+import { IReportSummary } from '../report/summary';
+import { openInPerfetto, PERFETTO_ORIGIN, TOOLBAR_COMMANDS } from '../report/toolbar';
+import { sampleSummary } from './reportFixture';
+
+const withRun = (): IReportSummary => ({
+  ...sampleSummary(),
+  source: { name: 'tiny run', run_id: 'r1', status: 'complete' }
+});
+const buttons = (root: HTMLElement) =>
+  Array.from(root.querySelectorAll<HTMLButtonElement>('.gpuprof-w-toolbar > button'));
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+describe('basis switch', () => {
+  it('shows every time per step first, then totals of the profiled steps, keeping the tab', () => {
+    const root = renderReport(sampleSummary());
+    const tab = root.querySelectorAll<HTMLButtonElement>('.gpuprof-w-tab')[4];
+    tab.click();
+    const cell = () =>
+      root.querySelectorAll('.gpuprof-w-panel-transfers table')[1].querySelectorAll('td')[2]
+        .textContent;
+    expect(cell()).toBe('0.50 ms');
+    expect(root.querySelector('[data-basis="step"]')?.getAttribute('aria-pressed')).toBe('true');
+    (root.querySelector('[data-basis="total"]') as HTMLButtonElement).click();
+    expect(cell()).toBe('1.50 ms');
+    expect(root.querySelector('[data-basis="total"]')?.getAttribute('aria-pressed')).toBe('true');
+    expect(root.querySelector('.gpuprof-w-panel-transfers')?.hasAttribute('hidden')).toBe(false);
+    expect(root.querySelector('.gpuprof-w-panel-next')?.textContent).toContain(
+      'costs 15.00 ms, ms, total of 3 profiled steps'
+    );
+  });
+});
+
+describe('tabs from the keyboard', () => {
+  it('moves with the arrow keys, Home and End, wrapping, one tab in the tab order', () => {
+    const root = renderReport(sampleSummary());
+    document.body.append(root);
+    const tabs = () => Array.from(root.querySelectorAll<HTMLButtonElement>('[role="tab"]'));
+    const press = (key: string) =>
+      (document.activeElement as HTMLElement).dispatchEvent(
+        new KeyboardEvent('keydown', { key, bubbles: true })
+      );
+    tabs()[0].focus();
+    press('ArrowRight');
+    expect(document.activeElement?.textContent).toBe('GPU timeline');
+    expect(tabs()[1].getAttribute('aria-selected')).toBe('true');
+    expect(tabs().map(t => t.tabIndex)).toEqual([-1, 0, -1, -1, -1, -1]);
+    press('ArrowLeft');
+    press('ArrowLeft');
+    expect(document.activeElement?.textContent).toBe('Next steps');
+    press('Home');
+    expect(document.activeElement?.textContent).toBe('Step time');
+    press('End');
+    expect(root.querySelector('.gpuprof-w-panel-next')?.hasAttribute('hidden')).toBe(false);
+  });
+});
+
+describe('toolbar', () => {
+  it('disables server and JupyterLab buttons on a static page and says why', () => {
+    const root = renderReport(withRun());
+    const [perfetto, download, sidebar, compare] = buttons(root);
+    expect(perfetto.textContent).toBe('Open in Perfetto');
+    expect([perfetto, download, sidebar, compare].every(b => b.disabled)).toBe(true);
+    expect(perfetto.title).toContain('Needs the Jupyter server');
+    expect(sidebar.title).toContain('Needs JupyterLab');
+  });
+
+  it('asks JupyterLab to show the run and to compare it', () => {
+    const calls: [string, Record<string, string>][] = [];
+    const root = renderReport(withRun(), {}, { command: (id, args) => calls.push([id, args]) });
+    const [, , sidebar, compare] = buttons(root);
+    sidebar.click();
+    compare.click();
+    expect(calls).toEqual([
+      [TOOLBAR_COMMANDS.showRun, { id: 'r1' }],
+      [TOOLBAR_COMMANDS.compareWith, { id: 'r1' }]
+    ]);
+  });
+
+  it('hands the trace to Perfetto after PING/PONG, as its docs describe', async () => {
+    jest.useFakeTimers();
+    const posted: unknown[] = [];
+    const ui = { postMessage: (m: unknown, origin: string) => posted.push([m, origin]) };
+    const win = window as Window;
+    const open = jest.spyOn(win, 'open').mockReturnValue(ui as unknown as Window);
+    const buffer = new ArrayBuffer(8);
+    openInPerfetto(buffer, 'tiny run');
+    expect(open).toHaveBeenCalledWith(PERFETTO_ORIGIN);
+    jest.advanceTimersByTime(1100);
+    expect(posted).toEqual([
+      ['PING', PERFETTO_ORIGIN],
+      ['PING', PERFETTO_ORIGIN]
+    ]);
+    window.dispatchEvent(new MessageEvent('message', { data: 'PONG', source: ui as never }));
+    await Promise.resolve();
+    expect(posted[2]).toEqual([{ perfetto: { buffer, title: 'tiny run' } }, PERFETTO_ORIGIN]);
+    jest.advanceTimersByTime(2000);
+    expect(posted).toHaveLength(3); // no more pings once Perfetto answered
+    open.mockRestore();
+    jest.useRealTimers();
+  });
+
+  it('opens Perfetto inside the click and downloads the trace from the server', async () => {
+    const win = window as Window;
+    const open = jest.spyOn(win, 'open').mockReturnValue(null);
+    let release: (b: ArrayBuffer) => void = () => undefined;
+    const env = { traceBytes: () => new Promise<ArrayBuffer>(r => (release = r)) };
+    const root = renderReport(withRun(), {}, env);
+    const [perfetto, download] = buttons(root);
+    perfetto.click();
+    expect(open).toHaveBeenCalledTimes(1); // before the trace arrived: no popup blocker
+    expect(root.querySelector('.gpuprof-w-toolstatus')?.textContent).toBe('Loading the trace…');
+    release(new ArrayBuffer(4));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(root.querySelector('.gpuprof-w-toolstatus')?.textContent).toBe('');
+    const clicked: string[] = [];
+    URL.createObjectURL = jest.fn(() => 'blob:x');
+    URL.revokeObjectURL = jest.fn();
+    jest.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (
+      this: HTMLAnchorElement
+    ) {
+      clicked.push(this.download);
+    });
+    download.click();
+    release(new ArrayBuffer(4));
+    await new Promise(r => setTimeout(r, 0));
+    expect(clicked).toEqual(['r1.trace.json.gz']);
+    open.mockRestore();
+  });
+
+  it('reaches the server and the extension from a JupyterLab page only', async () => {
+    const el = document.createElement('div');
+    document.body.append(el);
+    expect(pageEnv('r1', el)).toEqual({});
+    const config = document.createElement('script');
+    config.type = 'application/json';
+    config.id = 'jupyter-config-data';
+    config.textContent = JSON.stringify({ baseUrl: '/lab-base/' });
+    document.body.append(config);
+    const seen: string[] = [];
+    (globalThis as unknown as { fetch: unknown }).fetch = jest.fn(async (url: string) => {
+      seen.push(url);
+      return { ok: true, json: async () => ({ strings: [], detail: {} }) };
+    });
+    const env = pageEnv('r 1', el);
+    await env.loadStep!(4);
+    expect(seen).toEqual(['/lab-base/jupyter-gpuprof/runs/r%201/timeline?step=4']);
+    const heard: unknown[] = [];
+    document.addEventListener(COMMAND_EVENT, ev => heard.push((ev as CustomEvent).detail));
+    env.command!(TOOLBAR_COMMANDS.showRun, { id: 'r 1' });
+    expect(heard).toEqual([{ id: TOOLBAR_COMMANDS.showRun, args: { id: 'r 1' } }]);
+    expect(pageEnv(null, el)).toEqual({});
+  });
+});
+
+describe('head and next steps', () => {
+  it('names the memory verdict and shows MFU and peak memory', () => {
+    expect(verdictName('memory')).toBe('memory bandwidth');
+    expect(verdictName(null)).toBe('unavailable');
+    const sm = {
+      ...sampleSummary(),
+      flops: { mfu_pct: 41.2 },
+      memory: { peaks: [{ peak_allocated_bytes: 9.43e9 }], max_memory_allocated_bytes: 9.1e9 }
+    } as IReportSummary;
+    expect(capacityText(sm)).toBe('MFU 41 % · peak memory 9.43 GB');
+    expect(renderReport(sm).querySelector('.gpuprof-w-stats')?.textContent).toContain(
+      '· MFU 41 % · peak memory 9.43 GB'
+    );
+    expect(capacityText(sampleSummary())).toBe('');
+  });
+
+  it("points a finding at the user's line of code when the summary has it", () => {
+    const line = whereLine({ where: { file: 'train.py', line: 42, code: 'loss.item()' } } as never);
+    expect(line?.querySelector('code')?.textContent).toBe('train.py:42');
+    expect(line?.querySelector('pre')?.textContent).toBe('loss.item()');
+    expect(whereLine({})).toBeNull();
+  });
+});
+
+describe('kernels tab', () => {
+  it('shows kernel kinds as bars and the kernels by time per step', () => {
+    const sm = {
+      ...sampleSummary(),
+      kernel_kinds: [{ kind: 'gemm', tensor_core: true, calls: 30, total_us: 3000 }],
+      kernels: [
+        {
+          name: 'small',
+          kind: 'elementwise',
+          calls: 3,
+          total_us: 300,
+          mean_us: 100,
+          pct_of_gpu: 9
+        },
+        { name: 'sm90_gemm', kind: 'gemm', calls: 30, total_us: 3000, mean_us: 100, pct_of_gpu: 91 }
+      ]
+    } as IReportSummary;
+    const panel = kernelsPanel(sm, makeBasis(sm, 'step'));
+    expect(panel.querySelector('h4')?.textContent).toBe('GPU time by kernel kind (ms per step)');
+    expect(panel.querySelector('.gpuprof-w-bar-value')?.textContent).toBe('1.00 ms');
+    const rows = Array.from(panel.querySelectorAll('tbody tr')).map(r =>
+      Array.from(r.children).map(c => c.textContent)
+    );
+    expect(rows[0]).toEqual(['sm90_gemm', 'gemm', '10.0', '1.00 ms', '100.0 µs', '91.0 %']);
+    expect(rows[1][0]).toBe('small');
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * Level of detail of the timeline: the events of a lane inside a view become rectangles, a run
+ * of events closer than half a pixel merged into one, never across a drawn idle gap. A window
+ * narrow enough shows every event as its own named rectangle.
+ */
+import { ITimeline } from './summary';
+
+/** One profiled step's events as columns (the summary's `timeline.detail[i]`, times from the step start). */
+export interface IStepDetail {
+  lane: number[];
+  start_us: number[];
+  dur_us: number[];
+  name: number[];
+  phase: number[];
+}
+
+/** The timeline fields the report reads beyond the bounded lanes (absent in older summaries). */
+export interface ITimelineDetailed extends ITimeline {
+  steps?: { step: number; start: number; end: number }[];
+  profiled_scale?: number | null;
+  phases?: string[];
+  strings?: string[];
+  detail?: (IStepDetail | null)[];
+}
+
+/** The events of one lane, sorted by start, in µs from the timeline start. */
+export interface ILaneEvents {
+  start: number[];
+  dur: number[];
+  label: string[];
+  phase: string[];
+  /** Events already merged by the summary (1 for a real event). */
+  count: number[];
+}
+
+/** A drawn rectangle: one event (`count` 1, named) or a merged run of events. */
+export interface IRect {
+  start: number;
+  end: number;
+  count: number;
+  label: string;
+  phase: string;
+}
+
+/** Every lane's events: the bounded lanes, with the steps that carry detail replaced by their real events. */
+export function laneEvents(
+  tl: ITimelineDetailed,
+  extra: Map<number, IStepDetail & { strings: string[] }> = new Map()
+): ILaneEvents[] {
+  const steps = tl.steps ?? [];
+  const phases = tl.phases ?? [];
+  const detailed: { start: number; end: number; d: IStepDetail; strings: string[] }[] = [];
+  steps.forEach((st, i) => {
+    const own = (tl.detail ?? [])[i];
+    const loaded = extra.get(st.step);
+    const d = own ?? loaded;
+    if (d) {
+      detailed.push({
+        start: st.start,
+        end: st.end,
+        d,
+        strings: own ? (tl.strings ?? []) : loaded!.strings
+      });
+    }
+  });
+  const covered = (a: number, b: number) => detailed.some(x => a >= x.start && b <= x.end);
+  return tl.lanes.map((lane, li) => {
+    const rows: [number, number, string, string, number][] = [];
+    for (let i = 0; i < lane.start.length; i++) {
+      const a = lane.start[i];
+      if (!covered(a, a + lane.dur[i])) {
+        rows.push([a, lane.dur[i], tl.names[lane.name[i]] ?? '', '', lane.count[i]]);
+      }
+    }
+    for (const { start, d, strings } of detailed) {
+      for (let i = 0; i < d.lane.length; i++) {
+        if (d.lane[i] === li) {
+          rows.push([
+            start + d.start_us[i],
+            d.dur_us[i],
+            strings[d.name[i]] ?? '',
+            phases[d.phase[i]] ?? '',
+            1
+          ]);
+        }
+      }
+    }
+    rows.sort((p, q) => p[0] - q[0]);
+    return {
+      start: rows.map(r => r[0]),
+      dur: rows.map(r => r[1]),
+      label: rows.map(r => r[2]),
+      phase: rows.map(r => r[3]),
+      count: rows.map(r => r[4])
+    };
+  });
+}
+
+/** First index whose start is at or after `t` (binary search). */
+function lowerBound(xs: number[], t: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid] < t) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/**
+ * The rectangles of `ev` inside [v0, v1] at `usPerPx`: events less than half a pixel apart merge,
+ * unless a drawn idle gap (`gapStarts`, sorted) begins between them.
+ */
+export function lodRects(
+  ev: ILaneEvents,
+  v0: number,
+  v1: number,
+  usPerPx: number,
+  gapStarts: number[] = []
+): IRect[] {
+  const tol = usPerPx / 2;
+  const out: IRect[] = [];
+  let cur: IRect | null = null;
+  // a long event (a CPU op) may start well before v0: scan from the first event
+  for (let i = 0; i < ev.start.length && ev.start[i] <= v1; i++) {
+    const a = ev.start[i];
+    const b = a + ev.dur[i];
+    if (b < v0) {
+      continue;
+    }
+    if (cur && a - cur.end <= tol && !gapBetween(gapStarts, cur.end, a)) {
+      cur.end = Math.max(cur.end, b);
+      cur.count += ev.count[i];
+      if (cur.phase !== ev.phase[i]) {
+        cur.phase = '';
+      }
+      continue;
+    }
+    if (cur) {
+      out.push(cur);
+    }
+    cur = { start: a, end: b, count: ev.count[i], label: ev.label[i], phase: ev.phase[i] };
+  }
+  if (cur) {
+    out.push(cur);
+  }
+  return out;
+}
+
+/** Whether a drawn idle gap starts in [a, b]. */
+function gapBetween(gapStarts: number[], a: number, b: number): boolean {
+  const k = lowerBound(gapStarts, a - 1e-6);
+  return k < gapStarts.length && gapStarts[k] <= b + 1e-6;
+}

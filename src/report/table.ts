@@ -1,0 +1,88 @@
+/**
+ * A table sortable by any column from the mouse or the keyboard (Enter/Space on a focused
+ * header), its headers announcing the sort to screen readers.
+ */
+import { h } from './dom';
+
+/** One column: key, header (it names its unit and basis), how to read, sort and show a cell. */
+export interface IColumn<R> {
+  key: string;
+  label: string;
+  /** Text columns sort ascending first and align left. */
+  text?: boolean;
+  value(row: R): number | string;
+  show?(row: R): string;
+  title?(row: R): string;
+}
+
+/** `rows` sorted by column `col`, numbers numerically and text by locale. */
+export function sortRows<R>(rows: readonly R[], col: IColumn<R>, desc: boolean): R[] {
+  return rows.slice().sort((a, b) => {
+    const x = col.value(a);
+    const y = col.value(b);
+    const c =
+      typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+    return desc ? -c : c;
+  });
+}
+
+/** A table element whose `draw(rows)` redraws its body; sorting redraws with the last rows. */
+export function sortableTable<R>(
+  cols: IColumn<R>[],
+  sortKey: string,
+  className = ''
+): { table: HTMLTableElement; draw(rows: readonly R[]): void } {
+  let key = sortKey;
+  let desc = !cols.find(c => c.key === key)?.text;
+  let last: readonly R[] = [];
+  const table = h('table', { class: `gpuprof-w-table ${className}`.trim() });
+  const sortBy = (k: string) => {
+    const col = cols.find(c => c.key === k)!;
+    desc = key === k ? !desc : !col.text;
+    key = k;
+    draw(last);
+    (table.querySelector(`th[data-key="${k}"]`) as HTMLElement | null)?.focus();
+  };
+  const draw = (rows: readonly R[]) => {
+    last = rows;
+    const head = h(
+      'tr',
+      {},
+      ...cols.map(c => {
+        const on = c.key === key;
+        const th = h(
+          'th',
+          {
+            class: `${c.text ? 'n ' : ''}${on ? `sorted ${desc ? 'desc' : 'asc'}` : ''}`.trim(),
+            'data-key': c.key,
+            tabindex: 0,
+            role: 'columnheader',
+            'aria-sort': on ? (desc ? 'descending' : 'ascending') : 'none',
+            onclick: () => sortBy(c.key),
+            onkeydown: ((ev: KeyboardEvent) => {
+              if (ev.key === 'Enter' || ev.key === ' ') {
+                ev.preventDefault();
+                sortBy(c.key);
+              }
+            }) as EventListener
+          },
+          c.label + (on ? (desc ? ' ▼' : ' ▲') : '')
+        );
+        return th;
+      })
+    );
+    const col = cols.find(c => c.key === key)!;
+    const body = sortRows(rows, col, desc).map(r =>
+      h(
+        'tr',
+        {},
+        ...cols.map(c => {
+          const shown = c.show ? c.show(r) : String(c.value(r));
+          return h('td', { class: c.text ? 'n' : '', title: c.title ? c.title(r) : shown }, shown);
+        })
+      )
+    );
+    table.replaceChildren(h('thead', {}, head), h('tbody', {}, ...body));
+  };
+  return { table, draw };
+}

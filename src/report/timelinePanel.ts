@@ -1,0 +1,46 @@
+/** The "GPU timeline" panel: GPU busy in the report's one wording, idle causes, the timeline. */
+import { IBasis } from './basis';
+import { h } from './dom';
+import { IReportEnv } from './env';
+import { busyText } from './header';
+import { ITimelineDetailed } from './lod';
+import { IReportSummary } from './summary';
+import { drawTimeline } from './timeline';
+
+/** GPU busy line, idle causes, the timeline (or why there is none). */
+export function timelinePanel(
+  sm: IReportSummary,
+  basis: IBasis,
+  env: IReportEnv = {}
+): HTMLDivElement {
+  const tl = sm.timeline as ITimelineDetailed | null | undefined;
+  const gpu = sm.gpu ?? {};
+  const box = h('div');
+  if (gpu.available) {
+    const causes = Object.entries(gpu.idle_by_cause_ms ?? {})
+      .filter(([, v]) => v >= 0.005)
+      .map(([k, v]) => `${k} ${basis.ms(v)}`)
+      .join(', ');
+    const tail = causes ? `; GPU idle by cause (${basis.title}): ${causes}.` : '.';
+    box.append(
+      h(
+        'p',
+        { class: 'gpuprof-w-busy' },
+        `${busyText(sm)}; busy ${basis.ms(gpu.busy_ms_per_step)} (${basis.title})${tail}`
+      )
+    );
+  }
+  if (!tl || !(tl.lanes ?? []).length) {
+    const multi = (sm.ranks ?? []).length > 1 ? " (multi-rank runs: open one rank's trace)." : '.';
+    box.append(
+      h(
+        'p',
+        { class: 'gpuprof-w-empty' },
+        `No timeline: the trace holds no events in the profiled window${multi}`
+      )
+    );
+  } else {
+    box.append(drawTimeline(tl, env));
+  }
+  return box;
+}
