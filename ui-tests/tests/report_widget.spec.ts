@@ -46,7 +46,8 @@ test.describe('inline report widget', () => {
     await first.getByRole('tab', { name: 'GPU timeline' }).click();
     const timeline = first.locator('.gpuprof-w-panel-timeline');
     expect(await timeline.locator('.gpuprof-w-lane').count()).toBeGreaterThan(0);
-    expect(await timeline.locator('svg.gpuprof-w-tl rect').count()).toBeGreaterThan(10);
+    // a small CPU trace: a few aggregated bars, split into events on zoom
+    expect(await timeline.locator('svg.gpuprof-w-tl rect').count()).toBeGreaterThan(3);
     // Zoom with Ctrl + wheel (a plain wheel scrolls the notebook): the axis now spans less time.
     const axis = timeline.locator('.gpuprof-w-axis').nth(1);
     const before = await axis.textContent();

@@ -65,6 +65,7 @@ test.describe('GPU Profiler run browser', () => {
       'Step time',
       'GPU timeline',
       'Operators',
+      'Kernels',
       'Transfers & syncs',
       'Next steps'
     ]);
@@ -74,7 +75,7 @@ test.describe('GPU Profiler run browser', () => {
     expect(await report.locator('svg.gpuprof-w-tl rect').count()).toBeGreaterThan(10);
     await report.getByRole('tab', { name: 'Operators' }).click();
     const firstOp = report.locator('.gpuprof-w-panel-ops tbody tr').first().locator('td').first();
-    await report.locator('input.gpuprof-w-filter').fill('aten::');
+    await report.locator('.gpuprof-w-panel-ops input.gpuprof-w-filter').fill('aten::');
     await expect(firstOp).toContainText('aten::');
     await report.getByRole('tab', { name: 'Next steps' }).click();
     await expect(
@@ -94,7 +95,7 @@ test.describe('GPU Profiler run browser', () => {
     await dialog.getByRole('button', { name: 'Close' }).click();
 
     const download = page.waitForEvent('download');
-    await detail.getByRole('button', { name: 'Download trace' }).click();
+    await detail.locator('.jp-gpuprof-button', { hasText: 'Download trace' }).click();
     expect((await download).suggestedFilename()).toBe(`${BEFORE}.trace.json.gz`);
   });
 
