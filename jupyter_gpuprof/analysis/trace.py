@@ -28,6 +28,7 @@ from .trace_validate import (
     strip_bom,
     valid_times,
 )
+from .trace_formats import CATEGORY_ALIASES, as_object_form, int_label, normalise_categories
 from .tracefile import Prefetch, TraceError, read_trace_bytes
 
 __all__ = ["Trace", "TraceError", "TraceInfo", "load_trace", "names_where"]
@@ -57,6 +58,7 @@ MEMORY_DEVICE_TYPE_CUDA = 1
 
 class _Args(msgspec.Struct, gc=False):
     external_id: int = msgspec.field(default=-1, name="External id")
+    external_id_old: int = msgspec.field(default=-1, name="external id")  # torch <= 1.9 GPU rows
     correlation: int = -1
     stream: int = -1
     device: int = -1
@@ -206,6 +208,7 @@ def _decode_tolerant(data: bytes | memoryview, path: Path, keep_python: bool, dr
                 f"{path}: no 'traceEvents' list: not a Kineto/Chrome trace") from None
         warnings.append("header fields of the wrong type ignored (device properties, rank)")
     kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
+    kept |= {old for old, new in CATEGORY_ALIASES.items() if new in kept}
 
     def matters(ph: Any, cat: Any, name: Any) -> bool:
         return (ph == "X" and cat in kept) or (ph == "i" and name == "[memory]")
@@ -216,13 +219,10 @@ def _decode_tolerant(data: bytes | memoryview, path: Path, keep_python: bool, dr
     return _File(**header, traceEvents=events), len(raw.traceEvents)
 
 
-def _as_int(value: int | str) -> int:
-    return value if isinstance(value, int) else -1
-
-
 def select(events: list[_Event], keep_python: bool = False) -> tuple[list[_Event], list[_Event]]:
     """The complete events of kept categories, and the allocator ([memory]) instants."""
     kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
+    normalise_categories(events)
     evs = [e for e in events if e.ph == "X" and e.cat in kept]
     mems = [e for e in events if e.ph == "i" and e.name == "[memory]" and e.args is not None]
     return evs, mems
@@ -253,7 +253,8 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
     path = Path(path)
     warnings: list[str] = []
     drops = Drops()
-    raw = strip_bom(read_trace_bytes(path) if data is None else data.take(), warnings)
+    raw = as_object_form(strip_bom(read_trace_bytes(path) if data is None else data.take(),
+                                   warnings))
     file, n_total = _decode(raw, path, keep_python, drops, warnings)
     del raw
     if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
@@ -295,7 +296,7 @@ def _ids(evs: list[_Event], attr: str) -> np.ndarray:
     try:
         return _col(evs, attr)
     except (TypeError, ValueError):
-        return _ints((_as_int(getattr(e, attr)) for e in evs), len(evs))
+        return _ints((int_label(getattr(e, attr)) for e in evs), len(evs))
 
 
 def _categorical(values: Iterable[str], n: int) -> pd.Categorical:
@@ -381,7 +382,7 @@ def build_table(rows: list[_Event], code: np.ndarray, ts: np.ndarray,
         "device": _sparse(n, gpu, gpu_args, "device"),
         "stream": _sparse(n, gpu, gpu_args, "stream"),
         "correlation": _sparse(n, linked, _pick(args, linked), "correlation"),
-        "external_id": _col(args, "external_id"), "bytes": _sparse(n, gpu, gpu_args, "nbytes"),
+        "external_id": np.maximum(_col(args, "external_id"), _col(args, "external_id_old")), "bytes": _sparse(n, gpu, gpu_args, "nbytes"),
         # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
         "input_dims": _json_column(op_args, "input_dims", ops, n),
         "input_types": _json_column(op_args, "input_type", ops, n),

@@ -1,0 +1,61 @@
+"""Older and other writers' spellings of a Kineto trace, brought to the one form the parser reads.
+
+torch <= 1.9 wrote capitalised categories (`Operator`, `Runtime`, `Kernel`, `Memcpy`, `Memset`)
+and, in 2020-2021, sometimes a bare JSON array of events instead of a `traceEvents` object (both
+valid Chrome trace format). Without this the same GPU work reads as a "CPU-only run".
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any
+
+#: torch <= 1.9 category -> the category torch >= 1.10 writes for the same kind of event
+CATEGORY_ALIASES = {
+    "Operator": "cpu_op",
+    "Runtime": "cuda_runtime",
+    "Driver": "cuda_driver",
+    "Kernel": "kernel",
+    "Memcpy": "gpu_memcpy",
+    "Memset": "gpu_memset",
+    "User annotation": "user_annotation",
+    "gpu_user_Annotation": "gpu_user_annotation",
+}
+
+
+def as_object_form(data: bytes | memoryview) -> bytes | memoryview:
+    """The trace as a `{"traceEvents": [...]}` document; a bare event array is wrapped.
+
+    Chrome's format lets an array lose its closing `]` (a writer killed mid-way), and a trailing
+    comma before it; both are repaired so the events written so far are read.
+    """
+    head = bytes(data[:64]).lstrip()
+    if not head.startswith(b"["):
+        return data
+    body = bytes(data).rstrip()
+    if not body.endswith(b"]"):
+        body = body.rstrip(b", \t\r\n") + b"]"
+    return b'{"traceEvents":' + body + b"}"
+
+
+def normalise_categories(events: list[Any]) -> int:
+    """Rename old categories in place (events are mutable structs); how many were renamed."""
+    present = set(map(attrgetter("cat"), events))
+    if not present.intersection(CATEGORY_ALIASES):
+        return 0
+    renamed = 0
+    for e in events:
+        new = CATEGORY_ALIASES.get(e.cat)
+        if new is not None:
+            e.cat = new
+            renamed += 1
+    return renamed
+
+
+def int_label(value: int | str) -> int:
+    """A pid/tid as an int: old traces write the thread id as a string ("5555"); -1 for a label
+    that is not a number ("stream 7")."""
+    if isinstance(value, int):
+        return value
+    text = value.strip()
+    return int(text) if text.isdigit() else -1
