@@ -24,8 +24,9 @@ KIND_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("nccl", re.compile(r"nccl", re.I)),
     ("attention", re.compile(r"flash|fmha|attention|sdpa|_mha|mha_", re.I)),
     ("conv", re.compile(r"conv(?!ert)|fprop|dgrad|wgrad|implicit_gemm|winograd", re.I)),
-    ("gemm", re.compile(r"gemm|gemv|nvjet|xmma|cutlass|matmul|wgmma|splitk|cublas|triton_tem",
-                        re.I)),
+    # Cijk_…: rocBLAS/hipBLASLt (Tensile) GEMMs
+    ("gemm", re.compile(r"gemm|gemv|nvjet|xmma|cutlass|matmul|wgmma|splitk|cublas|triton_tem|"
+                        r"^Cijk_", re.I)),
     ("norm", re.compile(r"norm|GammaBeta", re.I)),
     ("softmax", re.compile(r"softmax", re.I)),
     ("reduction", re.compile(r"reduce|reduction|triton_red|triton_per|sum_kernel|argmax|"
@@ -36,7 +37,8 @@ KIND_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 MATMUL_KINDS = ("gemm", "conv", "attention")
 TENSOR_CORE_NAME = re.compile(
     r"tf32|bf16|f16|fp16|h16|hmma|gmma|tensorop|s16816|s1688|16816|nvjet|e4m3|e5m2|fp8|"
-    r"_i8|imma|flash|sm90_xmma", re.I)
+    r"_i8|imma|flash|sm90_xmma|"
+    r"_MI\d+x\d+x\d+", re.I)  # _MI16x16x1: the AMD matrix-core (MFMA) instruction a GEMM uses
 SIMT_NAME = re.compile(r"simt|sgemm|dgemm|f32f32_f32f32|ffma|gemv", re.I)
 DTYPE_NAMES = {
     "float": "fp32", "double": "fp64", "c10::BFloat16": "bf16", "c10::Half": "fp16",

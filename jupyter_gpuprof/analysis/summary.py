@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .hardware import peak_tflops
+from .hardware import GpuArch, gpu_arch, mfu_dtype, peak_tflops
 from .hostwork import classify_host
 from .idle import gap_table, gpu_coverage, stream_table
 from .intervals import Coverage, union
@@ -83,6 +83,7 @@ class Analysis:
     flops: dict[str, Any]
     comm: dict[str, float]
     n_steps: int
+    arch: GpuArch | None = None  # vendor and architecture: which precisions and peaks apply
 
     def kind_ms_per_step(self, kinds: Sequence[str], tensor_core: bool | None = None) -> float:
         """GPU time per step in kernels of the given kinds (optionally by Tensor-Core use)."""
@@ -103,8 +104,8 @@ def _matmul_dtype(rows: pd.DataFrame) -> str:
 
 
 def _flops(flops_per_step: float | None, real: RealTime, gpu: str | None,
-           dtype: str) -> dict[str, Any]:
-    peak = peak_tflops(gpu, dtype or "fp32")
+           dtype: str, arch: GpuArch | None) -> dict[str, Any]:
+    peak = peak_tflops(gpu, mfu_dtype(dtype, arch), arch)
     out: dict[str, Any] = {"per_step": flops_per_step, "dtype": dtype, "peak_tflops": peak,
                            "achieved_tflops": None, "mfu_pct": None}
     if flops_per_step and real.step_ms > 0:
@@ -168,6 +169,7 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
     real = _reconcile(baseline, profiled, step_busy_us, n, window, gaps)
     input_us = host.input.overlap(np.array([window.start_us]), np.array([window.end_us]))[0]
     dtype = _matmul_dtype(krows)
+    arch = gpu_arch(trace.info.devices)
     return Analysis(
         info=trace.info, window=window, steps=steps, streams=stream_table(trace, window),
         gaps=gaps, ops=op_table(calls), kernels=kernel_table(krows), kinds=kind_summary(krows),
@@ -177,7 +179,7 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         busy_pct=100.0 * busy_us / window.dur_us if window.dur_us > 0 else 0.0,
         input_host_pct=100.0 * float(input_us) / window.dur_us if window.dur_us > 0 else 0.0,
         input_ms_per_step=float(input_us) / 1e3 / n, matmul_dtype=dtype,
-        flops=_flops(flops_per_step, real, trace.info.gpu_name, dtype), comm=_comm(krows, n),
-        n_steps=n,
+        flops=_flops(flops_per_step, real, trace.info.gpu_name, dtype, arch),
+        comm=_comm(krows, n), n_steps=n, arch=arch,
     )
 
