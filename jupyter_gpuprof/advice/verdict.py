@@ -104,4 +104,25 @@ def advise(a: Analysis) -> Advice:
         if a.real.busy_frac < T.COMPUTE_BUSY_FRAC:
             summary += " (GPU idle time is spread over small causes.)"
     confidence, reasons = confidence_of(a, top, second, category)
-    return Advice(Verdict(category, summary, confidence, reasons), found)
+    return checked(Advice(Verdict(category, summary, confidence, reasons), found))
+
+
+def checked(advice: Advice) -> Advice:
+    """The advice, with a reason added when its verdict is not its largest priced finding.
+
+    A verdict that its own numbers contradict ("straggler, worth 12% vs 20% for launch") must
+    at least say why it was chosen; every verdict path ends here.
+    """
+    v, found = advice.verdict, advice.findings
+    if v.category is None or not found:
+        return advice
+    top = max(found, key=lambda f: f.expected_gain_pct)
+    if v.category == top.category:
+        return advice
+    if v.category == "compute" and top.expected_gain_pct < T.MIN_VERDICT_GAIN_PCT:
+        note = (f"no finding is worth {T.MIN_VERDICT_GAIN_PCT:.0f}% of the step (largest: "
+                f"{top.category}, {top.expected_gain_pct:.0f}%)")
+    else:
+        note = (f"not the largest priced finding: {top.category} is worth "
+                f"{top.expected_gain_pct:.0f}% of the step")
+    return Advice(Verdict(v.category, v.summary, v.confidence, [*v.reasons, note]), found)

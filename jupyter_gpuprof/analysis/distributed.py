@@ -228,10 +228,20 @@ class Distributed:
     n_unmatched: int  # collectives seen on some ranks only (dropped)
 
     def slowest(self) -> pd.Series | None:
-        """The imbalance row of the rank that makes the others wait longest (None if < 2)."""
+        """The imbalance row of the rank the others wait for (None if < 2 ranks).
+
+        With matched collectives that is the rank arriving last most often (its excess own
+        time breaks ties): the rank with the most own time need not be the one others wait for.
+        """
         if len(self.imbalance) < 2:
             return None
-        at = int(np.nanargmax(self.imbalance["extra_ms"].to_numpy(dtype=float)))
+        extra = self.imbalance["extra_ms"].to_numpy(dtype=float)
+        last = self.imbalance["rank"].map(self.ranks.set_index("rank")["last_arrival_pct"])
+        last_pct = last.to_numpy(dtype=float, na_value=0.0)
+        if self.n_matched and np.nanmax(last_pct) > 0:
+            at = int(np.lexsort((np.nan_to_num(extra, nan=-np.inf), last_pct))[-1])
+        else:
+            at = int(np.nanargmax(extra))
         row: pd.Series = self.imbalance.iloc[at]
         return row
 
