@@ -205,10 +205,17 @@ def default_workers(paths: Sequence[str | Path]) -> int:
 
 def load_ranks(paths: Sequence[str | Path], baseline_step_ms: Sequence[float] | None = None,
                flops_per_step: float | None = None, workers: int | None = None,
-               keep_analysis: bool = True) -> list[tuple[Analysis | None, RankSummary]]:
-    """Analyse every rank's trace, in parallel worker processes when it pays; in path order."""
+               keep_analysis: bool = True, named_ranks: Sequence[int | None] = ()
+               ) -> list[tuple[Analysis | None, RankSummary]]:
+    """Analyse every rank's trace, in parallel worker processes when it pays; in path order.
+
+    A trace without distributedInfo takes the rank its file name states (`named_ranks`), else
+    its position.
+    """
     workers = default_workers(paths) if workers is None else workers
-    args = [(p, baseline_step_ms, flops_per_step, i, keep_analysis) for i, p in enumerate(paths)]
+    named = list(named_ranks) + [None] * (len(paths) - len(named_ranks))
+    args = [(p, baseline_step_ms, flops_per_step, i if r is None else r, keep_analysis)
+            for i, (p, r) in enumerate(zip(paths, named, strict=True))]
     if workers <= 1:
         return [load_rank(*a) for a in args]
     # spawn: forking a Jupyter kernel (threads, CUDA) is unsafe; workers import only the analysis

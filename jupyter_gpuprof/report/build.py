@@ -20,7 +20,7 @@ from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
 from ..analysis.trace import Trace, TraceError, load_trace
 from ..analysis.tracefile import Prefetch
-from ..store.layout import folder_traces, is_run_folder, sibling_meta
+from ..store.layout import folder_traces, is_run_folder, rank_in_name, sibling_meta
 from ..store.run import Run, RunMeta, open_run
 from ..store.runs import RunInProgress
 from .model import Summary, from_builtins, to_builtins
@@ -110,7 +110,8 @@ def _timeline(trace: Trace, a: Analysis) -> dict[str, Any]:
 def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
     """Report over every rank's trace: ranks analysed in parallel, advice across ranks."""
     baseline = (meta.baseline.get("step_ms") or None) if meta else None
-    done = load_ranks(paths, baseline, meta.flops_per_step if meta else None)
+    done = load_ranks(paths, baseline, meta.flops_per_step if meta else None,
+                      named_ranks=[rank_in_name(p.name) for p in paths])
     analyses = [a for a, _ in done if a is not None]
     dist = analyze_ranks([s for _, s in done])
     advice = merge_advice(advise(analyses[0]), analyses[0], dist, analyses)
@@ -182,7 +183,7 @@ def analyze_path(path: str | Path, data: Prefetch | None = None) -> Report:
         return analyze_run(open_run(p))
     traces = folder_traces(p)
     if not traces:
-        raise TraceError(f"{p}: no trace files (*.pt.trace.json[.gz] or trace*.json.gz) here")
+        raise TraceError(f"{p}: no trace files (*.json or *.json.gz) here")
     if len(traces) == 1:
         return analyze_trace(traces[0])
     return _multi_rank(traces, None, str(p))
