@@ -32,6 +32,10 @@ class Source(Model):
     status: str | None
     error: str | None
     created: str | None
+    #: "NVIDIA" | "AMD" from deviceProperties (warpSize 64 is AMD); None when not described
+    vendor: str | None = None
+    #: architecture family that decides precisions and peaks ("Volta", "Hopper", "CDNA3", …)
+    arch: str | None = None
 
 
 class StepStats(Model):
@@ -60,6 +64,9 @@ class Steps(StepStats):
     warmup_ms: list[float]
     baseline_ms: list[float]
     profiled_ms: list[float]
+    #: what the steps are: "ProfilerStep", "Optimizer.step", "gpu_user_annotation" (a GPU range
+    #: that repeats) or "none" (the whole trace is one window)
+    step_source: str = "ProfilerStep"
 
 
 class IdleByCause(Model):

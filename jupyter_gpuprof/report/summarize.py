@@ -68,7 +68,8 @@ def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -
                             "timing": m.baseline.get("timing") if m else None,
                             "baseline": a.baseline, "profiled": a.profiled,
                             "profiler_inflation": a.real.inflation, "warmup_ms": _series(warm),
-                            "baseline_ms": _series(base), "profiled_ms": _series(prof)}, Steps)
+                            "baseline_ms": _series(base), "profiled_ms": _series(prof),
+                            "step_source": a.window.step_source}, Steps)
 
 
 def _syncs(a: Analysis) -> Syncs:
@@ -89,7 +90,9 @@ def _source(a: Analysis, m: RunMeta | None, path: str | None) -> Source:
     return Source(path=path, gpu=a.info.gpu_name, rank=a.info.rank,
                   world_size=a.info.world_size, run_id=m.id if m else None,
                   name=m.name if m else None, status=m.status if m else None,
-                  error=m.error if m else None, created=m.created if m else None)
+                  error=m.error if m else None, created=m.created if m else None,
+                  vendor=a.arch.vendor if a.arch else None,
+                  arch=a.arch.family if a.arch else None)
 
 
 def _gpu(a: Analysis) -> Gpu:

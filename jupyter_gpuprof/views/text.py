@@ -68,8 +68,12 @@ def render_text(s: dict[str, Any]) -> str:
     if (b := banner(s)) is not None:
         lines.append(f"!! {b}")
     lines += [f"!! Trace: {w}" for w in s.get("warnings") or []]
-    lines.append(f"GPU: {src.get('gpu') or 'none'}")
+    arch = f" ({src['vendor']} {src['arch']})" if src.get("arch") else ""
+    lines.append(f"GPU: {src.get('gpu') or 'none'}{arch}")
     label = "unprofiled baseline" if st.get("source") == "baseline" else "profiled steps"
+    if st.get("step_source") not in (None, "ProfilerStep"):  # say what the steps were read from
+        label += (" from " + st["step_source"] if st["step_source"] != "none"
+                  else ": no step markers, the whole trace is one window")
     lines.append(
         f"Step time ({label}, n={st.get('n')}): median {_ms(st.get('median_ms'))}, "
         f"p95 {_ms(st.get('p95_ms'))}, IQR {_ms(st.get('iqr_ms'))}, "

@@ -38,6 +38,8 @@ export interface Source {
   status: string | null;
   error: string | null;
   created: string | null;
+  vendor?: string | null;
+  arch?: string | null;
 }
 /**
  * The headline step time (baseline when measured, else profiled) and both series.
@@ -61,6 +63,7 @@ export interface Steps {
   warmup_ms: number[];
   baseline_ms: number[];
   profiled_ms: number[];
+  step_source?: string;
 }
 /**
  * Robust statistics of a series of step times (ms): `analysis.stats.describe_steps`.
