@@ -7,6 +7,7 @@ from typing import Any
 
 from ..analysis.kernels import MATMUL_KINDS
 from ..analysis.summary import Analysis
+from ..analysis.trace_formats import without_gpu_activity
 from . import thresholds as T
 from .findings import Finding, Verdict
 from .rules import RULES
@@ -81,8 +82,7 @@ def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
 def advise(a: Analysis) -> Advice:
     """Findings from every rule, ranked by expected gain, and the verdict."""
     if not a.gpu_available:
-        return Advice(Verdict(None, "GPU metrics unavailable: no CUDA activity in this trace "
-                              "(CPU-only run); the host-side tables are still valid.", "low",
+        return Advice(Verdict(None, without_gpu_activity(a.info.held), "low",
                               ["no GPU activity recorded"]))
     found = [f for f in (rule(a) for rule in RULES) if f is not None]
     found.sort(key=lambda f: f.expected_gain_pct, reverse=True)

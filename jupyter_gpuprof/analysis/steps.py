@@ -161,7 +161,7 @@ def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
         prev_end = end
     steps = pd.DataFrame(rows, columns=list(STEP_COLUMNS))
     pid = int(marks["pid"].iloc[0]) if "pid" in marks else -1
-    if "cat" in marks and (marks["cat"] == "gpu_user_annotation").any():  # a GPU pid: use the host's
+    if "cat" in marks and (marks["cat"] == "gpu_user_annotation").any():  # GPU pid: take the host's
         host = ev[~ev["cat"].isin((*GPU_CATEGORIES, "gpu_user_annotation"))]
         pid = int(host["pid"].mode().iloc[0]) if len(host) else -1
     window = Window(float(starts[0]), float(steps["end_us"].max()), pid, source)

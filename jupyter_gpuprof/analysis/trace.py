@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from . import trace_formats as formats
 from .trace_validate import (
     Drops,
     decode_error,
@@ -28,7 +29,6 @@ from .trace_validate import (
     strip_bom,
     valid_times,
 )
-from .trace_formats import CATEGORY_ALIASES, as_object_form, int_label, normalise_categories
 from .tracefile import Prefetch, TraceError, read_trace_bytes
 
 __all__ = ["Trace", "TraceError", "TraceInfo", "load_trace", "names_where"]
@@ -128,6 +128,8 @@ class TraceInfo:
     n_events_dropped: int = 0
     #: what a reader of the report must know about this file ("12 events dropped: …")
     warnings: list[str] = field(default_factory=list)
+    #: events of kinds not analysed that tell what the trace is (MTIA, range profiler)
+    held: dict[str, int] = field(default_factory=dict)
 
     @property
     def gpu_name(self) -> str | None:
@@ -160,12 +162,8 @@ class Trace:
                     code = cat.cat.categories.get_loc(c)
                     lo, hi = np.searchsorted(codes, [code, code + 1])
                     parts.append(self.events.iloc[lo:hi])
-            if not parts:
-                out = self.events.iloc[0:0]
-            elif len(parts) == 1:
-                out = parts[0]
-            else:
-                out = pd.concat(parts).sort_values("ts_us", kind="stable")
+            out = (self.events.iloc[0:0] if not parts else parts[0] if len(parts) == 1
+                   else pd.concat(parts).sort_values("ts_us", kind="stable"))
             self._subsets[cats] = out
         return self._subsets[cats]
 
@@ -208,7 +206,7 @@ def _decode_tolerant(data: bytes | memoryview, path: Path, keep_python: bool, dr
                 f"{path}: no 'traceEvents' list: not a Kineto/Chrome trace") from None
         warnings.append("header fields of the wrong type ignored (device properties, rank)")
     kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
-    kept |= {old for old, new in CATEGORY_ALIASES.items() if new in kept}
+    kept |= {old for old, new in formats.CATEGORY_ALIASES.items() if new in kept}
 
     def matters(ph: Any, cat: Any, name: Any) -> bool:
         return (ph == "X" and cat in kept) or (ph == "i" and name == "[memory]")
@@ -222,7 +220,7 @@ def _decode_tolerant(data: bytes | memoryview, path: Path, keep_python: bool, dr
 def select(events: list[_Event], keep_python: bool = False) -> tuple[list[_Event], list[_Event]]:
     """The complete events of kept categories, and the allocator ([memory]) instants."""
     kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
-    normalise_categories(events)
+    formats.normalise_categories(events)
     evs = [e for e in events if e.ph == "X" and e.cat in kept]
     mems = [e for e in events if e.ph == "i" and e.name == "[memory]" and e.args is not None]
     return evs, mems
@@ -253,7 +251,7 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
     path = Path(path)
     warnings: list[str] = []
     drops = Drops()
-    raw = as_object_form(strip_bom(read_trace_bytes(path) if data is None else data.take(),
+    raw = formats.as_object_form(strip_bom(read_trace_bytes(path) if data is None else data.take(),
                                    warnings))
     file, n_total = _decode(raw, path, keep_python, drops, warnings)
     del raw
@@ -267,7 +265,7 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
                                                   drops)))
     drops.refuse_if_too_many(path, len(evs) + len(mems), int(np.isin(columns[1], _GPU_CODES).sum()))
     info = trace_info(file, path, n_total, len(evs) + len(mems))
-    info.n_events_dropped = drops.total
+    info.n_events_dropped, info.held = drops.total, formats.foreign_counts(file.traceEvents)
     info.warnings = warnings + drops.warnings()
     del file
     events, memory = build_table(*columns), memory_events(mems)
@@ -296,7 +294,7 @@ def _ids(evs: list[_Event], attr: str) -> np.ndarray:
     try:
         return _col(evs, attr)
     except (TypeError, ValueError):
-        return _ints((int_label(getattr(e, attr)) for e in evs), len(evs))
+        return _ints((formats.int_label(getattr(e, attr)) for e in evs), len(evs))
 
 
 def _categorical(values: Iterable[str], n: int) -> pd.Categorical:
@@ -382,7 +380,8 @@ def build_table(rows: list[_Event], code: np.ndarray, ts: np.ndarray,
         "device": _sparse(n, gpu, gpu_args, "device"),
         "stream": _sparse(n, gpu, gpu_args, "stream"),
         "correlation": _sparse(n, linked, _pick(args, linked), "correlation"),
-        "external_id": np.maximum(_col(args, "external_id"), _col(args, "external_id_old")), "bytes": _sparse(n, gpu, gpu_args, "nbytes"),
+        "external_id": np.maximum(_col(args, "external_id"), _col(args, "external_id_old")),
+        "bytes": _sparse(n, gpu, gpu_args, "nbytes"),
         # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
         "input_dims": _json_column(op_args, "input_dims", ops, n),
         "input_types": _json_column(op_args, "input_type", ops, n),

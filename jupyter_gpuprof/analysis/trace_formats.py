@@ -59,3 +59,35 @@ def int_label(value: int | str) -> int:
         return value
     text = value.strip()
     return int(text) if text.isdigit() else -1
+
+
+#: event kinds the analyses do not read, but whose presence says what kind of trace this is
+FOREIGN_CATEGORIES = ("mtia_runtime", "mtia_ccp_events", "cuda_profiler_range")
+
+
+def foreign_counts(events: list[Any]) -> dict[str, int]:
+    """How many events of each `FOREIGN_CATEGORIES` kind, plus runtime calls, a trace holds."""
+    cats = list(map(attrgetter("cat"), events))
+    wanted = (*FOREIGN_CATEGORIES, "cuda_runtime")
+    return {c: n for c in wanted if (n := cats.count(c))}
+
+
+def without_gpu_activity(held: dict[str, int]) -> str:
+    """What a trace with no GPU kernels or copies holds, and what cannot be measured from it."""
+    mtia = held.get("mtia_runtime", 0) + held.get("mtia_ccp_events", 0)
+    if mtia:
+        return (f"MTIA trace: {held.get('mtia_ccp_events', 0):,} MTIA device events and "
+                f"{held.get('mtia_runtime', 0):,} MTIA runtime calls, no CUDA/ROCm activity. "
+                "Host ops and steps are read; MTIA device time, busy % and kernel advice are "
+                "not measured by this tool.")
+    if held.get("cuda_profiler_range"):
+        return (f"CUPTI range-profiler trace: {held['cuda_profiler_range']:,} profiler ranges "
+                f"and {held.get('cuda_runtime', 0):,} CUDA runtime calls, but no kernel "
+                "records (the range profiler replaces kernel tracing). Host ops and runtime "
+                "calls are read; GPU busy %, kernel durations and idle gaps cannot be measured.")
+    if held.get("cuda_runtime"):
+        return (f"{held['cuda_runtime']:,} CUDA runtime calls but no kernel, copy or memset "
+                "records: GPU activity was not traced (activities=[CPU] only?). GPU busy % and "
+                "kernel advice cannot be measured; the host-side tables are still valid.")
+    return ("GPU metrics unavailable: no CUDA activity in this trace (CPU-only run); the "
+            "host-side tables are still valid.")

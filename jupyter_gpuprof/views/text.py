@@ -25,6 +25,9 @@ def banner(summary: dict[str, Any]) -> str | None:
     if src.get("status") == "failed":
         return f"Partial report: the profiled code raised ({src.get('error')})."
     if not summary.get("gpu", {}).get("available"):
+        said = (summary.get("verdict") or {}).get("summary") or ""
+        if said and "CPU-only" not in said:  # an MTIA or range-profiler trace: what it holds
+            return "GPU metrics unavailable: " + said.split(". ")[0] + "."
         return "GPU metrics unavailable: no CUDA activity was recorded (CPU-only run)."
     return None
 
