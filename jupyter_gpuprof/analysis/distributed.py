@@ -120,6 +120,7 @@ class RankSummary:
     steps: pd.DataFrame  # RANK_STEP_COLUMNS without rank, in µs: step, step_us, compute_us…
     collectives: pd.DataFrame  # step (-1: not launched in a step), op, ts_us, dur_us, by time
     compute: Coverage  # union of non-collective GPU activity (trace-relative time)
+    span_us: float = 0.0  # from the first event to the last one's end
 
 
 def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSummary:
@@ -167,7 +168,8 @@ def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSumm
     return RankSummary(rank, trace.info.world_size, trace.info.path, trace.info.t0_us,
                        pd.DataFrame(rows, columns=["step", "step_us", "compute_us", "comm_us",
                                                    "exposed_comm_us", "idle_us", "input_us"]),
-                       colls.reset_index(drop=True), compute)
+                       colls.reset_index(drop=True), compute,
+                       float(trace.events["end_us"].max()) if len(trace.events) else 0.0)
 
 
 def load_rank(path: str | Path, baseline_step_ms: Sequence[float] | None = None,

@@ -16,6 +16,7 @@ import pandas as pd
 from ..advice.distributed_rules import merge_advice
 from ..advice.verdict import Advice, advise
 from ..analysis.distributed import Distributed, analyze_ranks, load_ranks
+from ..analysis.one_job import job_warning, not_one_job
 from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
 from ..analysis.trace import Trace, TraceError, load_trace
@@ -42,13 +43,14 @@ class Report:
         self.distributed = distributed  # cross-rank tables when the run has >= 2 ranks
         self.timeline = timeline  # bounded LOD timeline (analysis/timeline.py); None: no trace
         self.baseline_ms: list[float] | None = None  # baseline of a bare trace (no meta)
+        self.job_warnings: list[str] = []  # the traces of a folder are not one job's ranks
 
     @property
     def warnings(self) -> list[str]:
         """What the trace reader had to drop or ignore, per rank when there are several."""
         if not self.ranks:
             return list(self.analysis.info.warnings)
-        return [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
+        return self.job_warnings + [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
                 for i, r in enumerate(self.ranks) for w in r.info.warnings]
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
@@ -113,7 +115,13 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
     done = load_ranks(paths, baseline, meta.flops_per_step if meta else None,
                       named_ranks=[rank_in_name(p.name) for p in paths])
     analyses = [a for a, _ in done if a is not None]
-    dist = analyze_ranks([s for _, s in done])
+    summaries = [s for _, s in done]
+    problems = not_one_job(summaries)
+    if problems:  # unrelated runs: lining them up as ranks would invent stragglers
+        report = Report(analyses[0], advise(analyses[0]), meta, path, analyses)
+        report.job_warnings = [job_warning(problems, len(summaries))]
+        return report
+    dist = analyze_ranks(summaries)
     advice = merge_advice(advise(analyses[0]), analyses[0], dist, analyses)
     return Report(analyses[0], advice, meta, path, analyses, dist)
 
