@@ -14,6 +14,7 @@ from ..analysis.summary import Analysis
 from . import fixes
 from . import thresholds as T
 from .findings import Finding
+from .one_time_rule import one_time_rule
 from .precision_by_gpu import precision_advice
 
 
@@ -187,5 +188,5 @@ def comm_rule(a: Analysis) -> Finding | None:
 
 RULES: tuple[Callable[[Analysis], Finding | None], ...] = (
     input_rule, transfer_rule, sync_rule, launch_rule, host_rule, precision_rule, memory_rule,
-    comm_rule,
+    comm_rule, one_time_rule,
 )

@@ -10,6 +10,7 @@ from ..analysis.summary import Analysis
 from ..analysis.trace_formats import without_gpu_activity
 from . import thresholds as T
 from .findings import Finding, Verdict
+from .one_time_rule import excluded_note
 from .rules import RULES
 
 HOST_SIDE = ("input", "transfer", "sync", "launch", "host")
@@ -22,6 +23,8 @@ SUMMARIES = {
     "memory": "The GPU is busy, but in memory-bound unfused kernels far below compute peak",
     "precision": "The GPU is busy in fp32 matmuls that don't use Tensor Cores",
     "comm": "Collective communication is exposed and dominates",
+    "one-time": "The profiled window is mostly one-time costs (start-up, first launches, graph "
+                "capture or allocator growth), not the steady state",
 }
 
 
@@ -92,6 +95,9 @@ def advise(a: Analysis) -> Advice:
         category = top.category
         summary = (f"{SUMMARIES[category]}: fixing it should save ≈{top.expected_gain_pct:.0f}% "
                    f"of the {a.real.step_ms:.1f} ms step.")
+        if category == "one-time":
+            summary = (f"{SUMMARIES[category]}: ≈{top.expected_gain_pct:.0f}% of the "
+                       f"{a.real.step_ms:.1f} ms step; profile again after warm-up.")
     else:
         category = "compute"
         tc = _tensor_core_share(a)
@@ -104,6 +110,8 @@ def advise(a: Analysis) -> Advice:
         if a.real.busy_frac < T.COMPUTE_BUSY_FRAC:
             summary += " (GPU idle time is spread over small causes.)"
     confidence, reasons = confidence_of(a, top, second, category)
+    if (note := excluded_note(a)) is not None:
+        reasons.append(note)
     return checked(Advice(Verdict(category, summary, confidence, reasons), found))
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .intervals import union
+from .one_time import one_time_table, steady_start
 from .trace import GPU_CATEGORIES, Trace, names_where
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
@@ -131,6 +132,8 @@ def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
     if marks.empty:
         host = ev[~ev["cat"].isin(GPU_CATEGORIES)]
         lo = float(ev["ts_us"].min()) if len(ev) else 0.0
+        # start-up, module loading, capture: not the steady state this window stands for
+        lo = steady_start(one_time_table(trace), lo, gpu["ts_us"].to_numpy())
         hi = float(ev["end_us"].max()) if len(ev) else 0.0
         pid = int(host["pid"].mode().iloc[0]) if len(host) else -1
         marks = pd.DataFrame({"step": [-1], "ts_us": [lo], "end_us": [hi], "pid": [pid]})

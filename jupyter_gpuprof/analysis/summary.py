@@ -22,6 +22,7 @@ from .intervals import Coverage, union
 from .kernels import MATMUL_KINDS, kernel_rows, kernel_table, kind_summary
 from .launch import launch_stats
 from .memory import memory_table
+from .one_time import ONE_TIME_COLUMNS, one_time_table
 from .ops import op_rows, op_table
 from .stats import describe_steps
 from .steps import Window, assign_steps, gpu_activity, step_table
@@ -84,6 +85,9 @@ class Analysis:
     comm: dict[str, float]
     n_steps: int
     arch: GpuArch | None = None  # vendor and architecture: which precisions and peaks apply
+    #: start-up, module loading, graph capture, allocator growth (one_time.ONE_TIME_COLUMNS)
+    one_time: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=list(ONE_TIME_COLUMNS)))
 
     def kind_ms_per_step(self, kinds: Sequence[str], tensor_core: bool | None = None) -> float:
         """GPU time per step in kernels of the given kinds (optionally by Tensor-Core use)."""
@@ -180,6 +184,6 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         input_host_pct=100.0 * float(input_us) / window.dur_us if window.dur_us > 0 else 0.0,
         input_ms_per_step=float(input_us) / 1e3 / n, matmul_dtype=dtype,
         flops=_flops(flops_per_step, real, trace.info.gpu_name, dtype, arch),
-        comm=_comm(krows, n), n_steps=n, arch=arch,
+        comm=_comm(krows, n), n_steps=n, arch=arch, one_time=one_time_table(trace),
     )
 

@@ -32,10 +32,7 @@ class Source(Model):
     status: str | None
     error: str | None
     created: str | None
-    #: "NVIDIA" | "AMD" from deviceProperties (warpSize 64 is AMD); None when not described
-    vendor: str | None = None
-    #: architecture family that decides precisions and peaks ("Volta", "Hopper", "CDNA3", …)
-    arch: str | None = None
+    arch: str | None = None  # vendor and family, deciding precisions/peaks ("AMD CDNA3")
 
 
 class StepStats(Model):
@@ -64,9 +61,7 @@ class Steps(StepStats):
     warmup_ms: list[float]
     baseline_ms: list[float]
     profiled_ms: list[float]
-    #: what the steps are: "ProfilerStep", "Optimizer.step", "gpu_user_annotation" (a GPU range
-    #: that repeats) or "none" (the whole trace is one window)
-    step_source: str = "ProfilerStep"
+    step_source: str = "ProfilerStep"  # or Optimizer.step, gpu_user_annotation, none
 
 
 class IdleByCause(Model):
@@ -343,6 +338,15 @@ class Timeline(Model):
     input_ranges: bool
 
 
+class OneTimeCost(Model):
+    """A one-time cost in the trace (analysis/one_time.py): named, kept out of the step."""
+
+    kind: str
+    name: str
+    ts_us: float
+    dur_us: float
+
+
 class Summary(Model, kw_only=True):
     """The whole report summary (what summary.json holds)."""
 
@@ -366,6 +370,7 @@ class Summary(Model, kw_only=True):
     distributed: Distributed | None
     timeline: Timeline | None
     warnings: list[str] = msgspec.field(default_factory=list)
+    one_time: list[OneTimeCost] = msgspec.field(default_factory=list)  # named, not advised on
 
 
 def _plain(value: Any) -> Any:
@@ -382,8 +387,7 @@ def encode(summary: Summary) -> bytes:
 
 def to_builtins(summary: Summary) -> dict[str, Any]:
     """The summary as plain JSON-ready Python objects (what `Report.to_json()` returns)."""
-    data: dict[str, Any] = msgspec.json.decode(encode(summary))
-    return data
+    return dict(msgspec.json.decode(encode(summary)))
 
 
 def decode(data: bytes | str) -> Summary:

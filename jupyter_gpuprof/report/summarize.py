@@ -26,6 +26,7 @@ from .model import (
     Launch,
     Memory,
     MemoryPeak,
+    OneTimeCost,
     OpRow,
     RankBrief,
     Source,
@@ -91,8 +92,7 @@ def _source(a: Analysis, m: RunMeta | None, path: str | None) -> Source:
                   world_size=a.info.world_size, run_id=m.id if m else None,
                   name=m.name if m else None, status=m.status if m else None,
                   error=m.error if m else None, created=m.created if m else None,
-                  vendor=a.arch.vendor if a.arch else None,
-                  arch=a.arch.family if a.arch else None)
+                  arch=f"{a.arch.vendor} {a.arch.family}" if a.arch else None)
 
 
 def _gpu(a: Analysis) -> Gpu:
@@ -140,4 +140,5 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
         distributed=_distributed(distributed),
         timeline=msgspec.convert(timeline, Timeline) if timeline is not None else None,
         warnings=list(warnings),
+        one_time=rows(a.one_time, OneTimeCost, 20),
     )

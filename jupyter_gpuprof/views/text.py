@@ -71,7 +71,7 @@ def render_text(s: dict[str, Any]) -> str:
     if (b := banner(s)) is not None:
         lines.append(f"!! {b}")
     lines += [f"!! Trace: {w}" for w in s.get("warnings") or []]
-    arch = f" ({src['vendor']} {src['arch']})" if src.get("arch") else ""
+    arch = f" ({src['arch']})" if src.get("arch") else ""
     lines.append(f"GPU: {src.get('gpu') or 'none'}{arch}")
     label = "unprofiled baseline" if st.get("source") == "baseline" else "profiled steps"
     if st.get("step_source") not in (None, "ProfilerStep"):  # say what the steps were read from

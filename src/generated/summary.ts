@@ -24,6 +24,7 @@ export interface Summary {
   distributed: Distributed | null;
   timeline: Timeline | null;
   warnings?: string[];
+  one_time?: OneTimeCost[];
 }
 /**
  * Where the report comes from: the trace or run folder, its GPU, rank and run metadata.
@@ -38,7 +39,6 @@ export interface Source {
   status: string | null;
   error: string | null;
   created: string | null;
-  vendor?: string | null;
   arch?: string | null;
 }
 /**
@@ -355,4 +355,13 @@ export interface TimelineStep {
   step: number;
   start: number;
   end: number;
+}
+/**
+ * A one-time cost in the trace (analysis/one_time.py): named, kept out of the step.
+ */
+export interface OneTimeCost {
+  kind: string;
+  name: string;
+  ts_us: number;
+  dur_us: number;
 }
