@@ -13,6 +13,10 @@ from .findings import Finding, Verdict
 from .one_time_rule import excluded_note
 from .rules import RULES
 
+#: with fewer GPU activities and less GPU time than this in the whole window (a unit test's
+#: one kernel), percentages of the step mean nothing
+MIN_GPU_ACTIVITIES = 20
+MIN_GPU_WORK_MS = 1.0
 HOST_SIDE = ("input", "transfer", "sync", "launch", "host")
 SUMMARIES = {
     "input": "The GPU waits for the data pipeline to produce batches",
@@ -91,6 +95,15 @@ def advise(a: Analysis) -> Advice:
     found.sort(key=lambda f: f.expected_gain_pct, reverse=True)
     top = found[0] if found else None
     second = found[1] if len(found) > 1 else None
+    gpu_ms = a.real.gpu_busy_ms * max(a.n_steps, 1)
+    kernels = int(a.kinds["calls"].sum()) if len(a.kinds) else 0
+    if (gpu_ms < MIN_GPU_WORK_MS and kernels < MIN_GPU_ACTIVITIES
+            and not (top and top.category == "one-time")):
+        return Advice(Verdict(None, f"Too little GPU work to judge: {kernels} GPU activities, "
+                              f"{gpu_ms:.3f} ms of GPU time in a {a.window.dur_us / 1e3:.1f} ms "
+                              "window; profile more steps of the real workload.", "low",
+                              [f"fewer than {MIN_GPU_ACTIVITIES} GPU activities and "
+                               f"{MIN_GPU_WORK_MS:.0f} ms of GPU time"]), found)
     if top and top.expected_gain_pct >= T.MIN_VERDICT_GAIN_PCT:
         category = top.category
         summary = (f"{SUMMARIES[category]}: fixing it should save ≈{top.expected_gain_pct:.0f}% "

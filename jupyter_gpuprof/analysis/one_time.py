@@ -12,12 +12,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .intervals import union
+from .intervals import Coverage, union
 from .launch import LAUNCH_APIS
-from .trace import Trace
+from .trace import GPU_CATEGORIES, Trace
 
-#: a single runtime call this long is not steady-state work
+#: a single runtime call this long is not steady-state work ...
 ONE_TIME_MIN_US = 50_000.0
+#: ... when the GPU idles through most of it (a launch that blocks on a full queue, or a sync,
+#: keeps the GPU busy: that is the steady state's own cost)
+ONE_TIME_MAX_GPU_BUSY = 0.5
 ONE_TIME_COLUMNS = {
     "kind": "start-up | module loading | graph capture | allocator growth | other",
     "name": "runtime call (or the capture range)", "ts_us": "start", "end_us": "end",
@@ -46,9 +49,14 @@ def one_time_table(trace: Trace) -> pd.DataFrame:
     """Every one-time cost of the trace (columns `ONE_TIME_COLUMNS`), in time order."""
     rt = trace.of("cuda_runtime", "cuda_driver")
     long = rt[rt["dur_us"].to_numpy() >= ONE_TIME_MIN_US]
-    rows = [{"kind": kind_of_call(str(n)), "name": str(n), "ts_us": float(s), "end_us": float(e),
+    gpu = trace.of(*GPU_CATEGORIES)
+    busy = Coverage.of(gpu["ts_us"].to_numpy(), gpu["end_us"].to_numpy()).overlap(
+        long["ts_us"].to_numpy(), long["end_us"].to_numpy())
+    rows = [{"kind": kind, "name": str(n), "ts_us": float(s), "end_us": float(e),
              "dur_us": float(e - s)}
-            for n, s, e in zip(long["name"], long["ts_us"], long["end_us"], strict=True)]
+            for n, s, e, b in zip(long["name"], long["ts_us"], long["end_us"], busy, strict=True)
+            if (kind := kind_of_call(str(n))) != "other"
+            and b <= ONE_TIME_MAX_GPU_BUSY * (e - s)]
     names = rt["name"].astype(str)
     begins = rt[names.str.endswith("StreamBeginCapture").to_numpy()]
     ends = rt[names.str.endswith("StreamEndCapture").to_numpy()]

@@ -135,6 +135,9 @@ def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
         # start-up, module loading, capture: not the steady state this window stands for
         lo = steady_start(one_time_table(trace), lo, gpu["ts_us"].to_numpy())
         hi = float(ev["end_us"].max()) if len(ev) else 0.0
+        later = gpu[gpu["end_us"].to_numpy() > lo]
+        if len(later):  # no steps: the GPU's span is the window (host-only edges are not it)
+            lo, hi = max(lo, float(later["ts_us"].min())), float(later["end_us"].max())
         pid = int(host["pid"].mode().iloc[0]) if len(host) else -1
         marks = pd.DataFrame({"step": [-1], "ts_us": [lo], "end_us": [hi], "pid": [pid]})
     starts = marks["ts_us"].to_numpy(dtype=np.float64)
