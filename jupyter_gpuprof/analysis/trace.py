@@ -60,7 +60,7 @@ class _Args(msgspec.Struct, gc=False):
     external_id: int = msgspec.field(default=-1, name="External id")
     external_id_old: int = msgspec.field(default=-1, name="external id")  # torch <= 1.9 GPU rows
     correlation: int = -1
-    stream: int = -1
+    stream: int | str = -1  # ROCm writes "0x0" on runtime calls
     device: int = -1
     nbytes: int = msgspec.field(default=-1, name="bytes")
     mem_bytes: int = msgspec.field(default=0, name="Bytes")
@@ -331,7 +331,10 @@ def _pick(items: list[Any], idx: np.ndarray) -> list[Any]:
 def _sparse(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
     """A column that only some rows carry: their values at idx, -1 elsewhere."""
     col = np.full(n, -1, dtype=np.int64)
-    col[idx] = _col(items, attr)
+    try:
+        col[idx] = _col(items, attr)
+    except (TypeError, ValueError):  # a string id ("0x1f", "stream 7") somewhere
+        col[idx] = _ints((formats.int_label(getattr(i, attr)) for i in items), len(items))
     return col
 
 

@@ -53,11 +53,16 @@ def normalise_categories(events: list[Any]) -> int:
 
 
 def int_label(value: int | str) -> int:
-    """A pid/tid as an int: old traces write the thread id as a string ("5555"); -1 for a label
-    that is not a number ("stream 7")."""
+    """An id as an int: old traces write thread ids as strings ("5555"), ROCm stream handles in
+    hex ("0x1f"); -1 for a label that is not a number ("stream 7")."""
     if isinstance(value, int):
         return value
-    text = value.strip()
+    text = value.strip().lower()
+    if text.startswith("0x"):
+        try:
+            return int(text, 16)
+        except ValueError:
+            return -1
     return int(text) if text.isdigit() else -1
 
 
