@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -46,12 +47,22 @@ DTYPE_NAMES = {
 }
 
 
+_DIGITS = re.compile(r"\d+")
+
+
 def kind_of(name: str, cat: str = "kernel") -> str:
     """Kind of a GPU activity from its category and name."""
     if cat == "gpu_memcpy":
         return "memcpy"
     if cat == "gpu_memset":
         return "memset"
+    return _kind_of_shape(_DIGITS.sub("0", name))
+
+
+@functools.lru_cache(maxsize=65536)
+def _kind_of_shape(name: str) -> str:
+    """`kind_of` for a name with its numbers masked: generated kernels (triton_poi_fused_…_123)
+    differ only in numbers, which no kind pattern reads, so each shape is matched once."""
     for kind, pattern in KIND_PATTERNS:
         if pattern.search(name):
             return kind
@@ -105,13 +116,16 @@ def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Aggregate by kernel name: columns in `KERNEL_COLUMNS`, longest total first."""
     if rows.empty:
         return pd.DataFrame(columns=list(KERNEL_COLUMNS))
-    g = rows.assign(name=rows["name"].astype(str)).groupby("name", sort=False)
+    rows = rows.assign(name=rows["name"].astype(str))
+    g = rows.groupby("name", sort=False)
     out = g.agg(
         kind=("kind", "first"), tensor_core=("tensor_core", "any"),
-        dtype=("dtype", "max"),
         calls=("dur_us", "size"), total_us=("dur_us", "sum"),
         mean_us=("dur_us", "mean"), median_us=("dur_us", "median"),
     ).reset_index()
+    # the largest dtype string per name, vectorised (a string max per group runs in Python)
+    top = rows[["name", "dtype"]].sort_values("dtype").drop_duplicates("name", keep="last")
+    out["dtype"] = out["name"].map(pd.Series(top["dtype"].to_numpy(), index=top["name"]))
     total = float(out["total_us"].sum())
     out["pct_of_gpu"] = 100.0 * out["total_us"] / total if total else np.nan
     return out[list(KERNEL_COLUMNS)].sort_values("total_us", ascending=False, ignore_index=True)
