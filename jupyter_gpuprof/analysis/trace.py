@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import trace_formats as formats
+from .name_masks import names_where
 from .trace_validate import (
     Drops,
     decode_error,
@@ -171,14 +172,6 @@ class Trace:
     def has_gpu(self) -> bool:
         """Whether any GPU activity was recorded."""
         return bool(self.events["cat"].isin(GPU_CATEGORIES).any())
-
-
-def names_where(df: pd.DataFrame, predicate: Callable[[str], bool]) -> np.ndarray:
-    """Boolean mask of rows whose name satisfies `predicate`, evaluated once per distinct name."""
-    cat = df["name"].cat
-    flags = np.fromiter((bool(predicate(c)) for c in cat.categories), dtype=bool,
-                        count=len(cat.categories))
-    return flags[cat.codes.to_numpy()] if len(flags) else np.zeros(len(df), dtype=bool)
 
 
 def _decode(data: bytes | memoryview, path: Path, keep_python: bool, drops: Drops,
