@@ -63,7 +63,7 @@ class _Args(msgspec.Struct, gc=False):
     correlation: int = -1
     stream: int | str = -1  # ROCm writes "0x0" on runtime calls
     device: int = -1
-    nbytes: int = msgspec.field(default=-1, name="bytes")
+    nbytes: int | str = msgspec.field(default=-1, name="bytes")  # ROCm runtime calls: "1"
     mem_bytes: int = msgspec.field(default=0, name="Bytes")
     total_allocated: int = msgspec.field(default=-1, name="Total Allocated")
     device_type: int = msgspec.field(default=-1, name="Device Type")
