@@ -66,7 +66,7 @@ EXPECTED: dict[str, tuple[str | None, str, str | None]] = {
                                                                        "AMD CDNA3"),
     "tracelens/mi300x_module_loading/normalization_layer_test.json.gz": (
         "one-time", "gpu_user_annotation", "AMD CDNA3"),
-    "tracelens/sglang_decode/sglang_Qwen3-8B_decode.json.gz": ("launch", "none", "AMD CDNA3"),
+    "tracelens/sglang_decode/sglang_Qwen3-8B_decode.json.gz": ("host", "none", "AMD CDNA3"),
     "tracelens/torch_compile_triton/trace.json.gz": ("compute", "none", "AMD CDNA3"),
     "tracelens/vllm_graph_capture/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz": (
         "one-time", "none", "AMD CDNA3"),
