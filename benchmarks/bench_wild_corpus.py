@@ -111,10 +111,12 @@ def ours(run: dict) -> dict:
     busy = gpu.get("busy_pct")
     return {
         "steps": steps.get("n"),
+        "step_source": steps.get("step_source"),
         "step_median_ms": steps.get("median_ms"),
         "busy_pct": round(busy, 2) if isinstance(busy, (int, float)) else None,
         "verdict": verdict.get("category"),
         "verdict_summary": verdict.get("summary"),
+        "verdict_reasons": verdict.get("reasons") or [],
         "top_finding": _largest_priced(rep.get("findings") or []),
         "ranks": len(rep.get("ranks") or []),
         "warnings": rep.get("warnings"),
@@ -157,13 +159,18 @@ def row(label: str, run: dict, mine: dict, truth: dict) -> str:
         t_busy = _fmt(truth.get("busy_pct"))
     note = "; ".join(run.get("stderr") or [])[:120] if run["rc"] else ""
     if mine["verdict"] and mine["top_finding"] and mine["verdict"] != mine["top_finding"]:
-        note = (note + " verdict is not the largest priced finding").strip()
+        said = any("not the largest priced finding" in r or "no finding is worth" in r
+                   for r in mine.get("verdict_reasons") or [])
+        note = (note + " verdict is not the largest priced finding"
+                + (" (the report says why)" if said else "")).strip()
+    if mine.get("warnings") and not run["rc"]:
+        note = (note + " " + str(mine["warnings"][0])[:100]).strip()
     cells = [
         f"`{label}`",
         str(run["rc"]),
         _fmt(run["wall_s"]),
         _fmt(run["peak_rss_mb"]),
-        f"{_fmt(mine['steps'])} / {t_steps}",
+        f"{_fmt(mine['steps'])} ({mine.get('step_source') or '–'}) / {t_steps}",
         f"{_fmt(mine['busy_pct'])} / {t_busy}",
         _fmt(mine["verdict"]),
         _fmt(mine["top_finding"]),

@@ -17,7 +17,7 @@ from ..analysis.summary import Analysis
 from . import thresholds as T
 from .findings import Finding, Verdict
 from .rules import gpu_weight
-from .verdict import SUMMARIES, Advice, advise, confidence_of
+from .verdict import SUMMARIES, Advice, advise, checked, confidence_of
 
 #: the single-rank rule that the cross-rank comm finding replaces
 SINGLE_RANK_COMM_ID = "exposed-comm"
@@ -170,24 +170,24 @@ def merge_advice(advice: Advice, a: Analysis, d: Distributed,
                  analyses: Sequence[Analysis] = ()) -> Advice:
     """Single-rank advice plus the cross-rank findings, with the verdict taken over all ranks.
 
-    A straggler sets every rank's step, so it is named first whenever it passes its
-    thresholds; the single-rank comm finding is replaced by the cross-rank one.
+    The verdict is the largest priced finding, a straggler included (its price is what the
+    others wait for it); the single-rank comm finding is replaced by the cross-rank one.
     """
     if not a.gpu_available:
         return advice
     cross = distributed_findings(d, a, analyses)
     found = [f for f in advice.findings if f.id != SINGLE_RANK_COMM_ID] + cross
     found.sort(key=lambda f: f.expected_gain_pct, reverse=True)
-    straggler = next((f for f in cross if f.category == "straggler"), None)
-    top = straggler or (found[0] if found else None)
+    top = found[0] if found else None
     second = next((f for f in found if f is not top), None)
-    if top is None or (top is not straggler and top.expected_gain_pct < T.MIN_VERDICT_GAIN_PCT):
+    if top is None or (top.category != "straggler"
+                       and top.expected_gain_pct < T.MIN_VERDICT_GAIN_PCT):
         verdict = advice.verdict
         if verdict.category == "comm":  # it rested on waits that the ranks explain away
             verdict = Verdict("compute", "No rank waits long for another and collectives are "
                               "hidden: nothing big to fix across ranks.", verdict.confidence,
                               verdict.reasons)
-        return Advice(_with_rank_reasons(verdict, d), found)
+        return checked(Advice(_with_rank_reasons(verdict, d), found))
     cat = top.category
     if cat == "straggler":
         head = DIST_SUMMARIES[cat].format(rank=top.data["rank"], what=top.data["what"])
@@ -196,7 +196,8 @@ def merge_advice(advice: Advice, a: Analysis, d: Distributed,
     summary = f"{head}: fixing it should save ≈{top.expected_gain_pct:.0f}% of the " \
               f"{a.real.step_ms:.1f} ms step."
     confidence, reasons = confidence_of(a, top, second, cat)
-    return Advice(_with_rank_reasons(Verdict(cat, summary, confidence, reasons), d), found)
+    return checked(Advice(_with_rank_reasons(Verdict(cat, summary, confidence, reasons), d),
+                          found))
 
 
 def _with_rank_reasons(v: Verdict, d: Distributed) -> Verdict:

@@ -14,6 +14,8 @@ from ..analysis.summary import Analysis
 from . import fixes
 from . import thresholds as T
 from .findings import Finding
+from .one_time_rule import one_time_rule
+from .precision_by_gpu import precision_advice
 from .whatif import predictions
 
 
@@ -148,12 +150,14 @@ def precision_rule(a: Analysis) -> Finding | None:
     total = float(k["total_us"].sum()) / 1e3 / max(a.n_steps, 1)
     names = "; ".join(_short(n) for n in slow["name"].head(2))
     cost = t * gpu_weight(a)
+    faster, fix = precision_advice(a.arch)
+    unit = a.arch.matrix_unit if a.arch else "Tensor Cores"
     evidence = (
         f"{t:.1f} ms per step ({100 * t / total:.0f}% of GPU time) in fp32 matmul kernels "
-        f"without Tensor Cores ({names}). TF32/bf16 Tensor Cores run these "
+        f"without {unit} ({names}). {faster} "
         f"{T.PRECISION_SPEEDUP:.0f}× faster or more on this GPU.")
-    return _finding(a, "fp32-matmuls", "precision", "fp32 matmuls miss the Tensor Cores",
-                    evidence, fixes.PRECISION, cost, 1 - 1 / T.PRECISION_SPEEDUP,
+    return _finding(a, "fp32-matmuls", "precision", f"fp32 matmuls miss the {unit}",
+                    evidence, fix, cost, 1 - 1 / T.PRECISION_SPEEDUP,
                     fp32_matmul_ms_per_step=round(t, 3))
 
 
@@ -189,5 +193,5 @@ def comm_rule(a: Analysis) -> Finding | None:
 
 RULES: tuple[Callable[[Analysis], Finding | None], ...] = (
     input_rule, transfer_rule, sync_rule, launch_rule, host_rule, precision_rule, memory_rule,
-    comm_rule,
+    comm_rule, one_time_rule,
 )

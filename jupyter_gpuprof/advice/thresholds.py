@@ -76,3 +76,7 @@ READBACK_MAX_BYTES = 64 * 1024
 #: such kernels is the launch fix's saving, not the memory fix's
 MEMORY_MIN_KERNEL_US = 10.0
 MEMORY_KINDS = ("elementwise", "norm", "softmax", "reduction", "other")
+
+#: below both, a trace holds too little GPU work to judge (no step-sized advice)
+MIN_GPU_ACTIVITIES = 20
+MIN_GPU_WORK_MS = 1.0

@@ -7,8 +7,10 @@ from typing import Any
 
 from ..analysis.kernels import MATMUL_KINDS
 from ..analysis.summary import Analysis
+from ..analysis.trace_formats import without_gpu_activity
 from . import thresholds as T
 from .findings import Finding, Verdict
+from .one_time_rule import excluded_note
 from .rules import RULES
 
 HOST_SIDE = ("input", "transfer", "sync", "launch", "host")
@@ -21,6 +23,8 @@ SUMMARIES = {
     "memory": "The GPU is busy, but in memory-bound unfused kernels far below compute peak",
     "precision": "The GPU is busy in fp32 matmuls that don't use Tensor Cores",
     "comm": "Collective communication is exposed and dominates",
+    "one-time": "The profiled window is mostly one-time costs (start-up, first launches, graph "
+                "capture or allocator growth), not the steady state",
 }
 
 
@@ -81,17 +85,28 @@ def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
 def advise(a: Analysis) -> Advice:
     """Findings from every rule, ranked by expected gain, and the verdict."""
     if not a.gpu_available:
-        return Advice(Verdict(None, "GPU metrics unavailable: no CUDA activity in this trace "
-                              "(CPU-only run); the host-side tables are still valid.", "low",
+        return Advice(Verdict(None, without_gpu_activity(a.info.held), "low",
                               ["no GPU activity recorded"]))
     found = [f for f in (rule(a) for rule in RULES) if f is not None]
     found.sort(key=lambda f: f.expected_gain_pct, reverse=True)
     top = found[0] if found else None
     second = found[1] if len(found) > 1 else None
+    gpu_ms = a.real.gpu_busy_ms * max(a.n_steps, 1)
+    kernels = int(a.kinds["calls"].sum()) if len(a.kinds) else 0
+    if (gpu_ms < T.MIN_GPU_WORK_MS and kernels < T.MIN_GPU_ACTIVITIES
+            and not (top and top.category == "one-time")):
+        return Advice(Verdict(None, f"Too little GPU work to judge: {kernels} GPU activities, "
+                              f"{gpu_ms:.3f} ms of GPU time in a {a.window.dur_us / 1e3:.1f} ms "
+                              "window; profile more steps of the real workload.", "low",
+                              [f"fewer than {T.MIN_GPU_ACTIVITIES} GPU activities and "
+                               f"{T.MIN_GPU_WORK_MS:.0f} ms of GPU time"]), found)
     if top and top.expected_gain_pct >= T.MIN_VERDICT_GAIN_PCT:
         category = top.category
         summary = (f"{SUMMARIES[category]}: fixing it should save ≈{top.expected_gain_pct:.0f}% "
                    f"of the {a.real.step_ms:.1f} ms step.")
+        if category == "one-time":
+            summary = (f"{SUMMARIES[category]}: ≈{top.expected_gain_pct:.0f}% of the "
+                       f"{a.real.step_ms:.1f} ms step; profile again after warm-up.")
     else:
         category = "compute"
         tc = _tensor_core_share(a)
@@ -104,4 +119,27 @@ def advise(a: Analysis) -> Advice:
         if a.real.busy_frac < T.COMPUTE_BUSY_FRAC:
             summary += " (GPU idle time is spread over small causes.)"
     confidence, reasons = confidence_of(a, top, second, category)
-    return Advice(Verdict(category, summary, confidence, reasons), found)
+    if (note := excluded_note(a)) is not None:
+        reasons.append(note)
+    return checked(Advice(Verdict(category, summary, confidence, reasons), found))
+
+
+def checked(advice: Advice) -> Advice:
+    """The advice, with a reason added when its verdict is not its largest priced finding.
+
+    A verdict that its own numbers contradict ("straggler, worth 12% vs 20% for launch") must
+    at least say why it was chosen; every verdict path ends here.
+    """
+    v, found = advice.verdict, advice.findings
+    if v.category is None or not found:
+        return advice
+    top = max(found, key=lambda f: f.expected_gain_pct)
+    if v.category == top.category:
+        return advice
+    if v.category == "compute" and top.expected_gain_pct < T.MIN_VERDICT_GAIN_PCT:
+        note = (f"no finding is worth {T.MIN_VERDICT_GAIN_PCT:.0f}% of the step (largest: "
+                f"{top.category}, {top.expected_gain_pct:.0f}%)")
+    else:
+        note = (f"not the largest priced finding: {top.category} is worth "
+                f"{top.expected_gain_pct:.0f}% of the step")
+    return Advice(Verdict(v.category, v.summary, v.confidence, [*v.reasons, note]), found)

@@ -158,6 +158,8 @@ def precision_fix(g: StepGraph, dtype: str = "tf32") -> tuple[StepGraph, str]:
     gpu = g.gpu.copy()
     slow = (gpu["kind"].isin(MATMUL_FIXABLE) & ~gpu["tensor_core"].astype(bool)
             & gpu["dtype"].isin(["fp32", ""]))
+    if peak_tflops(g.gpu_name, dtype) is None and peak_tflops(g.gpu_name, "fp16") is not None:
+        dtype = "fp16"  # a GPU without TF32/bf16 (V100, Turing): fp16 autocast is its fix
     rate = tensor_core_tflops(g, dtype)
     fp32_peak = peak_tflops(g.gpu_name, "fp32") or 60.0
     flops = gpu.loc[slow, "flops"].where(gpu.loc[slow, "flops"] > 0,

@@ -120,6 +120,7 @@ class RankSummary:
     steps: pd.DataFrame  # RANK_STEP_COLUMNS without rank, in µs: step, step_us, compute_us…
     collectives: pd.DataFrame  # step (-1: not launched in a step), op, ts_us, dur_us, by time
     compute: Coverage  # union of non-collective GPU activity (trace-relative time)
+    span_us: float = 0.0  # from the first event to the last one's end
 
 
 def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSummary:
@@ -167,7 +168,8 @@ def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSumm
     return RankSummary(rank, trace.info.world_size, trace.info.path, trace.info.t0_us,
                        pd.DataFrame(rows, columns=["step", "step_us", "compute_us", "comm_us",
                                                    "exposed_comm_us", "idle_us", "input_us"]),
-                       colls.reset_index(drop=True), compute)
+                       colls.reset_index(drop=True), compute,
+                       float(trace.events["end_us"].max()) if len(trace.events) else 0.0)
 
 
 def load_rank(path: str | Path, baseline_step_ms: Sequence[float] | None = None,
@@ -205,10 +207,17 @@ def default_workers(paths: Sequence[str | Path]) -> int:
 
 def load_ranks(paths: Sequence[str | Path], baseline_step_ms: Sequence[float] | None = None,
                flops_per_step: float | None = None, workers: int | None = None,
-               keep_analysis: bool = True) -> list[tuple[Analysis | None, RankSummary]]:
-    """Analyse every rank's trace, in parallel worker processes when it pays; in path order."""
+               keep_analysis: bool = True, named_ranks: Sequence[int | None] = ()
+               ) -> list[tuple[Analysis | None, RankSummary]]:
+    """Analyse every rank's trace, in parallel worker processes when it pays; in path order.
+
+    A trace without distributedInfo takes the rank its file name states (`named_ranks`), else
+    its position.
+    """
     workers = default_workers(paths) if workers is None else workers
-    args = [(p, baseline_step_ms, flops_per_step, i, keep_analysis) for i, p in enumerate(paths)]
+    named = list(named_ranks) + [None] * (len(paths) - len(named_ranks))
+    args = [(p, baseline_step_ms, flops_per_step, i if r is None else r, keep_analysis)
+            for i, (p, r) in enumerate(zip(paths, named, strict=True))]
     if workers <= 1:
         return [load_rank(*a) for a in args]
     # spawn: forking a Jupyter kernel (threads, CUDA) is unsafe; workers import only the analysis
@@ -228,10 +237,20 @@ class Distributed:
     n_unmatched: int  # collectives seen on some ranks only (dropped)
 
     def slowest(self) -> pd.Series | None:
-        """The imbalance row of the rank that makes the others wait longest (None if < 2)."""
+        """The imbalance row of the rank the others wait for (None if < 2 ranks).
+
+        With matched collectives that is the rank arriving last most often (its excess own
+        time breaks ties): the rank with the most own time need not be the one others wait for.
+        """
         if len(self.imbalance) < 2:
             return None
-        at = int(np.nanargmax(self.imbalance["extra_ms"].to_numpy(dtype=float)))
+        extra = self.imbalance["extra_ms"].to_numpy(dtype=float)
+        last = self.imbalance["rank"].map(self.ranks.set_index("rank")["last_arrival_pct"])
+        last_pct = last.to_numpy(dtype=float, na_value=0.0)
+        if self.n_matched and np.nanmax(last_pct) > 0:
+            at = int(np.lexsort((np.nan_to_num(extra, nan=-np.inf), last_pct))[-1])
+        else:
+            at = int(np.nanargmax(extra))
         row: pd.Series = self.imbalance.iloc[at]
         return row
 

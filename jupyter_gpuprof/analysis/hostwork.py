@@ -19,6 +19,9 @@ SYNC_APIS = frozenset({
     "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
     "cudaMemcpy", "cudaMemcpy2D", "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol",
     "cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize", "cuMemcpyDtoH_v2",
+    "hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize", "hipMemcpy",
+    "hipMemcpy2D", "hipMemcpyFromSymbol", "hipMemcpyToSymbol", "hipMemcpyDtoH",
+    "hipMemcpyWithStream",  # blocking copy on a stream (what .item()/.cpu() use on ROCm)
 })
 #: a host-side copy call counts as a data transfer (not a sync read-back) from this size
 TRANSFER_MIN_BYTES = 64 * 1024

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -24,8 +25,9 @@ KIND_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("nccl", re.compile(r"nccl", re.I)),
     ("attention", re.compile(r"flash|fmha|attention|sdpa|_mha|mha_", re.I)),
     ("conv", re.compile(r"conv(?!ert)|fprop|dgrad|wgrad|implicit_gemm|winograd", re.I)),
-    ("gemm", re.compile(r"gemm|gemv|nvjet|xmma|cutlass|matmul|wgmma|splitk|cublas|triton_tem",
-                        re.I)),
+    # Cijk_…: rocBLAS/hipBLASLt (Tensile) GEMMs
+    ("gemm", re.compile(r"gemm|gemv|nvjet|xmma|cutlass|matmul|wgmma|splitk|cublas|triton_tem|"
+                        r"^Cijk_", re.I)),
     ("norm", re.compile(r"norm|GammaBeta", re.I)),
     ("softmax", re.compile(r"softmax", re.I)),
     ("reduction", re.compile(r"reduce|reduction|triton_red|triton_per|sum_kernel|argmax|"
@@ -36,12 +38,16 @@ KIND_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 MATMUL_KINDS = ("gemm", "conv", "attention")
 TENSOR_CORE_NAME = re.compile(
     r"tf32|bf16|f16|fp16|h16|hmma|gmma|tensorop|s16816|s1688|16816|nvjet|e4m3|e5m2|fp8|"
-    r"_i8|imma|flash|sm90_xmma", re.I)
+    r"_i8|imma|flash|sm90_xmma|"
+    r"_MI\d+x\d+x\d+", re.I)  # _MI16x16x1: the AMD matrix-core (MFMA) instruction a GEMM uses
 SIMT_NAME = re.compile(r"simt|sgemm|dgemm|f32f32_f32f32|ffma|gemv", re.I)
 DTYPE_NAMES = {
     "float": "fp32", "double": "fp64", "c10::BFloat16": "bf16", "c10::Half": "fp16",
     "c10::Float8_e4m3fn": "fp8", "c10::Float8_e5m2": "fp8",
 }
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 def kind_of(name: str, cat: str = "kernel") -> str:
@@ -50,6 +56,13 @@ def kind_of(name: str, cat: str = "kernel") -> str:
         return "memcpy"
     if cat == "gpu_memset":
         return "memset"
+    return _kind_of_shape(_DIGITS.sub("0", name))
+
+
+@functools.lru_cache(maxsize=65536)
+def _kind_of_shape(name: str) -> str:
+    """`kind_of` for a name with its numbers masked: generated kernels (triton_poi_fused_…_123)
+    differ only in numbers, which no kind pattern reads, so each shape is matched once."""
     for kind, pattern in KIND_PATTERNS:
         if pattern.search(name):
             return kind
@@ -103,13 +116,16 @@ def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Aggregate by kernel name: columns in `KERNEL_COLUMNS`, longest total first."""
     if rows.empty:
         return pd.DataFrame(columns=list(KERNEL_COLUMNS))
-    g = rows.assign(name=rows["name"].astype(str)).groupby("name", sort=False)
+    rows = rows.assign(name=rows["name"].astype(str))
+    g = rows.groupby("name", sort=False)
     out = g.agg(
         kind=("kind", "first"), tensor_core=("tensor_core", "any"),
-        dtype=("dtype", "max"),
         calls=("dur_us", "size"), total_us=("dur_us", "sum"),
         mean_us=("dur_us", "mean"), median_us=("dur_us", "median"),
     ).reset_index()
+    # the largest dtype string per name, vectorised (a string max per group runs in Python)
+    top = rows[["name", "dtype"]].sort_values("dtype").drop_duplicates("name", keep="last")
+    out["dtype"] = out["name"].map(pd.Series(top["dtype"].to_numpy(), index=top["name"]))
     total = float(out["total_us"].sum())
     out["pct_of_gpu"] = 100.0 * out["total_us"] / total if total else np.nan
     return out[list(KERNEL_COLUMNS)].sort_values("total_us", ascending=False, ignore_index=True)

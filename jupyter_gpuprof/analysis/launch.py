@@ -10,7 +10,11 @@ from .trace import Trace
 LAUNCH_APIS = frozenset({
     "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
     "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cuGraphLaunch",
+    # ROCm (roctracer writes them under cuda_runtime too)
+    "hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",
+    "hipLaunchCooperativeKernel", "hipGraphLaunch", "hipExtLaunchMultiKernelMultiDevice",
 })
+GRAPH_LAUNCH_APIS = frozenset({"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
 #: HolisticTraceAnalysis calls a kernel 'short' when it runs shorter than its launch call
 LAUNCH_COLUMNS = {
     "kernels_per_step": "kernels launched per profiled step",
@@ -34,7 +38,7 @@ def launch_stats(trace: Trace, n_steps: int) -> dict[str, float]:
             columns={"ts_us": "call_ts_us", "dur_us": "call_dur_us"}),
         on="correlation", how="inner")
     steps = max(n_steps, 1)
-    graph = int(calls["name"].astype(str).isin({"cudaGraphLaunch", "cuGraphLaunch"}).sum())
+    graph = int(calls["name"].astype(str).isin(GRAPH_LAUNCH_APIS).sum())
 
     def med(x: pd.Series) -> float:
         return float(np.median(x)) if len(x) else float("nan")

@@ -105,6 +105,7 @@ def op_table(rows: pd.DataFrame, by_shape: bool = False) -> pd.DataFrame:
     if not by_shape:
         out["input_dims"] = out["name"].map(_most_common(rows, keys, "input_dims"))
     types = _most_common(rows, keys, "input_types")
-    out["input_types"] = [types.get(tuple(r) if by_shape else r[0], "") for r in out[keys].values]
+    lookup = dict(zip(types.index, types.to_numpy(), strict=True))  # Series.get per row is slow
+    out["input_types"] = [lookup.get(tuple(r) if by_shape else r[0], "") for r in out[keys].values]
     out = out[list(OP_COLUMNS)].astype({"name": str})
     return out.sort_values(["cuda_total_us", "cpu_total_us"], ascending=False, ignore_index=True)

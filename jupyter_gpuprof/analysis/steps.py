@@ -13,9 +13,13 @@ import numpy as np
 import pandas as pd
 
 from .intervals import union
+from .one_time import one_time_table, steady_start
 from .trace import GPU_CATEGORIES, Trace, names_where
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+OPTIMIZER_STEP = "Optimizer.step#"
+#: where the steps came from, in the order they are tried
+STEP_SOURCES = ("ProfilerStep", "Optimizer.step", "gpu_user_annotation", "none")
 #: columns of `step_table`
 STEP_COLUMNS = {
     "step": "step number (ProfilerStep#N; -1 when the trace has no step markers)",
@@ -39,6 +43,7 @@ class Window:
     start_us: float
     end_us: float
     pid: int
+    step_source: str = "ProfilerStep"  # one of STEP_SOURCES
 
     @property
     def dur_us(self) -> float:
@@ -46,13 +51,45 @@ class Window:
         return self.end_us - self.start_us
 
 
-def step_markers(trace: Trace) -> pd.DataFrame:
-    """Host-side ProfilerStep ranges (one row per step, in order)."""
-    ev = trace.of("user_annotation", "cpu_op")
-    ev = ev[names_where(ev, lambda n: STEP_NAME.match(n) is not None)]
-    number = ev["name"].astype(str).str.extract(STEP_NAME, expand=False)
-    marks = ev.assign(step=number.astype(int))
-    return marks.drop_duplicates("step").sort_values("ts_us")
+def step_markers(trace: Trace) -> tuple[pd.DataFrame, str]:
+    """Host-side step ranges (one row per step, in order) and their source (`STEP_SOURCES`).
+
+    ProfilerStep#N first; a trace without them (a profiler driven by hand) falls back to the
+    optimizer's steps, then to a range the user annotated on the GPU that repeats.
+    """
+    host = trace.of("user_annotation", "cpu_op")
+    ev = host[names_where(host, lambda n: STEP_NAME.match(n) is not None)]
+    if len(ev):
+        number = ev["name"].astype(str).str.extract(STEP_NAME, expand=False)
+        marks = ev.assign(step=number.astype(int))
+        return marks.drop_duplicates("step").sort_values("ts_us"), "ProfilerStep"
+    opt = host[names_where(host, lambda n: n.startswith(OPTIMIZER_STEP))]
+    if len(opt):
+        return _between_optimizer_steps(opt.drop_duplicates("ts_us").sort_values("ts_us")), \
+            "Optimizer.step"
+    ranges = trace.of("gpu_user_annotation")
+    counts = ranges["name"].astype(str).value_counts()
+    counts = counts[counts >= 2]
+    if len(counts):
+        name = counts.index[0]
+        # the host range of the same name is where its GPU work was launched
+        same = host[(host["name"].astype(str) == name).to_numpy()]
+        marks = same if len(same) == counts.iloc[0] else ranges[
+            (ranges["name"].astype(str) == name).to_numpy()]
+        marks = marks.sort_values("ts_us")
+        return marks.assign(step=np.arange(len(marks))), "gpu_user_annotation"
+    return host.iloc[0:0].assign(step=np.zeros(0, dtype=np.int64)), "none"
+
+
+def _between_optimizer_steps(opt: pd.DataFrame) -> pd.DataFrame:
+    """One step per optimizer step: from the end of the previous one to the end of this one
+    (the first reaches back one median period, not to the start of the trace)."""
+    ends = opt["end_us"].to_numpy(dtype=np.float64)
+    period = float(np.median(np.diff(ends))) if len(ends) > 1 else float(opt["dur_us"].iloc[0])
+    first = max(float(ends[0]) - period, float(opt["ts_us"].iloc[0]) - period)
+    starts = np.append(first, ends[:-1])
+    return pd.DataFrame({"step": np.arange(len(ends)), "ts_us": starts, "end_us": ends,
+                         "pid": opt["pid"].to_numpy()})
 
 
 def gpu_activity(trace: Trace) -> pd.DataFrame:
@@ -89,17 +126,20 @@ def _assign(gpu: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
 
 def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
     """Per-step times (columns in `STEP_COLUMNS`) and the profiled window."""
-    marks = step_markers(trace)
+    marks, source = step_markers(trace)
     gpu = gpu_activity(trace)
     ev = trace.events
     if marks.empty:
         host = ev[~ev["cat"].isin(GPU_CATEGORIES)]
         lo = float(ev["ts_us"].min()) if len(ev) else 0.0
+        # start-up, module loading, capture: not the steady state this window stands for
+        lo = steady_start(one_time_table(trace), lo, gpu["ts_us"].to_numpy())
         hi = float(ev["end_us"].max()) if len(ev) else 0.0
+        later = gpu[gpu["end_us"].to_numpy() > lo]
+        if len(later):  # no steps: the GPU's span is the window (host-only edges are not it)
+            lo, hi = max(lo, float(later["ts_us"].min())), float(later["end_us"].max())
         pid = int(host["pid"].mode().iloc[0]) if len(host) else -1
-        marks = pd.DataFrame(
-            {"step": [-1], "ts_us": [lo], "end_us": [hi], "pid": [pid]}
-        )
+        marks = pd.DataFrame({"step": [-1], "ts_us": [lo], "end_us": [hi], "pid": [pid]})
     starts = marks["ts_us"].to_numpy(dtype=np.float64)
     ends = marks["end_us"].to_numpy(dtype=np.float64)
     ends = np.maximum(ends, starts)
@@ -127,7 +167,10 @@ def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
         prev_end = end
     steps = pd.DataFrame(rows, columns=list(STEP_COLUMNS))
     pid = int(marks["pid"].iloc[0]) if "pid" in marks else -1
-    window = Window(float(starts[0]), float(steps["end_us"].max()), pid)
+    if "cat" in marks and (marks["cat"] == "gpu_user_annotation").any():  # GPU pid: take the host's
+        host = ev[~ev["cat"].isin((*GPU_CATEGORIES, "gpu_user_annotation"))]
+        pid = int(host["pid"].mode().iloc[0]) if len(host) else -1
+    window = Window(float(starts[0]), float(steps["end_us"].max()), pid, source)
     return steps, window
 
 

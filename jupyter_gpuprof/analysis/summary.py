@@ -16,13 +16,14 @@ import numpy as np
 import pandas as pd
 
 from ..stats import describe_steps
-from .hardware import peak_tflops
+from .hardware import GpuArch, gpu_arch, mfu_dtype, peak_tflops
 from .hostwork import classify_host
 from .idle import gap_table, gpu_coverage, stream_table
 from .intervals import Coverage, union
 from .kernels import MATMUL_KINDS, kernel_rows, kernel_table, kind_summary
 from .launch import launch_stats
 from .memory import memory_table
+from .one_time import ONE_TIME_COLUMNS, one_time_table
 from .ops import op_rows, op_table
 from .step_graph import StepGraph, build_graph
 from .steps import Window, assign_steps, gpu_activity, step_table
@@ -85,6 +86,10 @@ class Analysis:
     comm: dict[str, float]
     n_steps: int
     graph: StepGraph | None = None  # the steps' dependency graph, for what-if replays
+    arch: GpuArch | None = None  # vendor and architecture: which precisions and peaks apply
+    #: start-up, module loading, graph capture, allocator growth (one_time.ONE_TIME_COLUMNS)
+    one_time: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=list(ONE_TIME_COLUMNS)))
 
     def kind_ms_per_step(self, kinds: Sequence[str], tensor_core: bool | None = None) -> float:
         """GPU time per step in kernels of the given kinds (optionally by Tensor-Core use)."""
@@ -105,8 +110,8 @@ def _matmul_dtype(rows: pd.DataFrame) -> str:
 
 
 def _flops(flops_per_step: float | None, real: RealTime, gpu: str | None,
-           dtype: str) -> dict[str, Any]:
-    peak = peak_tflops(gpu, dtype or "fp32")
+           dtype: str, arch: GpuArch | None) -> dict[str, Any]:
+    peak = peak_tflops(gpu, mfu_dtype(dtype, arch), arch)
     out: dict[str, Any] = {"per_step": flops_per_step, "dtype": dtype, "peak_tflops": peak,
                            "achieved_tflops": None, "mfu_pct": None}
     if flops_per_step and real.step_ms > 0:
@@ -170,6 +175,7 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
     real = _reconcile(baseline, profiled, step_busy_us, n, window, gaps)
     input_us = host.input.overlap(np.array([window.start_us]), np.array([window.end_us]))[0]
     dtype = _matmul_dtype(krows)
+    arch = gpu_arch(trace.info.devices)
     return Analysis(
         info=trace.info, window=window, steps=steps, streams=stream_table(trace, window),
         gaps=gaps, ops=op_table(calls), kernels=kernel_table(krows), kinds=kind_summary(krows),
@@ -179,7 +185,8 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         busy_pct=100.0 * busy_us / window.dur_us if window.dur_us > 0 else 0.0,
         input_host_pct=100.0 * float(input_us) / window.dur_us if window.dur_us > 0 else 0.0,
         input_ms_per_step=float(input_us) / 1e3 / n, matmul_dtype=dtype,
-        flops=_flops(flops_per_step, real, trace.info.gpu_name, dtype), comm=_comm(krows, n),
-        n_steps=n, graph=build_graph(trace, steps, window, host) if has_marks else None,
+        flops=_flops(flops_per_step, real, trace.info.gpu_name, dtype, arch),
+        comm=_comm(krows, n), n_steps=n, arch=arch, one_time=one_time_table(trace),
+        graph=build_graph(trace, steps, window, host) if has_marks else None,
     )
 

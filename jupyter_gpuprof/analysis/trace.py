@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -24,6 +24,8 @@ import pandas as pd
 if TYPE_CHECKING:
     import numpy.typing as npt
 
+from . import trace_formats as formats
+from .name_masks import names_where
 from .trace_validate import (
     Drops,
     decode_error,
@@ -60,10 +62,11 @@ MEMORY_DEVICE_TYPE_CUDA = 1
 
 class _Args(msgspec.Struct, gc=False):
     external_id: int = msgspec.field(default=-1, name="External id")
+    external_id_old: int = msgspec.field(default=-1, name="external id")  # torch <= 1.9 GPU rows
     correlation: int = -1
-    stream: int = -1
+    stream: int | str = -1  # ROCm writes "0x0" on runtime calls
     device: int = -1
-    nbytes: int = msgspec.field(default=-1, name="bytes")
+    nbytes: int | str = msgspec.field(default=-1, name="bytes")  # ROCm runtime calls: "1"
     mem_bytes: int = msgspec.field(default=0, name="Bytes")
     total_allocated: int = msgspec.field(default=-1, name="Total Allocated")
     device_type: int = msgspec.field(default=-1, name="Device Type")
@@ -129,6 +132,8 @@ class TraceInfo:
     n_events_dropped: int = 0
     #: what a reader of the report must know about this file ("12 events dropped: …")
     warnings: list[str] = field(default_factory=list)
+    #: events of kinds not analysed that tell what the trace is (MTIA, range profiler)
+    held: dict[str, int] = field(default_factory=dict)
 
     @property
     def gpu_name(self) -> str | None:
@@ -161,12 +166,8 @@ class Trace:
                     code = list(cat.cat.categories).index(c)  # a handful of categories
                     lo, hi = np.searchsorted(codes, [code, code + 1])
                     parts.append(self.events.iloc[lo:hi])
-            if not parts:
-                out = self.events.iloc[0:0]
-            elif len(parts) == 1:
-                out = parts[0]
-            else:
-                out = pd.concat(parts).sort_values("ts_us", kind="stable")
+            out = (self.events.iloc[0:0] if not parts else parts[0] if len(parts) == 1
+                   else pd.concat(parts).sort_values("ts_us", kind="stable"))
             self._subsets[cats] = out
         return self._subsets[cats]
 
@@ -174,14 +175,6 @@ class Trace:
     def has_gpu(self) -> bool:
         """Whether any GPU activity was recorded."""
         return bool(self.events["cat"].isin(GPU_CATEGORIES).any())
-
-
-def names_where(df: pd.DataFrame, predicate: Callable[[str], bool]) -> np.ndarray:
-    """Boolean mask of rows whose name satisfies `predicate`, evaluated once per distinct name."""
-    cat = df["name"].cat
-    flags = np.fromiter((bool(predicate(c)) for c in cat.categories), dtype=bool,
-                        count=len(cat.categories))
-    return flags[cat.codes.to_numpy()] if len(flags) else np.zeros(len(df), dtype=bool)
 
 
 def _decode(data: bytes | memoryview, path: Path, keep_python: bool, drops: Drops,
@@ -209,6 +202,7 @@ def _decode_tolerant(data: bytes | memoryview, path: Path, keep_python: bool, dr
                 f"{path}: no 'traceEvents' list: not a Kineto/Chrome trace") from None
         warnings.append("header fields of the wrong type ignored (device properties, rank)")
     kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
+    kept |= {old for old, new in formats.CATEGORY_ALIASES.items() if new in kept}
 
     def matters(ph: Any, cat: Any, name: Any) -> bool:
         return (ph == "X" and cat in kept) or (ph == "i" and name == "[memory]")
@@ -219,13 +213,10 @@ def _decode_tolerant(data: bytes | memoryview, path: Path, keep_python: bool, dr
     return _File(**header, traceEvents=events), len(raw.traceEvents)
 
 
-def _as_int(value: int | str) -> int:
-    return value if isinstance(value, int) else -1
-
-
 def select(events: list[_Event], keep_python: bool = False) -> tuple[list[_Event], list[_Event]]:
     """The complete events of kept categories, and the allocator ([memory]) instants."""
     kept = set(KEPT_CATEGORIES if keep_python else KEPT_CATEGORIES[:-1])
+    formats.normalise_categories(events)
     evs = [e for e in events if e.ph == "X" and e.cat in kept]
     mems = [e for e in events if e.ph == "i" and e.name == "[memory]" and e.args is not None]
     return evs, mems
@@ -256,7 +247,8 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
     path = Path(path)
     warnings: list[str] = []
     drops = Drops()
-    raw = strip_bom(read_trace_bytes(path) if data is None else data.take(), warnings)
+    raw = formats.as_object_form(strip_bom(read_trace_bytes(path) if data is None else data.take(),
+                                   warnings))
     file, n_total = _decode(raw, path, keep_python, drops, warnings)
     del raw
     if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
@@ -269,7 +261,7 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
                                                   drops)))
     drops.refuse_if_too_many(path, len(evs) + len(mems), int(np.isin(columns[1], _GPU_CODES).sum()))
     info = trace_info(file, path, n_total, len(evs) + len(mems))
-    info.n_events_dropped = drops.total
+    info.n_events_dropped, info.held = drops.total, formats.foreign_counts(file.traceEvents)
     info.warnings = warnings + drops.warnings()
     del file
     events, memory = build_table(*columns), memory_events(mems)
@@ -298,7 +290,7 @@ def _ids(evs: list[_Event], attr: str) -> np.ndarray:
     try:
         return _col(evs, attr)
     except (TypeError, ValueError):
-        return _ints((_as_int(getattr(e, attr)) for e in evs), len(evs))
+        return _ints((formats.int_label(getattr(e, attr)) for e in evs), len(evs))
 
 
 def _categorical(values: Iterable[str], n: int) -> pd.Categorical:
@@ -335,7 +327,10 @@ def _pick(items: list[Any], idx: np.ndarray) -> list[Any]:
 def _sparse(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
     """A column that only some rows carry: their values at idx, -1 elsewhere."""
     col = np.full(n, -1, dtype=np.int64)
-    col[idx] = _col(items, attr)
+    try:
+        col[idx] = _col(items, attr)
+    except (TypeError, ValueError):  # a string id ("0x1f", "stream 7") somewhere
+        col[idx] = _ints((formats.int_label(getattr(i, attr)) for i in items), len(items))
     return col
 
 
@@ -385,7 +380,8 @@ def build_table(rows: list[_Event], code: np.ndarray, ts: np.ndarray,
         "device": _sparse(n, gpu, gpu_args, "device"),
         "stream": _sparse(n, gpu, gpu_args, "stream"),
         "correlation": _sparse(n, linked, _pick(args, linked), "correlation"),
-        "external_id": _col(args, "external_id"), "bytes": _sparse(n, gpu, gpu_args, "nbytes"),
+        "external_id": np.maximum(_col(args, "external_id"), _col(args, "external_id_old")),
+        "bytes": _sparse(n, gpu, gpu_args, "nbytes"),
         # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
         "input_dims": _json_column(op_args, "input_dims", ops, n),
         "input_types": _json_column(op_args, "input_type", ops, n),

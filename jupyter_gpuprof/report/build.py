@@ -17,12 +17,13 @@ from ..advice.distributed_rules import merge_advice
 from ..advice.frameworks import in_framework_terms
 from ..advice.verdict import Advice, advise
 from ..analysis.distributed import Distributed, analyze_ranks, load_ranks
+from ..analysis.one_job import job_warning, not_one_job
 from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
 from ..analysis.trace import Trace, TraceError, load_trace
 from ..analysis.tracefile import Prefetch
 from ..oneline import first_line
-from ..store.layout import folder_traces, is_run_folder, sibling_meta
+from ..store.layout import folder_traces, is_run_folder, rank_in_name, sibling_meta
 from ..store.run import Run, RunMeta, open_run
 from ..store.runs import RunInProgress
 from .model import Summary, from_builtins, to_builtins
@@ -44,13 +45,14 @@ class Report:
         self.distributed = distributed  # cross-rank tables when the run has >= 2 ranks
         self.timeline = timeline  # bounded LOD timeline (analysis/timeline.py); None: no trace
         self.baseline_ms: list[float] | None = None  # baseline of a bare trace (no meta)
+        self.job_warnings: list[str] = []  # the traces of a folder are not one job's ranks
 
     @property
     def warnings(self) -> list[str]:
         """What the trace reader had to drop or ignore, per rank when there are several."""
         if not self.ranks:
             return list(self.analysis.info.warnings)
-        return [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
+        return self.job_warnings + [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
                 for i, r in enumerate(self.ranks) for w in r.info.warnings]
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
@@ -113,9 +115,16 @@ def _timeline(trace: Trace, a: Analysis) -> dict[str, Any]:
 def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
     """Report over every rank's trace: ranks analysed in parallel, advice across ranks."""
     baseline = (meta.baseline.get("step_ms") or None) if meta else None
-    done = load_ranks(paths, baseline, meta.flops_per_step if meta else None)
+    done = load_ranks(paths, baseline, meta.flops_per_step if meta else None,
+                      named_ranks=[rank_in_name(p.name) for p in paths])
     analyses = [a for a, _ in done if a is not None]
-    dist = analyze_ranks([s for _, s in done])
+    summaries = [s for _, s in done]
+    problems = not_one_job(summaries)
+    if problems:  # unrelated runs: lining them up as ranks would invent stragglers
+        report = Report(analyses[0], advise(analyses[0]), meta, path, analyses)
+        report.job_warnings = [job_warning(problems, len(summaries))]
+        return report
+    dist = analyze_ranks(summaries)
     advice = merge_advice(advise(analyses[0]), analyses[0], dist, analyses)
     return Report(analyses[0], advice, meta, path, analyses, dist)
 
@@ -186,7 +195,7 @@ def analyze_path(path: str | Path, data: Prefetch | None = None) -> Report:
         return analyze_run(open_run(p))
     traces = folder_traces(p)
     if not traces:
-        raise TraceError(f"{p}: no trace files (*.pt.trace.json[.gz] or trace*.json.gz) here")
+        raise TraceError(f"{p}: no trace files (*.json or *.json.gz) here")
     if len(traces) == 1:
         return analyze_trace(traces[0])
     return _multi_rank(traces, None, str(p))

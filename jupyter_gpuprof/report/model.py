@@ -1,9 +1,8 @@
 """The report summary as a typed schema: the one object every layer after analysis exchanges.
 
-`Report.to_json()`, `summary.json`, `jupyter gpuprof analyze --json`, the REST route and the
-views all carry this model, encoded as JSON. The checked-in JSON Schema and the front end's
-TypeScript types are generated from these classes. A figure typed `float | None` is one the
-analysis can leave undefined (an empty table, a zero window): non-finite floats encode as null.
+`Report.to_json()`, `summary.json`, `analyze --json`, the REST route and the views all carry
+this model as JSON; the checked-in JSON Schema and the front end's TypeScript types are generated
+from it. `float | None` marks a figure the analysis can leave undefined (non-finite -> null).
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .model_cost import Conditions, Cost, TryResult
+from .model_cost import Conditions, Cost, OneTimeCost, TryResult
 
 #: version of the summary object (not of meta.json, whose version the store owns)
 SUMMARY_SCHEMA_VERSION = 1
@@ -34,6 +33,7 @@ class Source(Model):
     status: str | None
     error: str | None
     created: str | None
+    arch: str | None = None  # vendor and family, deciding precisions/peaks ("AMD CDNA3")
 
 
 class StepStats(Model):
@@ -62,6 +62,7 @@ class Steps(StepStats):
     warmup_ms: list[float]
     baseline_ms: list[float]
     profiled_ms: list[float]
+    step_source: str = "ProfilerStep"  # or Optimizer.step, gpu_user_annotation, none
 
 
 class IdleByCause(Model):
@@ -369,6 +370,7 @@ class Summary(Model, kw_only=True):
     conditions: Conditions | None = None  # during the baseline
     conditions_by_phase: dict[str, Conditions] | None = None
     tries: list[TryResult] | None = None
+    one_time: list[OneTimeCost] = msgspec.field(default_factory=list)  # named, not advised on
 
 
 def _plain(value: Any) -> Any:
@@ -385,8 +387,7 @@ def encode(summary: Summary) -> bytes:
 
 def to_builtins(summary: Summary) -> dict[str, Any]:
     """The summary as plain JSON-ready Python objects (what `Report.to_json()` returns)."""
-    data: dict[str, Any] = msgspec.json.decode(encode(summary))
-    return data
+    return dict(msgspec.json.decode(encode(summary)))
 
 
 def decode(data: bytes | str) -> Summary:

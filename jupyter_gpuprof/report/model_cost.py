@@ -1,4 +1,4 @@
-"""The summary's what-if blocks as typed schema: what the step is worth, and measured tries.
+"""The summary's cost blocks as typed schema: what the step is worth, one-time costs, tries.
 
 Kept beside `model.py` (which imports these) so each module stays small; the same rules apply:
 fields encode in declaration order and non-finite floats encode as null.
@@ -34,6 +34,15 @@ class Cost(msgspec.Struct):
     idle: Worth
     savings: list[Saving]
     headline: str | None = None  # what the idle share costs, in one sentence
+
+
+class OneTimeCost(msgspec.Struct):
+    """A one-time cost in the trace (analysis/one_time.py): named, kept out of the step."""
+
+    kind: str
+    name: str
+    ts_us: float
+    dur_us: float
 
 
 #: GPU conditions sampled through NVML (clocks, power, temperature, throttling, processes);

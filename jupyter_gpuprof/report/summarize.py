@@ -39,7 +39,7 @@ from .model import (
     TransferRow,
     Verdict,
 )
-from .model_cost import Cost
+from .model_cost import Cost, OneTimeCost
 
 TOP_ROWS = 15
 OP_ROWS = 200  # the widget's operator table sorts and filters these rows
@@ -70,7 +70,8 @@ def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -
                             "timing": m.baseline.get("timing") if m else None,
                             "baseline": a.baseline, "profiled": a.profiled,
                             "profiler_inflation": a.real.inflation, "warmup_ms": _series(warm),
-                            "baseline_ms": _series(base), "profiled_ms": _series(prof)}, Steps)
+                            "baseline_ms": _series(base), "profiled_ms": _series(prof),
+                            "step_source": a.window.step_source}, Steps)
 
 
 def _syncs(a: Analysis) -> Syncs:
@@ -91,7 +92,8 @@ def _source(a: Analysis, m: RunMeta | None, path: str | None) -> Source:
     return Source(path=path, gpu=a.info.gpu_name, rank=a.info.rank,
                   world_size=a.info.world_size, run_id=m.id if m else None,
                   name=m.name if m else None, status=m.status if m else None,
-                  error=m.error if m else None, created=m.created if m else None)
+                  error=m.error if m else None, created=m.created if m else None,
+                  arch=f"{a.arch.vendor} {a.arch.family}" if a.arch else None)
 
 
 def _gpu(a: Analysis) -> Gpu:
@@ -141,6 +143,7 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
         timeline=msgspec.convert(timeline, Timeline) if timeline is not None else None,
         warnings=list(warnings),
         **_whatif(a, advice, meta),
+        one_time=rows(a.one_time, OneTimeCost, 20),
     )
 
 

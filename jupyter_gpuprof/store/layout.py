@@ -18,6 +18,11 @@ TRACE_FILE = "trace.json.gz"
 _RANK_TRACE = re.compile(r"^trace\.rank(\d+)\.json\.gz$")
 #: endings of single-process traces outside run folders (torch.profiler exports and ours)
 LOOSE_TRACE_ENDINGS = (".pt.trace.json", ".pt.trace.json.gz", "trace.json.gz", "trace.json")
+#: other tools' per-rank names: HolisticTraceAnalysis's rank-N.json.gz and sampled_rank-N.json.gz,
+#: rank_N/rankN inside a longer name (the rank in distributedInfo wins when the trace has one)
+_OTHER_RANK_NAME = re.compile(r"(?:^|[_.-])rank[_-]?(\d+)(?=[._])", re.I)
+#: endings of any JSON trace, for a folder where no file matches a known name
+_JSON_ENDINGS = (".json", ".json.gz")
 
 
 def rank_trace_name(rank: int) -> str:
@@ -45,12 +50,29 @@ def run_traces(folder: Path) -> list[Path]:
     return [p for r, p in sorted((r, p) for r, p in ranked if r is not None)]
 
 
+def rank_in_name(name: str) -> int | None:
+    """The rank a trace's file name states, in our layout or another tool's, else None."""
+    ours = rank_of_trace(name)
+    if ours is not None:
+        return ours
+    m = _OTHER_RANK_NAME.search(name) if name.endswith(_JSON_ENDINGS) else None
+    return int(m.group(1)) if m else None
+
+
 def folder_traces(folder: Path) -> list[Path]:
-    """Trace files of any folder: per-rank traces by rank, then single traces by name."""
+    """Trace files of any folder: per-rank traces by rank, then single traces by name.
+
+    A folder where no name is known (another tool's export: `<model>__<id>.json.gz`) gives its
+    JSON files, less the store's own meta and summary files.
+    """
     files = [p for p in folder.iterdir() if p.is_file()]
-    ranked = sorted((r, p) for p in files if (r := rank_of_trace(p.name)) is not None)
+    ranked = sorted((r, p) for p in files if (r := rank_in_name(p.name)) is not None)
     loose = sorted(p for p in files
-                   if rank_of_trace(p.name) is None and p.name.endswith(LOOSE_TRACE_ENDINGS))
+                   if rank_in_name(p.name) is None and p.name.endswith(LOOSE_TRACE_ENDINGS))
+    if not ranked and not loose:
+        loose = sorted(p for p in files if p.name.endswith(_JSON_ENDINGS)
+                       and p.name not in (META_FILE, SUMMARY_FILE)
+                       and not p.name.endswith(".meta.json"))
     return [p for _, p in ranked] + loose
 
 

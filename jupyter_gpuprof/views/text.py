@@ -28,6 +28,9 @@ def banner(summary: dict[str, Any]) -> str | None:
     if src.get("status") == "failed":
         return PARTIAL_BANNER.format(error=src.get("error"))
     if not summary.get("gpu", {}).get("available"):
+        said = (summary.get("verdict") or {}).get("summary") or ""
+        if said and "CPU-only" not in said:  # an MTIA or range-profiler trace: what it holds
+            return "GPU metrics unavailable: " + said.split(". ")[0] + "."
         return NO_GPU_BANNER
     return None
 
@@ -72,9 +75,13 @@ def render_text(s: dict[str, Any]) -> str:
     if (b := banner(s)) is not None:
         lines.append(f"!! {b}")
     lines += [f"!! Trace: {w}" for w in s.get("warnings") or []]
-    lines.append(f"GPU: {src.get('gpu') or 'none'}")
+    arch = f" ({src['arch']})" if src.get("arch") else ""
+    lines.append(f"GPU: {src.get('gpu') or 'none'}{arch}")
     lines += whatif_header(s)
     label = "unprofiled baseline" if st.get("source") == "baseline" else "profiled steps"
+    if st.get("step_source") not in (None, "ProfilerStep"):  # say what the steps were read from
+        label += (" from " + st["step_source"] if st["step_source"] != "none"
+                  else ": no step markers, the whole trace is one window")
     lines.append(
         f"Step time ({label}, n={st.get('n')}): median {_ms(st.get('median_ms'))}, "
         f"p95 {_ms(st.get('p95_ms'))}, IQR {_ms(st.get('iqr_ms'))}, "

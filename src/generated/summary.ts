@@ -38,6 +38,7 @@ export interface Summary {
         [k: string]: unknown;
       }[]
     | null;
+  one_time?: OneTimeCost[];
 }
 /**
  * Where the report comes from: the trace or run folder, its GPU, rank and run metadata.
@@ -52,6 +53,7 @@ export interface Source {
   status: string | null;
   error: string | null;
   created: string | null;
+  arch?: string | null;
 }
 /**
  * The headline step time (baseline when measured, else profiled) and both series.
@@ -75,6 +77,7 @@ export interface Steps {
   warmup_ms: number[];
   baseline_ms: number[];
   profiled_ms: number[];
+  step_source?: string;
 }
 /**
  * Robust statistics of a series of step times (ms): `jupyter_gpuprof.stats.describe_steps`.
@@ -396,4 +399,13 @@ export interface Saving {
   money_per_1k_steps: number | null;
   id?: string | null;
   category?: string | null;
+}
+/**
+ * A one-time cost in the trace (analysis/one_time.py): named, kept out of the step.
+ */
+export interface OneTimeCost {
+  kind: string;
+  name: string;
+  ts_us: number;
+  dur_us: number;
 }
