@@ -104,7 +104,8 @@ class Report:
 
 def _timeline(trace: Trace, a: Analysis) -> dict[str, Any]:
     """The bounded timeline the views draw (never the raw events)."""
-    return build_timeline(trace, a.window, a.gaps, a.steps)
+    return build_timeline(trace, a.window, a.gaps, a.steps,
+                          profiled_scale=a.real.inflation if a.real.source == "baseline" else None)
 
 
 def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:

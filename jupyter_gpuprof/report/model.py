@@ -321,8 +321,28 @@ class TimelineStep(Model):
     end: float
 
 
+class StepDetail(Model):
+    """Every event of one profiled step as columns (`analysis.timeline_detail`).
+
+    `lane` indexes `Timeline.lanes`, `name` the table's string list (`Timeline.strings`, or the
+    `strings` of the run's timeline route), `phase` indexes `Timeline.phases`; times are µs
+    from the step's start, in profiled time.
+    """
+
+    lane: list[int]
+    start_us: list[float]
+    dur_us: list[float]
+    name: list[int]
+    phase: list[int]
+
+
 class Timeline(Model):
-    """The bounded level-of-detail timeline the views draw (`analysis.timeline`)."""
+    """The bounded level-of-detail timeline the views draw (`analysis.timeline`).
+
+    Times are profiled time; `profiled_scale` is the profiled step over the real one (None
+    when no unprofiled baseline was measured). `detail` has one entry per step of `steps`: its
+    events when the report carries them, else null (a server loads them from the run).
+    """
 
     dur_us: float
     names: list[str]
@@ -334,6 +354,10 @@ class Timeline(Model):
     gaps: TimelineGaps
     steps: list[TimelineStep]
     input_ranges: bool
+    profiled_scale: float | None
+    phases: list[str]
+    strings: list[str]
+    detail: list[StepDetail | None]
 
 
 class Summary(Model, kw_only=True):

@@ -309,6 +309,10 @@ export interface Imbalance {
 }
 /**
  * The bounded level-of-detail timeline the views draw (`analysis.timeline`).
+ *
+ * Times are profiled time; `profiled_scale` is the profiled step over the real one (None
+ * when no unprofiled baseline was measured). `detail` has one entry per step of `steps`: its
+ * events when the report carries them, else null (a server loads them from the run).
  */
 export interface Timeline {
   dur_us: number;
@@ -321,6 +325,10 @@ export interface Timeline {
   gaps: TimelineGaps;
   steps: TimelineStep[];
   input_ranges: boolean;
+  profiled_scale: number | null;
+  phases: string[];
+  strings: string[];
+  detail: (StepDetail | null)[];
 }
 /**
  * One timeline lane: rectangles as parallel arrays (names are string-table indices).
@@ -352,4 +360,18 @@ export interface TimelineStep {
   step: number;
   start: number;
   end: number;
+}
+/**
+ * Every event of one profiled step as columns (`analysis.timeline_detail`).
+ *
+ * `lane` indexes `Timeline.lanes`, `name` the table's string list (`Timeline.strings`, or the
+ * `strings` of the run's timeline route), `phase` indexes `Timeline.phases`; times are µs
+ * from the step's start, in profiled time.
+ */
+export interface StepDetail {
+  lane: number[];
+  start_us: number[];
+  dur_us: number[];
+  name: number[];
+  phase: number[];
 }
