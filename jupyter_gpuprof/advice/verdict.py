@@ -23,6 +23,18 @@ SUMMARIES = {
     "comm": "Collective communication is exposed and dominates",
 }
 
+#: what each verdict category is called where a person reads it (the memory verdict is about
+#: HBM bandwidth, not capacity)
+LABELS = {"input": "data pipeline", "transfer": "host↔device copies",
+          "sync": "host-device syncs", "launch": "kernel launch overhead", "host": "host work",
+          "memory": "memory bandwidth", "precision": "fp32 precision", "compute": "compute",
+          "comm": "communication", "straggler": "straggler rank"}
+
+
+def verdict_label(category: str | None) -> str:
+    """The reader's name of a verdict category ("memory" reads "memory bandwidth")."""
+    return LABELS.get(category or "", category or "unavailable")
+
 
 @dataclass
 class Advice:

@@ -98,6 +98,11 @@ class Report:
         """Display as the report widget, which also carries static HTML and text fallbacks."""
         return self.widget()._repr_mimebundle_(include=include, exclude=exclude)
 
+    def _ipython_display_(self) -> None:
+        """In IPython: the static copy as its own output, then the widget (views/widget.py)."""
+        from ..views.widget import display_report
+        display_report(self.to_json())
+
     def __repr__(self) -> str:
         return self.to_text()
 

@@ -101,6 +101,7 @@ class Verdict(Model):
     """The primary reason the step is not faster, how sure the advice is, and why."""
 
     category: str | None
+    label: str  # the category as a reader names it ("memory bandwidth")
     summary: str
     confidence: Literal["high", "medium", "low"]
     reasons: list[str]
@@ -120,7 +121,8 @@ class Finding(Model):
 
 
 class OpRow(Model):
-    """One operator of the profiled window (`analysis.ops.OP_COLUMNS`)."""
+    """One operator: totals over the profiled steps (`analysis.ops.OP_COLUMNS`) and the same
+    per real step, per call and as a share of the step (`analysis.ops.PER_STEP_COLUMNS`)."""
 
     name: str
     calls: int
@@ -130,6 +132,15 @@ class OpRow(Model):
     cuda_self_us: float
     input_dims: str
     input_types: str
+    autograd: str
+    calls_per_step: float
+    cuda_self_ms_per_step: float
+    cuda_total_ms_per_step: float
+    cpu_self_ms_per_step: float
+    cuda_us_per_call: float
+    cpu_us_per_call: float
+    gpu_pct_of_step: float | None
+    cpu_pct_of_step: float | None
 
 
 class KernelRow(Model):
@@ -144,6 +155,8 @@ class KernelRow(Model):
     mean_us: float
     median_us: float
     pct_of_gpu: float | None
+    ms_per_step: float
+    pct_of_step: float | None
 
 
 class KernelKindRow(Model):
@@ -153,6 +166,8 @@ class KernelKindRow(Model):
     tensor_core: bool
     total_us: float
     calls: int
+    ms_per_step: float
+    calls_per_step: float
 
 
 class TransferRow(Model):
@@ -165,6 +180,8 @@ class TransferRow(Model):
     dur_us: float
     blocking: int
     gbps: float | None
+    count_per_step: float
+    ms_per_step: float
 
 
 class SyncCaller(Model):
@@ -173,6 +190,7 @@ class SyncCaller(Model):
     caller: str
     calls: int
     gpu_idle_after_us: float
+    cost_ms_per_step: float
 
 
 class Syncs(Model):
@@ -180,6 +198,7 @@ class Syncs(Model):
 
     count: int
     per_step: float
+    cost_ms_per_step: float
     top: list[SyncCaller]
 
 
@@ -360,6 +379,18 @@ class Timeline(Model):
     detail: list[StepDetail | None]
 
 
+class Basis(Model):
+    """What the numbers are per: real steps by default, profiled totals beside them."""
+
+    default: Literal["real_step"]
+    n_profiled_steps: int
+    real_step_ms: float
+    real_source: str
+    profiled_step_ms: float
+    profiled_scale: float | None
+    tables: dict[str, str]
+
+
 class Summary(Model, kw_only=True):
     """The whole report summary (what summary.json holds)."""
 
@@ -382,6 +413,7 @@ class Summary(Model, kw_only=True):
     ranks: list[RankBrief]
     distributed: Distributed | None
     timeline: Timeline | None
+    basis: Basis
     warnings: list[str] = msgspec.field(default_factory=list)
 
 

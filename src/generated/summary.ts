@@ -23,6 +23,7 @@ export interface Summary {
   ranks: RankBrief[];
   distributed: Distributed | null;
   timeline: Timeline | null;
+  basis: Basis;
   warnings?: string[];
 }
 /**
@@ -117,6 +118,7 @@ export interface StreamRow {
  */
 export interface Verdict {
   category: string | null;
+  label: string;
   summary: string;
   confidence: "high" | "low" | "medium";
   reasons: string[];
@@ -137,7 +139,8 @@ export interface Finding {
   };
 }
 /**
- * One operator of the profiled window (`analysis.ops.OP_COLUMNS`).
+ * One operator: totals over the profiled steps (`analysis.ops.OP_COLUMNS`) and the same
+ * per real step, per call and as a share of the step (`analysis.ops.PER_STEP_COLUMNS`).
  */
 export interface OpRow {
   name: string;
@@ -148,6 +151,15 @@ export interface OpRow {
   cuda_self_us: number;
   input_dims: string;
   input_types: string;
+  autograd: string;
+  calls_per_step: number;
+  cuda_self_ms_per_step: number;
+  cuda_total_ms_per_step: number;
+  cpu_self_ms_per_step: number;
+  cuda_us_per_call: number;
+  cpu_us_per_call: number;
+  gpu_pct_of_step: number | null;
+  cpu_pct_of_step: number | null;
 }
 /**
  * One GPU kernel (or copy) of the profiled steps (`analysis.kernels.KERNEL_COLUMNS`).
@@ -162,6 +174,8 @@ export interface KernelRow {
   mean_us: number;
   median_us: number;
   pct_of_gpu: number | null;
+  ms_per_step: number;
+  pct_of_step: number | null;
 }
 /**
  * GPU time of one kernel kind, with or without Tensor Cores.
@@ -171,6 +185,8 @@ export interface KernelKindRow {
   tensor_core: boolean;
   total_us: number;
   calls: number;
+  ms_per_step: number;
+  calls_per_step: number;
 }
 /**
  * Copies of one direction and host memory kind (`analysis.transfers.transfer_summary`).
@@ -183,6 +199,8 @@ export interface TransferRow {
   dur_us: number;
   blocking: number;
   gbps: number | null;
+  count_per_step: number;
+  ms_per_step: number;
 }
 /**
  * Host-device synchronisations: how many per step, and the callers costing most.
@@ -190,6 +208,7 @@ export interface TransferRow {
 export interface Syncs {
   count: number;
   per_step: number;
+  cost_ms_per_step: number;
   top: SyncCaller[];
 }
 /**
@@ -199,6 +218,7 @@ export interface SyncCaller {
   caller: string;
   calls: number;
   gpu_idle_after_us: number;
+  cost_ms_per_step: number;
 }
 /**
  * Kernel launch figures (`analysis.launch.launch_stats`).
@@ -374,4 +394,18 @@ export interface StepDetail {
   dur_us: number[];
   name: number[];
   phase: number[];
+}
+/**
+ * What the numbers are per: real steps by default, profiled totals beside them.
+ */
+export interface Basis {
+  default: "real_step";
+  n_profiled_steps: number;
+  real_step_ms: number;
+  real_source: string;
+  profiled_step_ms: number;
+  profiled_scale: number | null;
+  tables: {
+    [k: string]: string;
+  };
 }
