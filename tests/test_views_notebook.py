@@ -87,7 +87,7 @@ def test_plain_html_export_shows_the_static_copy_with_its_charts(executed):
     # static copy is an output of its own, and its charts are PNG images
     html = HTMLExporter().from_notebook_node(executed)[0]
     assert re.search(r"<div class=[\"']gpuprof-static[\"']>", html)
-    assert "Verdict: data pipeline" in html and "p95" in html
+    assert "Verdict: input" in html and "p95" in html
     assert "Data loading stalls the GPU" in html
     assert "Interactive report: File ▸ Trust Notebook" in html
     assert len(re.findall(r"<img [^>]*src=[\"']data:image/png;base64,", html)) >= 3

@@ -25,10 +25,10 @@ def test_mimebundle_has_widget_view_html_fallback_and_text(summary):
     html, text = data["text/html"], data["text/plain"]
     st = summary["steps"]
     assert f"{st['median_ms']:.2f} ms" in html and f"{st['p95_ms']:.2f} ms" in html
-    assert "Verdict: data pipeline" in html and "data:image/png;base64," in html  # charts
+    assert "Verdict: input" in html and "data:image/png;base64," in html  # charts
     for f in summary["findings"]:
         assert f["title"] in html and f["title"] in text
-    assert "VERDICT: data pipeline" in text and "median" in text
+    assert "VERDICT: input" in text and "median" in text
 
 
 def test_report_displays_as_the_widget(summary):
@@ -75,7 +75,7 @@ def test_export_html_is_self_contained(tmp_path):
     srcs = re.findall(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*['\"]?([^'\" >]+)",
                       page, flags=re.I)
     assert not [s for s in srcs if s.startswith(("http://", "https://", "//"))]
-    assert "Plotly.newPlot" in page and "Verdict: data pipeline" in page
+    assert "Plotly.newPlot" in page and "Verdict: input" in page
     assert "data:image/png;base64," in page and "Trust Notebook" not in page
     assert page.count("<script") == 3  # figures JSON, plotly.js inlined, the plotting call
 

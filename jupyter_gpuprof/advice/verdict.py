@@ -23,12 +23,9 @@ SUMMARIES = {
     "comm": "Collective communication is exposed and dominates",
 }
 
-#: what each verdict category is called where a person reads it (the memory verdict is about
-#: HBM bandwidth, not capacity)
-LABELS = {"input": "data pipeline", "transfer": "host↔device copies",
-          "sync": "host-device syncs", "launch": "kernel launch overhead", "host": "host work",
-          "memory": "memory bandwidth", "precision": "fp32 precision", "compute": "compute",
-          "comm": "communication", "straggler": "straggler rank"}
+#: how a verdict category reads where its id alone would mislead (the memory verdict is about
+#: HBM bandwidth, not capacity); the other categories read as their id
+LABELS = {"memory": "memory bandwidth", "comm": "communication", "straggler": "straggler rank"}
 
 
 def verdict_label(category: str | None) -> str:
