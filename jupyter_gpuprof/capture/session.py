@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import Run, RunStore
+from .callsites import CallSites
 from .driver import (
     BASELINE_START,
     CAPTURE_START,
@@ -57,6 +58,7 @@ class ProfileSession:
         self.store = store if store is not None else RunStore()
         self.run: Run | None = run
         self.flops = StepFlops()
+        self.callsites = CallSites()  # the user's lines behind the findings (one warm-up step)
         self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event)
         self.ranges: Any = None
         self.finalized = False
@@ -189,10 +191,13 @@ class ProfileSession:
         if event == LAST_WARMUP:
             if self.settings.count_flops:
                 self.flops.begin()
+            self.callsites.begin()
         elif event == BASELINE_START:
             self.flops.end()
+            self.callsites.end()
         elif event == CAPTURE_START:
             self.flops.end()
+            self.callsites.end()
             if ranges is not None:
                 ranges.activate()
         elif event == DONE:
@@ -233,6 +238,7 @@ class ProfileSession:
             with contextlib.suppress(Exception):
                 self.ranges.deactivate()
         self.flops.end()
+        self.callsites.end()
         try:
             self.driver.abort()
         except Exception as e:  # noqa: BLE001
@@ -252,6 +258,7 @@ class ProfileSession:
         meta.profiled_step_ms = self.driver.profiled_ms
         meta.flops_per_step = self.flops.flops
         meta.flops_error = self.flops.error
+        meta.callsites = self.callsites.result()
         if meta.flops_per_step is None and meta.flops_error is None:
             meta.flops_error = (
                 "FLOP counting disabled"
@@ -307,6 +314,7 @@ class ProfileSession:
         return self.run  # type: ignore[return-value]
 
     def _remove_hooks(self) -> None:
+        self.callsites.end()  # never leave the call-site mode on the torch mode stack
         try:
             if self._hook_handle is not None:
                 self._hook_handle.remove()

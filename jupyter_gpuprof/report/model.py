@@ -107,8 +107,20 @@ class Verdict(Model):
     reasons: list[str]
 
 
+class Where(Model):
+    """The user's line behind a finding (`capture.callsites`): a file or notebook cell."""
+
+    file: str  # a path, or the cell ("In[3]") for notebook code
+    line: int
+    code: str
+    call: str  # the torch call made there (item, linear, DataLoader.__next__…)
+    calls: int  # calls seen from that line in the recorded step
+    cell: bool
+
+
 class Finding(Model):
-    """One ranked finding of the advice, priced in real ms per step (`advice.findings`)."""
+    """One ranked finding of the advice, priced in real ms per step (`advice.findings`);
+    `where` is the user's line behind it when the capture recorded call sites."""
 
     id: str
     category: str
@@ -118,6 +130,7 @@ class Finding(Model):
     expected_gain_pct: float
     cost_ms: float
     data: dict[str, Any]
+    where: Where | None = None
 
 
 class OpRow(Model):

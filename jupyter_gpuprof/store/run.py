@@ -49,6 +49,7 @@ class RunMeta:
     world_size: int | None = None
     ranks: list[int] | None = None  # distributed runs: the ranks that wrote a trace
     owner: dict[str, Any] | None = None  # the creating process (store/owner.py)
+    callsites: list[dict[str, Any]] = field(default_factory=list)  # capture/callsites.py
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for json.dumps."""
@@ -158,6 +159,7 @@ class Run:
             "flops_per_step",
             "max_memory_allocated_bytes",
             "flops_error",
+            "callsites",
         ):
             setattr(self.meta, attr, getattr(first, attr))
         self.meta.settings = {**self.meta.settings, **first.settings}

@@ -124,7 +124,8 @@ export interface Verdict {
   reasons: string[];
 }
 /**
- * One ranked finding of the advice, priced in real ms per step (`advice.findings`).
+ * One ranked finding of the advice, priced in real ms per step (`advice.findings`);
+ * `where` is the user's line behind it when the capture recorded call sites.
  */
 export interface Finding {
   id: string;
@@ -137,6 +138,18 @@ export interface Finding {
   data: {
     [k: string]: unknown;
   };
+  where?: Where | null;
+}
+/**
+ * The user's line behind a finding (`capture.callsites`): a file or notebook cell.
+ */
+export interface Where {
+  file: string;
+  line: number;
+  code: string;
+  call: string;
+  calls: number;
+  cell: boolean;
 }
 /**
  * One operator: totals over the profiled steps (`analysis.ops.OP_COLUMNS`) and the same
