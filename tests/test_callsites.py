@@ -138,7 +138,7 @@ def test_fixes_never_recommend_what_the_trace_shows_in_use(tmp_path):
     assert fix.endswith("# already in use in this step: fused adamw")
     assert prune_fix(MEMORY, set()) == MEMORY
     memory = Finding("unfused-memory-bound", "memory", "Unfused", "e", MEMORY, 1.0, 5.0)
-    (f, where), = refine([memory], a, SITES)
+    f, where = refine([memory], a, SITES)[0]
     assert "fused=True" not in f.fix and where is not None and where["call"] == "linear"
 
 
@@ -153,3 +153,15 @@ def test_the_summary_of_a_run_names_the_line(tmp_path):
     assert sync["where"] == {"file": "In[4]", "line": 12, "code": SITES[2]["code"],
                              "call": "item", "calls": 10, "cell": True}
     assert sync["fix"].startswith("# In[4]:12: ")
+    from jupyter_gpuprof.views.html import render_html
+    from jupyter_gpuprof.views.text import render_text
+
+    assert "Your code: In[4]:12" in render_text(s)
+    assert "Your code: <code>In[4]:12</code>" in render_html(s)
+
+
+def test_the_pattern_is_reported_even_below_the_sync_rules_threshold(tmp_path):
+    a = _analysis(tmp_path)
+    (f, where), = refine([], a, SITES)
+    assert f.id == "per-parameter-item" and f.category == "sync" and where["line"] == 12
+    assert f.cost_ms == round(a.real.idle_by_cause_ms["sync"], 3)

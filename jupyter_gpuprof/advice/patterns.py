@@ -164,11 +164,26 @@ def _grad_norm_finding(f: Finding, seen: dict[str, float]) -> Finding:
               "norm_per_step": round(seen["norm_per_step"], 1)})
 
 
+def _pattern_only(a: Analysis) -> Finding:
+    """The per-parameter finding when the sync rule found too little idle to report."""
+    cost = float(a.real.idle_by_cause_ms.get("sync", 0.0))
+    gain = 100.0 * cost / a.real.step_ms if a.real.step_ms > 0 else 0.0
+    return Finding("host-syncs", "sync", "The host waits for the GPU inside the step",
+                   f"The GPU idles after these syncs ≈{cost:.2f} ms per real step.", "",
+                   round(cost, 3), round(gain, 1))
+
+
 def refine(findings: list[Finding], a: Analysis,
            sites: list[dict[str, Any]] | None) -> list[tuple[Finding, dict[str, Any] | None]]:
-    """Each finding with patterns applied, in-use advice dropped, and its user line."""
+    """Each finding with patterns applied, in-use advice dropped, and its user line.
+
+    Per-parameter norm logging is reported even when its syncs cost too little to pass the
+    rules' threshold today: the pattern is a defect whichever way the step is bound.
+    """
     used = in_use(a)
     seen = per_parameter_norms(a)
+    if seen is not None and not any(f.category == "sync" for f in findings):
+        findings = [*findings, _pattern_only(a)]
     out = []
     for f in findings:
         if f.category == "sync" and seen is not None:

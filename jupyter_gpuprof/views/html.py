@@ -47,6 +47,15 @@ def _table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _where(f: dict[str, Any]) -> str:
+    """The user's line behind a finding, when the capture recorded it."""
+    w = f.get("where")
+    if not w:
+        return ""
+    return (f"<br>Your code: <code>{escape(str(w['file']))}:{w['line']}</code> "
+            f"<code>{escape(str(w['code']))}</code>")
+
+
 def render_html(s: dict[str, Any]) -> str:
     """The report as one self-contained HTML fragment."""
     src, st, v = s["source"], s["steps"], s["verdict"]
@@ -75,7 +84,7 @@ def render_html(s: dict[str, Any]) -> str:
         for f in s["findings"]:
             parts.append(
                 f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — expected gain "
-                f"≈{f['expected_gain_pct']:.0f}%<br>{escape(f['evidence'])}"
+                f"≈{f['expected_gain_pct']:.0f}%<br>{escape(f['evidence'])}{_where(f)}"
                 f"<pre>{escape(f['fix'])}</pre></li>")
         parts.append("</ol>")
     dist = s.get("distributed") or {}

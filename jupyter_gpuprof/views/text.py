@@ -133,6 +133,8 @@ def render_text(s: dict[str, Any]) -> str:
             lines.append(f"{i}. [{f['category']}] {f['title']} — expected gain "
                          f"≈{f['expected_gain_pct']:.0f}%")
             lines.append(f"   Evidence: {f['evidence']}")
+            if w := f.get("where"):
+                lines.append(f"   Your code: {w['file']}:{w['line']}  {w['code']}")
             lines += ["   Fix:"] + [f"     {ln}" for ln in f["fix"].splitlines()]
     lines += rank_lines(s.get("distributed"))
     if s.get("ops"):
