@@ -165,3 +165,19 @@ def test_the_pattern_is_reported_even_below_the_sync_rules_threshold(tmp_path):
     (f, where), = refine([], a, SITES)
     assert f.id == "per-parameter-item" and f.category == "sync" and where["line"] == 12
     assert f.cost_ms == round(a.real.idle_by_cause_ms["sync"], 3)
+
+
+def test_host_findings_point_at_the_busiest_host_only_op(tmp_path):
+    b = TraceBuilder()
+    b.step(1, 0.0, 1000.0)
+    b.op("aten::to", 10.0, 600.0)  # host-only: launches nothing
+    mm = b.op("aten::mm", 700.0, 10.0)
+    b.kernel("gemm", 701.0, 705.0, 100.0, ext=mm)
+    a = analyze(load_trace(b.write(tmp_path / "t.json.gz")))
+    host = Finding("host-work", "host", "Host-side work", "e", "fix", 1.0, 5.0)
+    sites = [{"call": "to", "file": "train.py", "line": 3, "code": "x = x.to(torch.float32)",
+              "calls": 100, "cell": False},
+             {"call": "linear", "file": "train.py", "line": 4, "code": "y = lin(x)",
+              "calls": 1, "cell": False}]
+    (f, where), = refine([host], a, sites)
+    assert where is not None and (where["file"], where["line"]) == ("train.py", 3)

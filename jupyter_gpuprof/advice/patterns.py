@@ -123,11 +123,12 @@ def _calls_for(op: str) -> tuple[str, ...]:
     return OP_CALLS.get(op, ()) + (base, base + "_")
 
 
-def _hot_op_site(a: Analysis, sites: list[dict[str, Any]],
+def _hot_op_site(ops: pd.DataFrame, sites: list[dict[str, Any]],
                  by: str = "cuda_self_us") -> dict[str, Any] | None:
     """Call site of the first of the hottest ops (by `by`) that the user's code calls."""
-    ops = a.ops.sort_values(by, ascending=False).head(5) if len(a.ops) else pd.DataFrame()
-    for name in ops.get("name", pd.Series(dtype=str)).astype(str):
+    if not len(ops):
+        return None
+    for name in ops.sort_values(by, ascending=False).head(5)["name"].astype(str):
         if (site := _best(sites, _calls_for(name))) is not None:
             return site
     return None
@@ -148,7 +149,7 @@ def where_for(f: Finding, a: Analysis, sites: list[dict[str, Any]]) -> dict[str,
         host_only = a.ops[a.ops["cuda_total_us"] <= 0] if len(a.ops) else a.ops
         return _hot_op_site(host_only, sites, "cpu_self_us") if len(host_only) else None
     if f.category in ("memory", "precision", "compute"):
-        return _hot_op_site(a, sites)
+        return _hot_op_site(a.ops, sites)
     return None
 
 

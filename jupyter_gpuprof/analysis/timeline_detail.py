@@ -9,6 +9,7 @@ saved notebook small; a server slices any other step from the run's trace (`step
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -108,7 +109,7 @@ def _owner_times(trace: Trace, spec: LaneRows) -> np.ndarray:
     return spec.rows["ts_us"].to_numpy(dtype=float)
 
 
-def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: list[LaneRows],
+def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequence[LaneRows],
            lo: float, hi: float, strings: StringTable) -> dict[str, list[Any]]:
     """The events of all lanes the host started in [lo, hi), as columns (µs from `lo`).
 
@@ -145,13 +146,13 @@ def step_bounds(steps: pd.DataFrame, window: Window) -> list[tuple[int, float, f
             for k, a, b in zip(steps["step"].to_numpy(), s, ends, strict=True)]
 
 
-def _count(trace: Trace, lanes: list[LaneRows], lo: float, hi: float) -> int:
+def _count(trace: Trace, lanes: Sequence[LaneRows], lo: float, hi: float) -> int:
     """Events of all lanes the host started in [lo, hi)."""
     return sum(int(np.count_nonzero((t >= lo) & (t < hi)))
                for t in (_owner_times(trace, spec) for spec in lanes))
 
 
-def inline_detail(trace: Trace, window: Window, lanes: list[LaneRows],
+def inline_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows],
                   steps: pd.DataFrame | None,
                   strings: StringTable) -> list[dict[str, list[Any]] | None]:
     """One entry per profiled step: its table for the most typical steps that fit, else None.
@@ -175,7 +176,7 @@ def inline_detail(trace: Trace, window: Window, lanes: list[LaneRows],
     return out
 
 
-def step_detail(trace: Trace, window: Window, lanes: list[LaneRows], steps: pd.DataFrame,
+def step_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows], steps: pd.DataFrame,
                 step: int, strings: StringTable) -> dict[str, list[Any]] | None:
     """The event table of profiled step number `step` (None: no such step)."""
     for k, lo, hi in step_bounds(steps, window):
