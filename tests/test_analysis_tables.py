@@ -129,14 +129,15 @@ def test_autograd_wrappers_fold_under_the_op_they_call(tmp_path):
 
 def test_self_device_time_orders_the_table_and_host_verdicts_sort_by_cpu(tmp_path):
     b = TraceBuilder()
-    to = b.op("aten::to", 0.0, 900.0)
-    b.kernel("copy_small", 10.0, 950.0, 5.0, ext=to)
+    b.op("aten::to", 0.0, 900.0)
+    copy = b.op("aten::_to_copy", 10.0, 880.0)
+    b.kernel("copy_small", 20.0, 950.0, 5.0, ext=copy)
     mm = b.op("aten::mm", 1000.0, 10.0)
     b.kernel("gemm", 1002.0, 1005.0, 400.0, ext=mm)
     ops = op_table(op_rows(_load(b, tmp_path)))
-    assert ops["name"].tolist() == ["aten::mm", "aten::to"]
-    assert sort_for(ops, "input")["name"].tolist() == ["aten::to", "aten::mm"]
-    assert sort_for(ops, "compute")["name"].tolist() == ["aten::mm", "aten::to"]
+    assert ops["name"].tolist() == ["aten::mm", "aten::_to_copy", "aten::to"]
+    assert sort_for(ops, "input")["name"].tolist() == ["aten::to", "aten::_to_copy", "aten::mm"]
+    assert sort_for(ops, "compute")["name"].tolist() == ops["name"].tolist()
 
 
 def test_per_step_columns_are_per_real_step_and_per_call(tmp_path):
@@ -152,3 +153,15 @@ def test_per_step_columns_are_per_real_step_and_per_call(tmp_path):
     assert mm["cuda_us_per_call"] == 100.0 and mm["cpu_us_per_call"] == 15.0
     assert mm["gpu_pct_of_step"] == pytest.approx(20.0)
     assert mm["cpu_pct_of_step"] == pytest.approx(3.0)
+
+
+def test_real_input_bound_run_leads_with_its_host_op_and_no_autograd_rows():
+    from pathlib import Path
+
+    from jupyter_gpuprof.report import analyze_path
+
+    s = analyze_path(Path(__file__).parent / "data" / "real" / "input").to_json()
+    assert s["verdict"]["category"] == "input" and s["ops"][0]["name"] == "aten::to"
+    assert not [o for o in s["ops"] if o["name"].endswith("Backward0")]
+    mm = next(o for o in s["ops"] if o["name"] == "aten::mm")
+    assert mm["autograd"] == "AddmmBackward0"  # nn.Linear: addmm forward, mm backward

@@ -197,9 +197,10 @@ def per_step(table: pd.DataFrame, n_steps: int, real_step_ms: float,
 
 
 def sort_for(table: pd.DataFrame, category: str | None) -> pd.DataFrame:
-    """Rows in the order a verdict reads them: host time first when the host or the input
+    """Rows in the order a verdict reads them: host time (with the op's children, so the call
+    the user made, `aten::to`, leads its `aten::_to_copy`) first when the host or the input
     pipeline holds the GPU back, own GPU time first otherwise."""
     if category in ("input", "host", "launch", "sync"):
-        return table.sort_values(["cpu_self_us", "cuda_self_us"], ascending=False,
+        return table.sort_values(["cpu_total_us", "cpu_self_us"], ascending=False,
                                  ignore_index=True)
     return table
