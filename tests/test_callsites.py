@@ -181,3 +181,23 @@ def test_host_findings_point_at_the_busiest_host_only_op(tmp_path):
               "calls": 1, "cell": False}]
     (f, where), = refine([host], a, sites)
     assert where is not None and (where["file"], where["line"]) == ("train.py", 3)
+
+
+def test_a_gpuprofile_cell_is_named_with_the_line_the_notebook_shows(monkeypatch):
+    import linecache
+    from types import SimpleNamespace
+
+    from jupyter_gpuprof.capture import callsites
+
+    body = "x = batch()\nnorms = [p.norm().item() for p in ps]\n"
+    name = "/tmp/ipykernel_1/123.py"
+    linecache.cache[name] = (len(body), None, body.splitlines(True), name)
+    history = ["", "import torch", "%%gpuprofile --steps 10\n" + body, "r.to_json()"]
+    shell = SimpleNamespace(compile=SimpleNamespace(format_code_name=lambda f: ("Cell", "In[3]")),
+                            history_manager=SimpleNamespace(input_hist_raw=history))
+    monkeypatch.setattr("IPython.get_ipython", lambda: shell)
+    # the body is cached under the next number; its lines start below the magic's line
+    assert callsites._cell_of(name) == ("In[2]", 1)
+    history[2] = body  # a plain cell: its own number, its own lines
+    history[3] = body
+    assert callsites._cell_of(name) == ("In[3]", 0)

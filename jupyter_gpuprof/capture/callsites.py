@@ -45,16 +45,32 @@ def _library_roots() -> tuple[str, ...]:
     return tuple(sorted(roots))
 
 
-def _cell_name(filename: str) -> str | None:
-    """'In[3]' for a notebook cell's code, else None (IPython's own naming of its cells)."""
+def _cell_of(filename: str) -> tuple[str, int] | None:
+    """('In[3]', line offset) for a notebook cell's code, else None.
+
+    The cell is the input whose text is the code's: a `%%gpuprofile` cell runs its body
+    without the magic's own line, so its frame lines are one less than the notebook shows
+    (the offset adds it back), and its body may be cached under the next execution number.
+    """
     try:
         from IPython import get_ipython
 
         shell = get_ipython()
         label = shell.compile.format_code_name(filename) if shell is not None else None
+        if not label:
+            return None
+        number = int(str(label[1]).removeprefix("In[").removesuffix("]"))
+        body = "".join(linecache.getlines(filename)).rstrip()
+        history = shell.history_manager.input_hist_raw
+        for k in (number, number - 1):
+            raw = history[k] if 0 < k < len(history) else ""
+            if raw.rstrip() == body:
+                return f"In[{k}]", 0
+            if raw.lstrip().startswith("%%") and raw.split("\n", 1)[-1].rstrip() == body:
+                return f"In[{k}]", 1
+        return str(label[1]), 0
     except Exception:  # noqa: BLE001 - only a nicer name; the file name still says it
         return None
-    return str(label[1]) if label else None
 
 
 class CallSites:
@@ -139,7 +155,8 @@ class CallSites:
         out = []
         for (call, filename, line), calls in self.counts.most_common(MAX_SITES):
             code = linecache.getline(filename, line).strip()[:MAX_CODE]
-            cell = _cell_name(filename)
-            out.append({"call": call, "file": cell or filename, "line": line, "code": code,
+            cell = _cell_of(filename)
+            out.append({"call": call, "file": cell[0] if cell else filename,
+                        "line": line + (cell[1] if cell else 0), "code": code,
                         "calls": calls, "cell": cell is not None})
         return out
