@@ -6,7 +6,7 @@ from tracebuilder import TraceBuilder
 from jupyter_gpuprof.analysis.kernels import kernel_rows, kernel_table, kind_of, uses_tensor_cores
 from jupyter_gpuprof.analysis.launch import launch_stats
 from jupyter_gpuprof.analysis.memory import memory_table
-from jupyter_gpuprof.analysis.ops import op_rows, op_table
+from jupyter_gpuprof.analysis.ops import op_rows, op_table, per_step, sort_for
 from jupyter_gpuprof.analysis.trace import load_trace
 from jupyter_gpuprof.analysis.transfers import transfer_table
 from jupyter_gpuprof.stats import describe_steps
@@ -109,3 +109,59 @@ def test_step_statistics():
     assert (d["n"], d["median_ms"], d["iqr_ms"]) == (5, 12.0, 2.0)
     assert d["outliers"] == [4]
     assert describe_steps([])["n"] == 0
+
+
+def test_autograd_wrappers_fold_under_the_op_they_call(tmp_path):
+    # backward: the engine wrapper > MmBackward0 > aten::mm, which launches the kernel
+    b = TraceBuilder()
+    fwd = b.op("aten::mm", 0.0, 20.0)
+    b.kernel("gemm_fwd", 5.0, 30.0, 60.0, ext=fwd)
+    b.op("autograd::engine::evaluate_function: MmBackward0", 100.0, 50.0, tid=200)
+    b.op("MmBackward0", 102.0, 45.0, tid=200)
+    bwd = b.op("aten::mm", 110.0, 30.0, tid=200)
+    b.kernel("gemm_bwd", 115.0, 130.0, 90.0, ext=bwd, tid=200)
+    ops = op_table(op_rows(_load(b, tmp_path)))
+    assert ops["name"].tolist() == ["aten::mm"]  # the wrappers add no row of their own
+    mm = ops.iloc[0]
+    assert (mm["calls"], mm["cuda_self_us"], mm["cpu_self_us"]) == (2, 150.0, 50.0)
+    assert mm["autograd"] == "MmBackward0"  # named beside the op it wraps
+
+
+def test_self_device_time_orders_the_table_and_host_verdicts_sort_by_cpu(tmp_path):
+    b = TraceBuilder()
+    b.op("aten::to", 0.0, 900.0)
+    copy = b.op("aten::_to_copy", 10.0, 880.0)
+    b.kernel("copy_small", 20.0, 950.0, 5.0, ext=copy)
+    mm = b.op("aten::mm", 1000.0, 10.0)
+    b.kernel("gemm", 1002.0, 1005.0, 400.0, ext=mm)
+    ops = op_table(op_rows(_load(b, tmp_path)))
+    assert ops["name"].tolist() == ["aten::mm", "aten::_to_copy", "aten::to"]
+    assert sort_for(ops, "input")["name"].tolist() == ["aten::to", "aten::_to_copy", "aten::mm"]
+    assert sort_for(ops, "compute")["name"].tolist() == ops["name"].tolist()
+
+
+def test_per_step_columns_are_per_real_step_and_per_call(tmp_path):
+    b = TraceBuilder()
+    for i in range(4):  # 4 calls over 2 steps, 100 µs GPU and 30 µs host each
+        mm = b.op("aten::mm", i * 1000.0, 30.0)
+        b.kernel("gemm", i * 1000.0 + 5, i * 1000.0 + 40, 100.0, ext=mm)
+    ops = per_step(op_table(op_rows(_load(b, tmp_path))), n_steps=2, real_step_ms=1.0,
+                   host_scale=0.5)
+    mm = ops.iloc[0]
+    assert mm["calls_per_step"] == 2.0 and mm["cuda_self_ms_per_step"] == pytest.approx(0.2)
+    assert mm["cpu_self_ms_per_step"] == pytest.approx(0.03)  # 60 µs profiled, halved
+    assert mm["cuda_us_per_call"] == 100.0 and mm["cpu_us_per_call"] == 15.0
+    assert mm["gpu_pct_of_step"] == pytest.approx(20.0)
+    assert mm["cpu_pct_of_step"] == pytest.approx(3.0)
+
+
+def test_real_input_bound_run_leads_with_its_host_op_and_no_autograd_rows():
+    from pathlib import Path
+
+    from jupyter_gpuprof.report import analyze_path
+
+    s = analyze_path(Path(__file__).parent / "data" / "real" / "input").to_json()
+    assert s["verdict"]["category"] == "input" and s["ops"][0]["name"] == "aten::to"
+    assert not [o for o in s["ops"] if o["name"].endswith("Backward0")]
+    mm = next(o for o in s["ops"] if o["name"] == "aten::mm")
+    assert mm["autograd"] == "AddmmBackward0"  # nn.Linear: addmm forward, mm backward

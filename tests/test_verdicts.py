@@ -98,3 +98,12 @@ def test_cpu_only_trace_has_no_gpu_verdict(tmp_path):
     a = analyze(load_trace(b.write(tmp_path / "cpu.json.gz")))
     v = advise(a).verdict
     assert not a.gpu_available and v.category is None and "GPU metrics unavailable" in v.summary
+
+
+def test_the_memory_verdict_reads_memory_bandwidth():
+    from jupyter_gpuprof.advice.verdict import verdict_label
+    from jupyter_gpuprof.views.text import verdict_name
+
+    assert verdict_label("memory") == "memory bandwidth" and verdict_label("input") == "input"
+    assert verdict_name({"category": "memory", "label": verdict_label("memory")}) == \
+        "memory bandwidth"

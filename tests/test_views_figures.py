@@ -46,7 +46,7 @@ def test_timeline_figure_lanes_gaps_and_escaped_hover():
     cpu, gpu = fig["data"][:2]
     assert cpu["y"] == ["CPU thread 1"] and gpu["base"] == [0.1, 0.6] and gpu["x"] == [0.3, 0.02]
     assert fig["layout"]["yaxis"]["categoryarray"] == ["CPU thread 1", "GPU 0 stream 7"]
-    assert gpu["hovertext"][0] == "gemm<br>op: aten::mm<br>shapes: [[64, 32]]<br>300.0 µs"
+    assert gpu["hovertext"][0] == "gemm<br>op: aten::mm<br>shapes: [[64, 32]]<br>0.300 ms"
     assert "&lt;img" in gpu["hovertext"][1] and "<img" not in gpu["hovertext"][1]
     assert "(4 events merged)" in gpu["hovertext"][1]
     gaps = fig["layout"]["shapes"]
@@ -59,12 +59,13 @@ def test_transfers_and_kinds_figures():
     transfers = [{"kind": "HtoD", "pageable": True, "count": 10, "bytes": 2_000_000,
                   "dur_us": 100.0, "blocking": 10, "gbps": 20.0}]
     syncs = {"count": 3, "per_step": 1.5,
-             "top": [{"caller": PAYLOAD, "calls": 3, "gpu_idle_after_us": 1500.0}]}
+             "top": [{"caller": PAYLOAD, "calls": 3, "gpu_idle_after_us": 1500.0,
+                      "cost_ms_per_step": 1.5}]}
     fig = transfers_figure(transfers, syncs)
     assert fig["data"][0]["x"] == ["HtoD pageable"] and fig["data"][0]["y"] == [2.0]
     assert fig["data"][1]["x"] == [1.5] and fig["data"][1]["y"][0].startswith("&lt;img")
     kinds = kernel_kinds_figure([{"kind": "gemm", "tensor_core": True, "total_us": 500.0,
-                                  "calls": 5}])
+                                  "calls": 5, "ms_per_step": 0.5, "calls_per_step": 5.0}])
     assert kinds["data"][0]["y"] == ["gemm (Tensor Cores)"] and kinds["data"][0]["x"] == [0.5]
     for f in (fig, kinds):
         go.Figure(f)

@@ -6,6 +6,7 @@ import numpy as np
 from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.analysis.timeline import MAX_RECTS, level_of_detail, outermost
+from jupyter_gpuprof.analysis.timeline_detail import MAX_INLINE_EVENTS
 from jupyter_gpuprof.report import analyze_path
 
 
@@ -14,11 +15,25 @@ def test_level_of_detail_keeps_small_lanes_and_bins_big_ones():
     end = ts + 5
     s, e, n, rep = level_of_detail(ts, end, 20, 0.0, 100.0)
     assert s.tolist() == ts.tolist() and n.tolist() == [1] * 10 and rep.tolist() == list(range(10))
-    # 5 bins of 20 µs: two events each, spanning start of the first to end of the second
-    end[3] = 39.0  # the longest in bin 1 represents it
-    s, e, n, rep = level_of_detail(ts, end, 5, 0.0, 100.0)
-    assert s.tolist() == [0, 20, 40, 60, 80] and e.tolist() == [15, 39, 55, 75, 95]
-    assert n.tolist() == [2] * 5 and rep.tolist()[1] == 3
+    # budget 4: 2 bins of 50 µs, and 2 breaks at the longest idle stretches; event 3 runs
+    # to 39, so the idle before events 1 (5 µs, the first of the equal longest) and 2 split
+    end[3] = 39.0
+    s, e, n, rep = level_of_detail(ts, end, 4, 0.0, 100.0)
+    assert s.tolist() == [0, 10, 20, 50] and e.tolist() == [5, 15, 45, 95]
+    assert n.tolist() == [1, 1, 3, 5] and rep.tolist()[2] == 3
+
+
+def test_level_of_detail_never_spans_a_drawn_gap():
+    # 100 events of 1 µs, 1 µs apart; event 20 runs to 41.8, so the stretch before event 21
+    # is the shortest of all, yet it holds a drawn gap
+    ts = np.arange(100, dtype=float) * 2
+    end = ts + 1
+    end[20] = 41.8
+    keep = np.array([[41.85, 41.95]])
+    s, e, n, _ = level_of_detail(ts, end, 4, 0.0, 200.0, keep)
+    assert not any(a < 41.9 < b for a, b in zip(s, e, strict=True)) and sum(n) == 100
+    s, e, _, _ = level_of_detail(ts, end, 4, 0.0, 200.0)
+    assert any(a < 41.9 < b for a, b in zip(s, e, strict=True))  # without it, merged over
 
 
 def test_outermost_drops_nested_calls():
@@ -58,4 +73,8 @@ def test_big_lanes_are_bounded(tmp_path):
     assert tl["n_events"] > 20000 and tl["n_rects"] <= MAX_RECTS
     gpu = tl["lanes"][-1]
     assert sum(gpu["count"]) == gpu["n_events"]  # every event is inside some rectangle
-    assert len(json.dumps(tl)) < 400_000
+    detail, strings = tl.pop("detail"), tl.pop("strings")
+    assert len(json.dumps(tl)) < 400_000  # the aggregated view
+    inline = [d for d in detail if d is not None]
+    assert sum(len(d["lane"]) for d in inline) <= MAX_INLINE_EVENTS
+    assert len(json.dumps([detail, strings])) < 1_500_000  # the step tables, 2 MB with the rest

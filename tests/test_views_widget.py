@@ -8,7 +8,7 @@ from tracebuilder import TraceBuilder
 from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.views.export import export_html
-from jupyter_gpuprof.views.widget import UNBUILT_ESM, ReportWidget
+from jupyter_gpuprof.views.widget import HIDE_STATIC_CSS, UNBUILT_ESM, WIDGET_TEXT, ReportWidget
 
 REAL = "tests/data/real/input"
 PAYLOAD = "<img src=x onerror=alert(1)>"
@@ -25,7 +25,7 @@ def test_mimebundle_has_widget_view_html_fallback_and_text(summary):
     html, text = data["text/html"], data["text/plain"]
     st = summary["steps"]
     assert f"{st['median_ms']:.2f} ms" in html and f"{st['p95_ms']:.2f} ms" in html
-    assert "Verdict: input" in html and "<svg" in html  # inline charts
+    assert "Verdict: input" in html and "data:image/png;base64," in html  # charts
     for f in summary["findings"]:
         assert f["title"] in html and f["title"] in text
     assert "VERDICT: input" in text and "median" in text
@@ -75,7 +75,8 @@ def test_export_html_is_self_contained(tmp_path):
     srcs = re.findall(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=\s*['\"]?([^'\" >]+)",
                       page, flags=re.I)
     assert not [s for s in srcs if s.startswith(("http://", "https://", "//"))]
-    assert "Plotly.newPlot" in page and "Verdict: input" in page and "<svg" in page
+    assert "Plotly.newPlot" in page and "Verdict: input" in page
+    assert "data:image/png;base64," in page and "Trust Notebook" not in page
     assert page.count("<script") == 3  # figures JSON, plotly.js inlined, the plotting call
 
 
@@ -97,3 +98,16 @@ def test_widget_front_end_is_the_built_bundle_and_no_bigger_than_before():
     assert "import " not in text.split("export")[0]  # self-contained: no module imports
     assert len(text.encode()) <= ESM_BUDGET_BYTES
     assert ".gpuprof-w-tab" in str(ReportWidget._css)
+
+
+def test_report_shows_its_static_copy_as_its_own_output_then_the_widget(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display",
+                        lambda obj, raw=False: shown.append((obj, raw)))
+    analyze_path(REAL)._ipython_display_()
+    (static, raw), (widget, _) = shown
+    assert raw and "gpuprof-static" in static["text/html"] and "VERDICT" in static["text/plain"]
+    data, _ = widget._repr_mimebundle_()
+    # no second static copy inside the widget output: untrusted viewers would show both
+    assert "text/html" not in data and data["text/plain"] == WIDGET_TEXT
+    assert HIDE_STATIC_CSS in ReportWidget._css

@@ -103,8 +103,7 @@ def sync_rule(a: Analysis) -> Finding | None:
     top = who["gpu_idle_after_us"].agg(["size", "sum"]).sort_values("sum", ascending=False)
     callers = ", ".join(f"{name} ×{int(r['size'] / n)}/step" for name, r in top.head(3).iterrows())
     evidence = (
-        f"{len(s) / n:.0f} sync calls per step ({callers}); the GPU idles "
-        f"{s['gpu_idle_after_us'].sum() / 1e3 / n:.2f} ms per profiled step after them, "
+        f"{len(s) / n:.0f} sync calls per step ({callers}); the GPU idles after them "
         f"≈{cost:.2f} ms per real step ({_pct(a, cost):.0f}% of the {_real(a)}).")
     return _finding(a, "host-syncs", "sync", "The host waits for the GPU inside the step",
                     evidence, fixes.SYNC, cost, 1.0, syncs_per_step=round(len(s) / n, 2),

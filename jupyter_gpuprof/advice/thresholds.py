@@ -80,3 +80,6 @@ MEMORY_KINDS = ("elementwise", "norm", "softmax", "reduction", "other")
 #: below both, a trace holds too little GPU work to judge (no step-sized advice)
 MIN_GPU_ACTIVITIES = 20
 MIN_GPU_WORK_MS = 1.0
+
+#: calls per step of both `aten::item` and a norm op that mark per-parameter norm logging
+PER_PARAM_MIN_CALLS = 8

@@ -27,6 +27,15 @@ SUMMARIES = {
                 "capture or allocator growth), not the steady state",
 }
 
+#: how a verdict category reads where its id alone would mislead (the memory verdict is about
+#: HBM bandwidth, not capacity); the other categories read as their id
+LABELS = {"memory": "memory bandwidth", "comm": "communication", "straggler": "straggler rank"}
+
+
+def verdict_label(category: str | None) -> str:
+    """The reader's name of a verdict category ("memory" reads "memory bandwidth")."""
+    return LABELS.get(category or "", category or "unavailable")
+
 
 @dataclass
 class Advice:

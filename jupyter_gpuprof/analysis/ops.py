@@ -1,7 +1,15 @@
-"""Operator table: host (CPU) and device (CUDA) time per PyTorch operator, self and total."""
+"""Operator table: host (CPU) and device (CUDA) time per PyTorch operator, self and total.
+
+Kineto links each kernel to the innermost op that launched it, so `cuda_self_us` is the
+op's own device time and sums to the GPU time once; the table sorts by it. Autograd nodes
+(`MmBackward0`, `autograd::engine::evaluate_function: …`) only wrap the ops that do the work:
+they are folded away and named in the `autograd` column of the ops they called, so the same
+kernels never appear two or three times.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import cast
 
 import numpy as np
@@ -16,7 +24,30 @@ OP_COLUMNS = {
     "cuda_total_us": "GPU time of activity launched by the op or its children",
     "cuda_self_us": "GPU time of activity launched directly by the op",
     "input_dims": "most common input shapes", "input_types": "most common input dtypes",
+    "autograd": "the autograd node its backward calls most often ran under, else empty",
 }
+#: per-step columns (`per_step`): real ms per step, per call, share of the real step
+PER_STEP_COLUMNS = {
+    "calls_per_step": "calls per profiled step",
+    "cuda_self_ms_per_step": "own GPU time per step (ms; kernel time barely changes under "
+                             "the profiler)",
+    "cuda_total_ms_per_step": "GPU time of the op and its children per step (ms)",
+    "cpu_self_ms_per_step": "host self time per step, rescaled to the unprofiled step (ms)",
+    "cuda_us_per_call": "own GPU time per call (µs)",
+    "cpu_us_per_call": "host self time per call, rescaled like cpu_self_ms_per_step (µs)",
+    "gpu_pct_of_step": "own GPU time as % of the real step",
+    "cpu_pct_of_step": "host self time as % of the real step",
+}
+#: an autograd node: PyTorch's backward function objects and the engine's wrapper around them
+AUTOGRAD_NODE = re.compile(
+    r"^(autograd::engine::evaluate_function: )?"
+    r"([\w:]*Backward\d*|torch::autograd::AccumulateGrad|torch::autograd::CopySlices)$")
+
+
+def autograd_node(name: str) -> str:
+    """The node's name when `name` is an autograd wrapper (engine prefix dropped), else ''."""
+    m = AUTOGRAD_NODE.match(name)
+    return m.group(2) if m else ""
 
 
 def _nest(ops: pd.DataFrame) -> np.ndarray:
@@ -77,8 +108,32 @@ def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFra
         live = (up >= 0) & (carry > 0)
     return ops.assign(
         parent=parent, cpu_self_us=np.clip(dur - child_sum, 0.0, None),
-        cuda_self_us=cuda_self, cuda_total_us=cuda_total,
+        cuda_self_us=cuda_self, cuda_total_us=cuda_total, **_autograd(ops, parent),
     )
+
+
+def _autograd(ops: pd.DataFrame, parent: np.ndarray) -> dict[str, np.ndarray]:
+    """`wrapper` (the op is an autograd node) and `autograd` (the node an op ran under)."""
+    cats = ops["name"].cat.categories if hasattr(ops["name"], "cat") else None
+    if cats is not None:
+        per = np.array([autograd_node(str(c)) for c in cats] or [""], dtype=object)
+        node = per[ops["name"].cat.codes.to_numpy()] if len(ops) else np.array([], dtype=object)
+    else:
+        node = np.array([autograd_node(str(n)) for n in ops["name"]], dtype=object)
+    wrapper = node != ""
+    under = np.full(len(ops), "", dtype=object)
+    # climb through wrappers: the nearest wrapper ancestor names the node
+    up = parent.copy()
+    todo = ~wrapper & (up >= 0)
+    while todo.any():
+        idx = np.flatnonzero(todo)
+        anc = up[idx]
+        hit = wrapper[anc]
+        under[idx[hit]] = node[anc[hit]]
+        todo[idx[hit]] = False
+        up[idx[~hit]] = parent[anc[~hit]]
+        todo &= up >= 0
+    return {"wrapper": wrapper, "autograd": under}
 
 
 def _most_common(rows: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
@@ -93,6 +148,8 @@ def _most_common(rows: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
 
 def op_table(rows: pd.DataFrame, by_shape: bool = False) -> pd.DataFrame:
     """Aggregate op calls by name (and shapes): columns in `OP_COLUMNS`, slowest on GPU first."""
+    if "wrapper" in rows:
+        rows = rows[~rows["wrapper"].to_numpy(dtype=bool)]
     if rows.empty:
         return pd.DataFrame(columns=list(OP_COLUMNS))
     keys = ["name", "input_dims"] if by_shape else ["name"]
@@ -107,5 +164,44 @@ def op_table(rows: pd.DataFrame, by_shape: bool = False) -> pd.DataFrame:
     types = _most_common(rows, keys, "input_types")
     lookup = dict(zip(types.index, types.to_numpy(), strict=True))  # Series.get per row is slow
     out["input_types"] = [lookup.get(tuple(r) if by_shape else r[0], "") for r in out[keys].values]
+    if "autograd" in rows:
+        under = rows[rows["autograd"].astype(str).to_numpy() != ""]
+        nodes = _most_common(under.assign(autograd=under["autograd"].astype(str)), keys,
+                             "autograd") if len(under) else pd.Series(dtype=object)
+        out["autograd"] = [nodes.get(tuple(r) if by_shape else r[0], "")
+                           for r in out[keys].values]
+    else:
+        out["autograd"] = ""
     out = out[list(OP_COLUMNS)].astype({"name": str})
-    return out.sort_values(["cuda_total_us", "cpu_total_us"], ascending=False, ignore_index=True)
+    return out.sort_values(["cuda_self_us", "cpu_self_us"], ascending=False, ignore_index=True)
+
+
+def per_step(table: pd.DataFrame, n_steps: int, real_step_ms: float,
+             host_scale: float = 1.0) -> pd.DataFrame:
+    """The op table with `PER_STEP_COLUMNS` added: each time per real step and per call.
+
+    `host_scale` (real step over profiled step) takes the profiler's inflation out of host
+    times; GPU times are divided by the step count only.
+    """
+    n = max(n_steps, 1)
+    calls = table["calls"].to_numpy(dtype=float)
+    cuda_self = table["cuda_self_us"].to_numpy(dtype=float)
+    cpu_self = table["cpu_self_us"].to_numpy(dtype=float) * host_scale
+    per_call = np.maximum(calls, 1.0)
+    step_us = real_step_ms * 1e3 if real_step_ms > 0 else np.nan
+    return table.assign(
+        calls_per_step=calls / n, cuda_self_ms_per_step=cuda_self / 1e3 / n,
+        cuda_total_ms_per_step=table["cuda_total_us"].to_numpy(dtype=float) / 1e3 / n,
+        cpu_self_ms_per_step=cpu_self / 1e3 / n, cuda_us_per_call=cuda_self / per_call,
+        cpu_us_per_call=cpu_self / per_call, gpu_pct_of_step=100.0 * cuda_self / n / step_us,
+        cpu_pct_of_step=100.0 * cpu_self / n / step_us)
+
+
+def sort_for(table: pd.DataFrame, category: str | None) -> pd.DataFrame:
+    """Rows in the order a verdict reads them: host time (with the op's children, so the call
+    the user made, `aten::to`, leads its `aten::_to_copy`) first when the host or the input
+    pipeline holds the GPU back, own GPU time first otherwise."""
+    if category in ("input", "host", "launch", "sync"):
+        return table.sort_values(["cpu_total_us", "cpu_self_us"], ascending=False,
+                                 ignore_index=True)
+    return table

@@ -24,7 +24,7 @@ from .kernels import MATMUL_KINDS, kernel_rows, kernel_table, kind_summary
 from .launch import launch_stats
 from .memory import memory_table
 from .one_time import ONE_TIME_COLUMNS, one_time_table
-from .ops import op_rows, op_table
+from .ops import op_rows, op_table, per_step
 from .step_graph import StepGraph, build_graph
 from .steps import Window, assign_steps, gpu_activity, step_table
 from .sync import sync_table
@@ -151,6 +151,13 @@ def _reconcile(baseline: dict[str, Any], profiled: dict[str, Any], busy_us: floa
     return RealTime(real_ms, source, prof_ms, busy_ms, idle, trace_idle, scale, causes)
 
 
+def _host_scale(real: RealTime) -> float:
+    """Real step over profiled step: host times under the profiler, brought to real time."""
+    if real.source != "baseline" or real.profiled_step_ms <= 0:
+        return 1.0
+    return real.step_ms / real.profiled_step_ms
+
+
 def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
             flops_per_step: float | None = None) -> Analysis:
     """Run every analysis on a trace; `baseline_step_ms` are unprofiled step times (ms)."""
@@ -178,7 +185,8 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
     arch = gpu_arch(trace.info.devices)
     return Analysis(
         info=trace.info, window=window, steps=steps, streams=stream_table(trace, window),
-        gaps=gaps, ops=op_table(calls), kernels=kernel_table(krows), kinds=kind_summary(krows),
+        gaps=gaps, ops=per_step(op_table(calls), n, real.step_ms, _host_scale(real)),
+        kernels=kernel_table(krows), kinds=kind_summary(krows),
         transfers=transfer_table(trace), syncs=sync_table(host, calls, gaps),
         memory=memory_table(trace), launch=launch_stats(trace, n), baseline=baseline,
         profiled=profiled, real=real, gpu_available=bool(len(gpu_rows)),

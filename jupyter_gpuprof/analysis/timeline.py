@@ -3,12 +3,16 @@
 A 300 MB trace holds millions of events; a browser can draw a few thousand rectangles. Each
 lane (CPU ranges, CPU threads, sync calls, GPU streams) gets a share of `MAX_RECTS`; a lane with
 more events than its share is binned by start time and every bin becomes one rectangle that
-spans its events, counts them and is labelled by its longest one. Gaps keep their causes; only
-the `MAX_GAPS` longest are shipped. The result is plain JSON (columnar lists, a string table).
+spans its events, counts them and is labelled by its longest one; a rectangle never spans a
+shipped gap or the lane's longest idle stretches. Gaps keep their causes; only the `MAX_GAPS`
+longest are shipped. Lanes are named by what runs there (main thread, autograd thread, stream
+7 compute). Zoomed views draw real events from per-step tables (analysis/timeline_detail.py).
+The result is plain JSON (columnar lists, string tables).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,7 +36,7 @@ MIN_LANE_RECTS = 50
 MAX_NAME = 240
 
 
-class _Names:
+class NameTable:
     """String table: each distinct name is stored once and referred to by index."""
 
     def __init__(self) -> None:
@@ -60,48 +64,96 @@ def outermost(ts: np.ndarray, end: np.ndarray) -> np.ndarray:
     return keep
 
 
-def level_of_detail(ts: np.ndarray, end: np.ndarray, budget: int, lo: float,
-                    hi: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Bin events (sorted by start) into at most `budget` rectangles.
+def _idle_breaks(ts: np.ndarray, end: np.ndarray, n_breaks: int,
+                 keep: np.ndarray | None) -> np.ndarray:
+    """Mask over events 1..n-1: a rectangle must end before event i.
 
+    True where the idle stretch before event i holds one of the `keep` gaps ((start, end)
+    rows: the gaps the views draw) or is one of the lane's `n_breaks` longest idle stretches.
+    """
+    run_end = np.maximum.accumulate(end)
+    idle_from, idle_to = run_end[:-1], ts[1:]
+    idle = idle_to - idle_from
+    brk = np.zeros(len(idle), dtype=bool)
+    if keep is not None and len(keep) and len(idle):
+        # the idle stretch holding a drawn gap's middle: a rectangle must not cover it
+        mid = (keep[:, 0] + keep[:, 1]) / 2
+        i = np.clip(np.searchsorted(idle_to, mid, side="left"), 0, len(idle_to) - 1)
+        hit = (idle_from[i] <= mid) & (mid <= idle_to[i])
+        brk[i[hit]] = True
+    free = n_breaks - int(brk.sum())
+    if free > 0 and len(idle):
+        longest = np.argsort(-idle, kind="stable")[:free]
+        brk[longest[idle[longest] > 0]] = True
+    return brk
+
+
+def level_of_detail(ts: np.ndarray, end: np.ndarray, budget: int, lo: float, hi: float,
+                    keep_gaps: np.ndarray | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Group events (sorted by start) into about `budget` rectangles, never across idle time.
+
+    Half the budget is time bins; the other half ends a rectangle at idle time: every gap of
+    `keep_gaps` ((start, end) rows, the gaps the views draw) and the lane's longest idle
+    stretches, so a merged bar is never drawn over a gap and stays within about `budget`.
     Returns (start, end, count, representative index) per rectangle; the representative is
-    the longest event of its bin. With no more events than `budget`, every event is kept.
+    the longest event of its group. With no more events than `budget`, every event is kept.
     """
     n = len(ts)
     if n <= budget:
         return ts, end, np.ones(n, dtype=np.int64), np.arange(n)
-    width = (hi - lo) / budget if hi > lo else 1.0
-    bins = np.clip(((ts - lo) / width).astype(np.int64), 0, budget - 1)
-    first = np.flatnonzero(np.concatenate(([True], bins[1:] != bins[:-1])))
+    half = max(budget // 2, 1)
+    span = hi - lo if hi > lo else 1.0
+    brk = _idle_breaks(ts, end, budget - half, keep_gaps)
+    bins = np.clip(((ts - lo) / (span / half)).astype(np.int64), 0, half - 1)
+    new = np.concatenate(([True], (bins[1:] != bins[:-1]) | brk))
+    group = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
     count = np.diff(np.concatenate((first, [n])))
     start = ts[first]
     stop = np.maximum.reduceat(end, first)
-    order = np.lexsort((-(end - ts), bins))  # per bin, longest first
-    gfirst = np.flatnonzero(np.concatenate(([True], bins[order][1:] != bins[order][:-1])))
+    order = np.lexsort((-(end - ts), group))  # per group, longest first
+    gfirst = np.flatnonzero(np.concatenate(([True], group[order][1:] != group[order][:-1])))
     return start, stop, count, order[gfirst]
 
 
-def _lane(lane_id: str, label: str, kind: str, rows: pd.DataFrame, budget: int, window: Window,
-          names: _Names, ops: pd.Series | None = None,
-          shapes: pd.Series | None = None) -> dict[str, Any]:
+@dataclass
+class LaneSpec:
+    """One lane before binning: its id, label, kind and the events it draws (sorted by start)."""
+
+    id: str
+    label: str
+    kind: str
+    rows: pd.DataFrame
+    linked: bool  # GPU lane: hover shows the launching op and its shapes
+
+
+def _lane(spec: LaneSpec, budget: int, window: Window, names: NameTable,
+          ops: pd.Series | None, shapes: pd.Series | None,
+          keep_gaps: np.ndarray | None) -> dict[str, Any]:
     """One lane's rectangles (times relative to the window start, µs)."""
-    rows = rows[(rows["end_us"] > window.start_us) & (rows["ts_us"] < window.end_us)]
+    rows = in_window(spec.rows, window)
     ts = np.clip(rows["ts_us"].to_numpy(dtype=float), window.start_us, window.end_us)
     end = np.clip(rows["end_us"].to_numpy(dtype=float), window.start_us, window.end_us)
-    start, stop, count, rep = level_of_detail(ts, end, budget, window.start_us, window.end_us)
+    start, stop, count, rep = level_of_detail(ts, end, budget, window.start_us, window.end_us,
+                                              keep_gaps if spec.kind == "gpu" else None)
     name = rows["name"].astype(str).to_numpy()[rep]
     out: dict[str, Any] = {
-        "id": lane_id, "label": label, "kind": kind, "n_events": int(len(rows)),
+        "id": spec.id, "label": spec.label, "kind": spec.kind, "n_events": int(len(rows)),
         "start": np.round(start - window.start_us, 2).tolist(),
         "dur": np.round(stop - start, 2).tolist(), "count": count.tolist(),
         "name": names.codes(name),
     }
     ext = rows["external_id"].to_numpy()[rep]
-    if ops is not None:
+    if spec.linked and ops is not None and shapes is not None:
         out["op"] = names.codes(pd.Series(ext).map(ops).fillna("").to_numpy(dtype=object))
-    if shapes is not None:
         out["shape"] = names.codes(pd.Series(ext).map(shapes).fillna("").to_numpy(dtype=object))
     return out
+
+
+def in_window(rows: pd.DataFrame, window: Window) -> pd.DataFrame:
+    """The rows that overlap the analysed window."""
+    return rows[(rows["end_us"] > window.start_us) & (rows["ts_us"] < window.end_us)]
 
 
 def _op_lookup(trace: Trace) -> tuple[pd.Series, pd.Series]:
@@ -117,45 +169,88 @@ def _busiest(groups: dict[Any, pd.DataFrame], n: int) -> list[Any]:
     return sorted(groups, key=lambda k: -float(groups[k]["dur_us"].sum()))[:n]
 
 
-def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
-                   steps: pd.DataFrame | None = None,
-                   max_rects: int = MAX_RECTS) -> dict[str, Any]:
-    """The bounded timeline summary (see module docstring) of the analysed window."""
-    names = _Names()
+def thread_label(tid: Any, rows: pd.DataFrame, main_tid: Any) -> str:
+    """What a host thread is, in the words of its events: main, autograd, dataloader."""
+    if tid == main_tid:
+        return "main thread"
+    names = rows["name"].astype(str)
+    if names.str.contains("autograd::engine|Backward", regex=True).mean() > 0.2:
+        return "autograd thread"
+    if names.str.contains("DataLoader|pin_memory|__next__", regex=True).any():
+        return "dataloader thread"
+    return f"thread {tid}"
+
+
+def stream_label(dev: int, stream: int, rows: pd.DataFrame, several_gpus: bool) -> str:
+    """A GPU stream named by what mostly runs on it: compute, NCCL or copies."""
+    names = rows["name"].astype(str)
+    nccl = float(rows.loc[names.str.contains("nccl", case=False).to_numpy(), "dur_us"].sum())
+    copy = float(rows.loc[(rows["cat"] != "kernel").to_numpy(), "dur_us"].sum())
+    total = float(rows["dur_us"].sum()) or 1.0
+    what = "NCCL" if nccl / total > 0.5 else "copies" if copy / total > 0.5 else "compute"
+    return f"{'GPU ' + str(dev) + ' ' if several_gpus else ''}stream {stream} {what}"
+
+
+def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
+    """Every lane the timeline draws, in order: host ranges, threads, syncs, GPU streams."""
     pid = window.pid
 
     def mine(df: pd.DataFrame) -> pd.DataFrame:
         return df if pid < 0 else df[df["pid"].to_numpy() == pid]
 
-    specs: list[tuple[str, str, str, pd.DataFrame, bool]] = []
+    specs: list[LaneSpec] = []
+    marks = mine(trace.of("user_annotation", "cpu_op"))
+    is_step = names_where(marks, lambda n: STEP_NAME.match(n) is not None)
+    main_tid = marks["tid"].to_numpy()[is_step][0] if is_step.any() else None
     ann = mine(trace.of("user_annotation"))
     ann = ann[~names_where(ann, lambda n: STEP_NAME.match(n) is not None)]
     if len(ann):
         ann = ann.sort_values("ts_us", kind="stable")
-        specs.append(("cpu:ranges", "CPU ranges (phases, data)", "ranges",
-                      ann[outermost(ann["ts_us"].to_numpy(), ann["end_us"].to_numpy())], False))
+        specs.append(LaneSpec("cpu:ranges", "CPU ranges (phases, data)", "ranges",
+                              ann[outermost(ann["ts_us"].to_numpy(), ann["end_us"].to_numpy())],
+                              False))
     host = mine(trace.of("cpu_op", "cuda_runtime"))
     threads = {t: g for t, g in host.groupby("tid", sort=False)}
-    for tid in _busiest(threads, MAX_CPU_THREADS):
+    busiest = _busiest(threads, MAX_CPU_THREADS)
+    if main_tid is None and busiest:
+        main_tid = busiest[0]
+    for tid in busiest:
         g = threads[tid].sort_values("ts_us", kind="stable")
         g = g[outermost(g["ts_us"].to_numpy(), g["end_us"].to_numpy())]
-        specs.append((f"cpu:{tid}", f"CPU thread {tid}", "cpu", g, False))
+        specs.append(LaneSpec(f"cpu:{tid}", thread_label(tid, threads[tid], main_tid), "cpu",
+                              g, False))
     runtime = mine(trace.of("cuda_runtime", "cuda_driver"))
     sync = runtime[runtime["name"].isin(SYNC_APIS).to_numpy()]
     if len(sync):
-        specs.append(("cpu:sync", "sync calls", "sync", sync, False))
+        specs.append(LaneSpec("cpu:sync", "sync calls", "sync", sync, False))
     gpu = trace.of(*GPU_CATEGORIES)
     streams = {k: g for k, g in gpu.groupby(["device", "stream"], sort=True)}
+    several = len({dev for dev, _ in streams}) > 1
     for dev, stream in sorted(_busiest(streams, MAX_GPU_STREAMS)):
-        specs.append((f"gpu:{dev}:{stream}", f"GPU {dev} stream {stream}", "gpu",
-                      streams[(dev, stream)], True))
+        rows = streams[(dev, stream)]
+        specs.append(LaneSpec(f"gpu:{dev}:{stream}", stream_label(dev, stream, rows, several),
+                              "gpu", rows, True))
+    return specs
+
+
+def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
+                   steps: pd.DataFrame | None = None, max_rects: int = MAX_RECTS,
+                   profiled_scale: float | None = None) -> dict[str, Any]:
+    """The bounded timeline summary (see module docstring) of the analysed window."""
+    from .timeline_detail import PHASES, inline_detail
+
+    names = NameTable()
+    specs = lane_specs(trace, window)
     budget = max(MIN_LANE_RECTS, max_rects // max(len(specs), 1))
-    op_names, op_shapes = _op_lookup(trace) if len(gpu) else (None, None)
-    lanes = [_lane(i, label, kind, rows, budget, window, names,
-                   op_names if linked else None, op_shapes if linked else None)
-             for i, label, kind, rows, linked in specs]
+    linked = any(s.linked for s in specs)
+    op_names, op_shapes = _op_lookup(trace) if linked else (None, None)
     top = gaps.nlargest(MAX_GAPS, "dur_us").sort_values("start_us") if len(gaps) else gaps
+    keep = top[["start_us", "end_us"]].to_numpy(dtype=float) if len(top) else None
+    lanes = [_lane(s, budget, window, names, op_names, op_shapes, keep) for s in specs]
     step_rows = steps[steps["step"] >= 0] if steps is not None and len(steps) else None
+    strings = NameTable()
+    detail = inline_detail(trace, window, specs, step_rows, strings)
+    scale = profiled_scale if profiled_scale is not None and np.isfinite(profiled_scale) else None
     return {
         "dur_us": round(window.dur_us, 2), "names": names.items, "lanes": lanes,
         "n_rects": sum(len(lane["start"]) for lane in lanes),
@@ -171,5 +266,8 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
             for step, start, end in zip(step_rows["step"].to_numpy(),
                                         step_rows["cpu_start_us"].to_numpy(),
                                         step_rows["end_us"].to_numpy(), strict=True)],
-        "input_ranges": bool(len(ann)) and bool(names_where(ann, is_input_range).any()),
+        "input_ranges": bool(len(specs) and specs[0].kind == "ranges"
+                             and names_where(specs[0].rows, is_input_range).any()),
+        "profiled_scale": None if scale is None else round(float(scale), 4),
+        "phases": list(PHASES), "strings": strings.items, "detail": detail,
     }

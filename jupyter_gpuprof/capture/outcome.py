@@ -60,6 +60,7 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     if session.fitted:
         meta.training["schedule_fitted"] = session.fitted
     meta.framework = dict(session.framework or {})
+    meta.callsites = session.callsites.result()
 
 
 def incomplete_reason(session: ProfileSession) -> str:

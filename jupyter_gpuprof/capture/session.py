@@ -10,6 +10,7 @@ from typing import Any
 from ..oneline import error_line
 from ..store import Run, RunStore
 from . import outcome
+from .callsites import CallSites
 from .conditions import PhaseConditions
 from .driver import (
     BASELINE_START,
@@ -60,6 +61,7 @@ class ProfileSession:
         self.run: Run | None = run
         self.flops = StepFlops()
         self.conditions = PhaseConditions()  # GPU clocks, throttling… during each phase
+        self.callsites = CallSites()  # the user's lines behind the findings (one warm-up step)
         self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event)
         self.ranges: Any = None
         self.finalized = False
@@ -257,10 +259,13 @@ class ProfileSession:
         if event == LAST_WARMUP:
             if self.settings.count_flops:
                 self.flops.begin()
+            self.callsites.begin()
         elif event == BASELINE_START:
             self.flops.end()
+            self.callsites.end()
         elif event == CAPTURE_START:
             self.flops.end()
+            self.callsites.end()
             if ranges is not None:
                 ranges.activate()
         elif event == DONE:
@@ -283,6 +288,7 @@ class ProfileSession:
             with contextlib.suppress(Exception):
                 self.ranges.deactivate()
         self.flops.end()
+        self.callsites.end()
         try:
             self.driver.abort()
         except Exception as e:  # noqa: BLE001
@@ -338,6 +344,7 @@ class ProfileSession:
         return self.run  # type: ignore[return-value]
 
     def _remove_hooks(self) -> None:
+        self.callsites.end()  # never leave the call-site mode on the torch mode stack
         try:
             if self._hook_handle is not None:
                 self._hook_handle.remove()

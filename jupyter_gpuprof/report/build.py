@@ -103,13 +103,19 @@ class Report:
         """Display as the report widget, which also carries static HTML and text fallbacks."""
         return self.widget()._repr_mimebundle_(include=include, exclude=exclude)
 
+    def _ipython_display_(self) -> None:
+        """In IPython: the static copy as its own output, then the widget (views/widget.py)."""
+        from ..views.widget import display_report
+        display_report(self.to_json())
+
     def __repr__(self) -> str:
         return self.to_text()
 
 
 def _timeline(trace: Trace, a: Analysis) -> dict[str, Any]:
     """The bounded timeline the views draw (never the raw events)."""
-    return build_timeline(trace, a.window, a.gaps, a.steps)
+    return build_timeline(trace, a.window, a.gaps, a.steps,
+                          profiled_scale=a.real.inflation if a.real.source == "baseline" else None)
 
 
 def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:

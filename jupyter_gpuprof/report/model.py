@@ -12,6 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from .model_cost import Conditions, Cost, OneTimeCost, TryResult
+from .timeline_model import Timeline as Timeline  # re-exported: summarize and views use it
 
 #: version of the summary object (not of meta.json, whose version the store owns)
 SUMMARY_SCHEMA_VERSION = 1
@@ -104,13 +105,26 @@ class Verdict(Model):
     """The primary reason the step is not faster, how sure the advice is, and why."""
 
     category: str | None
+    label: str  # the category as a reader names it ("memory bandwidth")
     summary: str
     confidence: Literal["high", "medium", "low"]
     reasons: list[str]
 
 
+class Where(Model):
+    """The user's line behind a finding (`capture.callsites`): a file or notebook cell."""
+
+    file: str  # a path, or the cell ("In[3]") for notebook code
+    line: int
+    code: str
+    call: str  # the torch call made there (item, linear, DataLoader.__next__…)
+    calls: int  # calls seen from that line in the recorded step
+    cell: bool
+
+
 class Finding(Model):
-    """One ranked finding of the advice, priced in real ms per step (`advice.findings`)."""
+    """One ranked finding of the advice, priced in real ms per step (`advice.findings`);
+    `where` is the user's line behind it when the capture recorded call sites."""
 
     id: str
     category: str
@@ -122,10 +136,12 @@ class Finding(Model):
     data: dict[str, Any]
     predicted_step_ms: float | None = None  # the what-if replay's step with the fix applied
     driver: str = ""  # which change to the step's graph produced the prediction
+    where: Where | None = None
 
 
 class OpRow(Model):
-    """One operator of the profiled window (`analysis.ops.OP_COLUMNS`)."""
+    """One operator: totals over the profiled steps (`analysis.ops.OP_COLUMNS`) and the same
+    per real step, per call and as a share of the step (`analysis.ops.PER_STEP_COLUMNS`)."""
 
     name: str
     calls: int
@@ -135,6 +151,15 @@ class OpRow(Model):
     cuda_self_us: float
     input_dims: str
     input_types: str
+    autograd: str
+    calls_per_step: float
+    cuda_self_ms_per_step: float
+    cuda_total_ms_per_step: float
+    cpu_self_ms_per_step: float
+    cuda_us_per_call: float
+    cpu_us_per_call: float
+    gpu_pct_of_step: float | None
+    cpu_pct_of_step: float | None
 
 
 class KernelRow(Model):
@@ -149,6 +174,8 @@ class KernelRow(Model):
     mean_us: float
     median_us: float
     pct_of_gpu: float | None
+    ms_per_step: float
+    pct_of_step: float | None
 
 
 class KernelKindRow(Model):
@@ -158,6 +185,8 @@ class KernelKindRow(Model):
     tensor_core: bool
     total_us: float
     calls: int
+    ms_per_step: float
+    calls_per_step: float
 
 
 class TransferRow(Model):
@@ -170,6 +199,8 @@ class TransferRow(Model):
     dur_us: float
     blocking: int
     gbps: float | None
+    count_per_step: float
+    ms_per_step: float
 
 
 class SyncCaller(Model):
@@ -178,6 +209,7 @@ class SyncCaller(Model):
     caller: str
     calls: int
     gpu_idle_after_us: float
+    cost_ms_per_step: float
 
 
 class Syncs(Model):
@@ -185,6 +217,7 @@ class Syncs(Model):
 
     count: int
     per_step: float
+    cost_ms_per_step: float
     top: list[SyncCaller]
 
 
@@ -297,50 +330,16 @@ class Distributed(Model):
     collectives_unmatched: int
 
 
-class Lane(Model, omit_defaults=True):
-    """One timeline lane: rectangles as parallel arrays (names are string-table indices)."""
+class Basis(Model):
+    """What the numbers are per: real steps by default, profiled totals beside them."""
 
-    id: str
-    label: str
-    kind: str
-    n_events: int
-    start: list[float]
-    dur: list[float]
-    count: list[int]
-    name: list[int]
-    op: list[int] | msgspec.UnsetType = msgspec.UNSET  # GPU lanes: the launching op
-    shape: list[int] | msgspec.UnsetType = msgspec.UNSET  # GPU lanes: its input shapes
-
-
-class TimelineGaps(Model):
-    """The longest GPU-idle gaps, as parallel arrays (µs from the window start)."""
-
-    start: list[float]
-    dur: list[float]
-    cause: list[str]
-
-
-class TimelineStep(Model):
-    """One profiled step's span on the timeline (µs from the window start)."""
-
-    step: int
-    start: float
-    end: float
-
-
-class Timeline(Model):
-    """The bounded level-of-detail timeline the views draw (`analysis.timeline`)."""
-
-    dur_us: float
-    names: list[str]
-    lanes: list[Lane]
-    n_rects: int
-    n_events: int
-    max_rects: int
-    n_gaps: int
-    gaps: TimelineGaps
-    steps: list[TimelineStep]
-    input_ranges: bool
+    default: Literal["real_step"]
+    n_profiled_steps: int
+    real_step_ms: float
+    real_source: str
+    profiled_step_ms: float
+    profiled_scale: float | None
+    tables: dict[str, str]
 
 
 class Summary(Model, kw_only=True):
@@ -365,6 +364,7 @@ class Summary(Model, kw_only=True):
     ranks: list[RankBrief]
     distributed: Distributed | None
     timeline: Timeline | None
+    basis: Basis
     warnings: list[str] = msgspec.field(default_factory=list)
     cost: Cost | None = None
     conditions: Conditions | None = None  # during the baseline

@@ -9,12 +9,23 @@ import pandas as pd
 
 from ..advice.cost import whatif_blocks
 from ..advice.distributed_rules import rank_table, straggler_of
-from ..advice.verdict import Advice
+from ..advice.patterns import refine
+from ..advice.verdict import Advice, verdict_label
 from ..analysis.distributed import Distributed as DistributedAnalysis
+from ..analysis.ops import sort_for
 from ..analysis.summary import Analysis
 from ..analysis.transfers import transfer_summary
 from ..store.run import RunMeta
+from .basis import (
+    TABLE_BASIS,
+    caller_costs,
+    kernels_per_step,
+    kinds_per_step,
+    sync_cost_ms,
+    transfers_per_step,
+)
 from .model import (
+    Basis,
     Comm,
     Distributed,
     Finding,
@@ -81,10 +92,21 @@ def _syncs(a: Analysis) -> Syncs:
     if len(syncs):
         by = syncs.assign(by=syncs["caller"].where(syncs["caller"] != "", syncs["api"]))
         agg = (by.groupby("by")["gpu_idle_after_us"].agg(["size", "sum"])
-               .sort_values("sum", ascending=False).head(5))
-        top = [SyncCaller(caller=str(k), calls=int(r["size"]), gpu_idle_after_us=float(r["sum"]))
-               for k, r in agg.iterrows()]
-    return Syncs(count=len(syncs), per_step=len(syncs) / max(a.n_steps, 1), top=top)
+               .sort_values("sum", ascending=False))
+        agg["cost"] = caller_costs(agg["sum"], a)
+        top = [SyncCaller(caller=str(k), calls=int(r["size"]), gpu_idle_after_us=float(r["sum"]),
+                          cost_ms_per_step=float(r["cost"]))
+               for k, r in agg.head(5).iterrows()]
+    return Syncs(count=len(syncs), per_step=len(syncs) / max(a.n_steps, 1),
+                 cost_ms_per_step=sync_cost_ms(a), top=top)
+
+
+def _basis(a: Analysis) -> Basis:
+    """The summary's statement of what its numbers are per."""
+    scale = a.real.inflation if a.real.source == "baseline" else None
+    return Basis(default="real_step", n_profiled_steps=a.n_steps, real_step_ms=a.real.step_ms,
+                 real_source=a.real.source, profiled_step_ms=a.real.profiled_step_ms,
+                 profiled_scale=scale, tables=dict(TABLE_BASIS))
 
 
 def _source(a: Analysis, m: RunMeta | None, path: str | None) -> Source:
@@ -125,11 +147,14 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
     m = meta
     return Summary(
         source=_source(a, m, path), steps=_steps(a, m, loose_baseline), gpu=_gpu(a),
-        verdict=msgspec.convert(advice.verdict.to_json(), Verdict),
-        findings=[msgspec.convert(f.to_json(), Finding) for f in advice.findings],
-        ops=rows(a.ops, OpRow, OP_ROWS), kernels=rows(a.kernels, KernelRow),
-        kernel_kinds=rows(a.kinds, KernelKindRow, 50),
-        transfers=rows(transfer_summary(a.transfers), TransferRow, 20),
+        verdict=msgspec.convert({**advice.verdict.to_json(),
+                                 "label": verdict_label(advice.verdict.category)}, Verdict),
+        findings=[msgspec.convert({**f.to_json(), "where": where}, Finding)
+                  for f, where in refine(advice.findings, a, m.callsites if m else None)],
+        ops=rows(sort_for(a.ops, advice.verdict.category), OpRow, OP_ROWS),
+        kernels=rows(kernels_per_step(a), KernelRow),
+        kernel_kinds=rows(kinds_per_step(a), KernelKindRow, 50),
+        transfers=rows(transfers_per_step(transfer_summary(a.transfers), a), TransferRow, 20),
         syncs=_syncs(a), launch=msgspec.convert(a.launch, Launch),
         comm=msgspec.convert(a.comm, Comm),
         memory=Memory(peaks=rows(a.memory, MemoryPeak, 16),
@@ -141,6 +166,7 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
                for i, r in enumerate(ranks)],
         distributed=_distributed(distributed, advice),
         timeline=msgspec.convert(timeline, Timeline) if timeline is not None else None,
+        basis=_basis(a),
         warnings=list(warnings),
         **_whatif(a, advice, meta),
         one_time=rows(a.one_time, OneTimeCost, 20),

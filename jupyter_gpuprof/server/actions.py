@@ -42,6 +42,21 @@ def get_summary(root: Path, run_id: str) -> dict[str, Any]:
     return run_summary(RunStore(root).get(run_id))
 
 
+def get_step_timeline(root: Path, run_id: str, step: str | None) -> dict[str, Any]:
+    """Every event of one profiled step (`report.timeline_step`), for a zoomed-in timeline."""
+    from jupyter_gpuprof.report.timeline_step import NoSuchStep, parse_step, run_step_timeline
+
+    try:
+        number = parse_step(step)
+    except ValueError as e:
+        raise BadQuery(str(e)) from None
+    run = RunStore(root).get(run_id)
+    try:
+        return run_step_timeline(run, number)
+    except NoSuchStep as e:
+        raise RunNotFound(str(e)) from None
+
+
 def get_html(root: Path, run_id: str) -> dict[str, str]:
     """The static HTML report (every trace-derived name escaped by views.html)."""
     from jupyter_gpuprof.views.html import render_html

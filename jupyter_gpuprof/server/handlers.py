@@ -148,6 +148,16 @@ class HtmlHandler(GpuProfHandler):
         self.reply(await self.call(actions.get_html, run_id))
 
 
+class StepTimelineHandler(GpuProfHandler):
+    """``GET /runs/<id>/timeline?step=K``: every event of profiled step K, for zooming in."""
+
+    @tornado.web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        self.reply(await self.call(actions.get_step_timeline, run_id,
+                                   self.get_query_argument("step", None)))
+
+
 class CodeHandler(GpuProfHandler):
     """``GET /runs/<id>/code``: the profiled cell or command."""
 
@@ -192,6 +202,7 @@ ROUTES: list[tuple[str, type[GpuProfHandler]]] = [
     (f"runs/{RUN_ID}/summary", SummaryHandler),
     (f"runs/{RUN_ID}/html", HtmlHandler),
     (f"runs/{RUN_ID}/code", CodeHandler),
+    (f"runs/{RUN_ID}/timeline", StepTimelineHandler),
     (f"runs/{RUN_ID}/trace", TraceHandler),
     ("compare", CompareHandler),
 ]

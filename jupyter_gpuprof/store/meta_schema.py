@@ -33,6 +33,17 @@ class OwnerSchema(msgspec.Struct):
     started: int | None = None
 
 
+class CallSiteSchema(msgspec.Struct):
+    """One user call site of torch (capture/callsites.py)."""
+
+    call: str
+    file: str
+    line: int
+    code: str = ""
+    calls: int = 0
+    cell: bool = False
+
+
 class MetaSchema(msgspec.Struct):
     """meta.json (and meta.rank<R>.json), as `RunMeta` reads it."""
 
@@ -59,3 +70,4 @@ class MetaSchema(msgspec.Struct):
     framework: dict[str, Any] = {}
     conditions: dict[str, Any] = {}
     tries: list[dict[str, Any]] = []
+    callsites: list[CallSiteSchema] = []

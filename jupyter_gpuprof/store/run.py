@@ -55,6 +55,7 @@ class RunMeta:
     framework: dict[str, Any] = field(default_factory=dict)
     conditions: dict[str, Any] = field(default_factory=dict)  # GPU conditions per phase (NVML)
     tries: list[dict[str, Any]] = field(default_factory=list)  # fixes tried and measured
+    callsites: list[dict[str, Any]] = field(default_factory=list)  # capture/callsites.py
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict for json.dumps."""
@@ -164,6 +165,7 @@ class Run:
             "flops_per_step",
             "max_memory_allocated_bytes",
             "flops_error",
+            "callsites",
         ):
             setattr(self.meta, attr, getattr(first, attr))
         self.meta.settings = {**self.meta.settings, **first.settings}

@@ -42,7 +42,7 @@ def export_html(summary: dict[str, Any], title: str | None = None) -> str:
               " f.data, f.layout, {responsive: true, displaylogo: false});")
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>{escape(title)}</title><style>{PAGE_CSS}</style></head><body>"
-            f"{static_report(summary)}<h3>Interactive charts</h3>{divs}"
+            f"{static_report(summary, notice=False)}<h3>Interactive charts</h3>{divs}"
             f"<script type='application/json' id='gpuprof-figs'>{_json_for_script(figs)}</script>"
             f"<script>{plotly_js()}</script><script>{script}</script></body></html>")
 

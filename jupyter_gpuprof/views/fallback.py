@@ -1,7 +1,9 @@
-"""The static report: HTML text + inline SVG charts, for viewers that cannot run the widget.
+"""The static report: HTML text + PNG charts, for viewers that cannot run the widget.
 
-This is what a saved notebook shows on GitHub, nbviewer or in `nbconvert --to html`, and the
-body of `jupyter gpuprof export`. Built from the summary dict only; names are escaped.
+This is what an untrusted notebook, GitHub, nbviewer and `nbconvert --to html` show, and the
+body of `jupyter gpuprof export`. Charts are inline PNG images: sanitizers (JupyterLab's for
+untrusted notebooks, GitHub's) keep `<img src="data:image/png…">` and strip inline SVG. Built
+from the summary dict only; names are escaped.
 """
 
 from __future__ import annotations
@@ -10,11 +12,15 @@ from html import escape
 from typing import Any
 
 from .html import render_html
-from .svg import kinds_svg, step_chart_svg, timeline_svg
+from .png_charts import kinds_png, step_chart_png, timeline_png
+
+#: first line of the notebook fallback: how to get the interactive report back
+TRUST_NOTICE = ("Interactive report: File ▸ Trust Notebook (and run the cell) to open it; "
+                "below is the static copy.")
 
 CSS = """
 .gpuprof-static{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px}
-.gpuprof-static h4{margin:.8em 0 .2em}.gpuprof-static .gpuprof-svg{max-width:100%;height:auto}
+.gpuprof-static h4{margin:.8em 0 .2em}.gpuprof-static .gpuprof-png{max-width:100%;height:auto}
 .gpuprof-static table{border-collapse:collapse}.gpuprof-static td,.gpuprof-static th{
  border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}
 """
@@ -25,36 +31,47 @@ def _transfers_html(s: dict[str, Any]) -> str:
     syncs = s.get("syncs") or {}
     out = ["<h4>Transfers &amp; syncs</h4>"]
     if rows:
-        out.append("<table><tr><th>direction</th><th>memory</th><th>copies</th><th>MB</th>"
-                   "<th>GB/s</th><th>blocking</th></tr>")
+        out.append("<table><tr><th>direction</th><th>memory</th><th>copies/step</th>"
+                   "<th>ms/step</th><th>MB (all)</th><th>GB/s</th><th>blocking</th></tr>")
         for t in rows:
             out.append(f"<tr><td>{escape(str(t['kind']))}</td>"
                        f"<td>{'pageable' if t['pageable'] else 'pinned'}</td>"
-                       f"<td>{t['count']}</td><td>{t['bytes'] / 1e6:,.2f}</td>"
+                       f"<td>{(t.get('count_per_step') or 0):,.1f}</td>"
+                       f"<td>{(t.get('ms_per_step') or 0):,.3f}</td>"
+                       f"<td>{t['bytes'] / 1e6:,.2f}</td>"
                        f"<td>{(t.get('gbps') or 0):,.1f}</td><td>{t['blocking']}</td></tr>")
         out.append("</table>")
     else:
         out.append("<p>No host↔device copies recorded.</p>")
-    out.append(f"<p>{syncs.get('count', 0)} sync calls ({(syncs.get('per_step') or 0):.1f} per "
-               "step)" + (": " + ", ".join(
+    cost = syncs.get("cost_ms_per_step")
+    out.append(f"<p>{(syncs.get('per_step') or 0):.1f} sync calls per step"
+               + (f", costing {cost:.2f} ms per real step of GPU idle" if cost else "")
+               + (": " + ", ".join(
                    f"{escape(str(t['caller']))} ×{t['calls']} "
-                   f"({(t['gpu_idle_after_us'] or 0) / 1e3:.2f} ms GPU idle after)"
+                   f"({(t.get('cost_ms_per_step') or 0):.2f} ms)"
                    for t in syncs.get("top") or []) if syncs.get("top") else "") + "</p>")
     return "".join(out)
 
 
-def static_report(s: dict[str, Any]) -> str:
-    """The full static report fragment: numbers, verdict, findings, charts."""
+def static_report(s: dict[str, Any], notice: bool = True) -> str:
+    """The full static report fragment: numbers, verdict, findings, charts.
+
+    `notice`: start with how to open the interactive report (notebook outputs; not exports).
+    """
     charts = []
     inp = s.get("input") or {}
     if (inp.get("host_share_pct") or 0) >= 1:
         charts.append(f"<p>Data pipeline: {inp['host_share_pct']:.0f}% of the host timeline "
                       f"({(inp.get('ms_per_step') or 0):.1f} ms per profiled step).</p>")
-    if step := step_chart_svg(s.get("steps") or {}):
-        charts.append(f"<h4>Step time distribution</h4>{step}")
-    if tl := timeline_svg(s.get("timeline")):
-        charts.append(f"<h4>GPU timeline (profiled steps)</h4>{tl}")
-    if kinds := kinds_svg(s.get("kernel_kinds") or []):
-        charts.append(f"<h4>GPU time by kernel kind</h4>{kinds}")
-    return (f"<style>{CSS}</style><div class='gpuprof-static'>{render_html(s)}"
+    if step := step_chart_png(s.get("steps") or {}):
+        charts.append(f"<h4>Step time distribution (ms per step)</h4><p>{step}</p>")
+    if tl := timeline_png(s.get("timeline")):
+        scale = (s.get("timeline") or {}).get("profiled_scale")
+        basis = f"profiled time, ×{scale:.2f} of real" if scale else "profiled time"
+        charts.append(f"<h4>Timeline of the profiled steps ({basis})</h4><p>{tl}</p>")
+    n_steps = (s.get("basis") or {}).get("n_profiled_steps")
+    if kinds := kinds_png(s.get("kernel_kinds") or [], n_steps):
+        charts.append(f"<h4>GPU time by kernel kind (ms per real step)</h4><p>{kinds}</p>")
+    head = f"<p><b>{escape(TRUST_NOTICE)}</b></p>" if notice else ""
+    return (f"<style>{CSS}</style><div class='gpuprof-static'>{head}{render_html(s)}"
             f"{''.join(charts)}{_transfers_html(s)}</div>")

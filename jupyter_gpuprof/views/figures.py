@@ -70,7 +70,7 @@ def _hover(tl: dict[str, Any], lane: dict[str, Any], i: int) -> str:
     if lane.get("shape") and names[lane["shape"][i]] not in ("", "[]"):
         parts.append("shapes: " + escape(names[lane["shape"][i]]))
     n = lane["count"][i]
-    parts.append(f"{lane['dur'][i]:.1f} µs" + (f" ({n} events merged)" if n > 1 else ""))
+    parts.append(f"{lane['dur'][i] / 1e3:.3f} ms" + (f" ({n} events merged)" if n > 1 else ""))
     return "<br>".join(parts)
 
 
@@ -101,9 +101,12 @@ def timeline_figure(tl: dict[str, Any] | None) -> dict[str, Any]:
         data.append({"type": "scatter", "x": [None], "y": [None], "mode": "markers",
                      "name": f"idle: {cause}", "marker": {"color": CAUSE_COLORS[cause],
                                                           "symbol": "square", "size": 10}})
+    scale = tl.get("profiled_scale")
+    title = f"Timeline (profiled time, ×{scale:.2f} of real)" if scale else \
+        "Timeline (profiled time)"
     return {"data": data, "layout": _layout(
-        "GPU timeline", barmode="overlay", shapes=shapes, height=120 + 40 * len(lanes),
-        xaxis={"title": {"text": "ms"}, "rangeslider": {"visible": False}},
+        title, barmode="overlay", shapes=shapes, height=120 + 40 * len(lanes),
+        xaxis={"title": {"text": "ms of profiled time"}, "rangeslider": {"visible": False}},
         yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
         dragmode="zoom")}
 
@@ -124,14 +127,15 @@ def transfers_figure(transfers: list[dict[str, Any]], syncs: dict[str, Any]) -> 
     if top:
         data.append({"type": "bar", "orientation": "h", "xaxis": "x2", "yaxis": "y2",
                      "y": [escape(t["caller"]) for t in top],
-                     "x": [(t["gpu_idle_after_us"] or 0) / 1e3 for t in top], "name": "sync",
+                     "x": [t.get("cost_ms_per_step") or 0 for t in top], "name": "sync",
                      "customdata": [t["calls"] for t in top],
-                     "hovertemplate": "%{customdata} calls, GPU idle after %{x:.2f} ms"
-                                      "<extra></extra>"})
+                     "hovertemplate": "%{customdata} calls, GPU idle after them %{x:.2f} ms "
+                                      "per real step<extra></extra>"})
     return {"data": data, "layout": _layout(
         "Transfers & syncs", showlegend=False,
         grid={"rows": 1, "columns": 2, "pattern": "independent"},
-        yaxis={"title": {"text": "MB"}}, xaxis2={"title": {"text": "GPU idle after (ms)"}})}
+        yaxis={"title": {"text": "MB"}},
+        xaxis2={"title": {"text": "GPU idle after them (ms per real step)"}})}
 
 
 def kernel_kinds_figure(kinds: list[dict[str, Any]]) -> dict[str, Any]:
@@ -140,11 +144,13 @@ def kernel_kinds_figure(kinds: list[dict[str, Any]]) -> dict[str, Any]:
     if not kinds:
         return {"data": [], "layout": _layout("GPU time by kernel kind (no GPU activity)")}
     return {"data": [{"type": "bar", "orientation": "h", "y": labels,
-                      "x": [(k["total_us"] or 0) / 1e3 for k in kinds],
-                      "customdata": [k["calls"] for k in kinds],
-                      "hovertemplate": "%{x:.3f} ms, %{customdata} calls<extra></extra>",
+                      "x": [k.get("ms_per_step") or 0 for k in kinds],
+                      "customdata": [k.get("calls_per_step") or 0 for k in kinds],
+                      "hovertemplate": "%{x:.3f} ms, %{customdata:.1f} calls per real step"
+                                       "<extra></extra>",
                       "marker": {"color": "#6a51a3"}}],
-            "layout": _layout("GPU time by kernel kind", xaxis={"title": {"text": "ms"}},
+            "layout": _layout("GPU time by kernel kind (ms per real step)",
+                              xaxis={"title": {"text": "ms per real step"}},
                               yaxis={"autorange": "reversed"})}
 
 

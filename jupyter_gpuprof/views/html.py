@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from .text import banner, short_name
+from .text import banner, header_facts, short_name, verdict_name
 from .whatif_text import predicted_step, try_lines, whatif_header
 
 CSS = """
@@ -37,7 +37,7 @@ def _table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
         for i, (key, _) in enumerate(cols):
             val = r.get(key)
             if isinstance(val, float):
-                text = f"{val:,.1f}"
+                text = f"{val:,.3f}" if abs(val) < 10 else f"{val:,.1f}"
             elif isinstance(val, bool):
                 text = "yes" if val else "no"
             else:
@@ -48,9 +48,18 @@ def _table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _where(f: dict[str, Any]) -> str:
+    """The user's line behind a finding, when the capture recorded it."""
+    w = f.get("where")
+    if not w:
+        return ""
+    return (f"<br>Your code: <code>{escape(str(w['file']))}:{w['line']}</code> "
+            f"<code>{escape(str(w['code']))}</code>")
+
+
 def render_html(s: dict[str, Any]) -> str:
     """The report as one self-contained HTML fragment."""
-    src, st, gpu, v = s["source"], s["steps"], s["gpu"], s["verdict"]
+    src, st, v = s["source"], s["steps"], s["verdict"]
     parts = [f"<style>{CSS}</style><div class='gpuprof-report'>",
              f"<h3>GPU profile — {escape(str(src.get('name') or src.get('path')))}</h3>"]
     if (b := banner(s)) is not None:
@@ -63,13 +72,10 @@ def render_html(s: dict[str, Any]) -> str:
         f"<b>{_f(st.get('median_ms'), ' ms')}</b>, p95 <b>{_f(st.get('p95_ms'), ' ms')}</b>, "
         f"IQR {_f(st.get('iqr_ms'), ' ms')}, outliers {len(st.get('outliers') or [])}. "
         f"GPU: {escape(str(src.get('gpu') or 'none'))}.")
-    if gpu.get("available"):
-        parts.append(
-            f" GPU busy <b>{_f(gpu['busy_pct'], '%', 1)}</b> of the profiled window "
-            f"(idle {_f(gpu['idle_pct'], '%', 1)}); {_f(gpu['busy_pct_real'], '%', 0)} of the "
-            f"real step.")
+    if facts := header_facts(s):
+        parts.append(" " + " · ".join(f"<b>{escape(f)}</b>" for f in facts) + ".")
     parts.append("</p>")
-    category = escape(str(v.get('category') or 'unavailable'))
+    category = escape(verdict_name(v))
     parts.append(
         f"<div class='gpuprof-verdict'><b>Verdict: {category}"
         f"</b> ({escape(str(v.get('confidence')))} confidence)<br>{escape(str(v.get('summary')))}"
@@ -81,7 +87,7 @@ def render_html(s: dict[str, Any]) -> str:
             parts.append(
                 f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — expected gain "
                 f"≈{f['expected_gain_pct']:.0f}%{escape(predicted_step(f, st))}"
-                f"<br>{escape(f['evidence'])}"
+                f"<br>{escape(f['evidence'])}{_where(f)}"
                 f"<pre>{escape(f['fix'])}</pre></li>")
         parts.append("</ol>")
     if s.get("tries"):
@@ -96,13 +102,13 @@ def render_html(s: dict[str, Any]) -> str:
                 ("wait_ms", "waiting"), ("idle_ms", "GPU idle"), ("extra_ms", "extra vs others"),
                 ("phase", "slow phase")]))
     if s.get("ops"):
-        parts.append("<h4>Top operators</h4>" + _table(s["ops"][:10], [
-            ("name", "op"), ("calls", "calls"), ("cpu_total_us", "CPU total µs"),
-            ("cpu_self_us", "CPU self µs"), ("cuda_total_us", "CUDA total µs"),
-            ("cuda_self_us", "CUDA self µs")]))
+        parts.append("<h4>Top operators (ms per real step)</h4>" + _table(s["ops"][:10], [
+            ("name", "op"), ("autograd", "autograd node"), ("calls_per_step", "calls/step"),
+            ("cuda_self_ms_per_step", "GPU self ms"), ("cpu_self_ms_per_step", "CPU self ms"),
+            ("gpu_pct_of_step", "GPU % of step"), ("cpu_pct_of_step", "CPU % of step")]))
     if s.get("kernels"):
-        parts.append("<h4>Top kernels</h4>" + _table(s["kernels"][:10], [
+        parts.append("<h4>Top kernels (ms per real step)</h4>" + _table(s["kernels"][:10], [
             ("name", "kernel"), ("kind", "kind"), ("tensor_core", "Tensor Cores"),
-            ("calls", "calls"), ("total_us", "total µs"), ("pct_of_gpu", "% GPU")]))
+            ("calls", "calls"), ("ms_per_step", "ms"), ("pct_of_step", "% of step")]))
     parts.append("</div>")
     return "".join(parts)

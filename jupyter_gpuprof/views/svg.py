@@ -24,7 +24,7 @@ def _fmt_ms(v: float) -> str:
     return f"{v:.3g}" if v < 10 else f"{v:.1f}"
 
 
-def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+def ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     """Round tick values covering [lo, hi]."""
     if hi <= lo:
         return [lo]
@@ -105,7 +105,7 @@ def step_chart_svg(steps: dict[str, Any], width: int = 640) -> str:
     parts = [f"<svg xmlns='http://www.w3.org/2000/svg' class='gpuprof-svg' width='{width}' "
              f"height='{height}' viewBox='0 0 {width} {height}' role='img' "
              f"aria-label='step time distribution'>"]
-    for t in _ticks(lo, hi):
+    for t in ticks(lo, hi):
         parts.append(f"<line x1='{x(t):.1f}' x2='{x(t):.1f}' y1='10' y2='{height - 22}' "
                      f"stroke='#eee'/><text x='{x(t):.1f}' y='{height - 8}' {FONT} "
                      f"text-anchor='middle'>{t:g}</text>")
@@ -159,7 +159,7 @@ def timeline_svg(tl: dict[str, Any] | None, width: int = 900) -> str:
         for x0, x1 in _rebin(lane["start"], lane["dur"], scale):
             parts.append(f"<rect x='{left + x0:.1f}' y='{y + 3}' width='{max(x1 - x0, 0.6):.1f}'"
                          f" height='{lane_h - 6}' fill='{color}'/>")
-    for t in _ticks(0, tl["dur_us"] / 1e3):
+    for t in ticks(0, tl["dur_us"] / 1e3):
         xx = left + t * 1e3 * scale
         parts.append(f"<text x='{xx:.1f}' y='{height - 18}' {FONT} text-anchor='middle'>"
                      f"{t:g}</text>")

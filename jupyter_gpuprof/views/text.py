@@ -66,6 +66,39 @@ def throughput(s: dict[str, Any]) -> str | None:
     return text + f"; {f['per_step'] / 1e12:.2f} TFLOP per step"
 
 
+def peak_memory(s: dict[str, Any]) -> str | None:
+    """Peak GPU memory: the capture's max_memory_allocated, else the trace's allocator peak."""
+    mem = s.get("memory") or {}
+    peaks = mem.get("peaks") or []
+    top = max(peaks, key=lambda p: p.get("peak_allocated_bytes") or 0) if peaks else None
+    nbytes = mem.get("max_memory_allocated_bytes") or (top or {}).get("peak_allocated_bytes")
+    if not nbytes:
+        return None
+    total = (top or {}).get("total_bytes") or 0
+    share = f" of {total / 1e9:.0f} GB ({100 * nbytes / total:.0f}%)" if total else ""
+    return f"Peak memory {nbytes / 1e9:.2f} GB{share}"
+
+
+def header_facts(s: dict[str, Any]) -> list[str]:
+    """The header's one-line facts beside the step time: GPU busy once, MFU, peak memory."""
+    facts = []
+    gpu = s.get("gpu") or {}
+    if gpu.get("available"):
+        facts.append(f"GPU busy {gpu['busy_pct_real']:.0f}% real / {gpu['busy_pct']:.0f}% under "
+                     "profiler")
+    f = s.get("flops") or {}
+    if f.get("mfu_pct") is not None:
+        facts.append(f"MFU {f['mfu_pct']:.1f}%")
+    if (mem := peak_memory(s)) is not None:
+        facts.append(mem)
+    return facts
+
+
+def verdict_name(v: dict[str, Any]) -> str:
+    """The verdict as a reader names it ("memory bandwidth", not "memory")."""
+    return str(v.get("label") or v.get("category") or "unavailable")
+
+
 def render_text(s: dict[str, Any]) -> str:
     """The whole report as text."""
     lines: list[str] = []
@@ -93,18 +126,17 @@ def render_text(s: dict[str, Any]) -> str:
                "steps overlap less without per-step syncs" if ratio < 0.95 else "no visible cost")
         lines.append(f"Profiled steps: median {_ms(prof.get('median_ms'))} "
                      f"({ratio:.2f}× the baseline: {why})")
+    if facts := header_facts(s):
+        lines.append(" · ".join(facts))
     if gpu.get("available"):
-        lines.append(
-            f"GPU busy {gpu['busy_pct']:.1f}% of the profiled window (idle {gpu['idle_pct']:.1f}%)"
-            f"; {gpu['busy_ms_per_step']:.2f} ms busy per step = {gpu['busy_pct_real']:.0f}% of "
-            f"the real step")
+        lines.append(f"GPU busy {gpu['busy_ms_per_step']:.2f} ms per real step")
         causes = ", ".join(f"{k} {val:.2f} ms" for k, val in gpu["idle_by_cause_ms"].items()
                            if val and val >= 0.005)
         if causes:
             lines.append(f"GPU idle per real step by cause: {causes}")
     if (flops := throughput(s)) is not None:
         lines.append(flops)
-    lines += ["", f"VERDICT: {v.get('category') or 'unavailable'} ({v.get('confidence')} "
+    lines += ["", f"VERDICT: {verdict_name(v)} ({v.get('confidence')} "
                   f"confidence)", f"  {v.get('summary')}"]
     lines += [f"  - {r}" for r in v.get("reasons", [])]
     if s.get("findings"):
@@ -115,18 +147,23 @@ def render_text(s: dict[str, Any]) -> str:
             if f.get("driver"):
                 lines.append(f"   Model: {f['driver']}")
             lines.append(f"   Evidence: {f['evidence']}")
+            if w := f.get("where"):
+                lines.append(f"   Your code: {w['file']}:{w['line']}  {w['code']}")
             lines += ["   Fix:"] + [f"     {ln}" for ln in f["fix"].splitlines()]
     lines += try_lines(s.get("tries"))
     lines += rank_lines(s.get("distributed"))
     if s.get("ops"):
-        lines += ["", f"{'Top ops':<52}{'calls':>7}{'CPU total':>12}{'CUDA total':>12}"]
+        lines += ["", f"{'Top ops (per real step)':<46}{'calls':>7}{'GPU self ms':>12}"
+                      f"{'CPU self ms':>12}{'% step':>8}"]
         for o in s["ops"][:10]:
-            lines.append(f"{short_name(o['name'], 50):<52}{o['calls']:>7}"
-                         f"{_us(o['cpu_total_us']):>12}{_us(o['cuda_total_us']):>12}")
+            lines.append(f"{short_name(o['name'], 44):<46}{o['calls_per_step']:>7.1f}"
+                         f"{o['cuda_self_ms_per_step']:>12.3f}{o['cpu_self_ms_per_step']:>12.3f}"
+                         f"{(o.get('gpu_pct_of_step') or 0):>8.1f}")
     if s.get("kernels"):
-        lines += ["", f"{'Top kernels':<58}{'kind':>12}{'TC':>4}{'total':>12}{'%':>6}"]
+        lines += ["", f"{'Top kernels (per real step)':<58}{'kind':>12}{'TC':>4}{'ms':>9}"
+                      f"{'% step':>8}"]
         for k in s["kernels"][:8]:
             lines.append(f"{short_name(k['name'], 56):<58}{k['kind']:>12}"
-                         f"{'yes' if k['tensor_core'] else 'no':>4}{_us(k['total_us']):>12}"
-                         f"{(k['pct_of_gpu'] or 0):>6.1f}")
+                         f"{'yes' if k['tensor_core'] else 'no':>4}{k['ms_per_step']:>9.3f}"
+                         f"{(k.get('pct_of_step') or 0):>8.1f}")
     return "\n".join(lines)

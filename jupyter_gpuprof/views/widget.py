@@ -3,8 +3,13 @@
 The widget gets the summary dict only (never the trace). Its front end is the TypeScript report
 in `src/report/` (the same panels the sidebar's run view mounts), bundled by `jlpm build` into
 static/widget.js; it draws SVG itself rather than loading plotly.js, so a saved notebook stays
-small: plotly.js alone is ~4.6 MB per widget state. Each display also carries `text/html`
-(numbers, verdict, findings, inline SVG charts) and `text/plain`, which static viewers show.
+small: plotly.js alone is ~4.6 MB per widget state.
+
+A report is displayed as two outputs (`display_report`): the static report (text/html with PNG
+charts, text/plain) and then the widget view. Plain `nbconvert --to html` prefers a widget view
+over every other type of the same output, and an untrusted notebook never runs it, so the
+static copy must be an output of its own; once the widget draws, its stylesheet hides the
+static output right above it.
 """
 
 from __future__ import annotations
@@ -26,35 +31,70 @@ UNBUILT_ESM = """export default { render({ el }) { el.textContent =
   + "or install the package from a wheel. The static report below still has every figure."; } };"""
 
 
+#: hides the static copy of a report once the widget below it has drawn (the rule is in the
+#: widget's stylesheet, which loads only when the widget renders)
+HIDE_STATIC_CSS = (".jp-OutputArea-child:has(.gpuprof-static):has(+ .jp-OutputArea-child "
+                   ".gpuprof-w){display:none}")
+#: the widget output's text/plain: the static output above already holds the whole report
+WIDGET_TEXT = "Interactive report (the static copy above has every figure)."
+
+
 def _bundle(name: str, missing: str) -> Path | str:
     """The built front-end file, or `missing` so that importing the views never fails."""
     path = STATIC / name
     return path if path.is_file() else missing
 
 
+def _css() -> str:
+    """The widget's stylesheet plus the rule that hides the static copy above it."""
+    built = STATIC / "widget.css"
+    return (built.read_text("utf-8") if built.is_file() else "") + "\n" + HIDE_STATIC_CSS
+
+
 class ReportWidget(anywidget.AnyWidget):
     """One report: Step time, GPU timeline, Operators, Transfers & syncs, Next steps."""
 
     _esm = _bundle("widget.js", UNBUILT_ESM)
-    _css = _bundle("widget.css", "")
+    _css = _css()
     summary = traitlets.Dict().tag(sync=True)
     # charts drawn once in Python (escaped SVG) so the front end and the fallback agree
     charts = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, summary: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(self, summary: dict[str, Any], with_fallback: bool = True,
+                 **kwargs: Any) -> None:
         charts = {"steps": step_chart_svg(summary.get("steps") or {}),
                   "kinds": kinds_svg(summary.get("kernel_kinds") or [])}
         super().__init__(summary=summary, charts=charts, **kwargs)
+        # False when `display_report` shows the static copy as an output of its own
+        self.with_fallback = with_fallback
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        """The widget view plus static `text/html` and `text/plain` for kernel-less viewers."""
+        """The widget view plus static `text/html` and `text/plain` for kernel-less viewers
+        (only `text/plain`, one line, when the static copy is its own output)."""
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return None
         data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
+        if not self.with_fallback:
+            return {**data, "text/plain": WIDGET_TEXT}, meta
         data = {**data, "text/html": static_report(self.summary),
                 "text/plain": render_text(self.summary)}
         return data, meta
 
     def __repr__(self) -> str:
         return render_text(self.summary)
+
+
+def static_bundle(summary: dict[str, Any]) -> dict[str, str]:
+    """The static copy of a report as a display bundle (every front end can show it)."""
+    return {"text/html": static_report(summary), "text/plain": render_text(summary)}
+
+
+def display_report(summary: dict[str, Any]) -> ReportWidget:
+    """Show a report in IPython: the static copy, then the widget (see the module docstring)."""
+    from IPython.display import display
+
+    display(static_bundle(summary), raw=True)
+    widget = ReportWidget(summary, with_fallback=False)
+    display(widget)
+    return widget

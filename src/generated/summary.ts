@@ -23,6 +23,7 @@ export interface Summary {
   ranks: RankBrief[];
   distributed: Distributed | null;
   timeline: Timeline | null;
+  basis: Basis;
   warnings?: string[];
   cost?: Cost | null;
   conditions?: {
@@ -134,12 +135,14 @@ export interface StreamRow {
  */
 export interface Verdict {
   category: string | null;
+  label: string;
   summary: string;
   confidence: "high" | "low" | "medium";
   reasons: string[];
 }
 /**
- * One ranked finding of the advice, priced in real ms per step (`advice.findings`).
+ * One ranked finding of the advice, priced in real ms per step (`advice.findings`);
+ * `where` is the user's line behind it when the capture recorded call sites.
  */
 export interface Finding {
   id: string;
@@ -154,9 +157,22 @@ export interface Finding {
   };
   predicted_step_ms?: number | null;
   driver?: string;
+  where?: Where | null;
 }
 /**
- * One operator of the profiled window (`analysis.ops.OP_COLUMNS`).
+ * The user's line behind a finding (`capture.callsites`): a file or notebook cell.
+ */
+export interface Where {
+  file: string;
+  line: number;
+  code: string;
+  call: string;
+  calls: number;
+  cell: boolean;
+}
+/**
+ * One operator: totals over the profiled steps (`analysis.ops.OP_COLUMNS`) and the same
+ * per real step, per call and as a share of the step (`analysis.ops.PER_STEP_COLUMNS`).
  */
 export interface OpRow {
   name: string;
@@ -167,6 +183,15 @@ export interface OpRow {
   cuda_self_us: number;
   input_dims: string;
   input_types: string;
+  autograd: string;
+  calls_per_step: number;
+  cuda_self_ms_per_step: number;
+  cuda_total_ms_per_step: number;
+  cpu_self_ms_per_step: number;
+  cuda_us_per_call: number;
+  cpu_us_per_call: number;
+  gpu_pct_of_step: number | null;
+  cpu_pct_of_step: number | null;
 }
 /**
  * One GPU kernel (or copy) of the profiled steps (`analysis.kernels.KERNEL_COLUMNS`).
@@ -181,6 +206,8 @@ export interface KernelRow {
   mean_us: number;
   median_us: number;
   pct_of_gpu: number | null;
+  ms_per_step: number;
+  pct_of_step: number | null;
 }
 /**
  * GPU time of one kernel kind, with or without Tensor Cores.
@@ -190,6 +217,8 @@ export interface KernelKindRow {
   tensor_core: boolean;
   total_us: number;
   calls: number;
+  ms_per_step: number;
+  calls_per_step: number;
 }
 /**
  * Copies of one direction and host memory kind (`analysis.transfers.transfer_summary`).
@@ -202,6 +231,8 @@ export interface TransferRow {
   dur_us: number;
   blocking: number;
   gbps: number | null;
+  count_per_step: number;
+  ms_per_step: number;
 }
 /**
  * Host-device synchronisations: how many per step, and the callers costing most.
@@ -209,6 +240,7 @@ export interface TransferRow {
 export interface Syncs {
   count: number;
   per_step: number;
+  cost_ms_per_step: number;
   top: SyncCaller[];
 }
 /**
@@ -218,6 +250,7 @@ export interface SyncCaller {
   caller: string;
   calls: number;
   gpu_idle_after_us: number;
+  cost_ms_per_step: number;
 }
 /**
  * Kernel launch figures (`analysis.launch.launch_stats`).
@@ -329,6 +362,10 @@ export interface Imbalance {
 }
 /**
  * The bounded level-of-detail timeline the views draw (`analysis.timeline`).
+ *
+ * Times are profiled time; `profiled_scale` is the profiled step over the real one (None
+ * when no unprofiled baseline was measured). `detail` has one entry per step of `steps`: its
+ * events when the report carries them, else null (a server loads them from the run).
  */
 export interface Timeline {
   dur_us: number;
@@ -341,6 +378,10 @@ export interface Timeline {
   gaps: TimelineGaps;
   steps: TimelineStep[];
   input_ranges: boolean;
+  profiled_scale: number | null;
+  phases: string[];
+  strings: string[];
+  detail: (StepDetail | null)[];
 }
 /**
  * One timeline lane: rectangles as parallel arrays (names are string-table indices).
@@ -372,6 +413,34 @@ export interface TimelineStep {
   step: number;
   start: number;
   end: number;
+}
+/**
+ * Every event of one profiled step as columns (`analysis.timeline_detail`).
+ *
+ * `lane` indexes `Timeline.lanes`, `name` the table's string list (`Timeline.strings`, or the
+ * `strings` of the run's timeline route), `phase` indexes `Timeline.phases`; times are µs
+ * from the step's start, in profiled time.
+ */
+export interface StepDetail {
+  lane: number[];
+  start_us: number[];
+  dur_us: number[];
+  name: number[];
+  phase: number[];
+}
+/**
+ * What the numbers are per: real steps by default, profiled totals beside them.
+ */
+export interface Basis {
+  default: "real_step";
+  n_profiled_steps: number;
+  real_step_ms: number;
+  real_source: string;
+  profiled_step_ms: number;
+  profiled_scale: number | null;
+  tables: {
+    [k: string]: string;
+  };
 }
 /**
  * `cost`: the step and its idle share in GPU-hours per 1,000 steps, and each saving.

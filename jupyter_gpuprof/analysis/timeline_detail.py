@@ -1,0 +1,185 @@
+"""Per-step event tables behind the timeline: the real events a zoomed-in view draws.
+
+The aggregated lanes (analysis/timeline.py) bound the full view; once a window holds one step,
+a view needs every event of that step. Each profiled step becomes a compact column table
+(`lane`, `start_us` from the step start, `dur_us`, `name` into a string table, `phase` into
+`PHASES`). A report inlines only a few steps (`MAX_INLINE_STEPS`, `MAX_INLINE_EVENTS`) to keep a
+saved notebook small; a server slices any other step from the run's trace (`step_detail`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from .hostwork import is_input_range
+from .intervals import union
+from .steps import Window
+from .trace import Trace
+
+#: phase of an event, by index (the detail tables' `phase` column)
+PHASES = ("forward", "backward", "optimizer", "data", "other")
+#: most steps whose events a report carries inline (the rest load from the run on demand)
+MAX_INLINE_STEPS = 2
+#: most events over all inline steps (about 40 bytes each once encoded)
+MAX_INLINE_EVENTS = 30_000
+
+
+class StringTable(Protocol):
+    """Interns names: index of each name in one shared list."""
+
+    def codes(self, names: np.ndarray) -> list[int]: ...
+
+
+class LaneRows(Protocol):
+    """What the detail needs of a timeline lane: its kind and its events."""
+
+    kind: str
+    rows: pd.DataFrame
+
+
+def _phase_of_range(name: str) -> int:
+    """Phase index a host range stands for (-1: none): the capture's own ranges, PyTorch's."""
+    low = name.lower()
+    if low in PHASES[:4]:
+        return PHASES.index(low)
+    if is_input_range(name):
+        return PHASES.index("data")
+    if name.startswith(("Optimizer.step#", "Optimizer.zero_grad#")):
+        return PHASES.index("optimizer")
+    if name.startswith("autograd::engine::evaluate_function"):
+        return PHASES.index("backward")
+    return -1
+
+
+def _inside(t: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Mask of times inside the union of [starts, ends)."""
+    if len(starts) == 0:
+        return np.zeros(len(t), dtype=bool)
+    s, e = union(starts, ends)
+    i = np.searchsorted(s, t, side="right") - 1
+    return (i >= 0) & (t < e[np.clip(i, 0, None)])
+
+
+def phase_at(trace: Trace, window: Window, steps: pd.DataFrame | None,
+             t: np.ndarray) -> np.ndarray:
+    """Phase index of each host time `t`: later phases in PHASES win where ranges nest.
+
+    Without the capture's "forward" ranges (a third-party trace), the stretch of each step
+    before its first backward range counts as forward.
+    """
+    rng = trace.of("user_annotation", "cpu_op")
+    if window.pid >= 0:
+        rng = rng[rng["pid"].to_numpy() == window.pid]
+    codes = rng["name"].cat.codes.to_numpy()
+    per_name = np.array([_phase_of_range(str(c)) for c in rng["name"].cat.categories] or [-1])
+    phase_of = per_name[codes] if len(codes) else np.zeros(0, dtype=int)
+    ts, end = rng["ts_us"].to_numpy(dtype=float), rng["end_us"].to_numpy(dtype=float)
+    out = np.full(len(t), PHASES.index("other"), dtype=np.int64)
+    fwd = PHASES.index("forward")
+    if not (phase_of == fwd).any() and steps is not None and len(steps):
+        bwd = np.sort(ts[phase_of == PHASES.index("backward")])
+        s0 = steps["cpu_start_us"].to_numpy(dtype=float)
+        first_bwd = bwd[np.clip(np.searchsorted(bwd, s0), 0, max(len(bwd) - 1, 0))] \
+            if len(bwd) else s0
+        has = first_bwd > s0
+        out[_inside(t, s0[has], first_bwd[has])] = fwd
+    for p in range(len(PHASES) - 1):  # forward, backward, optimizer, data: later ones win
+        sel = phase_of == p
+        out[_inside(t, ts[sel], end[sel])] = p
+    return out
+
+
+def _launch_times(trace: Trace, gpu: pd.DataFrame) -> np.ndarray:
+    """Host launch time of each GPU row (its own start where the launch is not recorded)."""
+    calls = trace.of("cuda_runtime", "cuda_driver")
+    calls = calls[calls["correlation"] >= 0].drop_duplicates("correlation")
+    by_corr = pd.Series(calls["ts_us"].to_numpy(dtype=float), index=calls["correlation"])
+    launch = gpu["correlation"].map(by_corr).to_numpy(dtype=float)
+    return np.where(np.isnan(launch), gpu["ts_us"].to_numpy(dtype=float), launch)
+
+
+def _owner_times(trace: Trace, spec: LaneRows) -> np.ndarray:
+    """Time that decides an event's step: the host launch for GPU work, else its start."""
+    if spec.kind == "gpu":
+        return _launch_times(trace, spec.rows)
+    return spec.rows["ts_us"].to_numpy(dtype=float)
+
+
+def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequence[LaneRows],
+           lo: float, hi: float, strings: StringTable) -> dict[str, list[Any]]:
+    """The events of all lanes the host started in [lo, hi), as columns (µs from `lo`).
+
+    GPU work belongs to the step that launched it, even when it runs after the next step's
+    host side began (a GPU-bound step queues ahead), and takes its phase from the launch.
+    """
+    lane_ix, start, dur, names, host_t = [], [], [], [], []
+    for i, spec in enumerate(lanes):
+        owner = _owner_times(trace, spec)
+        sel = (owner >= lo) & (owner < hi)
+        if not sel.any():
+            continue
+        part = spec.rows[sel]
+        lane_ix.append(np.full(int(sel.sum()), i))
+        start.append(part["ts_us"].to_numpy(dtype=float) - lo)
+        dur.append(part["dur_us"].to_numpy(dtype=float))
+        names.append(part["name"].astype(str).to_numpy())
+        host_t.append(owner[sel])
+    if not lane_ix:
+        return {"lane": [], "start_us": [], "dur_us": [], "name": [], "phase": []}
+    t = np.concatenate(host_t)
+    return {"lane": np.concatenate(lane_ix).tolist(),
+            "start_us": np.round(np.concatenate(start), 2).tolist(),
+            "dur_us": np.round(np.concatenate(dur), 2).tolist(),
+            "name": strings.codes(np.concatenate(names)),
+            "phase": phase_at(trace, window, steps, t).tolist()}
+
+
+def step_bounds(steps: pd.DataFrame, window: Window) -> list[tuple[int, float, float]]:
+    """(step, start, end) per profiled step: a step owns what starts before the next one."""
+    s = steps["cpu_start_us"].to_numpy(dtype=float)
+    ends = np.concatenate((s[1:], [window.end_us]))
+    return [(int(k), float(a), float(b))
+            for k, a, b in zip(steps["step"].to_numpy(), s, ends, strict=True)]
+
+
+def _count(trace: Trace, lanes: Sequence[LaneRows], lo: float, hi: float) -> int:
+    """Events of all lanes the host started in [lo, hi)."""
+    return sum(int(np.count_nonzero((t >= lo) & (t < hi)))
+               for t in (_owner_times(trace, spec) for spec in lanes))
+
+
+def inline_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows],
+                  steps: pd.DataFrame | None,
+                  strings: StringTable) -> list[dict[str, list[Any]] | None]:
+    """One entry per profiled step: its table for the most typical steps that fit, else None.
+
+    The steps closest to the median step time go first (a typical step is what one studies).
+    """
+    if steps is None or not len(steps):
+        return []
+    bounds = step_bounds(steps, window)
+    out: list[dict[str, list[Any]] | None] = [None] * len(bounds)
+    dur = np.array([b - a for _, a, b in bounds])
+    order = np.argsort(np.abs(dur - np.median(dur)), kind="stable")
+    budget = MAX_INLINE_EVENTS
+    for i in order[:MAX_INLINE_STEPS]:
+        _, lo, hi = bounds[int(i)]
+        n = _count(trace, lanes, lo, hi)
+        if n > budget:
+            continue
+        budget -= n
+        out[int(i)] = _table(trace, window, steps, lanes, lo, hi, strings)
+    return out
+
+
+def step_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows], steps: pd.DataFrame,
+                step: int, strings: StringTable) -> dict[str, list[Any]] | None:
+    """The event table of profiled step number `step` (None: no such step)."""
+    for k, lo, hi in step_bounds(steps, window):
+        if k == step:
+            return _table(trace, window, steps, lanes, lo, hi, strings)
+    return None

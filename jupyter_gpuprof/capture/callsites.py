@@ -1,0 +1,162 @@
+"""Where the user's own code calls torch, recorded during one warm-up step for the findings.
+
+A trace names ops (`aten::item`), not the line that ran them; `with_stack` on every event
+inflates the trace and the step. Instead, for one warm-up step (no timed step pays for it), a
+`TorchFunctionMode` sees each torch call made from Python and keeps only the innermost frame
+outside torch, this package and installed libraries: the user's `file:line` (a notebook
+cell's own line) and the call (`item`, `norm`, `linear`…), counted. The DataLoader iterator's
+`__next__` is watched the same way, so the data pipeline has a line too. The run stores the
+most frequent call sites (`RunMeta.callsites`); advice/patterns.py matches them to findings.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import sysconfig
+from collections import Counter
+from types import FrameType
+from typing import Any
+
+#: most call sites kept in the run (by calls)
+MAX_SITES = 300
+#: longest source line kept
+MAX_CODE = 160
+DATA_NEXT = "DataLoader.__next__"
+#: torch calls that say nothing about the user's work (attribute access, profiler ranges)
+SKIP_CALLS = frozenset({"__get__", "__set__", "_record_function_enter_new",
+                        "_record_function_exit._RecordFunction", "_record_function_exit"})
+
+
+def _library_roots() -> tuple[str, ...]:
+    """Folders whose frames are never the user's: torch, this package, installed packages."""
+    roots = {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.add(os.path.abspath(path))
+    try:
+        import torch
+
+        roots.add(os.path.dirname(os.path.abspath(torch.__file__)))
+    except ImportError:  # pragma: no cover - capture always has torch
+        pass
+    return tuple(sorted(roots))
+
+
+def _cell_of(filename: str) -> tuple[str, int] | None:
+    """('In[3]', line offset) for a notebook cell's code, else None.
+
+    The cell is the input whose text is the code's: a `%%gpuprofile` cell runs its body
+    without the magic's own line, so its frame lines are one less than the notebook shows
+    (the offset adds it back), and its body may be cached under the next execution number.
+    """
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        label = shell.compile.format_code_name(filename) if shell is not None else None
+        if not label:
+            return None
+        number = int(str(label[1]).removeprefix("In[").removesuffix("]"))
+        body = "".join(linecache.getlines(filename)).rstrip()
+        history = shell.history_manager.input_hist_raw
+        for k in (number, number - 1):
+            raw = history[k] if 0 < k < len(history) else ""
+            if raw.rstrip() == body:
+                return f"In[{k}]", 0
+            if raw.lstrip().startswith("%%") and raw.split("\n", 1)[-1].rstrip() == body:
+                return f"In[{k}]", 1
+        return str(label[1]), 0
+    except Exception:  # noqa: BLE001 - only a nicer name; the file name still says it
+        return None
+
+
+class CallSites:
+    """Counts (call, file, line) of torch calls from user code between begin() and end()."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[tuple[str, str, int]] = Counter()
+        self.error: str | None = None
+        self._mode: Any = None
+        self._next: Any = None
+        self._roots = _library_roots()
+
+    def _user_frame(self, frame: FrameType | None) -> FrameType | None:
+        """The innermost frame whose file is not a library's."""
+        roots = self._roots
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if not name.startswith(roots) and not name.startswith("<frozen"):
+                return frame
+            frame = frame.f_back
+        return None
+
+    def record(self, call: str, frame: FrameType | None) -> None:
+        """Count one call made (somewhere below) `frame`."""
+        if call in SKIP_CALLS:
+            return
+        user = self._user_frame(frame)
+        if user is not None:
+            self.counts[(call, user.f_code.co_filename, user.f_lineno)] += 1
+
+    def begin(self) -> None:
+        """Start recording (at the boundary before a warm-up step); no-op while recording."""
+        if self._mode is not None:
+            return
+        try:
+            from torch.overrides import TorchFunctionMode
+            from torch.utils.data.dataloader import _BaseDataLoaderIter
+
+            sites = self
+
+            class _Watch(TorchFunctionMode):
+                """Passes every torch call through, counting its user call site."""
+
+                def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                                       kwargs: Any = None) -> Any:
+                    sites.record(getattr(func, "__name__", str(func)), sys._getframe(1))
+                    return func(*args, **(kwargs or {}))
+
+            original = _BaseDataLoaderIter.__next__
+
+            def watched_next(it: Any) -> Any:
+                sites.record(DATA_NEXT, sys._getframe(1))
+                return original(it)
+
+            mode = _Watch()
+            mode.__enter__()
+            self._mode = mode
+            _BaseDataLoaderIter.__next__ = watched_next  # type: ignore[method-assign]
+            self._next = (_BaseDataLoaderIter, original)
+        except Exception as e:  # noqa: BLE001 - call sites are optional; say why they are missing
+            self.error = f"call sites unavailable: {type(e).__name__}: {e}"
+
+    def end(self) -> None:
+        """Stop recording; idempotent."""
+        mode, self._mode = self._mode, None
+        patched, self._next = self._next, None
+        if patched is not None:
+            cls, original = patched
+            cls.__next__ = original
+        if mode is not None:
+            try:
+                mode.__exit__(None, None, None)
+            except Exception as e:  # noqa: BLE001
+                self.error = f"call sites failed: {type(e).__name__}: {e}"
+
+    @property
+    def active(self) -> bool:
+        return self._mode is not None
+
+    def result(self) -> list[dict[str, Any]]:
+        """The most frequent call sites: call, file (or notebook cell), line, code, calls."""
+        out = []
+        for (call, filename, line), calls in self.counts.most_common(MAX_SITES):
+            code = linecache.getline(filename, line).strip()[:MAX_CODE]
+            cell = _cell_of(filename)
+            out.append({"call": call, "file": cell[0] if cell else filename,
+                        "line": line + (cell[1] if cell else 0), "code": code,
+                        "calls": calls, "cell": cell is not None})
+        return out

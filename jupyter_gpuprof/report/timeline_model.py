@@ -1,0 +1,83 @@
+"""The timeline block of the report summary (`Summary.timeline`), split from model.py.
+
+Same conventions as report/model.py: msgspec Structs that the JSON Schema and the front end's
+TypeScript types are generated from.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Model(msgspec.Struct):
+    """Base of the timeline's blocks (fields encode in declaration order)."""
+
+
+class Lane(Model, omit_defaults=True):
+    """One timeline lane: rectangles as parallel arrays (names are string-table indices)."""
+
+    id: str
+    label: str
+    kind: str
+    n_events: int
+    start: list[float]
+    dur: list[float]
+    count: list[int]
+    name: list[int]
+    op: list[int] | msgspec.UnsetType = msgspec.UNSET  # GPU lanes: the launching op
+    shape: list[int] | msgspec.UnsetType = msgspec.UNSET  # GPU lanes: its input shapes
+
+
+class TimelineGaps(Model):
+    """The longest GPU-idle gaps, as parallel arrays (µs from the window start)."""
+
+    start: list[float]
+    dur: list[float]
+    cause: list[str]
+
+
+class TimelineStep(Model):
+    """One profiled step's span on the timeline (µs from the window start)."""
+
+    step: int
+    start: float
+    end: float
+
+
+class StepDetail(Model):
+    """Every event of one profiled step as columns (`analysis.timeline_detail`).
+
+    `lane` indexes `Timeline.lanes`, `name` the table's string list (`Timeline.strings`, or the
+    `strings` of the run's timeline route), `phase` indexes `Timeline.phases`; times are µs
+    from the step's start, in profiled time.
+    """
+
+    lane: list[int]
+    start_us: list[float]
+    dur_us: list[float]
+    name: list[int]
+    phase: list[int]
+
+
+class Timeline(Model):
+    """The bounded level-of-detail timeline the views draw (`analysis.timeline`).
+
+    Times are profiled time; `profiled_scale` is the profiled step over the real one (None
+    when no unprofiled baseline was measured). `detail` has one entry per step of `steps`: its
+    events when the report carries them, else null (a server loads them from the run).
+    """
+
+    dur_us: float
+    names: list[str]
+    lanes: list[Lane]
+    n_rects: int
+    n_events: int
+    max_rects: int
+    n_gaps: int
+    gaps: TimelineGaps
+    steps: list[TimelineStep]
+    input_ranges: bool
+    profiled_scale: float | None
+    phases: list[str]
+    strings: list[str]
+    detail: list[StepDetail | None]

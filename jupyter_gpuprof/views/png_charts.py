@@ -1,0 +1,127 @@
+"""The static report's charts as inline PNG `<img>` tags (they survive every HTML sanitizer).
+
+Same data and colours as the SVG charts in views/svg.py (which the live widget shows); drawn on
+`raster.Canvas`. Every chart states its basis in its title: ms per real step, or profiled time.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+import numpy as np
+
+from .raster import Canvas, text_width
+from .svg import CAUSE_COLORS, LANE_COLORS, ticks
+
+GRID, AXIS, MUTED = "#e6e6e6", "#444444", "#666666"
+#: at most this many lanes are drawn in the static timeline
+MAX_STATIC_LANES = 12
+
+
+def _tick_label(t: float) -> str:
+    return f"{t:g}"
+
+
+def _axis(c: Canvas, lo: float, hi: float, left: int, right: int, top: int, bottom: int,
+          unit: str) -> None:
+    """Vertical grid lines with their values under the plot, and the unit at the right."""
+    for t in ticks(lo, hi):
+        x = left + (t - lo) / (hi - lo) * (right - left)
+        c.rect(x, top, x + 1, bottom, GRID)
+        label = _tick_label(t)
+        c.text(x - text_width(label) / 2, bottom + 4, label, AXIS)
+    c.text(right - text_width(unit), bottom + 16, unit, MUTED)
+
+
+def step_chart_png(steps: dict[str, Any], width: int = 720) -> str:
+    """Each step's time (ms) as a dot, with the quartile box and median, per series."""
+    rows = [(name, [float(v) for v in steps.get(key) or []], color)
+            for name, key, color in (("warm-up", "warmup_ms", "#8c8c8c"),
+                                     ("baseline", "baseline_ms", "#1f5f8b"),
+                                     ("profiled", "profiled_ms", "#b8460b"))]
+    rows = [r for r in rows if r[1]]
+    if not rows:
+        return ""
+    # the axis fits baseline and profiled steps: slow warm-up steps are pinned to its edge
+    every = np.array([v for n, vals, _ in rows if n != "warm-up" for v in vals] or rows[0][1])
+    lo, hi = float(every.min()), float(every.max())
+    pad = (hi - lo) * 0.08 or max(hi * 0.05, 0.01)
+    lo, hi = max(0.0, lo - pad), hi + pad
+    left, right, row_h = 150, width - 16, 44
+    height = 10 + row_h * len(rows) + 34
+    c = Canvas(width, height)
+    bottom = 10 + row_h * len(rows)
+    _axis(c, lo, hi, left, right, 6, bottom, "ms per step")
+
+    def x(v: float) -> float:
+        return left + (min(max(v, lo), hi) - lo) / (hi - lo) * (right - left)
+
+    for i, (name, vals, color) in enumerate(rows):
+        y = 10 + row_h * i + row_h // 2
+        c.text(6, y - 5, f"{name} n={len(vals)}", color)
+        v = np.array(vals)
+        if name != "warm-up" and len(v) >= 2:
+            q1, med, q3 = np.percentile(v, [25, 50, 75])
+            c.rect(x(q1), y - 10, max(x(q3), x(q1) + 1), y + 10, color, alpha=0.18)
+            c.rect(x(med) - 1, y - 13, x(med) + 2, y + 13, color)
+        for k, val in enumerate(vals):
+            jitter = ((k * 7919) % 13 - 6) * 0.9
+            c.rect(x(val) - 2, y + jitter - 2, x(val) + 2, y + jitter + 2, color, alpha=0.8)
+    return c.img_tag("step time per step (ms): warm-up, unprofiled baseline, profiled steps")
+
+
+def kinds_png(kinds: list[dict[str, Any]], n_steps: int | None = None,
+              width: int = 720) -> str:
+    """GPU time by kernel kind, ms per real step (Tensor-Core use split out)."""
+    rows = []
+    for k in kinds[:12]:
+        ms = k.get("ms_per_step")
+        if ms is None:  # an older summary: profiled total over the steps
+            ms = (k.get("total_us") or 0.0) / 1e3 / max(n_steps or 1, 1)
+        rows.append((f"{k['kind']}{' (tc)' if k.get('tensor_core') else ''}", float(ms)))
+    if not rows:
+        return ""
+    top = max(v for _, v in rows) or 1.0
+    left, bar_h = 170, 20
+    c = Canvas(width, bar_h * len(rows) + 10)
+    for i, (label, v) in enumerate(rows):
+        y = 5 + i * bar_h
+        w = (width - left - 110) * v / top
+        c.text(6, y + 5, label, AXIS)
+        c.rect(left, y + 2, left + max(w, 1), y + bar_h - 3, "#5b4596")
+        c.text(left + w + 6, y + 5, f"{v:.3g} ms", AXIS)
+    return c.img_tag("GPU time by kernel kind, ms per real step")
+
+
+def timeline_png(tl: dict[str, Any] | None, width: int = 900) -> str:
+    """Overview of the profiled window: lanes, idle gaps shaded by cause, step boundaries."""
+    if not tl or not tl.get("lanes") or not tl.get("dur_us"):
+        return ""
+    lanes = tl["lanes"][:MAX_STATIC_LANES]
+    left, lane_h, top = 222, 20, 8
+    plot_w = width - left - 10
+    bottom = top + lane_h * len(lanes)
+    c = Canvas(width, bottom + 52)
+    scale = plot_w / float(tl["dur_us"])
+    gaps = tl.get("gaps") or {}
+    for s, d, cause in zip(gaps.get("start", []), gaps.get("dur", []), gaps.get("cause", []),
+                           strict=False):
+        c.rect(left + s * scale, top, left + (s + d) * scale, bottom,
+               CAUSE_COLORS.get(cause, "#999999"), alpha=0.22)
+    for st in tl.get("steps") or []:
+        c.rect(left + st["start"] * scale, top, left + st["start"] * scale + 1, bottom, MUTED)
+    for i, lane in enumerate(lanes):
+        y = top + i * lane_h
+        c.text(6, y + 5, str(lane["label"])[:26], AXIS)
+        color = LANE_COLORS.get(lane["kind"], "#555555")
+        for s, d in zip(lane["start"], lane["dur"], strict=False):
+            c.rect(left + s * scale, y + 3, left + (s + d) * scale, y + lane_h - 3, color)
+    _axis(c, 0.0, tl["dur_us"] / 1e3, left, left + plot_w, top, bottom, "ms of profiled time")
+    x = float(left)
+    for cause, color in CAUSE_COLORS.items():  # the legend of the shaded idle gaps
+        c.rect(x, bottom + 34, x + 10, bottom + 44, color)
+        x = c.text(x + 14, bottom + 36, cause, AXIS) + 12
+    scale_note = tl.get("profiled_scale")
+    note = f"profiled time ({scale_note:.2f}× the real step)" if scale_note else "profiled time"
+    return c.img_tag(escape(f"timeline of the profiled steps, {note}; idle gaps by cause"))
