@@ -122,8 +122,8 @@ def test_transfer_fix_copies_at_pinned_bandwidth_without_holding_the_host(tmp_pa
     _, g = _graph(tmp_path, step)
     assert replay(g) == pytest.approx(1.110)
     changed, _ = whatif.transfer_fix(g)
-    # 10 MB at 50 GB/s = 200 µs from t+5; the GEMM waits for it: 5 + 200 + 100 + 2 + 1 µs
-    assert replay(changed) == pytest.approx(0.308)
+    # 10 MB at 55 GB/s = 181.8 µs from t+5; the GEMM waits for it: 5 + 181.8 + 100 + 2 + 1 µs
+    assert replay(changed) == pytest.approx((5 + 1e4 / 55 + 100 + 2 + 1) / 1e3)
 
 
 def test_launch_fix_replays_the_kernels_from_a_graph(tmp_path):

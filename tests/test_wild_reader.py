@@ -30,7 +30,8 @@ EXPECTED: dict[str, tuple[str | None, str, str | None]] = {
         None, "none", "NVIDIA Ampere"),
     "hta/mtia_inference/mtia_inference_rank_0.json.gz": (None, "none", None),
     "hta/sampled_ranks/sampled_rank-0.json.gz": ("host", "ProfilerStep", None),
-    "hta/sampled_ranks/sampled_rank-1.json.gz": ("host", "ProfilerStep", None),
+    # launch 48.9 % vs host 48.1 %: the whole-step graph also drops the optimizer's glue
+    "hta/sampled_ranks/sampled_rank-1.json.gz": ("launch", "ProfilerStep", None),
     "hta/startup_alexnet/benchmark_result_2869224_1695835535_trace.json.gz": (
         "launch", "none", "NVIDIA Ampere"),
     "hta/tiny_backward_thread/backward_thread.json.gz": (None, "ProfilerStep", None),
@@ -45,7 +46,7 @@ EXPECTED: dict[str, tuple[str | None, str, str | None]] = {
     **{f"param/dlrm_8ranks/{name}": (verdict, "ProfilerStep", "NVIDIA Volta")
        for name, verdict in [
            ("worker0_step_12.1694128201545.pt.trace.json.gz", "launch"),
-           ("worker1_step_12.1694128201556.pt.trace.json.gz", "comm"),
+           ("worker1_step_12.1694128201556.pt.trace.json.gz", "launch"),
            ("worker2_step_12.1694128201554.pt.trace.json.gz", "launch"),
            ("worker3_step_12.1694128201557.pt.trace.json.gz", "launch"),
            ("worker4_step_12.1694128201547.pt.trace.json.gz", "launch"),
