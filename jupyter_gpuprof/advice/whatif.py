@@ -73,9 +73,14 @@ def transfer_fix(g: StepGraph) -> tuple[StepGraph, str]:
     slow = big & (gpu["pageable"] | (gpu["bytes"] / gpu["dur_us"].clip(lower=1e-3) / 1e3 < gbps))
     gpu.loc[slow, "dur_us"] = gpu.loc[slow, "bytes"] / (gbps * 1e3)
     host = g.host.copy()
-    copies = host["gpu"].isin(np.flatnonzero(big.to_numpy()))
+    copies = host["gpu"].isin(np.flatnonzero(big.to_numpy())).to_numpy()
+    # a pageable copy is a cudaMemcpyAsync followed by the stream sync that makes it blocking:
+    # that sync belongs to the copy and goes with it
+    own_sync = np.concatenate(([False], copies[:-1])) & (host["kind"] == SYNC).to_numpy()
     host.loc[copies, "kind"] = LAUNCH
     host.loc[copies, "dur_us"] = T.ASYNC_COPY_CALL_US
+    host.loc[own_sync, "kind"] = LAUNCH
+    host.loc[own_sync, "dur_us"] = 0.0
     mb = float(gpu.loc[big, "bytes"].sum()) / 1e6 / g.n_steps
     return g.with_(host=host, gpu=gpu), (
         f"{mb:.1f} MB per step copied at {gbps:.0f} GB/s pinned, {int(copies.sum())} copy calls "
