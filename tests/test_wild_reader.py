@@ -201,3 +201,15 @@ def test_dlrm_straggler_is_the_rank_that_arrives_last_and_does_not_take_the_verd
     straggler = next(f for f in s["findings"] if f["category"] == "straggler")
     assert straggler["data"]["rank"] == 7
     assert s["verdict"]["category"] == "launch"  # worth 20 %, the straggler less
+
+
+@pytest.mark.parametrize("rel", ["hta/trace_compare/base/base.json.gz",
+                                 "hta/trace_compare/test/test.json.gz"])
+def test_a_sampled_trace_gets_its_host_step_ranges_and_no_verdict(rel):
+    # 2 of 18 GPU rows have their launch in the trace: the launch-to-run lag cannot be read, so
+    # the kernel launched at the end of step 1 does not stretch it over step 2's host range
+    s = summary(rel)
+    assert s["steps"]["profiled_ms"] == pytest.approx(TRUTH["files"][rel]["step_ms"], abs=1e-3)
+    assert TRUTH["files"][rel]["step_ms"] == pytest.approx([100.298, 122.149])
+    assert any("host ranges" in w for w in s["warnings"])
+    assert s["verdict"]["category"] is None and "sampled" in s["verdict"]["summary"]

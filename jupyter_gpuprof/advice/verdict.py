@@ -109,6 +109,11 @@ def advise(a: Analysis) -> Advice:
                               "window; profile more steps of the real workload.", "low",
                               [f"fewer than {T.MIN_GPU_ACTIVITIES} GPU activities and "
                                f"{T.MIN_GPU_WORK_MS:.0f} ms of GPU time"]), found)
+    if a.window.host_ranges:  # the GPU work missing from the trace reads as idle time
+        return Advice(Verdict(None, "Cannot judge a sampled or filtered trace: most GPU rows "
+                              "have no launch in it, so its idle time is work the trace left "
+                              "out; profile the real workload.", "low",
+                              a.window.notes()), found)
     if top and top.expected_gain_pct >= T.MIN_VERDICT_GAIN_PCT:
         category = top.category
         summary = (f"{SUMMARIES[category]}: fixing it should save ≈{top.expected_gain_pct:.0f}% "

@@ -49,11 +49,11 @@ class Report:
 
     @property
     def warnings(self) -> list[str]:
-        """What the trace reader had to drop or ignore, per rank when there are several."""
+        """What the reader dropped, ignored or cut differently, per rank when there are several."""
         if not self.ranks:
-            return list(self.analysis.info.warnings)
+            return list(self.analysis.info.warnings) + self.analysis.window.notes()
         return self.job_warnings + [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
-                for i, r in enumerate(self.ranks) for w in r.info.warnings]
+                for i, r in enumerate(self.ranks) for w in r.info.warnings + r.window.notes()]
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
     step_table = property(lambda self: self.analysis.steps,
