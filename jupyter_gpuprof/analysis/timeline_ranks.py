@@ -91,7 +91,7 @@ def rank_shifts(groups: Sequence[RankLanes], offsets: Mapping[int, float] | None
         starts = [g.origin_us - (_step_start(g, step) - ref) for g in groups]
         how = f"step {step}"
     else:
-        starts, how = [g.origin_us for g in groups], "clock"
+        starts, how = [g.origin_us for g in groups], "recorded clocks"
     lo = min(starts)
     return [s - lo for s in starts], how
 

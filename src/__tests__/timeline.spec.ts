@@ -293,7 +293,7 @@ describe('multi-rank timeline', () => {
     expect(labels.every(l => /^rank [01] · /.test(l ?? ''))).toBe(true);
     expect(svg.querySelectorAll('.gpuprof-w-rankline').length).toBe(1);
     expect(svg.querySelector('.gpuprof-w-axis-title')?.textContent).toContain(
-      'ranks aligned on their collectives'
+      'ranks aligned by collectives'
     );
     expect(svg.querySelectorAll('.gpuprof-w-gap').length).toBe(0);
   });
@@ -302,7 +302,7 @@ describe('multi-rank timeline', () => {
     expect(laneRank('rank12:gpu:0:7')).toBe(12);
     expect(laneRank('gpu:0:7')).toBeNull();
     expect(alignedLabel(null)).toBe('');
-    expect(alignedLabel('step 4')).toBe(' · ranks aligned at step 4');
-    expect(alignedLabel('clock')).toBe(' · ranks on their recorded clocks');
+    expect(alignedLabel('step 4')).toBe(' · ranks aligned by step 4');
+    expect(alignedLabel('recorded clocks')).toBe(' · ranks aligned by recorded clocks');
   });
 });

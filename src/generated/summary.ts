@@ -368,7 +368,7 @@ export interface Imbalance {
  * events when the report carries them, else null (a server loads them from the run).
  * A multi-rank run's timeline (`analysis.timeline_ranks`) groups its lanes by rank ("rank
  * R · …") on one axis; `ranks_aligned_by` says how the ranks' clocks were lined up:
- * "collectives" (their end times), "step N" (that step's start), "clock" (as recorded).
+ * "collectives" (their end times), "step N" (that step's start), "recorded clocks".
  */
 export interface Timeline {
   dur_us: number;

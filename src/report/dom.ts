@@ -58,8 +58,8 @@ export function ms(v: number | null | undefined): string {
   if (v === null || v === undefined) {
     return 'n/a';
   }
-  const us = Math.round(Number(v) * 1e6) / 1000; // to the ns: float noise reads 0
-  return us > 0 && us < 10 ? `${Number(us.toPrecision(3))} µs` : `${Number(v).toFixed(2)} ms`;
+  const us = Math.round(v * 1e6) / 1000; // to the ns: float noise reads 0
+  return us > 0 && us < 10 ? `${+us.toPrecision(3)} µs` : `${v.toFixed(2)} ms`;
 }
 
 /** Microseconds as µs below 1 ms, as ms above; empty when unknown. */

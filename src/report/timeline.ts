@@ -34,18 +34,12 @@ function fit(text: string, px: number): string {
 /** The rank of a lane of a multi-rank timeline (its id starts "rank3:"), else null. */
 export function laneRank(id: string | undefined): number | null {
   const m = /^rank(\d+):/.exec(id ?? '');
-  return m ? Number(m[1]) : null;
+  return m ? +m[1] : null;
 }
 
 /** How a multi-rank timeline lined its ranks up (the summary's `ranks_aligned_by`), or ''. */
 export function alignedLabel(by: string | null | undefined): string {
-  if (!by) {
-    return '';
-  }
-  if (by === 'collectives') {
-    return ' · ranks aligned on their collectives';
-  }
-  return by === 'clock' ? ' · ranks on their recorded clocks' : ` · ranks aligned at ${by}`;
+  return by ? ` · ranks aligned by ${by}` : '';
 }
 
 /** "profiled time (×1.52 of real)", or just "profiled time" without a baseline. */
