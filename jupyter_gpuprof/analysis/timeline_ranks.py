@@ -74,7 +74,7 @@ def _first_common_step(groups: Sequence[RankLanes]) -> int | None:
 
 def _step_start(g: RankLanes, step: int) -> float:
     """Absolute time (this rank's clock) at which `step` starts."""
-    return g.origin_us + next(s["start"] for s in g.timeline["steps"] if s["step"] == step)
+    return g.origin_us + float(next(s["start"] for s in g.timeline["steps"] if s["step"] == step))
 
 
 def rank_shifts(groups: Sequence[RankLanes], offsets: Mapping[int, float] | None
