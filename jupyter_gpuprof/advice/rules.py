@@ -17,6 +17,7 @@ from .findings import Finding
 from .one_time_rule import one_time_rule
 from .precision_by_gpu import precision_advice
 from .whatif import predictions
+from .wording import duration_text
 
 
 def _pct(a: Analysis, ms: float) -> float:
@@ -30,7 +31,7 @@ def gpu_weight(a: Analysis) -> float:
 
 def _real(a: Analysis) -> str:
     src = "unprofiled median" if a.real.source == "baseline" else "profiled median"
-    return f"{a.real.step_ms:.1f} ms {src}"
+    return f"{duration_text(a.real.step_ms)} {src}"
 
 
 def _short(name: str, width: int = 60) -> str:
