@@ -219,7 +219,7 @@ def main() -> int:
         try:
             keep = ["--keep", args.keep] if args.keep else []
             p = subprocess.run([sys.executable, __file__, "--one", name, *keep],
-                               capture_output=True, text=True, timeout=min(150.0, left))
+                               capture_output=True, text=True, timeout=min(200.0, left))
             got = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
             rows.append(json.loads(got[-1][7:]) if got else
                         {"name": name, "error": (p.stderr.strip().splitlines() or ["?"])[-1]})
