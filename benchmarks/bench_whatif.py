@@ -86,15 +86,19 @@ def _keep(keep: str, out: dict, trace: str, base: list[float]) -> None:
     write_meta(folder, {
         "name": out["name"], "true_category": out["category"], **env_info(),
         "step_ms_median_unprofiled": out["baseline_ms"], "step_ms_all": base,
+        "host_probe_ms": out.get("host_probe_ms"),
         "step_timing": f"cuda_event, interleaved with the fixed variant ({ROUNDS} rounds)",
         "capture_script": "benchmarks/bench_whatif.py",
         "fixed_variant": {"fix": out.get("fix"), "step_ms_median_unprofiled": out.get("fixed_ms")},
         "try": out.get("try"), "conditions": out.get("conditions")})
 
 
-def _ab(step_a, step_b, rounds: int = ROUNDS) -> tuple[list[float], list[float]]:
+def _ab(step_a, step_b, probes: list[float],
+        rounds: int = ROUNDS) -> tuple[list[float], list[float]]:
     """Both variants timed in alternation (A B A B …, STEPS each after two warm steps), so a
-    drift of the host's or the GPU's speed over the run falls on both sides alike."""
+    drift of the host's or the GPU's speed over the run falls on both sides alike. Each round
+    also probes A's host time: one step issued from an empty GPU queue (as the magic does in
+    its warm-up), appended to `probes`."""
     import torch
     from capture_workloads import baseline_ms
 
@@ -103,7 +107,13 @@ def _ab(step_a, step_b, rounds: int = ROUNDS) -> tuple[list[float], list[float]]
     for _ in range(rounds):
         for fn, into in ((step_a, a), (step_b, b)):
             fn()
-            fn()
+            torch.cuda.synchronize()
+            if fn is step_a:
+                t0 = time.perf_counter()
+                fn()
+                probes.append((time.perf_counter() - t0) * 1e3)
+            else:
+                fn()
             torch.cuda.synchronize()
             into += baseline_ms(fn, STEPS, True)[0]
     return a, b
@@ -135,24 +145,26 @@ def one(name: str, keep: str | None = None) -> dict:
             out.update(fix=None, reason=str(e))
         sampler = ConditionSampler().start()
         # original and fix in alternation; the try (where automatic) in the middle of them
-        base, fixed = _ab(w.step, fw.step) if fw else (_timed(w.step), [])
+        probes: list[float] = []
+        base, fixed = _ab(w.step, fw.step, probes) if fw else (_timed(w.step), [])
         if auto:
             (t,) = run_tries(w.step, ns, [auto], warmup=WARMUP, steps=STEPS)
             out["try"] = {"fix": auto, "median_ms": t.get("median_ms"), "error": t.get("error"),
                           "loss_rel_diff": t.get("loss_rel_diff")}
         if fw:
-            b2, f2 = _ab(w.step, fw.step)
+            b2, f2 = _ab(w.step, fw.step, probes)
             base, fixed = base + b2, fixed + f2
         out["conditions"] = sampler.stop()
         out["baseline_ms"] = statistics.median(base)
         # the report reconciled with the baseline measured beside the fix
-        report = analyze_trace(trace, base)
+        out["host_probe_ms"] = statistics.median(probes) if probes else None
+        report = analyze_trace(trace, base, host_probe_ms=out["host_probe_ms"])
         if fw:
             out["fix"] = fw.fix
             out["fixed_ms"] = statistics.median(fixed)
             out["measured_gain_pct"] = round(100 * (1 - out["fixed_ms"] / out["baseline_ms"]), 1)
         a = report.analysis
-        preds = predictions(a.graph, a.real.step_ms)
+        preds = predictions(a.graph, a.real.step_ms, a.host_probe_ms)
         out.update(
             verdict=report.verdict.category,
             predicted={k: round(v.gain_pct, 1) for k, v in preds.items()},

@@ -55,6 +55,12 @@ def test_gpu_bound_step_takes_the_profilers_host_inflation_out(tmp_path):
     f, _ = calibrate(g, replay(g))
     from jupyter_gpuprof.analysis.step_replay import PROFILED_HOST_SCALE
     assert f == PROFILED_HOST_SCALE  # the real step cannot tell the host speed: the prior
+    # a measured host probe replaces the prior: 30 % of the trace's own host time
+    from jupyter_gpuprof.analysis.step_replay import host_ms_per_step
+    own = host_ms_per_step(g)
+    assert own == pytest.approx(0.110, rel=0.1)
+    f_probe, _ = calibrate(g, replay(g), host_probe_ms=0.3 * own)
+    assert f_probe == pytest.approx(0.3)
     host_bound = _graph(tmp_path, lambda b, s: (_launch(b, s, ELEMENTWISE, 1.0), 100.0)[1])[1]
     f2, r2 = calibrate(host_bound, 0.05)  # half the profiled step: the host is half as slow
     assert r2 == pytest.approx(0.05, rel=1e-3) and 0.4 < f2 < 0.6

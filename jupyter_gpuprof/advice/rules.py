@@ -43,7 +43,7 @@ def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: st
              cost_ms: float, saving: float, **data: object) -> Finding | None:
     cost_ms = min(cost_ms, a.real.step_ms)  # nothing saves more than the whole step
     # the gain is the what-if replay's where the step's graph is known, else the assumed saving
-    predicted = predictions(a.graph, a.real.step_ms).get(cat)
+    predicted = predictions(a.graph, a.real.step_ms, a.host_probe_ms).get(cat)
     gain = predicted.gain_pct if predicted else _pct(a, cost_ms * saving)
     if gain < T.MIN_FINDING_GAIN_PCT and not data.get("always"):
         return None

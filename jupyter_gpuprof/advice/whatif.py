@@ -277,18 +277,20 @@ FIXES: dict[str, Transform] = {
 }
 
 
-def predictions(graph: StepGraph | None, real_step_ms: float) -> dict[str, Prediction]:
+def predictions(graph: StepGraph | None, real_step_ms: float,
+                host_probe_ms: float | None = None) -> dict[str, Prediction]:
     """Every fix's prediction for this graph (computed once per graph)."""
     if graph is None or not len(graph.host) or not real_step_ms > 0:
         return {}
-    key = ("predictions", round(real_step_ms, 6))
+    key = ("predictions", round(real_step_ms, 6), host_probe_ms)
     if key not in graph.memo:
         out = {}
         for category, fix in FIXES.items():
             changed, driver = fix(graph)
             needs = "sync" if category == "launch" and requires_sync(graph) else ""
-            out[category] = Prediction(category, predict(graph, changed, real_step_ms),
-                                       real_step_ms, driver, needs)
+            out[category] = Prediction(
+                category, predict(graph, changed, real_step_ms, host_probe_ms), real_step_ms,
+                driver, needs)
         graph.memo[key] = out
     cached: dict[str, Prediction] = graph.memo[key]
     return cached

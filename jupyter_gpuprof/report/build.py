@@ -143,15 +143,17 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
 
 def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
                   flops_per_step: float | None = None, meta: RunMeta | None = None,
-                  data: Prefetch | None = None) -> Report:
+                  data: Prefetch | None = None, host_probe_ms: float | None = None) -> Report:
     """Report for one trace file (baseline from the arguments or a sibling meta file)."""
     path = Path(path)
     if baseline_step_ms is None and meta is None:
         side = sibling_meta(path)
         baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
         flops_per_step = flops_per_step or side.get("flops_per_step")
+        host_probe_ms = host_probe_ms or side.get("host_probe_ms") or side.get(
+            "baseline", {}).get("host_probe_ms")
     trace = load_trace(path, data=data)
-    a = analyze(trace, baseline_step_ms, flops_per_step)
+    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms)
     report = Report(a, advise(a), meta, str(path), timeline=_timeline(trace, a))
     report.baseline_ms = list(baseline_step_ms or [])
     return report
@@ -172,7 +174,8 @@ def analyze_run(run: Run) -> Report:
             report = _multi_rank(traces, m, str(run.path))
         else:
             trace = load_trace(traces[0])
-            a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step)
+            a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step,
+                        m.baseline.get("host_probe_ms"))
             advice = in_framework_terms(advise(a), m.framework, m.training)
             report = Report(a, advice, m, str(run.path), timeline=_timeline(trace, a))
     except TraceError as e:
