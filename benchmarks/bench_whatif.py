@@ -6,7 +6,8 @@ For each workload (workloads.py, whatif_workloads.py), in its own subprocess:
    baseline: the verdict, and the predicted gain of the finding of the workload's true category;
 3. where the fix needs no code change, `--try` it (capture/try_fixes.py) on the same step;
 4. build the hand-fixed variant beside the original, warm both up, and time them in
-   alternation (A B A B A B, 20 steps each, then the try, then A B A B A B again; GPU
+   alternation (A B A B A B A B, 12 steps each, then the try between two blocks of the hand
+   fix, then A B A B A B A B again; GPU
    conditions sampled by NVML): the measured gain is 1 - median(fixed) / median(original) of
    those interleaved steps, and the report is reconciled with that same original median (the
    host of these machines drifts by tens of percent between minutes; alternation cancels it).
@@ -37,8 +38,8 @@ CASES = {
     "host": ("host", None), "sync_launch": ("sync", None), "hf_gpt2": ("precision", "amp"),
     "hf_bert": ("precision", "tf32"), "llama": ("launch", "graphs"),
 }
-WARMUP, STEPS = 5, 20
-ROUNDS = 3  # alternations of original and fixed, twice (before and after the try)
+WARMUP, STEPS = 5, 12
+ROUNDS = 4  # alternations of original and fixed, twice (before and after the try)
 
 
 def _build(name: str, fixed: bool):
@@ -148,9 +149,13 @@ def one(name: str, keep: str | None = None) -> dict:
         probes: list[float] = []
         base, fixed = _ab(w.step, fw.step, probes) if fw else (_timed(w.step), [])
         if auto:
+            # the hand fix timed right before and right after the try: the same host speed
+            adjacent = _timed(fw.step) if fw else []
             (t,) = run_tries(w.step, ns, [auto], warmup=WARMUP, steps=STEPS)
+            adjacent += _timed(fw.step) if fw else []
             out["try"] = {"fix": auto, "median_ms": t.get("median_ms"), "error": t.get("error"),
-                          "loss_rel_diff": t.get("loss_rel_diff")}
+                          "loss_rel_diff": t.get("loss_rel_diff"),
+                          "hand_adjacent_ms": statistics.median(adjacent) if adjacent else None}
         if fw:
             b2, f2 = _ab(w.step, fw.step, probes)
             base, fixed = base + b2, fixed + f2
@@ -176,6 +181,8 @@ def one(name: str, keep: str | None = None) -> dict:
             out["try"]["gain_pct"] = round(100 * (1 - tm / out["baseline_ms"]), 1)
             if out.get("fixed_ms"):
                 out["try"]["vs_hand_pct"] = round(100 * (tm / out["fixed_ms"] - 1), 1)
+            if (adj := out["try"].get("hand_adjacent_ms")):
+                out["try"]["vs_adjacent_hand_pct"] = round(100 * (tm / adj - 1), 1)
         out["seconds"] = round(time.perf_counter() - t0, 1)
         if keep:
             _keep(keep, out, trace, base)
@@ -196,7 +203,10 @@ def table(rows: list[dict]) -> str:
         if err is not None:
             errs.append(abs(err))
         t = r.get("try") or {}
-        tr = (f"{t['fix']} {t['gain_pct']:.1f} %" if t.get("gain_pct") is not None
+        adj = t.get("vs_adjacent_hand_pct")
+        tr = (f"{t['fix']} {t['gain_pct']:.1f} %"
+              + (f" ({adj:+.1f} % vs the hand fix beside it)" if adj is not None else "")
+              if t.get("gain_pct") is not None
               else (f"{t['fix']}: {t['error']}" if t.get("error") else ""))
         lines.append(f"| {r['name']} ({r['category']}) | {r['verdict']} | "
                      f"{'' if pred is None else f'{pred:.1f} %'} | "
