@@ -284,3 +284,34 @@ def test_a_long_trace_keeps_only_its_first_whole_steps(tmp_path, monkeypatch):
     _, g = _graph(tmp_path, step)
     assert g.n_steps == 2 and len(g.host) == 20  # 2 steps of 10 items fit in 25
     assert replay(g) == pytest.approx(0.200) and g.profiled_step_ms == pytest.approx(0.200)
+
+
+def _finding(category, gain, **data):
+    from jupyter_gpuprof.advice.findings import Finding
+    return Finding(f"{category}-x", category, category, "", "", 1.0, gain, dict(data))
+
+
+def test_the_fix_a_larger_one_needs_first_leads_when_the_larger_adds_little():
+    from jupyter_gpuprof.advice.findings import Verdict
+    from jupyter_gpuprof.advice.verdict import Advice, checked, root_cause_first
+
+    m = thresholds.PREREQUISITE_MARGIN_PCT
+    launch, sync, memory = (_finding("launch", 30.0, requires="sync"),
+                            _finding("sync", 30.0 - m + 0.5), _finding("memory", 10.0))
+    assert root_cause_first([launch, sync, memory]) == [sync, launch, memory]
+    big = _finding("launch", 30.0 + m, requires="sync")
+    assert root_cause_first([big, _finding("sync", 30.0)])[0] is big  # graphs add enough
+    assert root_cause_first([_finding("launch", 30.0), sync])[0].category == "launch"
+    v = checked(Advice(Verdict("sync", "", "high", []), [launch, sync, memory])).verdict
+    assert any(r.startswith("sync first: launch") for r in v.reasons)
+
+
+def test_the_sync_case_is_a_sync_verdict(tmp_path):
+    # the sync-drains-the-queue step: removing the syncs lets the queue fill; a graph after
+    # that adds nothing, and the launch finding says the syncs go first
+    a, _ = _graph(tmp_path, _sync_drains_the_queue)
+    advice = advise(a)
+    launch = next(f for f in advice.findings if f.category == "launch")
+    assert launch.data["requires"] == "sync"
+    assert launch.fix.startswith("# first take the step's syncs out")
+    assert advice.verdict.category == "sync"

@@ -84,3 +84,7 @@ MIN_GPU_WORK_MS = 1.0
 
 #: calls per step of both `aten::item` and a norm op that mark per-parameter norm logging
 PER_PARAM_MIN_CALLS = 8
+
+#: a fix priced together with the fix it needs first (a CUDA graph needs the syncs gone) is
+#: the verdict only if it adds at least this many points of the step on top of that fix
+PREREQUISITE_MARGIN_PCT = 5.0

@@ -92,13 +92,25 @@ def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
     return ("high", "medium", "low")[min(doubts, 2)], reasons
 
 
+def root_cause_first(found: list[Finding]) -> list[Finding]:
+    """Findings by gain, except that a fix priced together with the one it needs first (a CUDA
+    graph after the syncs are gone) leads only if it adds a real gain on top of that one."""
+    if not found or not (need := found[0].data.get("requires")):
+        return found
+    first = next((f for f in found if f.category == need), None)
+    if first is None or (found[0].expected_gain_pct - first.expected_gain_pct
+                         >= T.PREREQUISITE_MARGIN_PCT):
+        return found
+    return [first, *(f for f in found if f is not first)]
+
+
 def advise(a: Analysis) -> Advice:
     """Findings from every rule, ranked by expected gain, and the verdict."""
     if not a.gpu_available:
         return Advice(Verdict(None, without_gpu_activity(a.info.held), "low",
                               ["no GPU activity recorded"]))
-    found = [f for f in (rule(a) for rule in RULES) if f is not None]
-    found.sort(key=lambda f: f.expected_gain_pct, reverse=True)
+    found = root_cause_first(sorted((f for f in (rule(a) for rule in RULES) if f is not None),
+                                    key=lambda f: f.expected_gain_pct, reverse=True))
     top = found[0] if found else None
     second = found[1] if len(found) > 1 else None
     gpu_ms = a.real.gpu_busy_ms * max(a.n_steps, 1)
@@ -152,7 +164,11 @@ def checked(advice: Advice) -> Advice:
     top = max(found, key=lambda f: f.expected_gain_pct)
     if v.category == top.category:
         return advice
-    if v.category == "compute" and top.expected_gain_pct < T.MIN_VERDICT_GAIN_PCT:
+    if top.data.get("requires") == v.category:
+        note = (f"{v.category} first: {top.category} (≈{top.expected_gain_pct:.0f}% with it) "
+                f"needs the {v.category} fix and adds under {T.PREREQUISITE_MARGIN_PCT:.0f} "
+                "points on top")
+    elif v.category == "compute" and top.expected_gain_pct < T.MIN_VERDICT_GAIN_PCT:
         note = (f"no finding is worth {T.MIN_VERDICT_GAIN_PCT:.0f}% of the step (largest: "
                 f"{top.category}, {top.expected_gain_pct:.0f}%)")
     else:
