@@ -174,10 +174,13 @@ describe('transfers and next-steps panels', () => {
       ],
       ['HtoD', 'pageable', '3', '4.00', '0.13 ms', '10.3', '3']
     ]);
-    expect(text(panel, 'h4')).toBe('Sync calls: 6 in 3 profiled steps (2.0 per step)');
+    // the cost per real step Python settled (not the profiled idle after the calls, 0.50 ms)
+    expect(text(panel, 'h4')).toBe(
+      'Sync calls: 6 in 3 profiled steps (2.0 per step); GPU idle they cause (ms per step): 0.75 ms'
+    );
     expect(
       Array.from(panel.querySelectorAll('table')[1].querySelectorAll('td')).map(c => c.textContent)
-    ).toEqual(['loss.item()', '3', '0.50 ms']);
+    ).toEqual(['loss.item()', '3', '0.75 ms']);
   });
 
   it('lists the verdict reasons and each finding with its fix', () => {
@@ -237,5 +240,38 @@ describe('widget entry', () => {
     listeners['change:summary']();
     expect(el.querySelectorAll('.gpuprof-w')).toHaveLength(1);
     expect(text(el, '.gpuprof-w-head .gpuprof-w-verdict')).toContain('Verdict: sync');
+  });
+});
+
+describe('one sync cost', () => {
+  /** The sample run with a sync finding whose cost is the summary's sync cost. */
+  function syncRun(): IReportSummary {
+    const sm = sampleSummary();
+    sm.gpu = { ...sm.gpu, idle_by_cause_ms: { input: 5, sync: 2.536 } };
+    sm.syncs = {
+      count: 66,
+      per_step: 13.2,
+      cost_ms_per_step: 2.536,
+      // after the calls the profiled GPU idles 0.42 ms: not what the finding prices
+      top: [{ caller: 'aten::item', calls: 65, gpu_idle_after_us: 421.9, cost_ms_per_step: 2.536 }]
+    };
+    sm.findings = [
+      { id: 'host-syncs', category: 'sync', title: 'Syncs', cost_ms: 2.536, fix: 'x' }
+    ];
+    return sm;
+  }
+
+  it.each([
+    ['step', '2.54 ms'],
+    ['total', '7.61 ms']
+  ])('reads the same in the timeline, the sync table and next steps (%s basis)', (kind, shown) => {
+    const root = renderReport(syncRun());
+    (root.querySelector(`[data-basis="${kind}"]`) as HTMLButtonElement).click();
+    const busy = text(root, '.gpuprof-w-panel-timeline .gpuprof-w-busy') ?? '';
+    expect(busy).toContain(`sync ${shown}`);
+    const syncs = root.querySelector('.gpuprof-w-panel-transfers') as HTMLElement;
+    expect(text(syncs, '.gpuprof-w-syncs')).toContain(`: ${shown}`);
+    expect(text(syncs, '.gpuprof-w-synctable td:last-child')).toBe(shown);
+    expect(text(root, '.gpuprof-w-panel-next .gpuprof-w-findings li')).toContain(`costs ${shown},`);
   });
 });

@@ -27,10 +27,10 @@ describe('basis switch', () => {
     const cell = () =>
       root.querySelectorAll('.gpuprof-w-panel-transfers table')[1].querySelectorAll('td')[2]
         .textContent;
-    expect(cell()).toBe('0.50 ms');
+    expect(cell()).toBe('0.75 ms');
     expect(root.querySelector('[data-basis="step"]')?.getAttribute('aria-pressed')).toBe('true');
     (root.querySelector('[data-basis="total"]') as HTMLButtonElement).click();
-    expect(cell()).toBe('1.50 ms');
+    expect(cell()).toBe('2.25 ms');
     expect(root.querySelector('[data-basis="total"]')?.getAttribute('aria-pressed')).toBe('true');
     expect(root.querySelector('.gpuprof-w-panel-transfers')?.hasAttribute('hidden')).toBe(false);
     expect(root.querySelector('.gpuprof-w-panel-next')?.textContent).toContain(
