@@ -1,47 +1,43 @@
-import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { expect, test } from '@jupyterlab/galata';
 import * as path from 'path';
+
+import { openReport, setTheme } from './reportCell';
 
 /**
  * The report as a performance engineer uses it, on a real H200 trace, in both themes: zoom to
  * about 1 ms shows kernels by name, a plain wheel scrolls the notebook, GPU busy reads the same
- * in the head and the timeline. The committed trace with the most kernels per step is
- * tinygpt_before (about 440 per step); no committed trace reaches 1,000 (the jest suite covers
- * 1,200 kernels per step with a synthetic summary).
+ * in the head and the timeline.
  */
-const TRACE = path.resolve(__dirname, '..', '..', 'tests', 'data', 'real', 'tinygpt_before');
-
-/** A notebook with tall output above the report (so the notebook scrolls) and the report. */
-async function openReport(page: IJupyterLabPageFixture, name: string) {
-  await page.notebook.createNew(name);
-  await page.notebook.setCell(0, 'code', "print('\\n'.join(map(str, range(60))))");
-  await page.notebook.runCell(0, true);
-  await page.notebook.addCell(
-    'code',
-    [
-      'from jupyter_gpuprof.report import analyze_path',
-      'from jupyter_gpuprof.views.widget import ReportWidget',
-      `s = analyze_path(${JSON.stringify(TRACE)}).to_json()`,
-      "s['source']['path'] = 'tests/data/real/tinygpt_before'",
-      'ReportWidget(s)'
-    ].join('\n')
-  );
-  await page.notebook.runCell(1, true);
-  const widget = page.locator('.jp-OutputArea-output .gpuprof-w');
-  await expect(widget).toHaveCount(1, { timeout: 120_000 });
-  return widget;
+interface ITimelineTrace {
+  /** A committed run folder (trace + meta), relative to the repository. */
+  dir: string;
+  /** The fewest kernels per step the trace must hold, so the zoom test means what it says. */
+  minKernelsPerStep: number;
 }
 
+/**
+ * The trace the spec runs on. tinygpt_before has about 440 kernels per step; switch to a trace
+ * with ≥ 1,000 (the issue's bar) when one is committed, e.g.
+ * `{ dir: 'tests/data/real/llama_bf16', minKernelsPerStep: 1000 }`; GPUPROF_TIMELINE_TRACE
+ * (a folder relative to the repository) overrides it for one run.
+ */
+const TRACE: ITimelineTrace = process.env.GPUPROF_TIMELINE_TRACE
+  ? { dir: process.env.GPUPROF_TIMELINE_TRACE, minKernelsPerStep: 1000 }
+  : { dir: 'tests/data/real/tinygpt_before', minKernelsPerStep: 400 };
+
 for (const theme of ['light', 'dark']) {
-  test(`timeline on a real trace, ${theme} theme: kernels by name at 1 ms, wheel scrolls the page`, async ({
+  test(`timeline on ${TRACE.dir}, ${theme} theme: kernels by name at 1 ms, wheel scrolls the page`, async ({
     page
   }) => {
     test.setTimeout(240_000);
-    if (theme === 'dark') {
-      await page.theme.setDarkTheme();
-    } else {
-      await page.theme.setLightTheme();
-    }
-    const widget = await openReport(page, `timeline_${theme}.ipynb`);
+    await setTheme(page, theme);
+    const { widget, kernelsPerStep } = await openReport(
+      page,
+      `timeline_${theme}.ipynb`,
+      TRACE.dir
+    );
+    test.info().annotations.push({ type: 'kernels per step', description: String(kernelsPerStep) });
+    expect(kernelsPerStep).toBeGreaterThanOrEqual(TRACE.minKernelsPerStep);
     const head = (await widget.locator('.gpuprof-w-busy-head').textContent()) ?? '';
     expect(head).toMatch(/^GPU busy \d+ % real \/ \d+ % under profiler$/);
 
@@ -74,7 +70,9 @@ for (const theme of ['light', 'dark']) {
     const names = await timeline.locator('.gpuprof-w-name').allTextContents();
     expect(names.some(n => n.length > 3 && !/^\d+ events$/.test(n))).toBe(true);
     await page.mouse.move(0, 0);
-    await widget.screenshot({ path: test.info().outputPath(`timeline-1ms-${theme}.png`) });
+    expect(await widget.screenshot()).toMatchSnapshot(
+      `timeline-1ms-${path.basename(TRACE.dir)}-${theme}.png`
+    );
 
     // a click on a step band zooms to that step, its axis counted from the step start
     await page.dblclick('svg.gpuprof-w-tl');
