@@ -94,14 +94,26 @@ describe('level of detail', () => {
     expect(full.every(r => r.end <= 30_000 || r.start >= 30_800)).toBe(true);
     // a gap too narrow to see still splits the run it falls in
     const two = {
-      start: [0, 10.2],
-      dur: [10, 10],
+      start: [0, 1.2],
+      dur: [1, 1],
       label: ['a', 'b'],
       phase: ['', ''],
       count: [1, 1]
     };
     expect(lodRects(two, 0, 100, 1).length).toBe(1);
-    expect(lodRects(two, 0, 100, 1, [10.1]).length).toBe(2);
+    expect(lodRects(two, 0, 100, 1, [1.1]).length).toBe(2);
+    // back-to-back kernels a few pixels wide stay apart: merging them hid every kernel name
+    const wide = { ...two, start: [0, 10.2], dur: [10, 10] };
+    expect(lodRects(wide, 0, 100, 1).map(r => r.label)).toEqual(['a', 'b']);
+    // a narrow event beside a wide one does not swallow it
+    const mixed = {
+      start: [0, 1.2, 11.4],
+      dur: [1, 10, 1],
+      label: ['a', 'b', 'c'],
+      phase: ['', '', ''],
+      count: [1, 1, 1]
+    };
+    expect(lodRects(mixed, 0, 100, 1).map(r => r.count)).toEqual([1, 1, 1]);
     const near = lodRects(ev, 1000, 2000, 1000 / 720, [30_000]);
     expect(near.every(r => r.count === 1)).toBe(true);
     expect(near.length).toBeGreaterThanOrEqual(20);

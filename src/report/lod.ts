@@ -1,7 +1,8 @@
 /**
  * Level of detail of the timeline: the events of a lane inside a view become rectangles, a run
- * of events closer than half a pixel merged into one, never across a drawn idle gap. A window
- * narrow enough shows every event as its own named rectangle.
+ * of narrow events closer than half a pixel merged into one, never across a drawn idle gap; an
+ * event a few pixels wide is always its own rectangle. A window narrow enough shows every event
+ * as its own named rectangle.
  */
 import { ITimeline } from './summary';
 
@@ -112,8 +113,16 @@ function lowerBound(xs: number[], t: number): number {
 }
 
 /**
- * The rectangles of `ev` inside [v0, v1] at `usPerPx`: events less than half a pixel apart merge,
- * unless a drawn idle gap (`gapStarts`, sorted) begins between them.
+ * An event at least this wide (px) is drawn as its own rectangle whatever its neighbours: GPU
+ * kernels run back to back, and merging by distance alone would hide a wide kernel (one that
+ * could carry its name) inside a run of its neighbours at every zoom.
+ */
+export const OWN_RECT_PX = 2;
+
+/**
+ * The rectangles of `ev` inside [v0, v1] at `usPerPx`: events narrower than `OWN_RECT_PX` and
+ * less than half a pixel apart merge, unless a drawn idle gap (`gapStarts`, sorted) begins
+ * between them; wider events stay their own rectangle.
  */
 export function lodRects(
   ev: ILaneEvents,
@@ -123,8 +132,11 @@ export function lodRects(
   gapStarts: number[] = []
 ): IRect[] {
   const tol = usPerPx / 2;
+  const ownUs = usPerPx * OWN_RECT_PX;
   const out: IRect[] = [];
   let cur: IRect | null = null;
+  // whether `cur` is a run of narrow events (which more narrow events may join)
+  let curNarrow = false;
   // a long event (a CPU op) may start well before v0: scan from the first event
   for (let i = 0; i < ev.start.length && ev.start[i] <= v1; i++) {
     const a = ev.start[i];
@@ -132,7 +144,8 @@ export function lodRects(
     if (b < v0) {
       continue;
     }
-    if (cur && a - cur.end <= tol && !gapBetween(gapStarts, cur.end, a)) {
+    const narrow = ev.dur[i] < ownUs;
+    if (cur && curNarrow && narrow && a - cur.end <= tol && !gapBetween(gapStarts, cur.end, a)) {
       cur.end = Math.max(cur.end, b);
       cur.count += ev.count[i];
       if (cur.phase !== ev.phase[i]) {
@@ -144,6 +157,7 @@ export function lodRects(
       out.push(cur);
     }
     cur = { start: a, end: b, count: ev.count[i], label: ev.label[i], phase: ev.phase[i] };
+    curNarrow = narrow;
   }
   if (cur) {
     out.push(cur);

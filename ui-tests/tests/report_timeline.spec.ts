@@ -66,9 +66,14 @@ for (const theme of ['light', 'dark']) {
       await page.keyboard.press('w');
     }
     expect(await axis()).toContain('µs');
-    await expect(timeline.locator('.gpuprof-w-name').first()).toBeVisible();
-    const names = await timeline.locator('.gpuprof-w-name').allTextContents();
-    expect(names.some(n => n.length > 3 && !/^\d+ events$/.test(n))).toBe(true);
+    // the GPU lane itself names kernels (not only the CPU lanes their ops)
+    const lanes = await timeline.locator('.gpuprof-w-lane').allTextContents();
+    const gpuLane = lanes.findIndex(l => /stream/.test(l));
+    expect(gpuLane).toBeGreaterThanOrEqual(0);
+    const gpuNames = timeline.locator(`.gpuprof-w-name[data-lane="${gpuLane}"]`);
+    await expect(gpuNames.first()).toBeVisible();
+    const names = await gpuNames.allTextContents();
+    expect(names.filter(n => n.length > 3 && !/^\d+ events$/.test(n)).length).toBeGreaterThan(0);
     await page.mouse.move(0, 0);
     expect(await widget.screenshot()).toMatchSnapshot(
       `timeline-1ms-${path.basename(TRACE.dir)}-${theme}.png`
