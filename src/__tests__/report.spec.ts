@@ -241,6 +241,40 @@ describe('widget entry', () => {
     expect(el.querySelectorAll('.gpuprof-w')).toHaveLength(1);
     expect(text(el, '.gpuprof-w-head .gpuprof-w-verdict')).toContain('Verdict: sync');
   });
+
+  it('hides the static copy in the output above, once the output area holds the widget', () => {
+    jest.useFakeTimers();
+    const area = document.createElement('div');
+    const child = (inner: string) => {
+      const c = document.createElement('div');
+      c.className = 'jp-OutputArea-child';
+      c.innerHTML = inner;
+      area.append(c);
+      return c;
+    };
+    const text = child('<pre>gpuprofile: done</pre>');
+    const copy = child("<div class='gpuprof-static'>static report</div>");
+    const host = child('');
+    const model = { get: () => sampleSummary(), on: () => undefined };
+    const el = document.createElement('div');
+    render.render({ model: model as never, el });
+    expect(copy.style.display).toBe('');
+    host.append(el); // the output area attaches the view after render
+    jest.runOnlyPendingTimers();
+    expect(copy.style.display).toBe('none');
+    expect(text.style.display).toBe('');
+    jest.useRealTimers();
+  });
+
+  it('leaves the output above alone when it is not a static report', () => {
+    const area = document.createElement('div');
+    area.innerHTML =
+      "<div class='jp-OutputArea-child'><pre>print</pre></div><div class='jp-OutputArea-child'></div>";
+    const el = document.createElement('div');
+    area.lastElementChild!.append(el);
+    render.render({ model: { get: () => sampleSummary(), on: () => undefined } as never, el });
+    expect((area.firstElementChild as HTMLElement).style.display).toBe('');
+  });
 });
 
 describe('one sync cost', () => {
