@@ -20,19 +20,29 @@ describe('operator table', () => {
     const first = Array.from(panel.querySelectorAll('tbody tr')[0].children).map(
       c => c.textContent
     );
-    // 3000 µs over 3 profiled steps = 1 ms per step = 8.3 % of the 12 ms profiled step
+    // 3000 µs over 3 profiled steps = 1 ms per step = 10.0 % of the 10 ms real step (not 8.3 %
+    // of the 12 ms profiled one: device time is the same without the profiler)
     expect(first).toEqual([
       'aten::mm',
       '10',
       '1.00 ms',
       '300.0 µs',
-      '8.3 %',
+      '10.0 %',
       '0.007 ms',
       '0.017 ms',
       '1.00 ms',
       '[[4, 4]]'
     ]);
     expect(panel.querySelector('img')).toBeNull();
+  });
+
+  it("takes the step of the summary's basis for the % of step", () => {
+    const sm = { ...gpuBound(), basis: { real_step_ms: 4 } } as IReportSummary;
+    const row = panelOf(sm).querySelectorAll('tbody tr')[0].children;
+    expect(row[4].textContent).toBe('25.0 %');
+    expect(panelOf(sm).querySelector('.gpuprof-w-hint')?.textContent).toContain(
+      '% of the real step'
+    );
   });
 
   it('sorts by CPU time when the verdict is input or host', () => {

@@ -108,7 +108,9 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
     box.append(empty('No operators were recorded.'));
     return box;
   }
-  const stepMs = sm.steps?.profiled?.median_ms ?? sm.steps?.median_ms ?? null;
+  // device time is the same with and without the profiler: its share is of the real step, as
+  // the kernels' `pct_of_step` and the header's GPU busy are
+  const stepMs = sm.basis?.real_step_ms || sm.steps?.median_ms || null;
   const { table, draw } = sortableTable(
     opColumns(basis, stepMs),
     defaultOpSort(sm),
@@ -134,7 +136,7 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   const hint = h(
     'span',
     { class: 'gpuprof-w-hint' },
-    `${rows.length} ops, autograd wrappers folded; times ${basis.title}; % of the profiled step`
+    `${rows.length} ops, autograd wrappers folded; times ${basis.title}; % of the real step`
   );
   box.append(h('div', { class: 'gpuprof-w-tools' }, input, select, hint), table);
   return box;
