@@ -6,7 +6,7 @@ import { drawTimeline, rectTip, scaleLabel } from '../report/timeline';
 import { timelinePanel } from '../report/timelinePanel';
 import { IReportEnv } from '../report/env';
 import { ITimelineDetailed } from '../report/lod';
-import { bigTimeline, KERNELS_PER_STEP, stepDetail } from './bigTimeline';
+import { bigTimeline, KERNELS_PER_STEP, STEP_US, stepDetail } from './bigTimeline';
 import { sampleSummary } from './reportFixture';
 
 /** The timeline in the document, its SVG laid out 900 px wide from x=0 (plot from x=170, 720 px). */
@@ -168,11 +168,14 @@ describe('timeline panel', () => {
   });
 
   it('zooms with W/S and pans with A/D, as Perfetto does', () => {
-    const { key, axis } = mounted();
+    const { key, axis, svg } = mounted();
     const full = axis();
+    expect(svg.dataset.viewUs).toBe(String(2 * STEP_US));
     key('w');
     const inView = axis();
     expect(inView).not.toEqual(full);
+    // W keeps 0.6 of the window, and says so on the chart
+    expect(svg.dataset.viewUs).toBe(String(0.6 * 2 * STEP_US));
     key('d');
     expect(axis()).not.toEqual(inView);
     key('a');

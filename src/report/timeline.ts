@@ -99,6 +99,8 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
   const render = () => {
     const { v0, v1 } = view;
     const usPerPx = (v1 - v0) / plotW;
+    // the window's width, for tests and tools that must know how far the view is zoomed
+    svg.dataset.viewUs = (v1 - v0).toFixed(0);
     svg.replaceChildren();
     const clip = s('clipPath', { id: clipId });
     clip.append(s('rect', { x: LEFT, y: 0, width: plotW, height }));

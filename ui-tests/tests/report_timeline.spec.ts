@@ -59,12 +59,17 @@ for (const theme of ['light', 'dark']) {
     await expect.poll(() => scroller.evaluate(el => el.scrollTop)).not.toBe(top);
     expect(await axis()).toBe(before);
 
-    // W zooms (Perfetto's key) until the axis reads in µs: a window under 2 ms
+    // W zooms (Perfetto's key, 0.6 of the window a press) until the window is 1 ms or less
     await svg.scrollIntoViewIfNeeded();
     await svg.focus();
-    for (let i = 0; i < 30 && !(await axis()).includes('µs'); i++) {
+    const windowUs = async () => Number(await svg.getAttribute('data-view-us'));
+    for (let i = 0; i < 40 && (await windowUs()) > 1000; i++) {
       await page.keyboard.press('w');
     }
+    const shownUs = await windowUs();
+    expect(shownUs).toBeLessThanOrEqual(1000);
+    expect(shownUs).toBeGreaterThan(500);
+    test.info().annotations.push({ type: 'window µs', description: String(shownUs) });
     expect(await axis()).toContain('µs');
     // the GPU lane itself names kernels (not only the CPU lanes their ops)
     const lanes = await timeline.locator('.gpuprof-w-lane').allTextContents();
