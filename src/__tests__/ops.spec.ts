@@ -15,7 +15,7 @@ describe('operator table', () => {
     expect(names(panel)).toEqual(['aten::mm', 'aten::add', PAYLOAD]);
     const sorted = panel.querySelector('th.sorted') as HTMLElement;
     expect(sorted.dataset.key).toBe('device_self_us');
-    expect(sorted.textContent).toBe('self device (ms per step) ▼');
+    expect(sorted.textContent).toBe('self device (ms per real step) ▼');
     expect(sorted.getAttribute('aria-sort')).toBe('descending');
     const first = Array.from(panel.querySelectorAll('tbody tr')[0].children).map(
       c => c.textContent
@@ -43,6 +43,22 @@ describe('operator table', () => {
     expect(panelOf(sm).querySelector('.gpuprof-w-hint')?.textContent).toContain(
       '% of the real step'
     );
+  });
+
+  it('takes the profiler out of host times per real step, as Python does; totals stay profiled', () => {
+    // 6 ms of host time over 3 profiled steps, each step profiled at twice the real length:
+    // 2 ms per profiled step, 1 ms per real step (cpu_self_ms_per_step in Python)
+    const sm = {
+      ...gpuBound(),
+      basis: { profiled_scale: 2 },
+      ops: [{ name: 'aten::to', calls: 3, cpu_self_us: 6000, cpu_total_us: 6000, cuda_self_us: 0 }]
+    } as IReportSummary;
+    const cells = (kind: 'step' | 'total') =>
+      Array.from(opsPanel(sm, makeBasis(sm, kind)).querySelectorAll('tbody tr')[0].children).map(
+        c => c.textContent
+      );
+    expect(cells('step').slice(5, 7)).toEqual(['1.00 ms', '1.00 ms']);
+    expect(cells('total').slice(5, 7)).toEqual(['6.00 ms', '6.00 ms']);
   });
 
   it('sorts by CPU time when the verdict is input or host', () => {

@@ -168,7 +168,7 @@ describe('transfers and next-steps panels', () => {
         'memory',
         'copies (total)',
         'MB (total)',
-        'time (ms per step)',
+        'time (ms per real step)',
         'GB/s',
         'blocking'
       ],
@@ -176,7 +176,7 @@ describe('transfers and next-steps panels', () => {
     ]);
     // the cost per real step Python settled (not the profiled idle after the calls, 0.50 ms)
     expect(text(panel, 'h4')).toBe(
-      'Sync calls: 6 in 3 profiled steps (2.0 per step); GPU idle they cause (ms per step): 0.75 ms'
+      'Sync calls: 6 in 3 profiled steps (2.0 per step); GPU idle they cause (ms per real step): 0.75 ms'
     );
     expect(
       Array.from(panel.querySelectorAll('table')[1].querySelectorAll('td')).map(c => c.textContent)
@@ -192,7 +192,7 @@ describe('transfers and next-steps panels', () => {
     ).toEqual(['r1', 'r2']);
     const item = panel.querySelector('.gpuprof-w-findings li') as HTMLElement;
     expect(text(item, 'b')).toBe('[input] Use more DataLoader workers');
-    expect(item.textContent).toContain('expected gain ≈42% (costs 5.00 ms, ms per step)');
+    expect(item.textContent).toContain('expected gain ≈42% (costs 5.00 ms, ms per real step)');
     expect(text(item, '.gpuprof-w-evidence')).toBe('input 5 ms per step');
     expect(text(item, 'pre')).toBe('DataLoader(ds, num_workers=4)');
   });

@@ -255,7 +255,7 @@ describe('timeline panel', () => {
     expect(busyText(sm)).toBe('GPU busy 35 % real / 40 % under profiler');
     const panel = timelinePanel(sm, makeBasis(sm, 'step'));
     expect(panel.querySelector('.gpuprof-w-busy')?.textContent).toBe(
-      'GPU busy 35 % real / 40 % under profiler; busy 4.00 ms (ms per step); GPU idle by cause (ms per step): input 5.00 ms.'
+      'GPU busy 35 % real / 40 % under profiler; busy 4.00 ms (ms per real step); GPU idle by cause (ms per real step): input 5.00 ms.'
     );
     const total = timelinePanel(sm, makeBasis(sm, 'total'));
     expect(total.querySelector('.gpuprof-w-busy')?.textContent).toContain(

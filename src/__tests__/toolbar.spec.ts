@@ -204,7 +204,9 @@ describe('kernels tab', () => {
       ]
     } as IReportSummary;
     const panel = kernelsPanel(sm, makeBasis(sm, 'step'));
-    expect(panel.querySelector('h4')?.textContent).toBe('GPU time by kernel kind (ms per step)');
+    expect(panel.querySelector('h4')?.textContent).toBe(
+      'GPU time by kernel kind (ms per real step)'
+    );
     expect(panel.querySelector('.gpuprof-w-bar-value')?.textContent).toBe('1.00 ms');
     const rows = Array.from(panel.querySelectorAll('tbody tr')).map(r =>
       Array.from(r.children).map(c => c.textContent)

@@ -64,12 +64,15 @@ export function opColumns(basis: IBasis, stepMs: number | null): IColumn<IFolded
   const t = (
     key: 'device_self_us' | 'cpu_self_us' | 'cpu_total_us' | 'cuda_total_us',
     label: string
-  ) => ({
-    key,
-    label: `${label} (${basis.title})`,
-    value: (r: IFoldedOp) => basis.value(r[key] as number),
-    show: (r: IFoldedOp) => basis.total(r[key] as number)
-  });
+  ) => {
+    const host = key.startsWith('cpu');
+    return {
+      key,
+      label: `${label} (${basis.title})`,
+      value: (r: IFoldedOp) => (host ? basis.hostValue : basis.value)(r[key] as number),
+      show: (r: IFoldedOp) => (host ? basis.host : basis.total)(r[key] as number)
+    };
+  };
   const pct = (r: IFoldedOp) =>
     typeof r.pct_of_step === 'number'
       ? r.pct_of_step
