@@ -203,6 +203,18 @@ describe('timeline panel', () => {
     );
   });
 
+  it('marks the steps whose every kernel is at hand, and says where they are without a server', () => {
+    const { svg, mouse, wrap } = mounted();
+    const band = (i: number) =>
+      svg.querySelector(`rect.gpuprof-w-step[data-step="${i}"]`) as SVGRectElement;
+    expect([band(0).dataset.events, band(1).dataset.events]).toEqual(['all', 'merged']);
+    mouse('mousemove', { clientX: 600, clientY: 5 }, band(1));
+    const tip = wrap.querySelector('.gpuprof-w-tip') as HTMLElement;
+    expect(tip.textContent).toContain('click to zoom · events merged: every kernel is in step 3');
+    mouse('mousemove', { clientX: 300, clientY: 5 }, band(0));
+    expect(tip.textContent).toMatch(/click to zoom$/);
+  });
+
   it('loads the events of a step the summary does not carry once the view holds that step', async () => {
     const asked: number[] = [];
     const env: IReportEnv = {

@@ -67,6 +67,8 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
   const clipId = `gpuprof-clip-${Math.random().toString(36).slice(2)}`;
   let plotW = width - LEFT - 10;
   const x = (t: number) => LEFT + ((t - view.v0) / (view.v1 - view.v0)) * plotW;
+  /** Whether every event of step `i` is at hand (inlined in the summary or loaded). */
+  const hasEvents = (i: number) => Boolean((tl.detail ?? [])[i]) || loaded.has(steps[i].step);
   /** The step holding time `t`, or null. */
   const stepAt = (t: number) => steps.find(st => st.start <= t && t < st.end) ?? null;
   /** The step the axis counts from: the one the view starts in (else the one in its middle). */
@@ -132,6 +134,8 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
           class: 'gpuprof-w-step'
         });
         band.dataset.step = String(i);
+        // 'all': zooming in here reaches single kernels; 'merged': only the bounded rectangles
+        band.dataset.events = hasEvents(i) ? 'all' : 'merged';
         const bw = x(st.end) - x(st.start);
         plot.append(
           band,
@@ -307,8 +311,17 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
       const i = Number(data.gap);
       tip.textContent = `GPU idle ${us(gaps.dur[i])}: ${gaps.cause[i]}`;
     } else if (data.step !== undefined) {
-      const st = steps[Number(data.step)];
-      tip.textContent = `step ${st.step}: ${us(st.end - st.start)} (${scaleLabel(tl.profiled_scale)}) · click to zoom`;
+      const i = Number(data.step);
+      const st = steps[i];
+      const held = steps.filter((_, k) => hasEvents(k)).map(x => x.step);
+      // without a server, a step the summary does not carry stays merged however far one zooms
+      const where =
+        hasEvents(i) || env.loadStep
+          ? ''
+          : held.length
+            ? ` · events merged: every kernel is in step ${held.join(', ')}`
+            : ' · events merged';
+      tip.textContent = `step ${st.step}: ${us(st.end - st.start)} (${scaleLabel(tl.profiled_scale)}) · click to zoom${where}`;
     } else {
       tip.style.display = 'none';
       return;
