@@ -5,7 +5,12 @@ For each workload (workloads.py, whatif_workloads.py), in its own subprocess:
 2. profile 8 steps (wait 1, warm-up 2, active 5), analyse the trace reconciled with the
    baseline: the verdict, and the predicted gain of the finding of the workload's true category;
 3. where the fix needs no code change, `--try` it (capture/try_fixes.py) on the same step;
-4. build the hand-fixed variant, warm up, time it the same way: the measured gain.
+4. build the hand-fixed variant beside the original, warm both up, and time them in
+   alternation (A B A B A B A B, 12 steps each, then the try between two blocks of the hand
+   fix, then A B A B A B A B again; GPU
+   conditions sampled by NVML): the measured gain is 1 - median(fixed) / median(original) of
+   those interleaved steps, and the report is reconciled with that same original median (the
+   host of these machines drifts by tens of percent between minutes; alternation cancels it).
 
     python benchmarks/bench_whatif.py --json OUT.json            # all, about 4-6 minutes
     python benchmarks/bench_whatif.py --only sync_launch,hf_gpt2
@@ -14,7 +19,6 @@ For each workload (workloads.py, whatif_workloads.py), in its own subprocess:
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import subprocess
@@ -29,12 +33,13 @@ sys.path.insert(0, os.path.dirname(HERE))
 # name -> (true category, fix `--try` applies automatically or None)
 CASES = {
     "input": ("input", None), "sync": ("sync", None), "launch": ("launch", None),
-    "launch_graph": ("launch", None), "precision": ("precision", None),
+    "precision": ("precision", None),
     "compute": ("compute", None), "memory": ("memory", None), "transfer": ("transfer", None),
     "host": ("host", None), "sync_launch": ("sync", None), "hf_gpt2": ("precision", "amp"),
-    "hf_bert": ("precision", "tf32"),
+    "hf_bert": ("precision", "tf32"), "llama": ("launch", "graphs"),
 }
-WARMUP, STEPS = 5, 20
+WARMUP, STEPS = 5, 12
+ROUNDS = 4  # alternations of original and fixed, twice (before and after the try)
 
 
 def _build(name: str, fixed: bool):
@@ -71,53 +76,116 @@ def _profile(step, out: str) -> None:
             prof.step()
 
 
-def one(name: str) -> dict:
+def _keep(keep: str, out: dict, trace: str, base: list[float]) -> None:
+    """The workload's trace and step times as a run folder (the shape capture_workloads.py
+    writes), so the model can be re-checked offline: whatif_offline.py --dir KEEP."""
+    from capture_workloads import env_info, write_meta, write_trace_gz
+
+    folder = os.path.join(keep, out["name"])
+    os.makedirs(folder, exist_ok=True)
+    write_trace_gz(trace, os.path.join(folder, "trace.json.gz"), f"{out['name']}.pt.trace.json")
+    write_meta(folder, {
+        "name": out["name"], "true_category": out["category"], **env_info(),
+        "step_ms_median_unprofiled": out["baseline_ms"], "step_ms_all": base,
+        "host_probe_ms": out.get("host_probe_ms"),
+        "step_timing": f"cuda_event, interleaved with the fixed variant ({ROUNDS} rounds)",
+        "capture_script": "benchmarks/bench_whatif.py",
+        "fixed_variant": {"fix": out.get("fix"), "step_ms_median_unprofiled": out.get("fixed_ms")},
+        "try": out.get("try"), "conditions": out.get("conditions")})
+
+
+def _ab(step_a, step_b, probes: list[float],
+        rounds: int = ROUNDS) -> tuple[list[float], list[float]]:
+    """Both variants timed in alternation (A B A B …, STEPS each after two warm steps), so a
+    drift of the host's or the GPU's speed over the run falls on both sides alike. Each round
+    also probes A's host time: one step issued from an empty GPU queue (as the magic does in
+    its warm-up), appended to `probes`."""
+    import torch
+    from capture_workloads import baseline_ms
+
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(rounds):
+        for fn, into in ((step_a, a), (step_b, b)):
+            fn()
+            torch.cuda.synchronize()
+            if fn is step_a:
+                t0 = time.perf_counter()
+                fn()
+                probes.append((time.perf_counter() - t0) * 1e3)
+            else:
+                fn()
+            torch.cuda.synchronize()
+            into += baseline_ms(fn, STEPS, True)[0]
+    return a, b
+
+
+def one(name: str, keep: str | None = None) -> dict:
     """Every figure of one workload (runs in its own process)."""
     import statistics
 
-    import torch
-
     from jupyter_gpuprof.advice.whatif import predictions
+    from jupyter_gpuprof.capture.conditions import ConditionSampler
     from jupyter_gpuprof.capture.try_fixes import run_tries
     from jupyter_gpuprof.report import analyze_trace
 
     category, auto = CASES[name]
     t0 = time.perf_counter()
     w, ns = _build(name, False)
-    base = _timed(w.step)
+    first = _timed(w.step)
+    out: dict = {"name": name, "category": category, "first_baseline_ms": statistics.median(first)}
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.json")
         _profile(w.step, trace)
-        report = analyze_trace(trace, base)
-    a = report.analysis
-    preds = {k: round(v.gain_pct, 1) for k, v in predictions(a.graph, a.real.step_ms).items()}
-    top = report.advice.findings[0] if report.advice.findings else None
-    out = {"name": name, "category": category, "verdict": report.verdict.category,
-           "baseline_ms": statistics.median(base), "predicted": preds,
-           "predicted_gain_pct": preds.get(category),
-           "top_finding": top.category if top else None,
-           "driver": next((f.driver for f in report.advice.findings
-                           if f.category == category), "")}
-    if auto:
-        (t,) = run_tries(w.step, ns, [auto], warmup=WARMUP, steps=STEPS)
-        out["try"] = {"fix": auto, "median_ms": t.get("median_ms"), "error": t.get("error"),
-                      "loss_rel_diff": t.get("loss_rel_diff")}
-    del w, ns
-    gc.collect()
-    torch.cuda.empty_cache()
-    try:
-        fw, _ = _build(name, True)
-        fixed = _timed(fw.step)
-        out["fix"] = fw.fix
-        out["fixed_ms"] = statistics.median(fixed)
-        out["measured_gain_pct"] = round(100 * (1 - out["fixed_ms"] / out["baseline_ms"]), 1)
-    except NotImplementedError as e:
-        out["fix"] = None
-        out["reason"] = str(e)
-    if out.get("try", {}).get("median_ms") and out.get("fixed_ms"):
-        tg = 100 * (1 - out["try"]["median_ms"] / out["baseline_ms"])
-        out["try"]["gain_pct"] = round(tg, 1)
-    out["seconds"] = round(time.perf_counter() - t0, 1)
+        try:
+            fw, _ = _build(name, True)
+            for _ in range(WARMUP):
+                fw.step()
+        except NotImplementedError as e:
+            fw = None
+            out.update(fix=None, reason=str(e))
+        sampler = ConditionSampler().start()
+        # original and fix in alternation; the try (where automatic) in the middle of them
+        probes: list[float] = []
+        base, fixed = _ab(w.step, fw.step, probes) if fw else (_timed(w.step), [])
+        if auto:
+            # the hand fix timed right before and right after the try: the same host speed
+            adjacent = _timed(fw.step) if fw else []
+            (t,) = run_tries(w.step, ns, [auto], warmup=WARMUP, steps=STEPS)
+            adjacent += _timed(fw.step) if fw else []
+            out["try"] = {"fix": auto, "median_ms": t.get("median_ms"), "error": t.get("error"),
+                          "loss_rel_diff": t.get("loss_rel_diff"),
+                          "hand_adjacent_ms": statistics.median(adjacent) if adjacent else None}
+        if fw:
+            b2, f2 = _ab(w.step, fw.step, probes)
+            base, fixed = base + b2, fixed + f2
+        out["conditions"] = sampler.stop()
+        out["baseline_ms"] = statistics.median(base)
+        # the report reconciled with the baseline measured beside the fix
+        out["host_probe_ms"] = statistics.median(probes) if probes else None
+        report = analyze_trace(trace, base, host_probe_ms=out["host_probe_ms"])
+        if fw:
+            out["fix"] = fw.fix
+            out["fixed_ms"] = statistics.median(fixed)
+            out["measured_gain_pct"] = round(100 * (1 - out["fixed_ms"] / out["baseline_ms"]), 1)
+        a = report.analysis
+        preds = predictions(a.graph, a.real.step_ms, a.host_probe_ms)
+        out.update(
+            verdict=report.verdict.category,
+            predicted={k: round(v.gain_pct, 1) for k, v in preds.items()},
+            predicted_gain_pct=round(preds[category].gain_pct, 1) if category in preds else None,
+            top_finding=report.advice.findings[0].category if report.advice.findings else None,
+            driver=next((f.driver for f in report.advice.findings if f.category == category), ""))
+        tm = (out.get("try") or {}).get("median_ms")
+        if tm:
+            out["try"]["gain_pct"] = round(100 * (1 - tm / out["baseline_ms"]), 1)
+            if out.get("fixed_ms"):
+                out["try"]["vs_hand_pct"] = round(100 * (tm / out["fixed_ms"] - 1), 1)
+            if (adj := out["try"].get("hand_adjacent_ms")):
+                out["try"]["vs_adjacent_hand_pct"] = round(100 * (tm / adj - 1), 1)
+        out["seconds"] = round(time.perf_counter() - t0, 1)
+        if keep:
+            _keep(keep, out, trace, base)
     return out
 
 
@@ -135,7 +203,10 @@ def table(rows: list[dict]) -> str:
         if err is not None:
             errs.append(abs(err))
         t = r.get("try") or {}
-        tr = (f"{t['fix']} {t['gain_pct']:.1f} %" if t.get("gain_pct") is not None
+        adj = t.get("vs_adjacent_hand_pct")
+        tr = (f"{t['fix']} {t['gain_pct']:.1f} %"
+              + (f" ({adj:+.1f} % vs the hand fix beside it)" if adj is not None else "")
+              if t.get("gain_pct") is not None
               else (f"{t['fix']}: {t['error']}" if t.get("error") else ""))
         lines.append(f"| {r['name']} ({r['category']}) | {r['verdict']} | "
                      f"{'' if pred is None else f'{pred:.1f} %'} | "
@@ -155,9 +226,11 @@ def main() -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--budget-s", type=float, default=450.0)
+    ap.add_argument("--keep", default=None,
+                    help="write each workload's trace and step times under KEEP/<name>/")
     args = ap.parse_args()
     if args.one:
-        print("RESULT " + json.dumps(one(args.one)), flush=True)
+        print("RESULT " + json.dumps(one(args.one, args.keep)), flush=True)
         return 0
     rows, t0 = [], time.perf_counter()
     for name in args.only.split(","):
@@ -166,8 +239,9 @@ def main() -> int:
             rows.append({"name": name, "error": "skipped: time budget spent"})
             continue
         try:
-            p = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True,
-                               text=True, timeout=min(150.0, left))
+            keep = ["--keep", args.keep] if args.keep else []
+            p = subprocess.run([sys.executable, __file__, "--one", name, *keep],
+                               capture_output=True, text=True, timeout=min(200.0, left))
             got = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
             rows.append(json.loads(got[-1][7:]) if got else
                         {"name": name, "error": (p.stderr.strip().splitlines() or ["?"])[-1]})

@@ -11,6 +11,6 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 $PY -c "import torch, transformers; print('torch', torch.__version__, 'transformers',
 transformers.__version__, 'gpu', torch.cuda.get_device_name(0))"
 t0=$(date +%s)
-timeout 500 $PY benchmarks/bench_whatif.py --json "$OUT/whatif_h200.json" --budget-s "${BUDGET_S:-450}" ${ONLY:+--only "$ONLY"}
+timeout 500 $PY benchmarks/bench_whatif.py --json "$OUT/whatif_h200.json" --budget-s "${BUDGET_S:-450}" ${ONLY:+--only "$ONLY"} ${KEEP:+--keep "$KEEP"}
 echo "bench_whatif rc=$? in $(( $(date +%s) - t0 )) s"
 date -u

@@ -18,6 +18,7 @@ global flag cannot leak into the next):
 
     python benchmarks/capture_workloads.py --out tests/data/real            # all, on the GPU
     python benchmarks/capture_workloads.py --out OUTDIR --only launch,host  # a few
+    python benchmarks/capture_workloads.py --out OUTDIR --only llama --no-fixed  # whatif_workloads
 """
 
 from __future__ import annotations
@@ -101,15 +102,25 @@ def _stats(step_ms: list[float]) -> tuple[float, float]:
     return statistics.median(step_ms), srt[int(0.95 * (len(srt) - 1))]
 
 
+def build_any(name: str, device: str, shrink: bool = False, fixed: bool = False):
+    """A workload of workloads.py, or one of whatif_workloads.py (third-party models)."""
+    import workloads
+
+    if name in workloads.BUILDERS:
+        return workloads.build(name, device, shrink=shrink, fixed=fixed)
+    from whatif_workloads import EXTRA
+
+    return EXTRA[name](device, fixed=fixed)[0]
+
+
 def measure_fixed(name: str, device: str, warmup: int, baseline: int, shrink: bool) -> dict | None:
     """Unprofiled baseline of the workload with its intended fix applied (the counterfactual)."""
     import torch
-    import workloads
 
     cuda = device == "cuda"
     try:
         t0 = time.perf_counter()
-        w = workloads.build(name, device, shrink=shrink, fixed=True)
+        w = build_any(name, device, shrink=shrink, fixed=True)
         for _ in range(warmup):
             w.step()
         if cuda:
@@ -150,13 +161,12 @@ def run_one(
 ) -> dict:
     import ground_truth
     import torch
-    import workloads
     from torch.profiler import ProfilerActivity, profile, schedule
 
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     t0 = time.perf_counter()
-    w = workloads.build(name, device, shrink=shrink)
+    w = build_any(name, device, shrink=shrink)
     build_s = time.perf_counter() - t0
 
     sync = torch.cuda.synchronize if cuda else (lambda: None)

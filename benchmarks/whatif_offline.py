@@ -6,6 +6,7 @@ This prints, per workload, the verdict, the gain the finding of its true categor
 the gain the fix measured.
 
     python benchmarks/whatif_offline.py [--json OUT.json]
+    python benchmarks/whatif_offline.py --dir KEEP     # folders bench_whatif.py --keep wrote
 """
 
 from __future__ import annotations
@@ -20,23 +21,25 @@ sys.path.insert(0, str(ROOT))
 WORKLOADS = ["input", "sync", "launch", "precision", "compute", "memory", "transfer", "host"]
 
 
-def rows() -> list[dict]:
+def rows(folders: list[Path] | None = None) -> list[dict]:
     """One row per workload: verdict, predicted and measured gain of its true category."""
     from jupyter_gpuprof.advice.whatif import predictions
     from jupyter_gpuprof.report import analyze_path
 
     out = []
-    for name in WORKLOADS:
-        folder = ROOT / "tests" / "data" / "real" / name
+    for folder in folders or [ROOT / "tests" / "data" / "real" / n for n in WORKLOADS]:
+        name = folder.name
         meta = json.loads((folder / "meta.json").read_text())
+        category = meta.get("true_category", name)
         report = analyze_path(folder)
         a = report.analysis
-        pred = predictions(a.graph, a.real.step_ms).get(name)
+        pred = predictions(a.graph, a.real.step_ms, a.host_probe_ms).get(category)
         fx = meta.get("fixed_variant")
         fixed_ms = fx.get("step_ms_median_unprofiled") if isinstance(fx, dict) else None
         base = meta["step_ms_median_unprofiled"]
         out.append({
-            "name": name, "verdict": report.verdict.category, "baseline_ms": round(base, 3),
+            "name": name, "category": category, "verdict": report.verdict.category,
+            "baseline_ms": round(base, 3),
             "predicted_step_ms": round(pred.predicted_step_ms, 3) if pred else None,
             "predicted_gain_pct": round(pred.gain_pct, 1) if pred else None,
             "fix": fx.get("fix") if isinstance(fx, dict) else None,
@@ -51,8 +54,11 @@ def main() -> int:
     """Print the table (and write the JSON when asked)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--dir", default=None, help="a folder of run folders (bench_whatif --keep)")
     args = ap.parse_args()
-    got = rows()
+    folders = (sorted(p.parent for p in Path(args.dir).glob("*/meta.json")) if args.dir
+               else None)
+    got = rows(folders)
     print("| workload | verdict | step ms | predicted | measured (hand fix) | error |")
     print("|---|---|---|---|---|---|")
     errs = []

@@ -10,40 +10,42 @@ from __future__ import annotations
 from contextlib import nullcontext
 
 import torch
-from torch import nn
-from torch.nn import functional as F
 from workloads import Workload, _seed, _set_fp32_matmul
 
 
-def build_sync_launch(device: str, fixed: bool = False, layers: int = 24, d: int = 1024,
-                      batch: int = 256) -> tuple[Workload, dict]:
-    """Per-parameter grad-norm `.item()` logging: each sync drains the launch queue, so the
-    kernels after it run as fast as the host launches them (launch gaps caused by a sync)."""
+def build_sync_launch(device: str, fixed: bool = False) -> tuple[Workload, dict]:
+    """GPT-2 small (`transformers`, random weights, bf16 autocast, fused AdamW) that logs every
+    parameter's grad norm with `.item()`: each of the 148 syncs drains the launch queue, so the
+    kernels after it run as fast as the host launches them (launch gaps caused by a sync).
+    Fix (what the report proposes): one `torch._foreach_norm` and a single `.item()`."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
     _seed()
-    model = nn.Sequential(*[nn.Linear(d, d) for _ in range(layers)]).to(device, torch.bfloat16)
-    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-    x = torch.randn(batch, d, device=device, dtype=torch.bfloat16)
-    params = list(model.parameters())
-    log: list[float] = []
+    cfg = GPT2Config(bos_token_id=0, eos_token_id=0)
+    model = GPT2LMHeadModel(cfg).to(device).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
+    ids = torch.randint(0, cfg.vocab_size, (8, 512), device=device)
+    named = list(model.named_parameters())
+    log: list = []
 
     def step() -> None:
-        loss = model(x).float().square().mean()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, labels=ids).loss
         loss.backward()
-        if fixed:  # the fix: the norms stay on the GPU (read every N steps, not every step)
-            norms = torch.stack([p.grad.norm() for p in params])
-            log.append(norms)
+        if fixed:
+            norms = torch._foreach_norm([p.grad for _, p in named])
+            log.append(torch.linalg.vector_norm(torch.stack(norms)).item())
         else:
-            for p in params:
-                log.append(p.grad.float().norm().item())
-        del log[:-1000]
+            log.append({n: p.grad.norm().item() for n, p in named})
+        del log[:-100]
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    return Workload("sync_launch", step, f"{layers} bf16 Linear({d}) layers, batch {batch}; "
-                    f"{len(params)} grad-norm .item() per step", "sync (symptom: launch gaps)",
-                    {"layers": layers, "d": d, "batch": batch},
-                    fix="grad norms kept on the GPU" if fixed else None), {"model": model,
-                                                                            "opt": opt}
+    return Workload("sync_launch", step, "transformers GPT-2 small, batch 8x512, bf16 autocast, "
+                    f"fused AdamW; {len(named)} grad-norm .item() per step",
+                    "sync (symptom: launch gaps)", {"batch": 8, "seq": 512},
+                    fix="one torch._foreach_norm, a single .item()" if fixed else None), \
+        {"model": model, "opt": opt}
 
 
 def _hf_step(model, opt, ids, autocast: bool):
@@ -82,51 +84,57 @@ def build_bert(device: str, fixed: bool = False) -> tuple[Workload, dict]:
     from transformers import BertConfig, BertForMaskedLM
 
     _seed()
-    _set_fp32_matmul(ieee=not fixed)
+    if not fixed:
+        _set_fp32_matmul(ieee=True)  # the process default: the original runs without TF32
     cfg = BertConfig(num_hidden_layers=6, hidden_size=768, num_attention_heads=12,
                      intermediate_size=3072, vocab_size=8192, max_position_embeddings=512)
     model = BertForMaskedLM(cfg).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(0, cfg.vocab_size, (16, 256), device=device)
-    return Workload("hf_bert", _hf_step(model, opt, ids, False), "transformers BERT, 6 layers, "
+    step = _hf_step(model, opt, ids, False)
+    if fixed:  # TF32 for this step only: timed in alternation with the original
+        plain = step
+
+        def step() -> None:
+            _set_fp32_matmul(ieee=False)
+            try:
+                plain()
+            finally:
+                _set_fp32_matmul(ieee=True)
+
+    return Workload("hf_bert", step, "transformers BERT, 6 layers, "
                     "batch 16x256, fp32, TF32 off", "precision", {"layers": 6},
                     fix="TF32 allowed" if fixed else None), {"model": model, "opt": opt}
 
 
-def build_launch_cuda_graph(device: str, fixed: bool = False, blocks: int = 48,
-                            d: int = 64) -> tuple[Workload, dict]:
-    """Tiny layers whose whole step (forward, backward, optimizer) is captured in one CUDA graph
-    when fixed: launches and host dispatch vanish, the step is about GPU busy time."""
-    _seed()
-    layers: list[nn.Module] = []
-    for _ in range(blocks):
-        layers += [nn.Linear(d, d), nn.LayerNorm(d)]
-    model = nn.Sequential(*layers).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)  # plain SGD: nothing on the CPU
-    x = torch.randn(8, d, device=device)
+def build_llama(device: str, fixed: bool = False) -> tuple[Workload, dict]:
+    """A Llama-style model from `transformers` (12 layers, d 1024, random weights) in bf16
+    with fused AdamW: over a thousand kernels a step, most of them short (RMSNorm, rotary,
+    SiLU chains), so the host's dispatch bounds the step (the GPU is busy under half of it on
+    an H200). Fix: the launch finding's short form, `torch.compile(mode="reduce-overhead")`
+    (CUDA graphs of forward and backward)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
 
-    def eager() -> None:
-        loss = F.mse_loss(model(x), x)
+    _seed()
+    cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=12,
+                      num_attention_heads=16, num_key_value_heads=16, vocab_size=32000,
+                      max_position_embeddings=1024)
+    model = LlamaForCausalLM(cfg).to(device, torch.bfloat16).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    ids = torch.randint(0, cfg.vocab_size, (4, 512), device=device)
+    # the step looks the model up by name, as notebook code does: `--try compile` rebinds it
+    ns = {"model": torch.compile(model, mode="reduce-overhead") if fixed else model, "opt": opt}
+
+    def step() -> None:
+        loss = ns["model"](input_ids=ids, labels=ids).loss
         loss.backward()
         opt.step()
-        opt.zero_grad(set_to_none=False)
+        opt.zero_grad(set_to_none=True)
 
-    if not fixed:
-        return Workload("launch_graph", eager, f"{2 * blocks} tiny ops, eager", "launch", {}), \
-            {"model": model, "opt": opt}
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            eager()
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        eager()
-    return Workload("launch_graph", graph.replay, f"{2 * blocks} tiny ops, whole step in one "
-                    "CUDA graph", "launch", {}, fix="whole step captured in a CUDA graph"), \
-        {"model": model, "opt": opt}
+    return Workload("llama", step, "transformers Llama-style, 12 layers, d 1024, batch 4x512, "
+                    "bf16, fused AdamW", "launch", {"layers": 12, "d": 1024},
+                    fix='torch.compile(model, mode="reduce-overhead")' if fixed else None), ns
 
 
 EXTRA = {"sync_launch": build_sync_launch, "hf_gpt2": build_gpt2, "hf_bert": build_bert,
-         "launch_graph": build_launch_cuda_graph}
+         "llama": build_llama}

@@ -209,3 +209,26 @@ def test_cuda_event_clock_synchronizes_once(monkeypatch):
     assert syncs == []  # no synchronize per step
     assert c.durations_ms() == [1.5, 1.5, 1.5]
     assert syncs == [1] and c.timing == "cuda_event"
+
+
+def test_host_probe_times_the_warmup_step_before_the_last_after_a_gpu_drain(monkeypatch):
+    syncs: list[float] = []
+    monkeypatch.setattr(drv, "gpu_sync", lambda: (lambda: syncs.append(now[0])))
+    d, log, now, _ = make(Schedule(warmup=4, steps=1, wait=0, prof_warmup=0, active=1))
+    times = iter([0.0, 0.005, 0.011, 0.011, 0.031, 0.040, 0.050])
+    monkeypatch.setattr(drv.time, "perf_counter", lambda: next(times))
+    d.start()  # warm-up step 0 runs 0 → 5 ms, step 1 → 11 ms
+    run_steps(d, now, [1.0, 1.0])
+    assert syncs == [2.0] and d.host_probe_ms is None  # drained before step 2 (warmup - 2)
+    run_steps(d, now, [1.0])  # step 2: issued from 11 ms to 31 ms
+    assert d.host_probe_ms == pytest.approx(20.0)
+    run_steps(d, now, [1.0])
+    assert d.host_probe_ms == pytest.approx(20.0) and len(syncs) == 1
+
+
+def test_no_host_probe_with_fewer_than_two_warmup_steps(monkeypatch):
+    monkeypatch.setattr(drv, "gpu_sync", lambda: pytest.fail("no probe without warm-up"))
+    d, _, now, _ = make(Schedule(warmup=1, steps=1, wait=0, prof_warmup=0, active=1))
+    d.start()
+    run_steps(d, now, [1.0, 1.0, 1.0])
+    assert d.host_probe_ms is None

@@ -21,7 +21,7 @@ from jupyter_gpuprof.server.runs import build_row
 from jupyter_gpuprof.stats import describe_steps
 from jupyter_gpuprof.store import RunStore
 from jupyter_gpuprof.store.layout import TRACE_FILE
-from jupyter_gpuprof.views.text import render_text
+from jupyter_gpuprof.views.text import banner, render_text
 
 DATA = Path(__file__).parent / "data"
 FIXTURE = DATA / "expected" / "one_answer.json"
@@ -30,6 +30,12 @@ STEP_MS = [float(i) for i in range(1, 31)]
 P95 = 28.55
 #: a balanced run whose slower rank is 0.09 ms late (below the thresholds), and a real one
 STRAGGLER_CASES = {"ddp_workload_comm": None, "ddp2_heavy1": 1}
+#: traces without GPU activity: the banner says what each holds (CPU-only only for the last)
+NO_GPU_CASES = {
+    "mtia": "hta/mtia_inference/mtia_inference_rank_0.json.gz",
+    "range_profiler": "hta/cupti_range_profiler/benchmark_result_924719_1679055439_trace.json.gz",
+    "cpu_only": "hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+}
 
 
 def _magic_line(step_ms):
@@ -60,9 +66,15 @@ def _answers(tmp_path):
         summary = analyze_path(DATA / "real" / name).to_json()
         cases[name] = {"verdict": summary["verdict"]["category"],
                        "ranks": summary["distributed"]["ranks"]}
+    banners = {}
+    for name, rel in NO_GPU_CASES.items():
+        summary = analyze_path(DATA / "wild" / rel).to_json()
+        banners[name] = {"gpu": summary["gpu"], "verdict": summary["verdict"],
+                         "banner": banner(summary)}
     return {"step_ms": STEP_MS, "p95_ms": describe_steps(STEP_MS)["p95_ms"],
             "magic_line": _magic_line(STEP_MS), "listing_before": before,
-            "listing_after": after, "summary_steps": steps, "stragglers": cases}
+            "listing_after": after, "summary_steps": steps, "stragglers": cases,
+            "no_gpu_banners": banners}
 
 
 def test_p95_is_one_number_on_every_surface(tmp_path):
@@ -74,6 +86,13 @@ def test_p95_is_one_number_on_every_surface(tmp_path):
     assert got["listing_before"]["p95_ms"] == pytest.approx(P95)
     assert got["listing_after"]["p95_ms"] == pytest.approx(P95)
     assert got["listing_before"]["median_ms"] == got["listing_after"]["median_ms"] == 15.5
+
+
+def test_a_trace_without_gpu_activity_is_called_cpu_only_only_when_it_is(tmp_path):
+    said = _answers(tmp_path)["no_gpu_banners"]
+    assert said["mtia"]["banner"].startswith("GPU metrics unavailable: MTIA trace")
+    assert "range-profiler" in said["range_profiler"]["banner"]
+    assert [n for n, b in said.items() if "CPU-only" in b["banner"]] == ["cpu_only"]
 
 
 @pytest.mark.parametrize("name", STRAGGLER_CASES)

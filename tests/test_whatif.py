@@ -42,6 +42,30 @@ def _sync(b, t, gpu_end):
     b.sync(t, gpu_end + 2 - t)
 
 
+def test_gpu_bound_step_takes_the_profilers_host_inflation_out(tmp_path):
+    def step(b, s):
+        # the host queues a 900 µs GEMM and 10 small ops in 110 µs and runs ahead: the GPU
+        # bounds the step at any host scale
+        _launch(b, s, TC_GEMM, 900.0)
+        for i in range(10):
+            _launch(b, s + 10 + 10 * i, ELEMENTWISE, 1.0, op_dur=8.0)
+        return 110.0
+
+    _, g = _graph(tmp_path, step)
+    f, _ = calibrate(g, replay(g))
+    from jupyter_gpuprof.analysis.step_replay import PROFILED_HOST_SCALE
+    assert f == PROFILED_HOST_SCALE  # the real step cannot tell the host speed: the prior
+    # a measured host probe replaces the prior: 30 % of the trace's own host time
+    from jupyter_gpuprof.analysis.step_replay import host_ms_per_step
+    own = host_ms_per_step(g)
+    assert own == pytest.approx(0.110, rel=0.1)
+    f_probe, _ = calibrate(g, replay(g), host_probe_ms=0.3 * own)
+    assert f_probe == pytest.approx(0.3)
+    host_bound = _graph(tmp_path, lambda b, s: (_launch(b, s, ELEMENTWISE, 1.0), 100.0)[1])[1]
+    f2, r2 = calibrate(host_bound, 0.05)  # half the profiled step: the host is half as slow
+    assert r2 == pytest.approx(0.05, rel=1e-3) and 0.4 < f2 < 0.6
+
+
 def test_unchanged_graph_replays_the_profiled_step(tmp_path):
     def step(b, s):
         _launch(b, s, TC_GEMM, 300.0)
@@ -122,8 +146,8 @@ def test_transfer_fix_copies_at_pinned_bandwidth_without_holding_the_host(tmp_pa
     _, g = _graph(tmp_path, step)
     assert replay(g) == pytest.approx(1.110)
     changed, _ = whatif.transfer_fix(g)
-    # 10 MB at 50 GB/s = 200 µs from t+5; the GEMM waits for it: 5 + 200 + 100 + 2 + 1 µs
-    assert replay(changed) == pytest.approx(0.308)
+    # 10 MB at 55 GB/s = 181.8 µs from t+5; the GEMM waits for it: 5 + 181.8 + 100 + 2 + 1 µs
+    assert replay(changed) == pytest.approx((5 + 1e4 / 55 + 100 + 2 + 1) / 1e3)
 
 
 def test_launch_fix_replays_the_kernels_from_a_graph(tmp_path):
@@ -136,9 +160,49 @@ def test_launch_fix_replays_the_kernels_from_a_graph(tmp_path):
     _, g = _graph(tmp_path, step)
     assert replay(g) == pytest.approx(0.200)
     changed, _ = whatif.launch_fix(g)
-    # one graph launch (15 µs) per step, kernels back to back at 3 + 1 µs: the GPU's 40 µs
-    # per step set the pace after the first graph launch and its 1 µs node latency
-    assert replay(changed) == pytest.approx((16 + 40 * STEPS) / STEPS / 1e3)
+    # one graph launch per step, kernels back to back at 3 µs + the node spacing: the GPU's
+    # 10 kernels per step set the pace after the first graph launch and its node latency
+    node, first = thresholds.GRAPH_NODE_US, thresholds.GRAPH_LAUNCH_US
+    assert replay(changed) == pytest.approx(
+        (first + node + 10 * (3 + node) * STEPS) / STEPS / 1e3)
+
+
+def test_a_step_that_syncs_is_graphed_only_after_its_syncs_go(tmp_path):
+    def step(b, s):
+        for i in range(10):
+            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
+            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
+        _sync(b, s + 200, s + 203)  # a `.item()` in the middle of the step
+        return 210.0
+
+    _, g = _graph(tmp_path, step)
+    changed, driver = whatif.launch_fix(g)
+    assert driver.startswith("after its 1 host waits per step are removed")
+    # the same replay as graphing the sync-free step: no wait is left in the graph
+    unsynced, _ = whatif.sync_fix(g)
+    node, first = thresholds.GRAPH_NODE_US, thresholds.GRAPH_LAUNCH_US
+    assert replay(changed) == pytest.approx(replay(whatif.launch_fix(unsynced)[0]))
+    assert replay(changed) == pytest.approx(
+        (first + node + 10 * (3 + node) * STEPS) / STEPS / 1e3)
+    p = whatif.predictions(g, 0.210)["launch"]
+    assert p.requires == "sync" and whatif.predictions(unsynced, 0.210)["launch"].requires == ""
+
+
+def test_a_pageable_copys_own_stream_sync_goes_with_the_copy(tmp_path):
+    def step(b, s):
+        # cudaMemcpyAsync from pageable memory, then the stream sync that makes it blocking
+        b.memcpy("HtoD", "Pageable", "Device", 10_000_000, s, 5.0, s + 5, 990.0)
+        _sync(b, s + 5, s + 995)
+        _launch(b, s + 1000, TC_GEMM, 100.0)
+        return 1110.0
+
+    _, g = _graph(tmp_path, step)
+    changed, _ = whatif.transfer_fix(g)
+    copy_us = 1e4 / 55  # 10 MB at the H200's pinned 55 GB/s
+    # the host no longer waits: each step's copy and GEMM run back to back on the GPU
+    assert replay(changed) == pytest.approx(
+        (5 + STEPS * (copy_us + 100) + 2) / STEPS / 1e3, rel=0.05)
+    assert replay(changed) < (1110 - 990 + copy_us + 10) / 1e3
 
 
 def test_memory_fix_fuses_a_chain_into_one_kernel(tmp_path):

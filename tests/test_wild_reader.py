@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_gpuprof.advice.thresholds import MIN_VERDICT_GAIN_PCT
 from jupyter_gpuprof.report import analyze_path
 
 WILD = Path(__file__).resolve().parent / "data" / "wild"
@@ -30,7 +31,8 @@ EXPECTED: dict[str, tuple[str | None, str, str | None]] = {
         None, "none", "NVIDIA Ampere"),
     "hta/mtia_inference/mtia_inference_rank_0.json.gz": (None, "none", None),
     "hta/sampled_ranks/sampled_rank-0.json.gz": ("host", "ProfilerStep", None),
-    "hta/sampled_ranks/sampled_rank-1.json.gz": ("host", "ProfilerStep", None),
+    # launch 48.9 % vs host 48.1 %: the whole-step graph also drops the optimizer's glue
+    "hta/sampled_ranks/sampled_rank-1.json.gz": ("launch", "ProfilerStep", None),
     "hta/startup_alexnet/benchmark_result_2869224_1695835535_trace.json.gz": (
         "launch", "none", "NVIDIA Ampere"),
     "hta/tiny_backward_thread/backward_thread.json.gz": (None, "ProfilerStep", None),
@@ -45,7 +47,7 @@ EXPECTED: dict[str, tuple[str | None, str, str | None]] = {
     **{f"param/dlrm_8ranks/{name}": (verdict, "ProfilerStep", "NVIDIA Volta")
        for name, verdict in [
            ("worker0_step_12.1694128201545.pt.trace.json.gz", "launch"),
-           ("worker1_step_12.1694128201556.pt.trace.json.gz", "comm"),
+           ("worker1_step_12.1694128201556.pt.trace.json.gz", "launch"),
            ("worker2_step_12.1694128201554.pt.trace.json.gz", "launch"),
            ("worker3_step_12.1694128201557.pt.trace.json.gz", "launch"),
            ("worker4_step_12.1694128201547.pt.trace.json.gz", "launch"),
@@ -122,14 +124,20 @@ def test_steps_and_busy_agree_with_the_independent_count(rel):
 
 @pytest.mark.parametrize("rel", sorted(EXPECTED))
 def test_no_verdict_is_contradicted_by_its_own_findings(rel):
+    """The self-consistency check over every committed trace and folder: the verdict is the
+    largest priced finding; the only exceptions are a `compute` verdict when no finding reaches
+    the verdict threshold (its reasons say so) and no verdict at all, whose summary says why
+    the trace cannot be judged."""
     s = summary(rel)
     v, found = s["verdict"], s["findings"]
-    if v["category"] is None or not found:
+    if not found:
         return
     top = max(found, key=lambda f: f["expected_gain_pct"])
-    said_why = any("not the largest priced finding" in r or "no finding is worth" in r
-                   for r in v["reasons"])
-    assert v["category"] == top["category"] or said_why
+    if v["category"] is None:
+        assert v["summary"].startswith(("Too little GPU work to judge", "Cannot judge"))
+    elif v["category"] != top["category"]:
+        assert v["category"] == "compute" and top["expected_gain_pct"] < MIN_VERDICT_GAIN_PCT
+        assert any(r.startswith("no finding is worth") for r in v["reasons"])
 
 
 def test_torch19_v100_is_read_and_told_fp16_amp_not_tf32():
@@ -201,3 +209,15 @@ def test_dlrm_straggler_is_the_rank_that_arrives_last_and_does_not_take_the_verd
     straggler = next(f for f in s["findings"] if f["category"] == "straggler")
     assert straggler["data"]["rank"] == 7
     assert s["verdict"]["category"] == "launch"  # worth 20 %, the straggler less
+
+
+@pytest.mark.parametrize("rel", ["hta/trace_compare/base/base.json.gz",
+                                 "hta/trace_compare/test/test.json.gz"])
+def test_a_sampled_trace_gets_its_host_step_ranges_and_no_verdict(rel):
+    # 2 of 18 GPU rows have their launch in the trace: the launch-to-run lag cannot be read, so
+    # the kernel launched at the end of step 1 does not stretch it over step 2's host range
+    s = summary(rel)
+    assert s["steps"]["profiled_ms"] == pytest.approx(TRUTH["files"][rel]["step_ms"], abs=1e-3)
+    assert TRUTH["files"][rel]["step_ms"] == pytest.approx([100.298, 122.149])
+    assert any("host ranges" in w for w in s["warnings"])
+    assert s["verdict"]["category"] is None and "sampled" in s["verdict"]["summary"]

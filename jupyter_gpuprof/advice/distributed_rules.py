@@ -18,6 +18,7 @@ from . import thresholds as T
 from .findings import Finding, Verdict
 from .rules import gpu_weight
 from .verdict import SUMMARIES, Advice, advise, checked, confidence_of
+from .wording import duration_text
 
 #: the single-rank rule that the cross-rank comm finding replaces
 SINGLE_RANK_COMM_ID = "exposed-comm"
@@ -194,7 +195,7 @@ def merge_advice(advice: Advice, a: Analysis, d: Distributed,
     else:
         head = DIST_SUMMARIES.get(cat) or SUMMARIES.get(cat, cat)
     summary = f"{head}: fixing it should save ≈{top.expected_gain_pct:.0f}% of the " \
-              f"{a.real.step_ms:.1f} ms step."
+              f"{duration_text(a.real.step_ms)} step."
     confidence, reasons = confidence_of(a, top, second, cat)
     return checked(Advice(_with_rank_reasons(Verdict(cat, summary, confidence, reasons), d),
                           found))

@@ -17,6 +17,7 @@ from .findings import Finding
 from .one_time_rule import one_time_rule
 from .precision_by_gpu import precision_advice
 from .whatif import predictions
+from .wording import duration_text
 
 
 def _pct(a: Analysis, ms: float) -> float:
@@ -30,7 +31,7 @@ def gpu_weight(a: Analysis) -> float:
 
 def _real(a: Analysis) -> str:
     src = "unprofiled median" if a.real.source == "baseline" else "profiled median"
-    return f"{a.real.step_ms:.1f} ms {src}"
+    return f"{duration_text(a.real.step_ms)} {src}"
 
 
 def _short(name: str, width: int = 60) -> str:
@@ -42,11 +43,13 @@ def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: st
              cost_ms: float, saving: float, **data: object) -> Finding | None:
     cost_ms = min(cost_ms, a.real.step_ms)  # nothing saves more than the whole step
     # the gain is the what-if replay's where the step's graph is known, else the assumed saving
-    predicted = predictions(a.graph, a.real.step_ms).get(cat)
+    predicted = predictions(a.graph, a.real.step_ms, a.host_probe_ms).get(cat)
     gain = predicted.gain_pct if predicted else _pct(a, cost_ms * saving)
     if gain < T.MIN_FINDING_GAIN_PCT and not data.get("always"):
         return None
     data.pop("always", None)
+    if predicted and predicted.requires:
+        data["requires"] = predicted.requires
     return Finding(fid, cat, title, evidence, fix, round(cost_ms, 3), round(gain, 1), dict(data),
                    round(predicted.predicted_step_ms, 3) if predicted else None,
                    predicted.driver if predicted else "")
@@ -119,9 +122,14 @@ def launch_rule(a: Analysis) -> Finding | None:
         f"on the GPU vs {L['median_launch_us']:.1f} µs to launch each; {L['short_kernel_pct']:.0f}"
         f"% run shorter than their launch. The GPU idles ≈{cost:.1f} ms per real step "
         f"({_pct(a, cost):.0f}%) while the host dispatches the next kernel.")
-    return _finding(a, "launch-overhead", "launch", "Kernel launch overhead leaves the GPU idle",
-                    evidence, fixes.LAUNCH, cost, T.LAUNCH_SAVING,
-                    kernels_per_step=round(L["kernels_per_step"], 1))
+    f = _finding(a, "launch-overhead", "launch", "Kernel launch overhead leaves the GPU idle",
+                 evidence, fixes.LAUNCH, cost, T.LAUNCH_SAVING,
+                 kernels_per_step=round(L["kernels_per_step"], 1))
+    if f is not None and f.data.get("requires") == "sync":
+        f.fix = ("# first take the step's syncs out (.item(), .cpu(), printing tensors: see the "
+                 "sync finding):\n# a CUDA graph cannot capture a step that waits on the GPU\n"
+                 + f.fix)
+    return f
 
 
 def host_rule(a: Analysis) -> Finding | None:

@@ -59,8 +59,9 @@ NCU_OCCUPANCY_GAP_PTS = 20.0
 #: a stretch of host work between two calls at least this long (profiled) is bookkeeping
 #: that can leave the step; shorter ones are the Python glue of dispatching ops
 HOST_WORK_MIN_US = 50.0
-#: GPU-side spacing between kernels replayed from a CUDA graph
-GRAPH_NODE_US = 1.0
+#: GPU-side spacing between kernels replayed from a CUDA graph (H200: a whole-step graph of
+#: 729 launches ran in 1.16 ms against 0.98 ms of kernel time, 0.25 µs a node)
+GRAPH_NODE_US = 0.3
 #: host cost of one graph launch (a graph is cut at every sync)
 GRAPH_LAUNCH_US = 15.0
 #: host cost of an asynchronous copy call from pinned memory

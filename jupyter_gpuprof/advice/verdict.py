@@ -12,6 +12,7 @@ from . import thresholds as T
 from .findings import Finding, Verdict
 from .one_time_rule import excluded_note
 from .rules import RULES
+from .wording import duration_text
 
 HOST_SIDE = ("input", "transfer", "sync", "launch", "host")
 SUMMARIES = {
@@ -63,15 +64,15 @@ def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
     doubts = 0
     if a.real.source == "baseline":
         reasons.append(f"reconciled with an unprofiled baseline of {a.baseline['n']} steps "
-                       f"(median {a.real.step_ms:.1f} ms, GPU busy {a.real.gpu_busy_ms:.1f} ms "
-                       f"of it)")
+                       f"(median {duration_text(a.real.step_ms)}, GPU busy "
+                       f"{duration_text(a.real.gpu_busy_ms)} of it)")
     else:
         doubts += 1
         reasons.append("no unprofiled baseline: judged on the profiled timeline, which "
                        "inflates host-side costs")
     if a.real.source == "baseline" and a.real.inflation > T.INFLATION_WARN:
         reasons.append(f"the profiler slowed the step {a.real.inflation:.1f}× "
-                       f"({a.real.profiled_step_ms:.1f} ms profiled); trace idle time was "
+                       f"({duration_text(a.real.profiled_step_ms)} profiled); trace idle time was "
                        f"rescaled ×{a.real.idle_scale:.2f} to real time")
         if category in HOST_SIDE:
             doubts += 1
@@ -105,17 +106,23 @@ def advise(a: Analysis) -> Advice:
     if (gpu_ms < T.MIN_GPU_WORK_MS and kernels < T.MIN_GPU_ACTIVITIES
             and not (top and top.category == "one-time")):
         return Advice(Verdict(None, f"Too little GPU work to judge: {kernels} GPU activities, "
-                              f"{gpu_ms:.3f} ms of GPU time in a {a.window.dur_us / 1e3:.1f} ms "
-                              "window; profile more steps of the real workload.", "low",
+                              f"{duration_text(gpu_ms, 3)} of GPU time in a "
+                              f"{duration_text(a.window.dur_us / 1e3)} window; profile more "
+                              "steps of the real workload.", "low",
                               [f"fewer than {T.MIN_GPU_ACTIVITIES} GPU activities and "
                                f"{T.MIN_GPU_WORK_MS:.0f} ms of GPU time"]), found)
+    if a.window.host_ranges:  # the GPU work missing from the trace reads as idle time
+        return Advice(Verdict(None, "Cannot judge a sampled or filtered trace: most GPU rows "
+                              "have no launch in it, so its idle time is work the trace left "
+                              "out; profile the real workload.", "low",
+                              a.window.notes()), found)
     if top and top.expected_gain_pct >= T.MIN_VERDICT_GAIN_PCT:
         category = top.category
         summary = (f"{SUMMARIES[category]}: fixing it should save ≈{top.expected_gain_pct:.0f}% "
-                   f"of the {a.real.step_ms:.1f} ms step.")
+                   f"of the {duration_text(a.real.step_ms)} step.")
         if category == "one-time":
             summary = (f"{SUMMARIES[category]}: ≈{top.expected_gain_pct:.0f}% of the "
-                       f"{a.real.step_ms:.1f} ms step; profile again after warm-up.")
+                       f"{duration_text(a.real.step_ms)} step; profile again after warm-up.")
     else:
         category = "compute"
         tc = _tensor_core_share(a)

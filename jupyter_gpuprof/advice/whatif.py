@@ -30,6 +30,7 @@ class Prediction:
     predicted_step_ms: float
     real_step_ms: float
     driver: str
+    requires: str = ""  # the category whose fix must come first (launch needs the syncs gone)
 
     @property
     def gain_pct(self) -> float:
@@ -72,60 +73,93 @@ def transfer_fix(g: StepGraph) -> tuple[StepGraph, str]:
     slow = big & (gpu["pageable"] | (gpu["bytes"] / gpu["dur_us"].clip(lower=1e-3) / 1e3 < gbps))
     gpu.loc[slow, "dur_us"] = gpu.loc[slow, "bytes"] / (gbps * 1e3)
     host = g.host.copy()
-    copies = host["gpu"].isin(np.flatnonzero(big.to_numpy()))
+    copies = host["gpu"].isin(np.flatnonzero(big.to_numpy())).to_numpy()
+    # a pageable copy is a cudaMemcpyAsync followed by the stream sync that makes it blocking:
+    # that sync belongs to the copy and goes with it
+    own_sync = np.concatenate(([False], copies[:-1])) & (host["kind"] == SYNC).to_numpy()
     host.loc[copies, "kind"] = LAUNCH
     host.loc[copies, "dur_us"] = T.ASYNC_COPY_CALL_US
+    host.loc[own_sync, "kind"] = LAUNCH
+    host.loc[own_sync, "dur_us"] = 0.0
     mb = float(gpu.loc[big, "bytes"].sum()) / 1e6 / g.n_steps
     return g.with_(host=host, gpu=gpu), (
         f"{mb:.1f} MB per step copied at {gbps:.0f} GB/s pinned, {int(copies.sum())} copy calls "
         f"no longer hold the host")
 
 
-def sync_fix(g: StepGraph) -> tuple[StepGraph, str]:
-    """No host waits inside the step: the host runs ahead and the launch queue stays full."""
-    host = g.host.copy()
+def _host_waits(g: StepGraph) -> np.ndarray:
+    """Host items that wait on the GPU for a value (syncs, small read-backs): what `sync_fix`
+    removes and what no CUDA graph can contain."""
+    host = g.host
     gidx = host["gpu"].to_numpy()
     small = np.zeros(len(host), dtype=bool)
     ok = gidx >= 0
     small[ok] = g.gpu["bytes"].to_numpy()[gidx[ok]] < T.READBACK_MAX_BYTES
-    waits = (host["kind"] == SYNC) | ((host["kind"] == BLOCKING) & small)
+    return ((host["kind"] == SYNC).to_numpy()
+            | ((host["kind"] == BLOCKING).to_numpy() & small))
+
+
+def sync_fix(g: StepGraph) -> tuple[StepGraph, str]:
+    """No host waits inside the step: the host runs ahead and the launch queue stays full."""
+    host = g.host.copy()
+    waits = _host_waits(g)
     held = float(g.host.loc[waits, "dur_us"].sum()) / 1e3 / g.n_steps
     host.loc[waits, "kind"] = LAUNCH
-    host.loc[waits & (host["gpu"] < 0), "dur_us"] = 0.0
+    host.loc[waits & (host["gpu"] < 0).to_numpy(), "dur_us"] = 0.0
     return g.with_(host=host), (
         f"{_per_step(g, float(waits.sum()))} host waits per step removed ({held:.2f} ms per "
         f"profiled step held); the host runs ahead, so the launch gaps after each wait close too")
 
 
-def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
-    """CUDA graphs of the model: its launches cost the graph floor, its dispatch and Python glue
-    vanish; the optimizer stays eager and ops that launch nothing (autograd's bookkeeping of
-    leaf gradients) still run on the host."""
+def _graphed_host(g: StepGraph) -> tuple[StepGraph, float]:
+    """Host side of a step replayed from a CUDA graph: launches, per-op dispatch and the Python
+    glue between ops go; ops that launch nothing but do real host work stay. Returns the graph
+    and the host time removed (ms per profiled step)."""
     host = g.host.copy()
     gidx = host["gpu"].to_numpy()
     is_kernel = np.zeros(len(host), dtype=bool)
     is_kernel[gidx >= 0] = ~g.gpu["kind"].isin(["memcpy", "memset"]).to_numpy()[gidx[gidx >= 0]]
-    graphed = ~host["optimizer"].to_numpy()
-    launches = is_kernel & graphed & (host["kind"] == LAUNCH).to_numpy()
+    region = np.ones(len(host), dtype=bool)  # the whole step, optimizer included
+    launches = is_kernel & region & (host["kind"] == LAUNCH).to_numpy()
     waits = host["kind"].isin([SYNC, BLOCKING]).to_numpy()
     after_wait = np.concatenate(([False], waits[:-1]))  # the host using a read-back value
-    glue = graphed & ~after_wait & (host["pre_host_us"] < T.HOST_WORK_MIN_US).to_numpy()
+    glue = region & ~after_wait & (host["pre_host_us"] < T.HOST_WORK_MIN_US).to_numpy()
     python = host["pre_host_us"] - host["pre_hostop_us"]
-    saved = float(host.loc[launches, "dur_us"].sum() + host.loc[graphed, "pre_dispatch_us"].sum()
+    saved = float(host.loc[launches, "dur_us"].sum() + host.loc[region, "pre_dispatch_us"].sum()
                   + python[glue].sum()) / 1e3 / g.n_steps
     host.loc[launches, "dur_us"] = 0.0
-    host.loc[graphed, "pre_dispatch_us"] = 0.0
+    host.loc[region, "pre_dispatch_us"] = 0.0
     host.loc[glue, "pre_host_us"] = host.loc[glue, "pre_hostop_us"]
-    # one graph launch per step and after every wait (a graph cannot span a sync)
+    return g.with_(host=host, tail_dispatch_us=0.0), saved
+
+
+def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
+    """The whole step (forward, backward, optimizer) captured in one CUDA graph: its launches
+    cost the graph floor, its dispatch and Python glue vanish. A graph cannot contain a host
+    wait, so a step that syncs has its syncs removed first (`requires_sync`)."""
+    first = ""
+    if (n_waits := float(_host_waits(g).sum())) > 0:
+        g, _ = sync_fix(g)
+        first = (f"after its {_per_step(g, n_waits)} host waits per step are removed (a CUDA "
+                 "graph cannot contain one), ")
+    n_launch = float(((g.host["kind"] == LAUNCH) & (g.host["gpu"] >= 0)).sum())
+    changed, saved = _graphed_host(g)
+    host = changed.host
+    waits = host["kind"].isin([SYNC, BLOCKING]).to_numpy()
+    # one graph launch per step and after every remaining wait (a big blocking copy)
     seg = np.concatenate(([True], waits[:-1])) | (host["step"].diff().fillna(1) != 0).to_numpy()
     host.loc[seg, "pre_host_us"] += T.GRAPH_LAUNCH_US
     gpu = g.gpu.copy()
     is_k = ~gpu["kind"].isin(["memcpy", "memset"])
     gpu.loc[is_k, "dur_us"] += T.GRAPH_NODE_US
-    return g.with_(host=host, gpu=gpu, launch_latency_us=T.GRAPH_NODE_US,
-                   tail_dispatch_us=0.0), (
-        f"{_per_step(g, float(launches.sum()))} launches per step replayed from a graph "
+    return changed.with_(host=host, gpu=gpu, launch_latency_us=T.GRAPH_NODE_US), (
+        f"{first}{_per_step(g, n_launch)} launches per step replayed from one graph "
         f"({saved:.2f} ms per profiled step of dispatch and glue removed)")
+
+
+def requires_sync(g: StepGraph) -> bool:
+    """Whether the launch fix needs the step's syncs removed first."""
+    return bool(_host_waits(g).any())
 
 
 def host_fix(g: StepGraph) -> tuple[StepGraph, str]:
@@ -226,7 +260,8 @@ def memory_fix(g: StepGraph) -> tuple[StepGraph, str]:
         after += fused
         gpu.loc[gpu.index[run[0]], "dur_us"] = fused
         dropped.extend(run[1:].tolist())
-    # the compiler that fuses them also stops dispatching the fused-away ops one by one
+    # the compiler that fuses them also stops dispatching the fused-away ops one by one (what
+    # compiled code saves on the host beyond that is the launch finding's: a graph saves more)
     items = host["gpu"].isin(dropped)
     host.loc[items, ["dur_us", "pre_dispatch_us"]] = 0.0
     host.loc[items, "gpu"] = -1
@@ -242,17 +277,20 @@ FIXES: dict[str, Transform] = {
 }
 
 
-def predictions(graph: StepGraph | None, real_step_ms: float) -> dict[str, Prediction]:
+def predictions(graph: StepGraph | None, real_step_ms: float,
+                host_probe_ms: float | None = None) -> dict[str, Prediction]:
     """Every fix's prediction for this graph (computed once per graph)."""
     if graph is None or not len(graph.host) or not real_step_ms > 0:
         return {}
-    key = ("predictions", round(real_step_ms, 6))
+    key = ("predictions", round(real_step_ms, 6), host_probe_ms)
     if key not in graph.memo:
         out = {}
         for category, fix in FIXES.items():
             changed, driver = fix(graph)
-            out[category] = Prediction(category, predict(graph, changed, real_step_ms),
-                                       real_step_ms, driver)
+            needs = "sync" if category == "launch" and requires_sync(graph) else ""
+            out[category] = Prediction(
+                category, predict(graph, changed, real_step_ms, host_probe_ms), real_step_ms,
+                driver, needs)
         graph.memo[key] = out
     cached: dict[str, Prediction] = graph.memo[key]
     return cached

@@ -37,6 +37,7 @@ from .intervals import Coverage, union
 from .kernels import kind_of
 from .steps import assign_steps, gpu_activity
 from .summary import Analysis, analyze
+from .timeline_ranks import RankLanes, rank_lanes
 from .trace import Trace, load_trace, names_where
 
 RANK_COLUMNS = {
@@ -121,6 +122,7 @@ class RankSummary:
     collectives: pd.DataFrame  # step (-1: not launched in a step), op, ts_us, dur_us, by time
     compute: Coverage  # union of non-collective GPU activity (trace-relative time)
     span_us: float = 0.0  # from the first event to the last one's end
+    lanes: RankLanes | None = None  # its lane group of the run's timeline (timeline_ranks.py)
 
 
 def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSummary:
@@ -174,23 +176,23 @@ def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSumm
 
 def load_rank(path: str | Path, baseline_step_ms: Sequence[float] | None = None,
               flops_per_step: float | None = None, default_rank: int = 0,
-              keep_analysis: bool = True) -> tuple[Analysis | None, RankSummary]:
-    """Parse and analyse one rank's trace; the trace itself is dropped before returning."""
+              keep_analysis: bool = True, n_ranks: int = 0) -> tuple[Analysis | None, RankSummary]:
+    """Parse and analyse one rank's trace (and its lanes, one of `n_ranks`); drop the trace."""
     trace = load_trace(path)
     a = analyze(trace, list(baseline_step_ms) if baseline_step_ms else None, flops_per_step)
     summary = summarize_rank(trace, a, default_rank)
+    summary.lanes = rank_lanes(trace, a, summary.rank, n_ranks) if n_ranks else None
     return (a if keep_analysis else None), summary
 
 
 def _available_bytes() -> int | None:
+    """Memory available to new workers (None where the system does not say), to size the pool."""
     try:
         with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+            return next((int(line.split()[1]) * 1024 for line in f
+                         if line.startswith("MemAvailable:")), None)
     except OSError:
         return None
-    return None
 
 
 def default_workers(paths: Sequence[str | Path]) -> int:
@@ -207,16 +209,17 @@ def default_workers(paths: Sequence[str | Path]) -> int:
 
 def load_ranks(paths: Sequence[str | Path], baseline_step_ms: Sequence[float] | None = None,
                flops_per_step: float | None = None, workers: int | None = None,
-               keep_analysis: bool = True, named_ranks: Sequence[int | None] = ()
-               ) -> list[tuple[Analysis | None, RankSummary]]:
+               keep_analysis: bool = True, named_ranks: Sequence[int | None] = (),
+               timeline: bool = False) -> list[tuple[Analysis | None, RankSummary]]:
     """Analyse every rank's trace, in parallel worker processes when it pays; in path order.
 
     A trace without distributedInfo takes the rank its file name states (`named_ranks`), else
-    its position.
+    its position. `timeline`: each rank also brings its lanes of the run's timeline.
     """
     workers = default_workers(paths) if workers is None else workers
     named = list(named_ranks) + [None] * (len(paths) - len(named_ranks))
-    args = [(p, baseline_step_ms, flops_per_step, i if r is None else r, keep_analysis)
+    n = len(paths) if timeline else 0
+    args = [(p, baseline_step_ms, flops_per_step, i if r is None else r, keep_analysis, n)
             for i, (p, r) in enumerate(zip(paths, named, strict=True))]
     if workers <= 1:
         return [load_rank(*a) for a in args]

@@ -123,7 +123,7 @@ def mfu_dtype(dtype: str, arch: GpuArch | None) -> str:
 # Pinned host<->device bandwidth in GB/s as measured on such systems (PCIe Gen5 x16 for
 # H100/H200 SXM boards, NVLink-C2C for Grace parts, PCIe Gen4 x16 for the rest).
 HOST_LINK_GBPS: list[tuple[str, float]] = [
-    ("GH200", 400.0), ("H200", 50.0), ("H100", 50.0), ("A100", 24.0), ("L40S", 24.0),
+    ("GH200", 400.0), ("H200", 55.0), ("H100", 55.0), ("A100", 24.0), ("L40S", 24.0),
     ("L4", 24.0), ("A10", 24.0),
 ]
 #: host link of a GPU this table does not know (PCIe Gen4 x16)

@@ -2,6 +2,10 @@
 
 GPU work is assigned to the step whose CPU range *launched* it (via correlation ids), not to
 the CPU range it happens to overlap: with a deep launch queue the GPU runs far behind the CPU.
+That needs the launches: in a trace where most GPU rows have no launching runtime call (a
+sampled or filtered trace, such as HolisticTraceAnalysis's test data), the lag between launch
+and run cannot be read, so each step is its host range and GPU rows belong to the range they
+run in (`Window.host_ranges`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ STEP_COLUMNS = {
     "memcpy_us": "sum of memcpy + memset durations",
     "n_kernels": "kernels launched",
 }
+#: below this share of GPU rows with a known launch, steps are their host ranges
+LAUNCHES_NEEDED = 0.5
 
 
 @dataclass(frozen=True)
@@ -44,11 +50,20 @@ class Window:
     end_us: float
     pid: int
     step_source: str = "ProfilerStep"  # one of STEP_SOURCES
+    host_ranges: bool = False  # steps are their host ranges: too few launches to follow
 
     @property
     def dur_us(self) -> float:
         """Length of the window."""
         return self.end_us - self.start_us
+
+    def notes(self) -> list[str]:
+        """What the report should say about how the steps were cut (its `warnings`)."""
+        if not self.host_ranges:
+            return []
+        return [f"steps are their {self.step_source} host ranges: fewer than "
+                f"{LAUNCHES_NEEDED:.0%} of the GPU rows have their launch in the trace (a "
+                "sampled or filtered trace), so the GPU work a step launched cannot be followed"]
 
 
 def step_markers(trace: Trace) -> tuple[pd.DataFrame, str]:
@@ -105,8 +120,17 @@ def gpu_activity(trace: Trace) -> pd.DataFrame:
     )
 
 
+def launches_known(gpu: pd.DataFrame) -> bool:
+    """Whether enough GPU rows have their launch in the trace to follow work to its step."""
+    return bool(len(gpu)) and float(np.mean(~np.isnan(gpu["launch_us"].to_numpy()))) \
+        >= LAUNCHES_NEEDED
+
+
 def _assign(gpu: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Index of the step that launched each GPU row (-1: outside every step)."""
+    if not launches_known(gpu):  # each row belongs to the step (host range) it runs in
+        i = np.searchsorted(starts, gpu["ts_us"].to_numpy(), side="right") - 1
+        return np.where(i < len(starts) - 1, i, -1)
     t = np.where(np.isnan(gpu["launch_us"]), gpu["ts_us"], gpu["launch_us"])
     i = np.searchsorted(starts, t, side="right") - 1
     inside = (i >= 0) & (t <= ends[np.clip(i, 0, None)])
@@ -144,6 +168,8 @@ def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
     ends = marks["end_us"].to_numpy(dtype=np.float64)
     ends = np.maximum(ends, starts)
     idx = _assign(gpu, np.append(starts, np.inf), np.append(ends, -np.inf))
+    # a step is its host range when the launches cannot be followed (and never without steps)
+    host_ranges = len(gpu) > 0 and not launches_known(gpu) and int(marks["step"].iloc[0]) >= 0
     rows = []
     prev_end = starts[0] if len(starts) else 0.0
     for k, (step, s, e) in enumerate(zip(marks["step"], starts, ends, strict=True)):
@@ -154,12 +180,12 @@ def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
             g_start, g_end = float(g["ts_us"].min()), float(g["end_us"].max())
         else:
             busy, g_start, g_end = 0.0, np.nan, np.nan
-        end = max(e, g_end) if len(g) else e
+        end = max(e, g_end) if len(g) and not host_ranges else e
         is_kernel = (g["cat"] == "kernel").to_numpy()
         rows.append({
             "step": int(step), "cpu_start_us": s, "cpu_end_us": e,
             "gpu_start_us": g_start, "gpu_end_us": g_end, "end_us": end,
-            "step_us": end - (prev_end if k else s), "gpu_busy_us": busy,
+            "step_us": end - (prev_end if k and not host_ranges else s), "gpu_busy_us": busy,
             "kernel_us": float(g["dur_us"].to_numpy()[is_kernel].sum()),
             "memcpy_us": float(g["dur_us"].to_numpy()[~is_kernel].sum()),
             "n_kernels": int(is_kernel.sum()),
@@ -170,7 +196,10 @@ def step_table(trace: Trace) -> tuple[pd.DataFrame, Window]:
     if "cat" in marks and (marks["cat"] == "gpu_user_annotation").any():  # GPU pid: take the host's
         host = ev[~ev["cat"].isin((*GPU_CATEGORIES, "gpu_user_annotation"))]
         pid = int(host["pid"].mode().iloc[0]) if len(host) else -1
-    window = Window(float(starts[0]), float(steps["end_us"].max()), pid, source)
+    # the window still holds the GPU work that ran after the last host range
+    end = np.nanmax(steps[["end_us", "gpu_end_us"]].to_numpy()) if host_ranges \
+        else steps["end_us"].max()
+    window = Window(float(starts[0]), float(end), pid, source, host_ranges)
     return steps, window
 
 

@@ -86,6 +86,9 @@ class Analysis:
     comm: dict[str, float]
     n_steps: int
     graph: StepGraph | None = None  # the steps' dependency graph, for what-if replays
+    #: unprofiled host time of one step started with an empty GPU queue (capture/driver.py):
+    #: the real host speed where the step's length cannot show it
+    host_probe_ms: float | None = None
     arch: GpuArch | None = None  # vendor and architecture: which precisions and peaks apply
     #: start-up, module loading, graph capture, allocator growth (one_time.ONE_TIME_COLUMNS)
     one_time: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
@@ -159,8 +162,10 @@ def _host_scale(real: RealTime) -> float:
 
 
 def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
-            flops_per_step: float | None = None) -> Analysis:
-    """Run every analysis on a trace; `baseline_step_ms` are unprofiled step times (ms)."""
+            flops_per_step: float | None = None,
+            host_probe_ms: float | None = None) -> Analysis:
+    """Run every analysis on a trace; `baseline_step_ms` are unprofiled step times (ms),
+    `host_probe_ms` the host time of one unprofiled step (see `Analysis.host_probe_ms`)."""
     steps, window = step_table(trace)
     has_marks = bool(len(steps)) and int(steps["step"].iloc[0]) >= 0
     n = len(steps) if has_marks else 1
@@ -196,5 +201,6 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         flops=_flops(flops_per_step, real, trace.info.gpu_name, dtype, arch),
         comm=_comm(krows, n), n_steps=n, arch=arch, one_time=one_time_table(trace),
         graph=build_graph(trace, steps, window, host) if has_marks else None,
+        host_probe_ms=host_probe_ms if host_probe_ms and host_probe_ms > 0 else None,
     )
 

@@ -235,12 +235,17 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
 
 def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
                    steps: pd.DataFrame | None = None, max_rects: int = MAX_RECTS,
-                   profiled_scale: float | None = None) -> dict[str, Any]:
-    """The bounded timeline summary (see module docstring) of the analysed window."""
+                   profiled_scale: float | None = None, specs: list[LaneSpec] | None = None,
+                   with_detail: bool = True) -> dict[str, Any]:
+    """The bounded timeline summary (see module docstring) of the analysed window.
+
+    `specs`: the lanes to draw (default `lane_specs`); without `with_detail` no step carries
+    its events inline (a rank's lanes in a multi-rank timeline, analysis/timeline_ranks.py).
+    """
     from .timeline_detail import PHASES, inline_detail
 
     names = NameTable()
-    specs = lane_specs(trace, window)
+    specs = lane_specs(trace, window) if specs is None else specs
     budget = max(MIN_LANE_RECTS, max_rects // max(len(specs), 1))
     linked = any(s.linked for s in specs)
     op_names, op_shapes = _op_lookup(trace) if linked else (None, None)
@@ -249,7 +254,8 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
     lanes = [_lane(s, budget, window, names, op_names, op_shapes, keep) for s in specs]
     step_rows = steps[steps["step"] >= 0] if steps is not None and len(steps) else None
     strings = NameTable()
-    detail = inline_detail(trace, window, specs, step_rows, strings)
+    detail = inline_detail(trace, window, specs, step_rows, strings) if with_detail else [
+        None] * (0 if step_rows is None else len(step_rows))
     scale = profiled_scale if profiled_scale is not None and np.isfinite(profiled_scale) else None
     return {
         "dur_us": round(window.dur_us, 2), "names": names.items, "lanes": lanes,

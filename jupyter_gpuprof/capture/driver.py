@@ -128,6 +128,16 @@ class Schedule:
 LAST_WARMUP, BASELINE_START, CAPTURE_START, DONE = "last_warmup", "baseline", "capture", "done"
 
 
+def gpu_sync() -> Callable[[], None]:
+    """`torch.cuda.synchronize` when the step uses a GPU, else nothing to wait for."""
+    import sys
+
+    torch = sys.modules.get("torch")  # never import torch for a CPU-only probe
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        return torch.cuda.synchronize  # type: ignore[no-any-return]
+    return lambda: None
+
+
 class StepDriver:
     """Counts step boundaries and runs the phases; mark() and prof.step() are the whole hot path.
 
@@ -160,6 +170,10 @@ class StepDriver:
         self.baseline_ms: list[float] = []
         self.capture_ms: list[float] = []
         self.warmup_ms: list[float] = []  # host clock: shown greyed beside the baseline
+        # host time of one warm-up step begun with an empty GPU queue (the real host speed)
+        self.host_probe_ms: float | None = None
+        self._probe_t: float | None = None
+        self._probe_step = s.warmup - 2 if s.warmup >= 2 else -1  # before the FLOP-counted one
         self._warm_t = 0.0
         self.timing: str | None = None
         self._clock: StepClock | None = None
@@ -194,6 +208,8 @@ class StepDriver:
             raise RuntimeError("StepDriver.start() called twice")
         self.phase = Phase.WARMUP
         self._warm_t = time.perf_counter()
+        if self._probe_step == 0:
+            self._begin_probe()
         self._transitions()
 
     def count_first_warmup(self, started: float) -> None:
@@ -213,12 +229,26 @@ class StepDriver:
         elif phase is Phase.WARMUP:
             now = time.perf_counter()  # warm-up steps are excluded: timing them costs nothing
             self.warmup_ms.append((now - self._warm_t) * 1e3)
+            if self._probe_t is not None:
+                self.host_probe_ms = (now - self._probe_t) * 1e3
+                self._probe_t = None
             self._warm_t = now
         else:
             return
         self.n += 1
+        if self.n == self._probe_step:
+            self._begin_probe()
         if self.n == self._next:
             self._transitions()
+
+    def _begin_probe(self) -> None:
+        """Let the GPU drain, then time how long the host takes to issue the next step: with
+        the queue empty nothing blocks it, so that is the step's unprofiled host time."""
+        try:
+            gpu_sync()()
+        except Exception:  # noqa: BLE001 - a probe is worth less than the user's step
+            return
+        self._probe_t = time.perf_counter()
 
     def _transitions(self) -> None:
         plan = self._plan

@@ -41,7 +41,7 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     with contextlib.suppress(Exception):
         meta.env = collect_env()
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
-                     "warmup_ms": driver.warmup_ms}
+                     "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms}
     meta.profiled_step_ms = driver.profiled_ms
     meta.conditions = session.conditions.finish()
     meta.flops_per_step = session.flops.flops

@@ -20,6 +20,7 @@ from ..analysis.distributed import Distributed, analyze_ranks, load_ranks
 from ..analysis.one_job import job_warning, not_one_job
 from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
+from ..analysis.timeline_ranks import merge_rank_lanes
 from ..analysis.trace import Trace, TraceError, load_trace
 from ..analysis.tracefile import Prefetch
 from ..oneline import first_line
@@ -49,11 +50,11 @@ class Report:
 
     @property
     def warnings(self) -> list[str]:
-        """What the trace reader had to drop or ignore, per rank when there are several."""
+        """What the reader dropped, ignored or cut differently, per rank when there are several."""
         if not self.ranks:
-            return list(self.analysis.info.warnings)
+            return list(self.analysis.info.warnings) + self.analysis.window.notes()
         return self.job_warnings + [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
-                for i, r in enumerate(self.ranks) for w in r.info.warnings]
+                for i, r in enumerate(self.ranks) for w in r.info.warnings + r.window.notes()]
 
     verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
     step_table = property(lambda self: self.analysis.steps,
@@ -122,7 +123,7 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
     """Report over every rank's trace: ranks analysed in parallel, advice across ranks."""
     baseline = (meta.baseline.get("step_ms") or None) if meta else None
     done = load_ranks(paths, baseline, meta.flops_per_step if meta else None,
-                      named_ranks=[rank_in_name(p.name) for p in paths])
+                      named_ranks=[rank_in_name(p.name) for p in paths], timeline=True)
     analyses = [a for a, _ in done if a is not None]
     summaries = [s for _, s in done]
     problems = not_one_job(summaries)
@@ -132,20 +133,27 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
         return report
     dist = analyze_ranks(summaries)
     advice = merge_advice(advise(analyses[0]), analyses[0], dist, analyses)
-    return Report(analyses[0], advice, meta, path, analyses, dist)
+    offsets = dict(zip(dist.ranks["rank"], dist.ranks["clock_offset_us"], strict=True)) \
+        if dist.n_matched else None
+    waited = dist.slowest()
+    timeline = merge_rank_lanes([s.lanes for s in summaries if s.lanes is not None], offsets,
+                                None if waited is None else int(waited["rank"]))
+    return Report(analyses[0], advice, meta, path, analyses, dist, timeline)
 
 
 def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
                   flops_per_step: float | None = None, meta: RunMeta | None = None,
-                  data: Prefetch | None = None) -> Report:
+                  data: Prefetch | None = None, host_probe_ms: float | None = None) -> Report:
     """Report for one trace file (baseline from the arguments or a sibling meta file)."""
     path = Path(path)
     if baseline_step_ms is None and meta is None:
         side = sibling_meta(path)
         baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
         flops_per_step = flops_per_step or side.get("flops_per_step")
+        host_probe_ms = host_probe_ms or side.get("host_probe_ms") or side.get(
+            "baseline", {}).get("host_probe_ms")
     trace = load_trace(path, data=data)
-    a = analyze(trace, baseline_step_ms, flops_per_step)
+    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms)
     report = Report(a, advise(a), meta, str(path), timeline=_timeline(trace, a))
     report.baseline_ms = list(baseline_step_ms or [])
     return report
@@ -166,7 +174,8 @@ def analyze_run(run: Run) -> Report:
             report = _multi_rank(traces, m, str(run.path))
         else:
             trace = load_trace(traces[0])
-            a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step)
+            a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step,
+                        m.baseline.get("host_probe_ms"))
             advice = in_framework_terms(advise(a), m.framework, m.training)
             report = Report(a, advice, m, str(run.path), timeline=_timeline(trace, a))
     except TraceError as e:

@@ -65,6 +65,9 @@ class Timeline(Model):
     Times are profiled time; `profiled_scale` is the profiled step over the real one (None
     when no unprofiled baseline was measured). `detail` has one entry per step of `steps`: its
     events when the report carries them, else null (a server loads them from the run).
+    A multi-rank run's timeline (`analysis.timeline_ranks`) groups its lanes by rank ("rank
+    R · …") on one axis; `ranks_aligned_by` says how the ranks' clocks were lined up:
+    "collectives" (their end times), "step N" (that step's start), "recorded clocks".
     """
 
     dur_us: float
@@ -81,3 +84,4 @@ class Timeline(Model):
     phases: list[str]
     strings: list[str]
     detail: list[StepDetail | None]
+    ranks_aligned_by: str | None = None  # None: one rank's timeline

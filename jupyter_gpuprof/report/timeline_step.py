@@ -28,10 +28,13 @@ def parse_step(value: str | None) -> int:
 
 
 def run_step_timeline(run: Run, step: int) -> dict[str, Any]:
-    """`{step, phases, strings, detail}` for profiled step `step` of the run's (first) trace."""
+    """`{step, phases, strings, detail}` for profiled step `step` of the run's trace."""
     traces = run.trace_paths()
     if not traces:
         raise TraceError(f"{run.path}: the run has no trace file (status {run.status})")
+    if len(traces) > 1:  # its timeline groups lanes by rank (analysis/timeline_ranks.py)
+        raise NoSuchStep(f"run {run.id!r} has {len(traces)} ranks: its timeline carries no "
+                         "per-step events; analyse one rank's trace to zoom into its events")
     trace = load_trace(traces[0])
     steps, window = step_table(trace)
     steps = steps[steps["step"] >= 0]

@@ -17,6 +17,7 @@ class BaselineSchema(msgspec.Struct):
     step_ms: list[float] = []
     timing: str | None = None
     warmup_ms: list[float] = []
+    host_probe_ms: float | None = None  # one step's host time from an empty GPU queue
 
 
 class EnvSchema(msgspec.Struct):

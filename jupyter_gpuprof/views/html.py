@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from .text import banner, header_facts, short_name, verdict_name
+from .text import banner, header_facts, ms_text, short_name, verdict_name
 from .whatif_text import predicted_step, try_lines, whatif_header
 
 CSS = """
@@ -69,8 +69,8 @@ def render_html(s: dict[str, Any]) -> str:
     label = "unprofiled baseline" if st.get("source") == "baseline" else "profiled steps"
     parts.append(
         f"<p><b>Step time</b> ({label}, n={st.get('n')}): median "
-        f"<b>{_f(st.get('median_ms'), ' ms')}</b>, p95 <b>{_f(st.get('p95_ms'), ' ms')}</b>, "
-        f"IQR {_f(st.get('iqr_ms'), ' ms')}, outliers {len(st.get('outliers') or [])}. "
+        f"<b>{ms_text(st.get('median_ms'))}</b>, p95 <b>{ms_text(st.get('p95_ms'))}</b>, "
+        f"IQR {ms_text(st.get('iqr_ms'))}, outliers {len(st.get('outliers') or [])}. "
         f"GPU: {escape(str(src.get('gpu') or 'none'))}.")
     if facts := header_facts(s):
         parts.append(" " + " · ".join(f"<b>{escape(f)}</b>" for f in facts) + ".")

@@ -8,7 +8,10 @@ from .palette import NO_GPU_BANNER, PARTIAL_BANNER
 from .whatif_text import predicted_step, try_lines, whatif_header
 
 
-def _ms(v: float | None) -> str:
+def ms_text(v: float | None) -> str:
+    """ms with two decimals; below 0.01 ms in µs, so a 0.3 µs step does not read 0.00 ms."""
+    if v is not None and 0 < (us := round(v * 1e3, 3)) < 10:  # to the ns: float noise is 0
+        return f"{us:.3g} µs"
     return "n/a" if v is None else f"{v:.2f} ms"
 
 
@@ -116,20 +119,20 @@ def render_text(s: dict[str, Any]) -> str:
         label += (" from " + st["step_source"] if st["step_source"] != "none"
                   else ": no step markers, the whole trace is one window")
     lines.append(
-        f"Step time ({label}, n={st.get('n')}): median {_ms(st.get('median_ms'))}, "
-        f"p95 {_ms(st.get('p95_ms'))}, IQR {_ms(st.get('iqr_ms'))}, "
+        f"Step time ({label}, n={st.get('n')}): median {ms_text(st.get('median_ms'))}, "
+        f"p95 {ms_text(st.get('p95_ms'))}, IQR {ms_text(st.get('iqr_ms'))}, "
         f"{len(st.get('outliers') or [])} outlier(s)")
     prof = st.get("profiled") or {}
     if st.get("source") == "baseline" and prof.get("n"):
         ratio = st.get("profiler_inflation") or 0.0
         why = ("the profiler's own cost" if ratio > 1.05 else
                "steps overlap less without per-step syncs" if ratio < 0.95 else "no visible cost")
-        lines.append(f"Profiled steps: median {_ms(prof.get('median_ms'))} "
+        lines.append(f"Profiled steps: median {ms_text(prof.get('median_ms'))} "
                      f"({ratio:.2f}× the baseline: {why})")
     if facts := header_facts(s):
         lines.append(" · ".join(facts))
     if gpu.get("available"):
-        lines.append(f"GPU busy {gpu['busy_ms_per_step']:.2f} ms per real step")
+        lines.append(f"GPU busy {ms_text(gpu['busy_ms_per_step'])} per real step")
         causes = ", ".join(f"{k} {val:.2f} ms" for k, val in gpu["idle_by_cause_ms"].items()
                            if val and val >= 0.005)
         if causes:

@@ -10,8 +10,9 @@ import * as path from 'path';
 import { IRankRow, IRunListing } from '../api';
 import { rankChart, straggler } from '../charts';
 import { formatMs, formatRun } from '../format';
+import { banner } from '../report/header';
 import { renderReport } from '../report/report';
-import { ISteps } from '../report/summary';
+import { IReportSummary, ISteps } from '../report/summary';
 import { sampleSummary } from './reportFixture';
 
 interface IOneAnswer {
@@ -21,6 +22,7 @@ interface IOneAnswer {
   listing_after: IRunListing;
   summary_steps: ISteps;
   stragglers: Record<string, { verdict: string; ranks: IRankRow[] }>;
+  no_gpu_banners: Record<string, IReportSummary & { banner: string }>;
 }
 
 const FIXTURE = path.join(__dirname, '..', '..', 'tests', 'data', 'expected', 'one_answer.json');
@@ -60,5 +62,18 @@ describe('one straggler decision', () => {
     expect(straggler(run.ranks)).toBe(1);
     expect(rankChart(run.ranks).textContent).toContain('rank 1 ⚠');
     expect(rankChart(run.ranks).textContent).not.toContain('rank 0 ⚠');
+  });
+});
+
+describe('one banner for a trace without GPU activity', () => {
+  it('says what an MTIA or range-profiler trace holds, as Python does, and CPU-only only for CPU-only', () => {
+    const cases = answer.no_gpu_banners;
+    expect(Object.keys(cases).sort()).toEqual(['cpu_only', 'mtia', 'range_profiler']);
+    for (const [name, sm] of Object.entries(cases)) {
+      expect(banner(sm)).toBe(sm.banner);
+      expect(banner(sm)?.includes('CPU-only')).toBe(name === 'cpu_only');
+      const shown = renderReport(sm).querySelector('.gpuprof-w-banner')?.textContent;
+      expect(shown).toBe(sm.banner);
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { ms } from '../report/dom';
 import { banner } from '../report/header';
 import { PANELS, renderReport } from '../report/report';
 import { medianOf } from '../report/stepchart';
@@ -74,6 +75,16 @@ describe('renderReport', () => {
     expect(text(root, '.gpuprof-w-head .gpuprof-w-verdict')).toBe(
       'Verdict: unavailable (? confidence) — '
     );
+  });
+
+  it('writes a microsecond step in µs, never "0.00 ms" (as the text report does)', () => {
+    expect(ms(0.0003)).toBe('0.3 µs');
+    expect(ms(0.0045)).toBe('4.5 µs');
+    expect(ms(1e-17)).toBe('0.00 ms'); // float noise is zero
+    expect(ms(12.5)).toBe('12.50 ms');
+    const sm = sampleSummary();
+    sm.steps = { ...sm.steps, median_ms: 0.0003, p95_ms: 0.0003 };
+    expect(text(renderReport(sm), '.gpuprof-w-stats')).toContain('median 0.3 µs, p95 0.3 µs');
   });
 
   it('draws an empty summary with every panel saying what is missing', () => {

@@ -1,8 +1,12 @@
+/// <reference types="node" />
+import * as fs from 'fs';
+import * as path from 'path';
+
 import { boxView, pan, ticks, tickStep, zoom } from '../report/axis';
 import { makeBasis } from '../report/basis';
 import { laneEvents, lodRects } from '../report/lod';
 import { busyText } from '../report/header';
-import { drawTimeline, rectTip, scaleLabel } from '../report/timeline';
+import { alignedLabel, drawTimeline, laneRank, rectTip, scaleLabel } from '../report/timeline';
 import { timelinePanel } from '../report/timelinePanel';
 import { IReportEnv } from '../report/env';
 import { ITimelineDetailed } from '../report/lod';
@@ -275,14 +279,57 @@ describe('timeline panel', () => {
     );
   });
 
-  it('explains a missing timeline, pointing multi-rank runs at one trace', () => {
+  it('explains a missing timeline, pointing traces that are not one job at one trace', () => {
     const sm = sampleSummary();
     sm.timeline = null;
     sm.ranks = [{ rank: 0 }, { rank: 1 }];
     expect(
       timelinePanel(sm, makeBasis(sm, 'step')).querySelector('.gpuprof-w-empty')?.textContent
     ).toBe(
-      "No timeline: the trace holds no events in the profiled window (multi-rank runs: open one rank's trace)."
+      'No timeline: the trace holds no events in the profiled window (traces that are not the ranks of one job are not lined up: open one trace).'
     );
+  });
+});
+
+describe('multi-rank timeline', () => {
+  /** The committed two-rank summary (tests/test_report_model.py checks it is Python's answer). */
+  const twoRanks = () =>
+    JSON.parse(
+      fs.readFileSync(
+        path.join(
+          __dirname,
+          '..',
+          '..',
+          'tests',
+          'data',
+          'expected',
+          'ddp_workload_comm.summary.json'
+        ),
+        'utf8'
+      )
+    ).timeline as ITimelineDetailed;
+
+  it('draws one lane group per rank, ruled apart, and says how the ranks were aligned', () => {
+    const tl = twoRanks();
+    const { svg } = mounted(tl);
+    const labels = Array.from(svg.querySelectorAll('.gpuprof-w-lane')).map(t => t.textContent);
+    const ranks = tl.lanes.map(lane => laneRank(lane.id));
+    expect(ranks[0]).toBe(0);
+    expect(ranks[ranks.length - 1]).toBe(1);
+    expect(ranks).toEqual([...ranks].sort());
+    expect(labels.every(l => /^rank [01] · /.test(l ?? ''))).toBe(true);
+    expect(svg.querySelectorAll('.gpuprof-w-rankline').length).toBe(1);
+    expect(svg.querySelector('.gpuprof-w-axis-title')?.textContent).toContain(
+      'ranks aligned by collectives'
+    );
+    expect(svg.querySelectorAll('.gpuprof-w-gap').length).toBe(0);
+  });
+
+  it('reads the rank of a lane id and words each alignment', () => {
+    expect(laneRank('rank12:gpu:0:7')).toBe(12);
+    expect(laneRank('gpu:0:7')).toBeNull();
+    expect(alignedLabel(null)).toBe('');
+    expect(alignedLabel('step 4')).toBe(' · ranks aligned by step 4');
+    expect(alignedLabel('recorded clocks')).toBe(' · ranks aligned by recorded clocks');
   });
 });

@@ -366,6 +366,9 @@ export interface Imbalance {
  * Times are profiled time; `profiled_scale` is the profiled step over the real one (None
  * when no unprofiled baseline was measured). `detail` has one entry per step of `steps`: its
  * events when the report carries them, else null (a server loads them from the run).
+ * A multi-rank run's timeline (`analysis.timeline_ranks`) groups its lanes by rank ("rank
+ * R · …") on one axis; `ranks_aligned_by` says how the ranks' clocks were lined up:
+ * "collectives" (their end times), "step N" (that step's start), "recorded clocks".
  */
 export interface Timeline {
   dur_us: number;
@@ -382,6 +385,7 @@ export interface Timeline {
   phases: string[];
   strings: string[];
   detail: (StepDetail | null)[];
+  ranks_aligned_by?: string | null;
 }
 /**
  * One timeline lane: rectangles as parallel arrays (names are string-table indices).

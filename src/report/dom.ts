@@ -50,9 +50,16 @@ export function s<K extends keyof SVGElementTagNameMap>(
   return el;
 }
 
-/** Milliseconds with two decimals, or `n/a`. */
+/**
+ * Milliseconds with two decimals, or `n/a`; below 0.01 ms in µs (a unit-test trace's 0.3 µs step
+ * is not "0.00 ms"), as views/text.py `_ms` writes it.
+ */
 export function ms(v: number | null | undefined): string {
-  return v === null || v === undefined ? 'n/a' : `${Number(v).toFixed(2)} ms`;
+  if (v === null || v === undefined) {
+    return 'n/a';
+  }
+  const us = Math.round(v * 1e6) / 1000; // to the ns: float noise reads 0
+  return us > 0 && us < 10 ? `${+us.toPrecision(3)} µs` : `${v.toFixed(2)} ms`;
 }
 
 /** Microseconds as µs below 1 ms, as ms above; empty when unknown. */

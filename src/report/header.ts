@@ -3,13 +3,21 @@ import { NO_GPU_BANNER, PARTIAL_BANNER } from '../generated/palette';
 import { h, ms } from './dom';
 import { IReportSummary } from './summary';
 
-/** The one-line warning above a report (the wording is views/palette.py's, generated). */
+/**
+ * The one-line warning above a report (the wording is views/palette.py's, generated). Without
+ * GPU activity, a trace that is not CPU-only (MTIA, the CUPTI range profiler) is named by the
+ * first sentence of its verdict, as views/text.py `banner` does.
+ */
 export function banner(sm: IReportSummary): string | null {
   const src = sm.source ?? {};
   if (src.status === 'failed') {
     return PARTIAL_BANNER.replace('{error}', String(src.error));
   }
   if (!sm.gpu?.available) {
+    const said = sm.verdict?.summary ?? '';
+    if (said && !said.includes('CPU-only')) {
+      return `GPU metrics unavailable: ${said.split('. ')[0]}.`;
+    }
     return NO_GPU_BANNER;
   }
   return null;

@@ -31,6 +31,17 @@ function fit(text: string, px: number): string {
   return text.length <= n ? text : n >= 4 ? `${text.slice(0, n - 1)}…` : '';
 }
 
+/** The rank of a lane of a multi-rank timeline (its id starts "rank3:"), else null. */
+export function laneRank(id: string | undefined): number | null {
+  const m = /^rank(\d+):/.exec(id ?? '');
+  return m ? +m[1] : null;
+}
+
+/** How a multi-rank timeline lined its ranks up (the summary's `ranks_aligned_by`), or ''. */
+export function alignedLabel(by: string | null | undefined): string {
+  return by ? ` · ranks aligned by ${by}` : '';
+}
+
 /** "profiled time (×1.52 of real)", or just "profiled time" without a baseline. */
 export function scaleLabel(scale: number | null | undefined): string {
   return scale ? `profiled time (×${scale.toFixed(2)} of real)` : 'profiled time';
@@ -164,6 +175,11 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
       svg.append(
         s('text', { x: 4, y: y + 17, class: 'gpuprof-w-lane' }, fit(lane.label, LEFT - 4))
       );
+      const rank = laneRank(lane.id);
+      if (li > 0 && rank !== null && rank !== laneRank(tl.lanes[li - 1].id)) {
+        // a multi-rank timeline: a rule between one rank's lanes and the next rank's
+        svg.append(s('line', { x1: 0, x2: width, y1: y, y2: y, class: 'gpuprof-w-rankline' }));
+      }
       const rects = lodRects(events[li], v0, v1, usPerPx, gapStarts);
       rects.forEach((r, i) => {
         const px = Math.max(x(r.end) - x(r.start), 0.7);
@@ -219,7 +235,7 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
       s(
         'text',
         { x: LEFT, y: height - 4, class: 'gpuprof-w-axis gpuprof-w-axis-title' },
-        `${scaleLabel(tl.profiled_scale)}, ${from}`
+        `${scaleLabel(tl.profiled_scale)}, ${from}${alignedLabel(tl.ranks_aligned_by)}`
       )
     );
     maybeLoad();

@@ -31,7 +31,10 @@ export function timelinePanel(
     );
   }
   if (!tl || !(tl.lanes ?? []).length) {
-    const multi = (sm.ranks ?? []).length > 1 ? " (multi-rank runs: open one rank's trace)." : '.';
+    const multi =
+      (sm.ranks ?? []).length > 1
+        ? ' (traces that are not the ranks of one job are not lined up: open one trace).'
+        : '.';
     box.append(
       h(
         'p',
