@@ -4,7 +4,7 @@ import * as path from 'path';
 
 import { boxView, pan, ticks, tickStep, zoom } from '../report/axis';
 import { makeBasis } from '../report/basis';
-import { laneEvents, lodRects } from '../report/lod';
+import { LABEL_PX, laneEvents, lodRects, placeName } from '../report/lod';
 import { busyText } from '../report/header';
 import { alignedLabel, drawTimeline, laneRank, rectTip, scaleLabel } from '../report/timeline';
 import { timelinePanel } from '../report/timelinePanel';
@@ -76,6 +76,11 @@ describe('timeline view maths', () => {
       '800 µs',
       '1000 µs'
     ]);
+    // a narrow chart asks for fewer ticks, so five-digit µs labels keep apart
+    expect(ticks({ v0: 40_100, v1: 41_100 }, 0, 2).map(t => t.label)).toEqual([
+      '40500 µs',
+      '41000 µs'
+    ]);
   });
 });
 
@@ -121,6 +126,23 @@ describe('level of detail', () => {
     const near = lodRects(ev, 1000, 2000, 1000 / 720, [30_000]);
     expect(near.every(r => r.count === 1)).toBe(true);
     expect(near.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('names a wide rectangle inside, a short lone kernel beside it when the lane is free', () => {
+    const one = { start: 0, end: 1, count: 1, label: 'flash_fwd_kernel', phase: '' };
+    expect(placeName(one, 200, 200 + LABEL_PX, 400)).toEqual({
+      x: 203,
+      text: 'fla…',
+      inside: true
+    });
+    // 4 px wide, 200 px of empty lane before the next kernel: the name goes beside it
+    expect(placeName(one, 200, 204, 404)).toEqual({
+      x: 207,
+      text: 'flash_fwd_kernel',
+      inside: false
+    });
+    expect(placeName(one, 200, 204, 230)).toBeNull(); // no room before the next one
+    expect(placeName({ ...one, count: 9 }, 200, 204, 404)).toBeNull(); // a merged run
   });
 
   it('describes a rectangle: one kernel by name, or how many were merged', () => {

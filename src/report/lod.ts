@@ -170,3 +170,35 @@ function gapBetween(gapStarts: number[], a: number, b: number): boolean {
   const k = lowerBound(gapStarts, a - 1e-6);
   return k < gapStarts.length && gapStarts[k] <= b + 1e-6;
 }
+
+/** A rectangle this wide (px) gets its name written inside. */
+export const LABEL_PX = 36;
+
+/** `text` cut to fit `px` pixels of 11 px type ('' when not even a few letters fit). */
+export function fit(text: string, px: number): string {
+  const n = Math.floor((px - 6) / 6.2);
+  return text.length <= n ? text : n >= 4 ? `${text.slice(0, n - 1)}…` : '';
+}
+
+/**
+ * Where rectangle `r` (drawn from x0 to x1 px, the next one on its lane starting at `next`)
+ * writes its name: inside when wide enough; else, for a single event, in the empty lane to its
+ * right, so the short kernels of a launch-bound step read by name once zoomed in. Null: no name.
+ */
+export function placeName(
+  r: IRect,
+  x0: number,
+  x1: number,
+  next: number
+): { x: number; text: string; inside: boolean } | null {
+  if (x1 - x0 >= LABEL_PX) {
+    const text = fit(r.count > 1 ? `${r.count} events` : r.label, x1 - x0);
+    return text ? { x: x0 + 3, text, inside: true } : null;
+  }
+  const room = next - x1 - 4;
+  if (r.count !== 1 || room < LABEL_PX) {
+    return null;
+  }
+  const text = fit(r.label, room);
+  return text ? { x: x1 + 3, text, inside: false } : null;
+}

@@ -7,14 +7,12 @@ import { boxView, IView, pan, ticks, zoom } from './axis';
 import { color } from './colors';
 import { h, s, us } from './dom';
 import { IReportEnv } from './env';
-import { IRect, IStepDetail, ITimelineDetailed, laneEvents, lodRects } from './lod';
+import { fit, IRect, IStepDetail, ITimelineDetailed, laneEvents, lodRects, placeName } from './lod';
 
 const LEFT = 170;
 const LANE = 26;
 const BAND = 20;
 const AXIS = 34;
-/** A rectangle this wide (px) gets its name written inside. */
-const LABEL_PX = 36;
 const PHASE_KEYS = ['forward', 'backward', 'optimizer', 'data'];
 const CAUSE_KEYS = ['input', 'transfer', 'sync', 'launch', 'host'];
 
@@ -23,12 +21,6 @@ export function rectTip(r: IRect): string {
   const head = r.count > 1 ? `${r.count.toLocaleString()} events (zoom in to split)` : r.label;
   const phase = r.phase ? `\nphase: ${r.phase}` : '';
   return `${head}${phase}\n${us(r.end - r.start)}`;
-}
-
-/** `text` cut to fit `px` pixels of 11 px type. */
-function fit(text: string, px: number): string {
-  const n = Math.floor((px - 6) / 6.2);
-  return text.length <= n ? text : n >= 4 ? `${text.slice(0, n - 1)}…` : '';
 }
 
 /** The rank of a lane of a multi-rank timeline (its id starts "rank3:"), else null. */
@@ -194,25 +186,22 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
         el.dataset.lane = String(li);
         el.dataset.i = String(i);
         plot.append(el);
-        if (px >= LABEL_PX) {
-          const text = fit(r.count > 1 ? `${r.count} events` : r.label, px);
-          if (text) {
-            const t = s(
-              'text',
-              { x: Math.max(x(r.start), LEFT) + 3, y: y + 17, class: 'gpuprof-w-name' },
-              text
-            );
-            t.dataset.lane = String(li);
-            t.dataset.i = String(i);
-            plot.append(t);
-          }
+        const next = i + 1 < rects.length ? x(rects[i + 1].start) : LEFT + plotW;
+        const name = placeName(r, Math.max(x(r.start), LEFT), x(r.start) + px, next);
+        if (name) {
+          const cls = name.inside ? 'gpuprof-w-name' : 'gpuprof-w-name gpuprof-w-name-out';
+          const t = s('text', { x: name.x, y: y + 17, class: cls }, name.text);
+          t.dataset.lane = String(li);
+          t.dataset.i = String(i);
+          plot.append(t);
         }
       });
       return rects;
     });
     svg.append(plot);
     const st = origin();
-    for (const tk of ticks(view, st ? st.start : 0)) {
+    // about one tick per 100 px, so labels such as "40200 µs" never run together
+    for (const tk of ticks(view, st ? st.start : 0, Math.max(2, Math.floor(plotW / 100)))) {
       svg.append(
         s('line', {
           x1: x(tk.t),
