@@ -50,10 +50,17 @@ export class RunDetail extends Widget {
     try {
       const summary = await this._api.summary(this._run.id);
       this._drawRanks(summary.distributed?.ranks ?? []);
-      this._body.replaceChildren(renderReport(summary, {}, this._env()));
+      // The report's toolbar owns the trace buttons; it needs the run id, which is this run's.
+      const source = { ...summary.source, run_id: this._run.id };
+      this._body.replaceChildren(renderReport({ ...summary, source }, {}, this._env()));
       this._body.classList.remove('jp-mod-error');
     } catch (error) {
-      this._body.textContent = `No report: ${error instanceof Error ? error.message : String(error)}`;
+      // No report means no report toolbar: the trace is still worth fetching on its own.
+      const run = this._run;
+      this._body.replaceChildren(
+        h('p', '', `No report: ${error instanceof Error ? error.message : String(error)}`),
+        button('Download trace', () => void downloadTrace(this._api, run))
+      );
       this._body.classList.add('jp-mod-error');
     }
   }
@@ -82,6 +89,10 @@ export class RunDetail extends Widget {
     }
   }
 
+  /**
+   * Title, facts, tags and the actions on the run record; the trace's own actions (Download
+   * trace, Open in Perfetto) are the report toolbar's, so each shows once.
+   */
   private _drawHeader(): void {
     const row = formatRun(this._run);
     this.title.label = row.title;
@@ -100,7 +111,6 @@ export class RunDetail extends Widget {
       undefined,
       button('Rename', () => void renameRun(this._model, run)),
       button('Tags', () => void tagRun(this._model, run)),
-      button('Download trace', () => void downloadTrace(this._api, run)),
       button('Show code', () => void showCode(this._api, run)),
       button('Delete', () => void this._delete(), 'jp-mod-warn')
     );

@@ -23,6 +23,12 @@ function detailWith(summary: unknown) {
   return new RunDetail(api, model, run);
 }
 
+/** How many buttons of `detail` read `label`. */
+function buttonsNamed(detail: RunDetail, label: string): number {
+  return Array.from(detail.node.querySelectorAll('button')).filter(b => b.textContent === label)
+    .length;
+}
+
 describe('RunDetail', () => {
   it('shows a ranks panel with the straggler for distributed runs', async () => {
     const detail = detailWith({
@@ -92,8 +98,27 @@ describe('RunDetail', () => {
     const detail = new RunDetail(api, new RunsModel({} as IRunsApi), run);
     await detail.load();
     const body = detail.node.querySelector('.jp-gpuprof-detail-body');
-    expect(body?.textContent).toBe('No report: run is still being written; no report yet');
+    expect(body?.querySelector('p')?.textContent).toBe(
+      'No report: run is still being written; no report yet'
+    );
     expect(body?.classList.contains('jp-mod-error')).toBe(true);
+    // without a report (and its toolbar) the trace stays one click away
+    expect(buttonsNamed(detail, 'Download trace')).toBe(1);
+    detail.dispose();
+  });
+
+  it('offers Download trace once: the report toolbar has it, the header does not', async () => {
+    const detail = detailWith({ distributed: null, source: { name: 'r' } });
+    await detail.load();
+    expect(buttonsNamed(detail, 'Download trace')).toBe(1);
+    const toolbarButton = Array.from(
+      detail.node.querySelectorAll<HTMLButtonElement>('.gpuprof-w-toolbar button')
+    ).find(b => b.textContent === 'Download trace');
+    // enabled: the run id comes from the sidebar's run even when the summary lacks it
+    expect(toolbarButton?.disabled).toBe(false);
+    expect(detail.node.querySelector('.jp-gpuprof-actions')?.textContent).not.toContain(
+      'Download trace'
+    );
     detail.dispose();
   });
 });

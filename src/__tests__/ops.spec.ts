@@ -15,24 +15,50 @@ describe('operator table', () => {
     expect(names(panel)).toEqual(['aten::mm', 'aten::add', PAYLOAD]);
     const sorted = panel.querySelector('th.sorted') as HTMLElement;
     expect(sorted.dataset.key).toBe('device_self_us');
-    expect(sorted.textContent).toBe('self device (ms per step) ▼');
+    expect(sorted.textContent).toBe('self device (ms per real step) ▼');
     expect(sorted.getAttribute('aria-sort')).toBe('descending');
     const first = Array.from(panel.querySelectorAll('tbody tr')[0].children).map(
       c => c.textContent
     );
-    // 3000 µs over 3 profiled steps = 1 ms per step = 8.3 % of the 12 ms profiled step
+    // 3000 µs over 3 profiled steps = 1 ms per step = 10.0 % of the 10 ms real step (not 8.3 %
+    // of the 12 ms profiled one: device time is the same without the profiler)
     expect(first).toEqual([
       'aten::mm',
       '10',
       '1.00 ms',
       '300.0 µs',
-      '8.3 %',
+      '10.0 %',
       '0.007 ms',
       '0.017 ms',
       '1.00 ms',
       '[[4, 4]]'
     ]);
     expect(panel.querySelector('img')).toBeNull();
+  });
+
+  it("takes the step of the summary's basis for the % of step", () => {
+    const sm = { ...gpuBound(), basis: { real_step_ms: 4 } } as IReportSummary;
+    const row = panelOf(sm).querySelectorAll('tbody tr')[0].children;
+    expect(row[4].textContent).toBe('25.0 %');
+    expect(panelOf(sm).querySelector('.gpuprof-w-hint')?.textContent).toContain(
+      '% of the real step'
+    );
+  });
+
+  it('takes the profiler out of host times per real step, as Python does; totals stay profiled', () => {
+    // 6 ms of host time over 3 profiled steps, each step profiled at twice the real length:
+    // 2 ms per profiled step, 1 ms per real step (cpu_self_ms_per_step in Python)
+    const sm = {
+      ...gpuBound(),
+      basis: { profiled_scale: 2 },
+      ops: [{ name: 'aten::to', calls: 3, cpu_self_us: 6000, cpu_total_us: 6000, cuda_self_us: 0 }]
+    } as IReportSummary;
+    const cells = (kind: 'step' | 'total') =>
+      Array.from(opsPanel(sm, makeBasis(sm, kind)).querySelectorAll('tbody tr')[0].children).map(
+        c => c.textContent
+      );
+    expect(cells('step').slice(5, 7)).toEqual(['1.00 ms', '1.00 ms']);
+    expect(cells('total').slice(5, 7)).toEqual(['6.00 ms', '6.00 ms']);
   });
 
   it('sorts by CPU time when the verdict is input or host', () => {

@@ -179,16 +179,19 @@ describe('transfers and next-steps panels', () => {
         'memory',
         'copies (total)',
         'MB (total)',
-        'time (ms per step)',
+        'time (ms per real step)',
         'GB/s',
         'blocking'
       ],
       ['HtoD', 'pageable', '3', '4.00', '0.13 ms', '10.3', '3']
     ]);
-    expect(text(panel, 'h4')).toBe('Sync calls: 6 in 3 profiled steps (2.0 per step)');
+    // the cost per real step Python settled (not the profiled idle after the calls, 0.50 ms)
+    expect(text(panel, 'h4')).toBe(
+      'Sync calls: 6 in 3 profiled steps (2.0 per step); GPU idle they cause (ms per real step): 0.75 ms'
+    );
     expect(
       Array.from(panel.querySelectorAll('table')[1].querySelectorAll('td')).map(c => c.textContent)
-    ).toEqual(['loss.item()', '3', '0.50 ms']);
+    ).toEqual(['loss.item()', '3', '0.75 ms']);
   });
 
   it('lists the verdict reasons and each finding with its fix', () => {
@@ -200,7 +203,7 @@ describe('transfers and next-steps panels', () => {
     ).toEqual(['r1', 'r2']);
     const item = panel.querySelector('.gpuprof-w-findings li') as HTMLElement;
     expect(text(item, 'b')).toBe('[input] Use more DataLoader workers');
-    expect(item.textContent).toContain('expected gain ≈42% (costs 5.00 ms, ms per step)');
+    expect(item.textContent).toContain('expected gain ≈42% (costs 5.00 ms, ms per real step)');
     expect(text(item, '.gpuprof-w-evidence')).toBe('input 5 ms per step');
     expect(text(item, 'pre')).toBe('DataLoader(ds, num_workers=4)');
   });
@@ -248,5 +251,72 @@ describe('widget entry', () => {
     listeners['change:summary']();
     expect(el.querySelectorAll('.gpuprof-w')).toHaveLength(1);
     expect(text(el, '.gpuprof-w-head .gpuprof-w-verdict')).toContain('Verdict: sync');
+  });
+
+  it('hides the static copy in the output above, once the output area holds the widget', () => {
+    jest.useFakeTimers();
+    const area = document.createElement('div');
+    const child = (inner: string) => {
+      const c = document.createElement('div');
+      c.className = 'jp-OutputArea-child';
+      c.innerHTML = inner;
+      area.append(c);
+      return c;
+    };
+    const text = child('<pre>gpuprofile: done</pre>');
+    const copy = child("<div class='gpuprof-static'>static report</div>");
+    const host = child('');
+    const model = { get: () => sampleSummary(), on: () => undefined };
+    const el = document.createElement('div');
+    render.render({ model: model as never, el });
+    expect(copy.style.display).toBe('');
+    host.append(el); // the output area attaches the view after render
+    jest.runOnlyPendingTimers();
+    expect(copy.style.display).toBe('none');
+    expect(text.style.display).toBe('');
+    jest.useRealTimers();
+  });
+
+  it('leaves the output above alone when it is not a static report', () => {
+    const area = document.createElement('div');
+    area.innerHTML =
+      "<div class='jp-OutputArea-child'><pre>print</pre></div><div class='jp-OutputArea-child'></div>";
+    const el = document.createElement('div');
+    area.lastElementChild!.append(el);
+    render.render({ model: { get: () => sampleSummary(), on: () => undefined } as never, el });
+    expect((area.firstElementChild as HTMLElement).style.display).toBe('');
+  });
+});
+
+describe('one sync cost', () => {
+  /** The sample run with a sync finding whose cost is the summary's sync cost. */
+  function syncRun(): IReportSummary {
+    const sm = sampleSummary();
+    sm.gpu = { ...sm.gpu, idle_by_cause_ms: { input: 5, sync: 2.536 } };
+    sm.syncs = {
+      count: 66,
+      per_step: 13.2,
+      cost_ms_per_step: 2.536,
+      // after the calls the profiled GPU idles 0.42 ms: not what the finding prices
+      top: [{ caller: 'aten::item', calls: 65, gpu_idle_after_us: 421.9, cost_ms_per_step: 2.536 }]
+    };
+    sm.findings = [
+      { id: 'host-syncs', category: 'sync', title: 'Syncs', cost_ms: 2.536, fix: 'x' }
+    ];
+    return sm;
+  }
+
+  it.each([
+    ['step', '2.54 ms'],
+    ['total', '7.61 ms']
+  ])('reads the same in the timeline, the sync table and next steps (%s basis)', (kind, shown) => {
+    const root = renderReport(syncRun());
+    (root.querySelector(`[data-basis="${kind}"]`) as HTMLButtonElement).click();
+    const busy = text(root, '.gpuprof-w-panel-timeline .gpuprof-w-busy') ?? '';
+    expect(busy).toContain(`sync ${shown}`);
+    const syncs = root.querySelector('.gpuprof-w-panel-transfers') as HTMLElement;
+    expect(text(syncs, '.gpuprof-w-syncs')).toContain(`: ${shown}`);
+    expect(text(syncs, '.gpuprof-w-synctable td:last-child')).toBe(shown);
+    expect(text(root, '.gpuprof-w-panel-next .gpuprof-w-findings li')).toContain(`costs ${shown},`);
   });
 });

@@ -82,7 +82,8 @@ export function sampleSummary(): IReportSummary {
     syncs: {
       count: 6,
       per_step: 2,
-      top: [{ caller: 'loss.item()', calls: 3, gpu_idle_after_us: 1500 }]
+      cost_ms_per_step: 0.75,
+      top: [{ caller: 'loss.item()', calls: 3, gpu_idle_after_us: 1500, cost_ms_per_step: 0.75 }]
     },
     input: { host_share_pct: 42, ms_per_step: 5 },
     timeline: {

@@ -4,13 +4,13 @@ import * as path from 'path';
 
 import { boxView, pan, ticks, tickStep, zoom } from '../report/axis';
 import { makeBasis } from '../report/basis';
-import { laneEvents, lodRects } from '../report/lod';
+import { LABEL_PX, laneEvents, lodRects, placeName } from '../report/lod';
 import { busyText } from '../report/header';
 import { alignedLabel, drawTimeline, laneRank, rectTip, scaleLabel } from '../report/timeline';
 import { timelinePanel } from '../report/timelinePanel';
 import { IReportEnv } from '../report/env';
 import { ITimelineDetailed } from '../report/lod';
-import { bigTimeline, KERNELS_PER_STEP, stepDetail } from './bigTimeline';
+import { bigTimeline, KERNELS_PER_STEP, STEP_US, stepDetail } from './bigTimeline';
 import { sampleSummary } from './reportFixture';
 
 /** The timeline in the document, its SVG laid out 900 px wide from x=0 (plot from x=170, 720 px). */
@@ -76,6 +76,11 @@ describe('timeline view maths', () => {
       '800 µs',
       '1000 µs'
     ]);
+    // a narrow chart asks for fewer ticks, so five-digit µs labels keep apart
+    expect(ticks({ v0: 40_100, v1: 41_100 }, 0, 2).map(t => t.label)).toEqual([
+      '40500 µs',
+      '41000 µs'
+    ]);
   });
 });
 
@@ -98,17 +103,46 @@ describe('level of detail', () => {
     expect(full.every(r => r.end <= 30_000 || r.start >= 30_800)).toBe(true);
     // a gap too narrow to see still splits the run it falls in
     const two = {
-      start: [0, 10.2],
-      dur: [10, 10],
+      start: [0, 1.2],
+      dur: [1, 1],
       label: ['a', 'b'],
       phase: ['', ''],
       count: [1, 1]
     };
     expect(lodRects(two, 0, 100, 1).length).toBe(1);
-    expect(lodRects(two, 0, 100, 1, [10.1]).length).toBe(2);
+    expect(lodRects(two, 0, 100, 1, [1.1]).length).toBe(2);
+    // back-to-back kernels a few pixels wide stay apart: merging them hid every kernel name
+    const wide = { ...two, start: [0, 10.2], dur: [10, 10] };
+    expect(lodRects(wide, 0, 100, 1).map(r => r.label)).toEqual(['a', 'b']);
+    // a narrow event beside a wide one does not swallow it
+    const mixed = {
+      start: [0, 1.2, 11.4],
+      dur: [1, 10, 1],
+      label: ['a', 'b', 'c'],
+      phase: ['', '', ''],
+      count: [1, 1, 1]
+    };
+    expect(lodRects(mixed, 0, 100, 1).map(r => r.count)).toEqual([1, 1, 1]);
     const near = lodRects(ev, 1000, 2000, 1000 / 720, [30_000]);
     expect(near.every(r => r.count === 1)).toBe(true);
     expect(near.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('names a wide rectangle inside, a short lone kernel beside it when the lane is free', () => {
+    const one = { start: 0, end: 1, count: 1, label: 'flash_fwd_kernel', phase: '' };
+    expect(placeName(one, 200, 200 + LABEL_PX, 400)).toEqual({
+      x: 203,
+      text: 'fla…',
+      inside: true
+    });
+    // 4 px wide, 200 px of empty lane before the next kernel: the name goes beside it
+    expect(placeName(one, 200, 204, 404)).toEqual({
+      x: 207,
+      text: 'flash_fwd_kernel',
+      inside: false
+    });
+    expect(placeName(one, 200, 204, 230)).toBeNull(); // no room before the next one
+    expect(placeName({ ...one, count: 9 }, 200, 204, 404)).toBeNull(); // a merged run
   });
 
   it('describes a rectangle: one kernel by name, or how many were merged', () => {
@@ -160,11 +194,14 @@ describe('timeline panel', () => {
   });
 
   it('zooms with W/S and pans with A/D, as Perfetto does', () => {
-    const { key, axis } = mounted();
+    const { key, axis, svg } = mounted();
     const full = axis();
+    expect(svg.dataset.viewUs).toBe(String(2 * STEP_US));
     key('w');
     const inView = axis();
     expect(inView).not.toEqual(full);
+    // W keeps 0.6 of the window, and says so on the chart
+    expect(svg.dataset.viewUs).toBe(String(0.6 * 2 * STEP_US));
     key('d');
     expect(axis()).not.toEqual(inView);
     key('a');
@@ -190,6 +227,18 @@ describe('timeline panel', () => {
     expect(axis()[axis().length - 1]).toBe(
       'profiled time (×1.52 of real), from the start of step 3'
     );
+  });
+
+  it('marks the steps whose every kernel is at hand, and says where they are without a server', () => {
+    const { svg, mouse, wrap } = mounted();
+    const band = (i: number) =>
+      svg.querySelector(`rect.gpuprof-w-step[data-step="${i}"]`) as SVGRectElement;
+    expect([band(0).dataset.events, band(1).dataset.events]).toEqual(['all', 'merged']);
+    mouse('mousemove', { clientX: 600, clientY: 5 }, band(1));
+    const tip = wrap.querySelector('.gpuprof-w-tip') as HTMLElement;
+    expect(tip.textContent).toContain('click to zoom · events merged: every kernel is in step 3');
+    mouse('mousemove', { clientX: 300, clientY: 5 }, band(0));
+    expect(tip.textContent).toMatch(/click to zoom$/);
   });
 
   it('loads the events of a step the summary does not carry once the view holds that step', async () => {
@@ -244,7 +293,7 @@ describe('timeline panel', () => {
     expect(busyText(sm)).toBe('GPU busy 35 % real / 40 % under profiler');
     const panel = timelinePanel(sm, makeBasis(sm, 'step'));
     expect(panel.querySelector('.gpuprof-w-busy')?.textContent).toBe(
-      'GPU busy 35 % real / 40 % under profiler; busy 4.00 ms (ms per step); GPU idle by cause (ms per step): input 5.00 ms.'
+      'GPU busy 35 % real / 40 % under profiler; busy 4.00 ms (ms per real step); GPU idle by cause (ms per real step): input 5.00 ms.'
     );
     const total = timelinePanel(sm, makeBasis(sm, 'total'));
     expect(total.querySelector('.gpuprof-w-busy')?.textContent).toContain(

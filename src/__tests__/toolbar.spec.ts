@@ -27,10 +27,10 @@ describe('basis switch', () => {
     const cell = () =>
       root.querySelectorAll('.gpuprof-w-panel-transfers table')[1].querySelectorAll('td')[2]
         .textContent;
-    expect(cell()).toBe('0.50 ms');
+    expect(cell()).toBe('0.75 ms');
     expect(root.querySelector('[data-basis="step"]')?.getAttribute('aria-pressed')).toBe('true');
     (root.querySelector('[data-basis="total"]') as HTMLButtonElement).click();
-    expect(cell()).toBe('1.50 ms');
+    expect(cell()).toBe('2.25 ms');
     expect(root.querySelector('[data-basis="total"]')?.getAttribute('aria-pressed')).toBe('true');
     expect(root.querySelector('.gpuprof-w-panel-transfers')?.hasAttribute('hidden')).toBe(false);
     expect(root.querySelector('.gpuprof-w-panel-next')?.textContent).toContain(
@@ -204,7 +204,9 @@ describe('kernels tab', () => {
       ]
     } as IReportSummary;
     const panel = kernelsPanel(sm, makeBasis(sm, 'step'));
-    expect(panel.querySelector('h4')?.textContent).toBe('GPU time by kernel kind (ms per step)');
+    expect(panel.querySelector('h4')?.textContent).toBe(
+      'GPU time by kernel kind (ms per real step)'
+    );
     expect(panel.querySelector('.gpuprof-w-bar-value')?.textContent).toBe('1.00 ms');
     const rows = Array.from(panel.querySelectorAll('tbody tr')).map(r =>
       Array.from(r.children).map(c => c.textContent)

@@ -49,11 +49,14 @@ export interface ITick {
   label: string;
 }
 
-/** Ticks over `view`, labelled from `origin` (a step's start), in µs when the view is narrow. */
-export function ticks(view: IView, origin: number): ITick[] {
+/**
+ * About `n` ticks over `view`, labelled from `origin` (a step's start), in µs when the view is
+ * narrow.
+ */
+export function ticks(view: IView, origin: number, n = 6): ITick[] {
   const span = view.v1 - view.v0;
   const micro = span < MICRO_SPAN_US;
-  const step = tickStep(span);
+  const step = tickStep(span, n);
   const out: ITick[] = [];
   const first = Math.ceil((view.v0 - origin) / step) * step + origin;
   const decimals = (v: number) => Math.max(0, -Math.floor(Math.log10(v) + 1e-9));

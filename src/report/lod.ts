@@ -1,7 +1,8 @@
 /**
  * Level of detail of the timeline: the events of a lane inside a view become rectangles, a run
- * of events closer than half a pixel merged into one, never across a drawn idle gap. A window
- * narrow enough shows every event as its own named rectangle.
+ * of narrow events closer than half a pixel merged into one, never across a drawn idle gap; an
+ * event a few pixels wide is always its own rectangle. A window narrow enough shows every event
+ * as its own named rectangle.
  */
 import { ITimeline } from './summary';
 
@@ -112,8 +113,16 @@ function lowerBound(xs: number[], t: number): number {
 }
 
 /**
- * The rectangles of `ev` inside [v0, v1] at `usPerPx`: events less than half a pixel apart merge,
- * unless a drawn idle gap (`gapStarts`, sorted) begins between them.
+ * An event at least this wide (px) is drawn as its own rectangle whatever its neighbours: GPU
+ * kernels run back to back, and merging by distance alone would hide a wide kernel (one that
+ * could carry its name) inside a run of its neighbours at every zoom.
+ */
+export const OWN_RECT_PX = 2;
+
+/**
+ * The rectangles of `ev` inside [v0, v1] at `usPerPx`: events narrower than `OWN_RECT_PX` and
+ * less than half a pixel apart merge, unless a drawn idle gap (`gapStarts`, sorted) begins
+ * between them; wider events stay their own rectangle.
  */
 export function lodRects(
   ev: ILaneEvents,
@@ -123,8 +132,11 @@ export function lodRects(
   gapStarts: number[] = []
 ): IRect[] {
   const tol = usPerPx / 2;
+  const ownUs = usPerPx * OWN_RECT_PX;
   const out: IRect[] = [];
   let cur: IRect | null = null;
+  // whether `cur` is a run of narrow events (which more narrow events may join)
+  let curNarrow = false;
   // a long event (a CPU op) may start well before v0: scan from the first event
   for (let i = 0; i < ev.start.length && ev.start[i] <= v1; i++) {
     const a = ev.start[i];
@@ -132,7 +144,8 @@ export function lodRects(
     if (b < v0) {
       continue;
     }
-    if (cur && a - cur.end <= tol && !gapBetween(gapStarts, cur.end, a)) {
+    const narrow = ev.dur[i] < ownUs;
+    if (cur && curNarrow && narrow && a - cur.end <= tol && !gapBetween(gapStarts, cur.end, a)) {
       cur.end = Math.max(cur.end, b);
       cur.count += ev.count[i];
       if (cur.phase !== ev.phase[i]) {
@@ -144,6 +157,7 @@ export function lodRects(
       out.push(cur);
     }
     cur = { start: a, end: b, count: ev.count[i], label: ev.label[i], phase: ev.phase[i] };
+    curNarrow = narrow;
   }
   if (cur) {
     out.push(cur);
@@ -155,4 +169,36 @@ export function lodRects(
 function gapBetween(gapStarts: number[], a: number, b: number): boolean {
   const k = lowerBound(gapStarts, a - 1e-6);
   return k < gapStarts.length && gapStarts[k] <= b + 1e-6;
+}
+
+/** A rectangle this wide (px) gets its name written inside. */
+export const LABEL_PX = 36;
+
+/** `text` cut to fit `px` pixels of 11 px type ('' when not even a few letters fit). */
+export function fit(text: string, px: number): string {
+  const n = Math.floor((px - 6) / 6.2);
+  return text.length <= n ? text : n >= 4 ? `${text.slice(0, n - 1)}…` : '';
+}
+
+/**
+ * Where rectangle `r` (drawn from x0 to x1 px, the next one on its lane starting at `next`)
+ * writes its name: inside when wide enough; else, for a single event, in the empty lane to its
+ * right, so the short kernels of a launch-bound step read by name once zoomed in. Null: no name.
+ */
+export function placeName(
+  r: IRect,
+  x0: number,
+  x1: number,
+  next: number
+): { x: number; text: string; inside: boolean } | null {
+  if (x1 - x0 >= LABEL_PX) {
+    const text = fit(r.count > 1 ? `${r.count} events` : r.label, x1 - x0);
+    return text ? { x: x0 + 3, text, inside: true } : null;
+  }
+  const room = next - x1 - 4;
+  if (r.count !== 1 || room < LABEL_PX) {
+    return null;
+  }
+  const text = fit(r.label, room);
+  return text ? { x: x1 + 3, text, inside: false } : null;
 }

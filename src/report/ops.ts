@@ -64,12 +64,15 @@ export function opColumns(basis: IBasis, stepMs: number | null): IColumn<IFolded
   const t = (
     key: 'device_self_us' | 'cpu_self_us' | 'cpu_total_us' | 'cuda_total_us',
     label: string
-  ) => ({
-    key,
-    label: `${label} (${basis.title})`,
-    value: (r: IFoldedOp) => basis.value(r[key] as number),
-    show: (r: IFoldedOp) => basis.total(r[key] as number)
-  });
+  ) => {
+    const host = key.startsWith('cpu');
+    return {
+      key,
+      label: `${label} (${basis.title})`,
+      value: (r: IFoldedOp) => (host ? basis.hostValue : basis.value)(r[key] as number),
+      show: (r: IFoldedOp) => (host ? basis.host : basis.total)(r[key] as number)
+    };
+  };
   const pct = (r: IFoldedOp) =>
     typeof r.pct_of_step === 'number'
       ? r.pct_of_step
@@ -108,7 +111,9 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
     box.append(empty('No operators were recorded.'));
     return box;
   }
-  const stepMs = sm.steps?.profiled?.median_ms ?? sm.steps?.median_ms ?? null;
+  // device time is the same with and without the profiler: its share is of the real step, as
+  // the kernels' `pct_of_step` and the header's GPU busy are
+  const stepMs = sm.basis?.real_step_ms || sm.steps?.median_ms || null;
   const { table, draw } = sortableTable(
     opColumns(basis, stepMs),
     defaultOpSort(sm),
@@ -134,7 +139,7 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   const hint = h(
     'span',
     { class: 'gpuprof-w-hint' },
-    `${rows.length} ops, autograd wrappers folded; times ${basis.title}; % of the profiled step`
+    `${rows.length} ops, autograd wrappers folded; times ${basis.title}; % of the real step`
   );
   box.append(h('div', { class: 'gpuprof-w-tools' }, input, select, hint), table);
   return box;

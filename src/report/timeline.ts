@@ -7,14 +7,12 @@ import { boxView, IView, pan, ticks, zoom } from './axis';
 import { color } from './colors';
 import { h, s, us } from './dom';
 import { IReportEnv } from './env';
-import { IRect, IStepDetail, ITimelineDetailed, laneEvents, lodRects } from './lod';
+import { fit, IRect, IStepDetail, ITimelineDetailed, laneEvents, lodRects, placeName } from './lod';
 
 const LEFT = 170;
 const LANE = 26;
 const BAND = 20;
 const AXIS = 34;
-/** A rectangle this wide (px) gets its name written inside. */
-const LABEL_PX = 36;
 const PHASE_KEYS = ['forward', 'backward', 'optimizer', 'data'];
 const CAUSE_KEYS = ['input', 'transfer', 'sync', 'launch', 'host'];
 
@@ -23,12 +21,6 @@ export function rectTip(r: IRect): string {
   const head = r.count > 1 ? `${r.count.toLocaleString()} events (zoom in to split)` : r.label;
   const phase = r.phase ? `\nphase: ${r.phase}` : '';
   return `${head}${phase}\n${us(r.end - r.start)}`;
-}
-
-/** `text` cut to fit `px` pixels of 11 px type. */
-function fit(text: string, px: number): string {
-  const n = Math.floor((px - 6) / 6.2);
-  return text.length <= n ? text : n >= 4 ? `${text.slice(0, n - 1)}…` : '';
 }
 
 /** The rank of a lane of a multi-rank timeline (its id starts "rank3:"), else null. */
@@ -78,6 +70,8 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
   const clipId = `gpuprof-clip-${Math.random().toString(36).slice(2)}`;
   let plotW = width - LEFT - 10;
   const x = (t: number) => LEFT + ((t - view.v0) / (view.v1 - view.v0)) * plotW;
+  /** Whether every event of step `i` is at hand (inlined in the summary or loaded). */
+  const hasEvents = (i: number) => Boolean((tl.detail ?? [])[i]) || loaded.has(steps[i].step);
   /** The step holding time `t`, or null. */
   const stepAt = (t: number) => steps.find(st => st.start <= t && t < st.end) ?? null;
   /** The step the axis counts from: the one the view starts in (else the one in its middle). */
@@ -110,6 +104,8 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
   const render = () => {
     const { v0, v1 } = view;
     const usPerPx = (v1 - v0) / plotW;
+    // the window's width, for tests and tools that must know how far the view is zoomed
+    svg.dataset.viewUs = (v1 - v0).toFixed(0);
     svg.replaceChildren();
     const clip = s('clipPath', { id: clipId });
     clip.append(s('rect', { x: LEFT, y: 0, width: plotW, height }));
@@ -141,6 +137,8 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
           class: 'gpuprof-w-step'
         });
         band.dataset.step = String(i);
+        // 'all': zooming in here reaches single kernels; 'merged': only the bounded rectangles
+        band.dataset.events = hasEvents(i) ? 'all' : 'merged';
         const bw = x(st.end) - x(st.start);
         plot.append(
           band,
@@ -188,25 +186,22 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
         el.dataset.lane = String(li);
         el.dataset.i = String(i);
         plot.append(el);
-        if (px >= LABEL_PX) {
-          const text = fit(r.count > 1 ? `${r.count} events` : r.label, px);
-          if (text) {
-            const t = s(
-              'text',
-              { x: Math.max(x(r.start), LEFT) + 3, y: y + 17, class: 'gpuprof-w-name' },
-              text
-            );
-            t.dataset.lane = String(li);
-            t.dataset.i = String(i);
-            plot.append(t);
-          }
+        const next = i + 1 < rects.length ? x(rects[i + 1].start) : LEFT + plotW;
+        const name = placeName(r, Math.max(x(r.start), LEFT), x(r.start) + px, next);
+        if (name) {
+          const cls = name.inside ? 'gpuprof-w-name' : 'gpuprof-w-name gpuprof-w-name-out';
+          const t = s('text', { x: name.x, y: y + 17, class: cls }, name.text);
+          t.dataset.lane = String(li);
+          t.dataset.i = String(i);
+          plot.append(t);
         }
       });
       return rects;
     });
     svg.append(plot);
     const st = origin();
-    for (const tk of ticks(view, st ? st.start : 0)) {
+    // about one tick per 100 px, so labels such as "40200 µs" never run together
+    for (const tk of ticks(view, st ? st.start : 0, Math.max(2, Math.floor(plotW / 100)))) {
       svg.append(
         s('line', {
           x1: x(tk.t),
@@ -321,8 +316,17 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
       const i = Number(data.gap);
       tip.textContent = `GPU idle ${us(gaps.dur[i])}: ${gaps.cause[i]}`;
     } else if (data.step !== undefined) {
-      const st = steps[Number(data.step)];
-      tip.textContent = `step ${st.step}: ${us(st.end - st.start)} (${scaleLabel(tl.profiled_scale)}) · click to zoom`;
+      const i = Number(data.step);
+      const st = steps[i];
+      const held = steps.filter((_, k) => hasEvents(k)).map(x => x.step);
+      // without a server, a step the summary does not carry stays merged however far one zooms
+      const where =
+        hasEvents(i) || env.loadStep
+          ? ''
+          : held.length
+            ? ` · events merged: every kernel is in step ${held.join(', ')}`
+            : ' · events merged';
+      tip.textContent = `step ${st.step}: ${us(st.end - st.start)} (${scaleLabel(tl.profiled_scale)}) · click to zoom${where}`;
     } else {
       tip.style.display = 'none';
       return;

@@ -107,7 +107,7 @@ export function toolbar(
   const trace = env.traceBytes && runId;
   const lab = env.command && runId;
   const modes: [BasisKind, string][] = [
-    ['step', 'per step'],
+    ['step', 'per real step'],
     ['total', `total of ${basis.steps} profiled steps`]
   ];
   const switchBox = h(

@@ -44,11 +44,16 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
     box.append(empty('No host↔device copies recorded.'));
   }
   const syncs = sm.syncs ?? {};
+  // The GPU idle the syncs cause is the sync finding's cost (report/basis.py's sync_cost_ms):
+  // one number, per real step, wherever it is shown.
+  const cost = syncs.count
+    ? `; GPU idle they cause (${basis.title}): ${basis.ms(syncs.cost_ms_per_step)}`
+    : '';
   box.append(
     h(
       'h4',
-      {},
-      `Sync calls: ${syncs.count || 0} in ${basis.steps} profiled steps (${num(syncs.per_step, 1)} per step)`
+      { class: 'gpuprof-w-syncs' },
+      `Sync calls: ${syncs.count || 0} in ${basis.steps} profiled steps (${num(syncs.per_step, 1)} per step)${cost}`
     )
   );
   const top = syncs.top ?? [];
@@ -58,7 +63,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
       {},
       h('th', { class: 'n' }, 'caused by'),
       h('th', {}, 'calls'),
-      h('th', {}, `GPU idle after (${basis.title})`)
+      h('th', {}, `GPU idle they cause (${basis.title})`)
     );
     const rows = top.map(r =>
       h(
@@ -66,10 +71,10 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
         {},
         h('td', { class: 'n' }, r.caller),
         h('td', {}, r.calls),
-        h('td', {}, basis.total(r.gpu_idle_after_us))
+        h('td', {}, basis.ms(r.cost_ms_per_step))
       )
     );
-    box.append(table(head, rows));
+    box.append(h('table', { class: 'gpuprof-w-table gpuprof-w-synctable' }, head, ...rows));
   }
   return box;
 }

@@ -13,6 +13,26 @@ export interface IWidgetModel {
   on(event: string, callback: () => void): void;
 }
 
+/**
+ * Hide the static copy of the report, the output just above this widget's (views/widget.py
+ * displays both). The widget's stylesheet has a `:has()` rule for this, but Chromium does not
+ * always restyle the copy when the widget's content lands in the next output later, leaving the
+ * report shown twice; the output area may also attach `el` only after `render`, hence the retries.
+ */
+export function hideStaticCopy(el: HTMLElement, tries = 20): void {
+  const child = el.closest('.jp-OutputArea-child');
+  if (!child) {
+    if (tries > 0) {
+      requestAnimationFrame(() => hideStaticCopy(el, tries - 1));
+    }
+    return;
+  }
+  const above = child.previousElementSibling as HTMLElement | null;
+  if (above?.classList.contains('jp-OutputArea-child') && above.querySelector('.gpuprof-static')) {
+    above.style.display = 'none';
+  }
+}
+
 /** anywidget's `render`: draw the report into `el`, again on each summary change. */
 export function render({ model, el }: { model: IWidgetModel; el: HTMLElement }): void {
   const draw = () => {
@@ -20,6 +40,7 @@ export function render({ model, el }: { model: IWidgetModel; el: HTMLElement }):
     el.replaceChildren(renderReport(sm, model.get('charts') ?? {}, pageEnv(sm.source?.run_id, el)));
   };
   draw();
+  hideStaticCopy(el);
   model.on('change:summary', draw);
 }
 

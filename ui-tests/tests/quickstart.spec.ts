@@ -15,10 +15,12 @@ test('the quickstart notebook profiles on CPU and shows the report', async ({ pa
   await page.notebook.run();
 
   const outputs = page.locator('.jp-NotebookPanel .jp-OutputArea-output');
-  const banner = outputs.filter({ hasText: 'GPU metrics unavailable' });
+  const banner = outputs.filter({ hasText: 'GPU metrics unavailable' }).filter({ visible: true });
   await expect(banner.first()).toBeVisible({ timeout: 120_000 });
-  // The report of each capture: step statistics, then the verdict.
-  const report = outputs.filter({ hasText: /Step time.*median/ });
+  // The report of each capture: step statistics, then the verdict. Each is displayed twice, the
+  // static copy (for viewers without a kernel) and the widget, which hides the copy once drawn.
+  const report = outputs.filter({ hasText: /Step time.*median/ }).filter({ visible: true });
+  await expect(page.locator('.jp-NotebookPanel .gpuprof-w')).toHaveCount(2, { timeout: 120_000 });
   await expect(report).toHaveCount(2, { timeout: 120_000 });
   await expect(report.first()).toContainText('p95');
   await expect(page.locator('[data-mime-type="application/vnd.jupyter.error"]')).toHaveCount(0);

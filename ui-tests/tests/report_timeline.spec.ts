@@ -1,47 +1,46 @@
-import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { expect, test } from '@jupyterlab/galata';
 import * as path from 'path';
+
+import { openReport, setTheme } from './reportCell';
 
 /**
  * The report as a performance engineer uses it, on a real H200 trace, in both themes: zoom to
  * about 1 ms shows kernels by name, a plain wheel scrolls the notebook, GPU busy reads the same
- * in the head and the timeline. The committed trace with the most kernels per step is
- * tinygpt_before (about 440 per step); no committed trace reaches 1,000 (the jest suite covers
- * 1,200 kernels per step with a synthetic summary).
+ * in the head and the timeline.
  */
-const TRACE = path.resolve(__dirname, '..', '..', 'tests', 'data', 'real', 'tinygpt_before');
-
-/** A notebook with tall output above the report (so the notebook scrolls) and the report. */
-async function openReport(page: IJupyterLabPageFixture, name: string) {
-  await page.notebook.createNew(name);
-  await page.notebook.setCell(0, 'code', "print('\\n'.join(map(str, range(60))))");
-  await page.notebook.runCell(0, true);
-  await page.notebook.addCell(
-    'code',
-    [
-      'from jupyter_gpuprof.report import analyze_path',
-      'from jupyter_gpuprof.views.widget import ReportWidget',
-      `s = analyze_path(${JSON.stringify(TRACE)}).to_json()`,
-      "s['source']['path'] = 'tests/data/real/tinygpt_before'",
-      'ReportWidget(s)'
-    ].join('\n')
-  );
-  await page.notebook.runCell(1, true);
-  const widget = page.locator('.jp-OutputArea-output .gpuprof-w');
-  await expect(widget).toHaveCount(1, { timeout: 120_000 });
-  return widget;
+interface ITimelineTrace {
+  /** A committed run folder (trace + meta), relative to the repository. */
+  dir: string;
+  /** The fewest kernels per step the trace must hold, so the zoom test means what it says. */
+  minKernelsPerStep: number;
 }
 
+/**
+ * The trace the spec runs on: a Llama-style bf16 step on the H200, over 1,000 kernels per step
+ * (the issue's bar). GPUPROF_TIMELINE_TRACE (a run folder relative to the repository, e.g.
+ * tests/data/real/tinygpt_before, about 440 kernels per step) overrides it for one run.
+ */
+const TRACE: ITimelineTrace = process.env.GPUPROF_TIMELINE_TRACE
+  ? { dir: process.env.GPUPROF_TIMELINE_TRACE, minKernelsPerStep: 1 }
+  : { dir: 'tests/data/real/llama_bf16', minKernelsPerStep: 1000 };
+
 for (const theme of ['light', 'dark']) {
-  test(`timeline on a real trace, ${theme} theme: kernels by name at 1 ms, wheel scrolls the page`, async ({
+  test(`timeline on ${TRACE.dir}, ${theme} theme: kernels by name at 1 ms, wheel scrolls the page`, async ({
     page
   }) => {
     test.setTimeout(240_000);
-    if (theme === 'dark') {
-      await page.theme.setDarkTheme();
-    } else {
-      await page.theme.setLightTheme();
-    }
-    const widget = await openReport(page, `timeline_${theme}.ipynb`);
+    // the width of a notebook on a laptop screen, the file browser closed: the chart's width
+    // decides how long a kernel must be for its name to fit
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.sidebar.close('left');
+    await setTheme(page, theme);
+    const { widget, kernelsPerStep } = await openReport(
+      page,
+      `timeline_${theme}.ipynb`,
+      TRACE.dir
+    );
+    test.info().annotations.push({ type: 'kernels per step', description: String(kernelsPerStep) });
+    expect(kernelsPerStep).toBeGreaterThanOrEqual(TRACE.minKernelsPerStep);
     const head = (await widget.locator('.gpuprof-w-busy-head').textContent()) ?? '';
     expect(head).toMatch(/^GPU busy \d+ % real \/ \d+ % under profiler$/);
 
@@ -63,18 +62,33 @@ for (const theme of ['light', 'dark']) {
     await expect.poll(() => scroller.evaluate(el => el.scrollTop)).not.toBe(top);
     expect(await axis()).toBe(before);
 
-    // W zooms (Perfetto's key) until the axis reads in µs: a window under 2 ms
+    // into a step whose every event the report carries (the summary inlines the typical ones;
+    // the others load from a run's server, which this notebook has not), then W (Perfetto's
+    // key, 0.6 of the window a press) until the window is 1 ms or less
     await svg.scrollIntoViewIfNeeded();
+    await timeline.locator('rect.gpuprof-w-step[data-events="all"]').first().click();
     await svg.focus();
-    for (let i = 0; i < 30 && !(await axis()).includes('µs'); i++) {
+    const windowUs = async () => Number(await svg.getAttribute('data-view-us'));
+    for (let i = 0; i < 40 && (await windowUs()) > 1000; i++) {
       await page.keyboard.press('w');
     }
+    const shownUs = await windowUs();
+    expect(shownUs).toBeLessThanOrEqual(1000);
+    expect(shownUs).toBeGreaterThan(500);
+    test.info().annotations.push({ type: 'window µs', description: String(shownUs) });
     expect(await axis()).toContain('µs');
-    await expect(timeline.locator('.gpuprof-w-name').first()).toBeVisible();
-    const names = await timeline.locator('.gpuprof-w-name').allTextContents();
-    expect(names.some(n => n.length > 3 && !/^\d+ events$/.test(n))).toBe(true);
+    // the GPU lane itself names kernels (not only the CPU lanes their ops)
+    const lanes = await timeline.locator('.gpuprof-w-lane').allTextContents();
+    const gpuLane = lanes.findIndex(l => /stream/.test(l));
+    expect(gpuLane).toBeGreaterThanOrEqual(0);
+    const gpuNames = timeline.locator(`.gpuprof-w-name[data-lane="${gpuLane}"]`);
+    await expect(gpuNames.first()).toBeVisible();
+    const names = await gpuNames.allTextContents();
+    expect(names.filter(n => n.length > 3 && !/^\d+ events$/.test(n)).length).toBeGreaterThan(0);
     await page.mouse.move(0, 0);
-    await widget.screenshot({ path: test.info().outputPath(`timeline-1ms-${theme}.png`) });
+    expect(await widget.screenshot()).toMatchSnapshot(
+      `timeline-1ms-${path.basename(TRACE.dir)}-${theme}.png`
+    );
 
     // a click on a step band zooms to that step, its axis counted from the step start
     await page.dblclick('svg.gpuprof-w-tl');

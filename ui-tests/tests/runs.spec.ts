@@ -94,8 +94,16 @@ test.describe('GPU Profiler run browser', () => {
     await expect(dialog.locator('.jp-gpuprof-code')).toContainText('train_step(batch)');
     await dialog.getByRole('button', { name: 'Close' }).click();
 
+    // One Download trace in the run's view: the report toolbar's (the header had its own).
+    const downloadButton = detail.getByRole('button', { name: 'Download trace', exact: true });
+    await expect(downloadButton).toHaveCount(1);
+    await expect(downloadButton).toHaveClass(/gpuprof-w-toolbtn/);
+    await page.mouse.move(0, 0);
+    expect(await detail.locator('.jp-gpuprof-detail-header').screenshot()).toMatchSnapshot(
+      'run-detail-header.png'
+    );
     const download = page.waitForEvent('download');
-    await detail.locator('.jp-gpuprof-button', { hasText: 'Download trace' }).click();
+    await downloadButton.click();
     expect((await download).suggestedFilename()).toBe(`${BEFORE}.trace.json.gz`);
   });
 
