@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from make_gpu_notebook import python3_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 OUT = Path(__file__).resolve().parent.parent / "notebooks" / "frameworks_gpu.ipynb"
 STEPS = 60
@@ -116,10 +117,7 @@ def build() -> nbformat.NotebookNode:
             "if not fw.TINY:\n"
             "    assert (table['verdict'] == table['expected']).all(), 'a verdict is off'"),
     ]
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    return nb
+    return python3_notebook(cells)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,14 @@ WORKLOADS = ["input", "sync", "launch", "precision", "compute", "memory", "trans
 OUT = Path(__file__).resolve().parent.parent / "notebooks" / "gpu_workloads.ipynb"
 
 
+def python3_notebook(cells: list) -> nbformat.NotebookNode:
+    """A notebook of `cells` for the default Python 3 kernel (what every GPU notebook runs on)."""
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    return nb
+
+
 def build() -> nbformat.NotebookNode:
     """The notebook: setup, one profiled cell per workload, then the verdict table."""
     cells = [
@@ -63,10 +71,7 @@ def build() -> nbformat.NotebookNode:
             "table"),
         new_code_cell("print(f\"{table['as_labelled'].sum()} of {len(table)} verdicts match\")"),
     ]
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    return nb
+    return python3_notebook(cells)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from make_gpu_notebook import python3_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 OUT = Path(__file__).resolve().parent.parent / "notebooks" / "gpt2_gradnorm.ipynb"
 #: the line of the profiled cell the report must name
@@ -69,10 +70,7 @@ def build() -> nbformat.NotebookNode:
         new_markdown_cell("## The finding names the line and the batched fix"),
         new_code_cell(CHECK),
     ]
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    return nb
+    return python3_notebook(cells)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from make_gpu_notebook import python3_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 OUT = Path(__file__).resolve().parent.parent / "notebooks" / "try_fixes_gpu.ipynb"
 
@@ -52,7 +53,7 @@ print("after the tries TF32 is", torch.backends.cuda.matmul.allow_tf32, "(restor
 
 def build() -> nbformat.NotebookNode:
     """The notebook: setup, the profiled step with its tries, the figures."""
-    nb = new_notebook(cells=[
+    nb = python3_notebook([
         new_markdown_cell(
             "# Trying the fixes: BERT in fp32 (NVIDIA H200)\n\n"
             "The report predicts each fix's gain from a replay of the step; `--try` then applies "
@@ -63,8 +64,6 @@ def build() -> nbformat.NotebookNode:
         new_markdown_cell("## Measured against predicted"),
         new_code_cell(CHECK),
     ])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
     return nb
 
 
