@@ -111,50 +111,40 @@ def sync_fix(g: StepGraph) -> tuple[StepGraph, str]:
         f"profiled step held); the host runs ahead, so the launch gaps after each wait close too")
 
 
-def _graphed_host(g: StepGraph) -> tuple[StepGraph, float]:
-    """Host side of a step replayed from a CUDA graph: launches, per-op dispatch and the Python
-    glue between ops go; ops that launch nothing but do real host work stay. Returns the graph
-    and the host time removed (ms per profiled step)."""
-    host = g.host.copy()
-    gidx = host["gpu"].to_numpy()
-    is_kernel = np.zeros(len(host), dtype=bool)
-    is_kernel[gidx >= 0] = ~g.gpu["kind"].isin(["memcpy", "memset"]).to_numpy()[gidx[gidx >= 0]]
-    region = np.ones(len(host), dtype=bool)  # the whole step, optimizer included
-    launches = is_kernel & region & (host["kind"] == LAUNCH).to_numpy()
-    waits = host["kind"].isin([SYNC, BLOCKING]).to_numpy()
-    after_wait = np.concatenate(([False], waits[:-1]))  # the host using a read-back value
-    glue = region & ~after_wait & (host["pre_host_us"] < T.HOST_WORK_MIN_US).to_numpy()
-    python = host["pre_host_us"] - host["pre_hostop_us"]
-    saved = float(host.loc[launches, "dur_us"].sum() + host.loc[region, "pre_dispatch_us"].sum()
-                  + python[glue].sum()) / 1e3 / g.n_steps
-    host.loc[launches, "dur_us"] = 0.0
-    host.loc[region, "pre_dispatch_us"] = 0.0
-    host.loc[glue, "pre_host_us"] = host.loc[glue, "pre_hostop_us"]
-    return g.with_(host=host, tail_dispatch_us=0.0), saved
-
-
 def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
     """The whole step (forward, backward, optimizer) captured in one CUDA graph: its launches
-    cost the graph floor, its dispatch and Python glue vanish. A graph cannot contain a host
-    wait, so a step that syncs has its syncs removed first (`requires_sync`)."""
+    cost the graph floor, its dispatch and the Python glue between ops vanish; ops that launch
+    nothing but do real host work stay. A graph cannot contain a host wait, so a step that
+    syncs has its syncs removed first (`requires_sync`)."""
     first = ""
     if (n_waits := float(_host_waits(g).sum())) > 0:
         g, _ = sync_fix(g)
         first = (f"after its {_per_step(g, n_waits)} host waits per step are removed (a CUDA "
                  "graph cannot contain one), ")
-    n_launch = float(((g.host["kind"] == LAUNCH) & (g.host["gpu"] >= 0)).sum())
-    changed, saved = _graphed_host(g)
-    host = changed.host
-    waits = host["kind"].isin([SYNC, BLOCKING]).to_numpy()
-    # one graph launch per step and after every remaining wait (a big blocking copy)
+    host = g.host.copy()
+    gidx = host["gpu"].to_numpy()
+    is_kernel = np.zeros(len(host), dtype=bool)
+    is_kernel[gidx >= 0] = ~g.gpu["kind"].isin(["memcpy", "memset"]).to_numpy()[gidx[gidx >= 0]]
+    launches = is_kernel & (host["kind"] == LAUNCH).to_numpy()
+    waits = host["kind"].isin([SYNC, BLOCKING]).to_numpy()  # only big blocking copies are left
+    after_wait = np.concatenate(([False], waits[:-1]))  # the host using a read-back value
+    glue = ~after_wait & (host["pre_host_us"] < T.HOST_WORK_MIN_US).to_numpy()
+    python = host["pre_host_us"] - host["pre_hostop_us"]
+    saved = float(host.loc[launches, "dur_us"].sum() + host["pre_dispatch_us"].sum()
+                  + python[glue].sum()) / 1e3 / g.n_steps
+    host.loc[launches, "dur_us"] = 0.0
+    host["pre_dispatch_us"] = 0.0
+    host.loc[glue, "pre_host_us"] = host.loc[glue, "pre_hostop_us"]
+    # one graph launch per step and after every remaining wait
     seg = np.concatenate(([True], waits[:-1])) | (host["step"].diff().fillna(1) != 0).to_numpy()
     host.loc[seg, "pre_host_us"] += T.GRAPH_LAUNCH_US
     gpu = g.gpu.copy()
-    is_k = ~gpu["kind"].isin(["memcpy", "memset"])
-    gpu.loc[is_k, "dur_us"] += T.GRAPH_NODE_US
-    return changed.with_(host=host, gpu=gpu, launch_latency_us=T.GRAPH_NODE_US), (
-        f"{first}{_per_step(g, n_launch)} launches per step replayed from one graph "
-        f"({saved:.2f} ms per profiled step of dispatch and glue removed)")
+    gpu.loc[~gpu["kind"].isin(["memcpy", "memset"]), "dur_us"] += T.GRAPH_NODE_US
+    return g.with_(host=host, gpu=gpu, launch_latency_us=T.GRAPH_NODE_US,
+                   tail_dispatch_us=0.0), (
+        f"{first}{_per_step(g, float(((host['kind'] == LAUNCH) & (host['gpu'] >= 0)).sum()))} "
+        "launches per step replayed from one "
+        f"graph ({saved:.2f} ms per profiled step of dispatch and glue removed)")
 
 
 def requires_sync(g: StepGraph) -> bool:
