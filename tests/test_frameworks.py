@@ -66,6 +66,13 @@ def check_loop(meta, took, plain_s, printed, micro=1):
     assert median <= 3 * 1e3 * plain_s / STEPS, (median, plain_s)
     assert len(meta.baseline["step_ms"]) >= 20
     assert meta.profiled_step_ms
+    # the host probe is taken inside the framework's own loop: one warm-up step's host time,
+    # the one before the FLOP-counted step; a training fitted to one warm-up step has none
+    probe = meta.baseline["host_probe_ms"]
+    if meta.settings["warmup"] >= 2:
+        assert probe is not None and 0 < probe <= 3 * 1e3 * plain_s / STEPS + 50, probe
+    else:
+        assert probe is None
 
 
 def test_hf_trainer_train_runs_once(ip, tmp_path, capsys):
