@@ -18,6 +18,7 @@ from jupyter_gpuprof.analysis.trace import load_trace
 
 STEPS = 4
 ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>"
+REDUCE = "void at::native::reduce_kernel<512, 1, ReduceOp<float, MeanOps<float, float>>>"
 
 
 def _graph(tmp_path, step, baseline_ms=None):
@@ -152,9 +153,9 @@ def test_transfer_fix_copies_at_pinned_bandwidth_without_holding_the_host(tmp_pa
 
 def test_launch_fix_replays_the_kernels_from_a_graph(tmp_path):
     def step(b, s):
-        for i in range(10):  # 20 µs of dispatch per 3 µs kernel
-            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
-            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
+        for i in range(10):  # 20 µs of dispatch per 3 µs GEMM (nothing to fuse)
+            ext = b.op("aten::mm", s + 20 * i, 20.0, types=["c10::BFloat16"])
+            b.kernel(TC_GEMM, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
         return 200.0
 
     _, g = _graph(tmp_path, step)
@@ -167,11 +168,60 @@ def test_launch_fix_replays_the_kernels_from_a_graph(tmp_path):
         (first + node + 10 * (3 + node) * STEPS) / STEPS / 1e3)
 
 
+def test_launch_fix_also_fuses_short_kernels_as_compile_does(tmp_path):
+    def step(b, s):
+        # a 3 µs GEMM, then a chain of four short elementwise kernels (3, 3, 4, 5 µs): too
+        # short for the memory finding, but the compiled graph fuses them into one
+        ext = b.op("aten::mm", s, 20.0, types=["c10::BFloat16"])
+        b.kernel(TC_GEMM, s + 10, s + 15, 3.0, ext=ext, launch_dur=8.0)
+        for i, d in enumerate((3.0, 3.0, 4.0, 5.0), start=1):
+            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
+            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, d, ext=ext, launch_dur=8.0)
+        return 100.0
+
+    _, g = _graph(tmp_path, step)
+    assert whatif.memory_fix(g)[1] == "no chain of memory-bound kernels to fuse"
+    changed, driver = whatif.launch_fix(g)
+    assert "3 memory-bound kernels per step fused" in driver
+    # fused: the lightest member's 3 µs + each member's time beyond it (0 + 0 + 1 + 2) = 6 µs;
+    # per step one GEMM and one fused kernel (9.6 µs with the node spacing) behind the graph
+    # launch (15 µs), which now paces the step: the last step's two kernels end the replay
+    node, first = thresholds.GRAPH_NODE_US, thresholds.GRAPH_LAUNCH_US
+    assert replay(changed) == pytest.approx(
+        (STEPS * first + node + (3 + node) + (6 + node)) / STEPS / 1e3)
+
+
+def test_one_fused_kernel_replaces_at_most_the_compilers_fusion_limit(tmp_path):
+    def step(b, s):
+        for i in range(70):
+            _launch(b, s + 10 * i, ELEMENTWISE, 20.0, types=("float",), op="aten::add",
+                    op_dur=10.0)
+        return 710.0
+
+    _, g = _graph(tmp_path, step)
+    cap = thresholds.FUSION_MAX_KERNELS
+    assert [len(r) for r in whatif._chains(g, 0.0)] == [cap, 70 - cap] * STEPS
+
+
+def test_a_reduction_ends_a_fused_chain_only_at_the_second_one(tmp_path):
+    def step(b, s):
+        # pointwise, reduction, pointwise, reduction, pointwise, each 20 µs: the compiler
+        # fuses the first reduction with the ops around it and starts again at the second
+        names = [ELEMENTWISE, REDUCE, ELEMENTWISE, REDUCE, ELEMENTWISE]
+        for i, name in enumerate(names):
+            _launch(b, s + 10 * i, name, 20.0, types=("float",), op="aten::add", op_dur=10.0)
+        return 120.0
+
+    _, g = _graph(tmp_path, step)
+    runs = whatif._chains(g, thresholds.MEMORY_MIN_KERNEL_US)
+    assert [len(r) for r in runs] == [3, 2] * STEPS
+
+
 def test_a_step_that_syncs_is_graphed_only_after_its_syncs_go(tmp_path):
     def step(b, s):
         for i in range(10):
-            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
-            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
+            ext = b.op("aten::mm", s + 20 * i, 20.0, types=["c10::BFloat16"])
+            b.kernel(TC_GEMM, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
         _sync(b, s + 200, s + 203)  # a `.item()` in the middle of the step
         return 210.0
 
@@ -222,13 +272,14 @@ def test_memory_fix_fuses_a_chain_into_one_kernel(tmp_path):
 
 
 def _sync_drains_the_queue(b, s):
-    """Per group: 20 short kernels launched 10 µs apart, a 200 µs kernel, `.item()` (a 4-byte
-    read-back and a sync), 30 µs of Python using the value. After each sync the queue is
-    empty, so the short kernels run as fast as the host launches them: launch gaps."""
+    """Per group: 20 short GEMMs launched 10 µs apart (nothing a compiler fuses), a 200 µs
+    kernel, `.item()` (a 4-byte read-back and a sync), 30 µs of Python using the value. After
+    each sync the queue is empty, so the short kernels run as fast as the host launches them:
+    launch gaps."""
     t = s
     for _ in range(6):
         for _ in range(20):
-            _launch(b, t, ELEMENTWISE, 5.0, types=("float",), op="aten::mul", op_dur=10.0)
+            _launch(b, t, TC_GEMM, 5.0, types=("c10::BFloat16",), op="aten::mm", op_dur=10.0)
             t += 10
         _launch(b, t, TC_GEMM, 200.0, types=("c10::BFloat16",))  # runs t+7 .. t+207
         ext = b.op("aten::_local_scalar_dense", t + 10, 205.0)

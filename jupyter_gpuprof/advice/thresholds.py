@@ -74,8 +74,10 @@ SIMT_EFFICIENCY = 0.7
 #: a read-back smaller than this is a sync (`.item()`), larger ones are transfers
 READBACK_MAX_BYTES = 64 * 1024
 #: a memory-bound kernel shorter than this is bound by launch latency, not bandwidth: fusing
-#: such kernels is the launch fix's saving, not the memory fix's
+#: such kernels is the launch fix's saving (compiled into the graph), not the memory fix's
 MEMORY_MIN_KERNEL_US = 10.0
+#: the most kernels one fused kernel replaces (Inductor's `max_fusion_size` default)
+FUSION_MAX_KERNELS = 64
 MEMORY_KINDS = ("elementwise", "norm", "softmax", "reduction", "other")
 
 #: below both, a trace holds too little GPU work to judge (no step-sized advice)

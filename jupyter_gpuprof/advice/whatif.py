@@ -8,6 +8,7 @@ the syncs that drain the launch queue also removes the launch gaps that follow t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -112,15 +113,19 @@ def sync_fix(g: StepGraph) -> tuple[StepGraph, str]:
 
 
 def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
-    """The whole step (forward, backward, optimizer) captured in one CUDA graph: its launches
-    cost the graph floor, its dispatch and the Python glue between ops vanish; ops that launch
-    nothing but do real host work stay. A graph cannot contain a host wait, so a step that
-    syncs has its syncs removed first (`requires_sync`)."""
+    """What `torch.compile(mode="reduce-overhead")` does to a launch-bound step: its chains of
+    short kernels fused, then the step replayed from one CUDA graph: launches cost the graph
+    floor, dispatch and the Python glue between ops vanish; ops that launch nothing but do real
+    host work stay. A graph cannot contain a host wait, so a step that syncs has its syncs
+    removed first (`requires_sync`)."""
     first = ""
     if (n_waits := float(_host_waits(g).sum())) > 0:
         g, _ = sync_fix(g)
         first = (f"after its {_per_step(g, n_waits)} host waits per step are removed (a CUDA "
                  "graph cannot contain one), ")
+    # the compiled graph also fuses the chains of short kernels (the longer ones, whose bytes
+    # set their time, are the memory finding's: each fusion is priced once)
+    g, fusion = _fused(g, 0.0, T.MEMORY_MIN_KERNEL_US)
     host = g.host.copy()
     gidx = host["gpu"].to_numpy()
     is_kernel = np.zeros(len(host), dtype=bool)
@@ -142,9 +147,8 @@ def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
     gpu.loc[~gpu["kind"].isin(["memcpy", "memset"]), "dur_us"] += T.GRAPH_NODE_US
     return g.with_(host=host, gpu=gpu, launch_latency_us=T.GRAPH_NODE_US,
                    tail_dispatch_us=0.0), (
-        f"{first}{_per_step(g, float(((host['kind'] == LAUNCH) & (host['gpu'] >= 0)).sum()))} "
-        "launches per step replayed from one "
-        f"graph ({saved:.2f} ms per profiled step of dispatch and glue removed)")
+        f"{first}{_per_step(g, float(launches.sum()))} launches per step replayed from one "
+        f"graph ({saved:.2f} ms per profiled step of dispatch and glue removed){fusion}")
 
 
 def requires_sync(g: StepGraph) -> bool:
@@ -209,30 +213,36 @@ def _segments(g: StepGraph) -> np.ndarray:
     return out
 
 
-def _chains(g: StepGraph) -> list[np.ndarray]:
-    """Runs of consecutive bandwidth-bound kernels on one stream (two or more) that one
-    compiled region could fuse."""
+def _chains(g: StepGraph, min_us: float, max_us: float = math.inf) -> list[np.ndarray]:
+    """Runs of consecutive bandwidth-bound kernels (each `min_us` or longer and shorter than
+    `max_us`) on one stream and in one stretch of host program, two to
+    `T.FUSION_MAX_KERNELS`, that one compiled kernel could fuse: pointwise ops around at most
+    one reduction (the compiler fuses a reduction's producers in as its
+    prologue and its consumers as its epilogue, and starts a new kernel at the next one)."""
     out = []
     gpu = g.gpu
     seg = _segments(g)
-    mem = (gpu["kind"].isin(T.MEMORY_KINDS) & (gpu["dur_us"] >= T.MEMORY_MIN_KERNEL_US)).to_numpy()
-    # a reduction ends what one kernel can fuse: the compiler starts a new kernel with it and
-    # carries the pointwise ops that follow as its epilogue
-    starts = gpu["kind"].isin(REDUCING_KINDS).to_numpy()
+    mem = (gpu["kind"].isin(T.MEMORY_KINDS) & (gpu["dur_us"] >= min_us)
+           & (gpu["dur_us"] < max_us)).to_numpy()
+    reduces = gpu["kind"].isin(REDUCING_KINDS).to_numpy()
     for _, idx in gpu.groupby("stream", sort=False).groups.items():
         order = np.asarray(idx)[np.argsort(gpu.loc[idx, "ts_us"].to_numpy(), kind="stable")]
         run: list[int] = []
+        reduced = False
         for j in [*order.tolist(), -1]:
-            if j >= 0 and mem[j] and not (run and (starts[j] or seg[j] != seg[run[-1]])):
+            if (j >= 0 and mem[j] and not (run and seg[j] != seg[run[-1]])
+                    and not (reduced and reduces[j]) and len(run) < T.FUSION_MAX_KERNELS):
                 run.append(j)
+                reduced = reduced or bool(reduces[j])
                 continue
             if len(run) > 1:
                 out.append(np.array(run))
             run = [j] if j >= 0 and mem[j] else []
+            reduced = bool(run) and bool(reduces[j])
     return out
 
 
-def memory_fix(g: StepGraph) -> tuple[StepGraph, str]:
+def _fused(g: StepGraph, min_us: float, max_us: float = math.inf) -> tuple[StepGraph, str]:
     """Each chain of memory-bound kernels becomes one kernel moving the chain's unique bytes.
 
     Every member of a chain streams the same activation: the fused kernel moves what its
@@ -243,22 +253,30 @@ def memory_fix(g: StepGraph) -> tuple[StepGraph, str]:
     host = g.host.copy()
     dropped: list[int] = []
     before = after = 0.0
-    for run in _chains(g):
+    for run in _chains(g, min_us, max_us):
         d = gpu["dur_us"].to_numpy()[run]
         fused = float(d.max() + (d - d.min()).sum() - (d.max() - d.min()))
         before += float(d.sum())
         after += fused
         gpu.loc[gpu.index[run[0]], "dur_us"] = fused
         dropped.extend(run[1:].tolist())
-    # the compiler that fuses them also stops dispatching the fused-away ops one by one (what
-    # compiled code saves on the host beyond that is the launch finding's: a graph saves more)
+    # the compiler that fuses them also stops dispatching the fused-away ops one by one
     items = host["gpu"].isin(dropped)
     host.loc[items, ["dur_us", "pre_dispatch_us"]] = 0.0
     host.loc[items, "gpu"] = -1
     n = g.n_steps
     return g.with_(host=host, gpu=gpu), (
-        f"{len(dropped) / n:.0f} memory-bound kernels per step fused into their chains "
-        f"({before / 1e3 / n:.2f} → {after / 1e3 / n:.2f} ms per step of GPU time)")
+        f"; {len(dropped) / n:.0f} memory-bound kernels per step fused into their chains "
+        f"({before / 1e3 / n:.2f} → {after / 1e3 / n:.2f} ms per step of GPU time)"
+        if dropped else "")
+
+
+def memory_fix(g: StepGraph) -> tuple[StepGraph, str]:
+    """`torch.compile`'s fusion of the chains of memory-bound kernels long enough for their
+    bytes, not their launch, to set their time (what compiled code saves on the host beyond
+    that is the launch finding's: a graph saves more)."""
+    changed, driver = _fused(g, T.MEMORY_MIN_KERNEL_US)
+    return changed, driver.removeprefix("; ") or "no chain of memory-bound kernels to fuse"
 
 
 FIXES: dict[str, Transform] = {

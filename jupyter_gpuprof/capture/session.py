@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -123,12 +124,17 @@ class ProfileSession:
         if torch.cuda.is_available():
             activities.append(ProfilerActivity.CUDA)
         s = self.settings
+        # one cycle only: keeping its events (where torch has the option) changes nothing but
+        # silences torch's warning that a new cycle would clear them
+        accepts = inspect.signature(profile).parameters
+        extra = {"acc_events": True} if "acc_events" in accepts else {}
         return profile(
             activities=activities,
             schedule=schedule(wait=s.wait, warmup=s.prof_warmup, active=s.active, repeat=1),
             record_shapes=s.record_shapes,
             profile_memory=s.profile_memory,
             with_stack=s.with_stack,
+            **extra,
         )
 
     # boundaries -------------------------------------------------------------
