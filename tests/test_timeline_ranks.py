@@ -18,7 +18,7 @@ from jupyter_gpuprof.analysis.timeline_ranks import (
     merge_rank_lanes,
     rank_shifts,
 )
-from jupyter_gpuprof.report import analyze_path
+from jupyter_gpuprof.report import SUMMARY_SCHEMA_VERSION, analyze_path, cached_summary, run_summary
 from jupyter_gpuprof.report.timeline_step import NoSuchStep, run_step_timeline
 from jupyter_gpuprof.store.run import open_run
 
@@ -117,3 +117,23 @@ def test_a_multi_rank_run_has_no_per_step_events_to_serve(tmp_path):
     write_meta(folder, baseline={"step_ms": [], "timing": None})
     with pytest.raises(NoSuchStep, match="2 ranks"):
         run_step_timeline(open_run(folder), 1)
+
+
+def test_a_multi_rank_summary_cached_before_the_rank_timeline_is_analysed_again(tmp_path):
+    folder = tmp_path / "20261129-191322-ddp"
+    shutil.copytree(DATA / "real" / "ddp_workload_comm", folder)
+    write_meta(folder, baseline={"step_ms": [], "timing": None})
+    run = open_run(folder)
+    assert run_summary(run)["timeline"] is not None
+    cache = folder / "summary.json"
+    current = json.loads(cache.read_text())
+    # what a version-1 analysis cached for this run: it decodes into today's model
+    old = {**current, "schema_version": 1, "timeline": None}
+    unversioned = {k: v for k, v in current.items() if k != "schema_version"}
+    for stale in (old, unversioned):
+        cache.write_text(json.dumps(stale))
+        assert cached_summary(run) is None
+        again = run_summary(run)
+        assert again["schema_version"] == SUMMARY_SCHEMA_VERSION and again["timeline"]
+        assert json.loads(cache.read_text())["timeline"] == again["timeline"]  # cached anew
+    assert cached_summary(run) == again

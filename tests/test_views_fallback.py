@@ -14,6 +14,8 @@ import pytest
 
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.views.fallback import TRUST_NOTICE, static_report
+from jupyter_gpuprof.views.palette import LANE_COLORS
+from jupyter_gpuprof.views.png_charts import timeline_png
 from jupyter_gpuprof.views.raster import Canvas
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,3 +94,29 @@ def test_charts_survive_jupyterlabs_sanitizer(summary):
     assert "Verdict" in clean and f"{summary['steps']['median_ms']:.2f} ms" in clean
     # what the old fallback relied on is exactly what the sanitizer strips
     assert "<svg" not in _jupyterlab_sanitize("<p>a</p><svg><rect width='2'/></svg>")
+
+
+def _ink_bands(px: np.ndarray, colors: dict[str, str]) -> list[str]:
+    """Top to bottom, the colour name of each horizontal band of pixel rows holding it."""
+    rgb = {name: np.array([int(c[i:i + 2], 16) for i in (1, 3, 5)]) for name, c in colors.items()}
+    bands: list[str] = []
+    previous = None
+    for row in px:
+        inked = next((name for name, v in rgb.items() if (row == v).all(axis=1).any()), None)
+        if inked is not None and inked != previous:
+            bands.append(inked)
+        previous = inked
+    return bands
+
+
+def test_static_timeline_draws_every_rank_of_an_eight_rank_run():
+    tl = analyze_path(ROOT / "tests" / "data" / "wild" / "param" / "dlrm_8ranks").to_json()[
+        "timeline"]
+    assert len(tl["lanes"]) == 24  # per rank: main thread, compute stream, NCCL stream
+    src = _imgs(timeline_png(tl))[0]
+    data = base64.b64decode(src.split(",", 1)[1])
+    px = _decode_png(data)
+    # one band of lane colour per lane: all eight groups, not the first four
+    assert _ink_bands(px, {k: LANE_COLORS[k] for k in ("cpu", "gpu")}) == ["cpu", "gpu",
+                                                                          "gpu"] * 8
+    assert px.shape[0] <= 400 and len(data) < 20_000  # thinner lanes, still a small image

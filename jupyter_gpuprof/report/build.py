@@ -27,7 +27,7 @@ from ..oneline import first_line
 from ..store.layout import folder_traces, is_run_folder, rank_in_name, sibling_meta
 from ..store.run import Run, RunMeta, open_run
 from ..store.runs import RunInProgress
-from .model import Summary, from_builtins, to_builtins
+from .model import SUMMARY_SCHEMA_VERSION, Summary, from_builtins, to_builtins
 from .summarize import summarize
 
 
@@ -217,9 +217,14 @@ def analyze_path(path: str | Path, data: Prefetch | None = None) -> Report:
 
 
 def cached_summary(run: Run) -> dict[str, Any] | None:
-    """The run's summary.json when it decodes into the current model, else None."""
+    """The run's summary.json when this version wrote it and it decodes, else None.
+
+    The version is read from the file itself (the model's default would pass a summary that
+    lacks it): an older summary can decode yet miss figures (a multi-rank timeline) that only
+    re-analysis adds.
+    """
     cached = run.read_summary()
-    if cached is None:
+    if cached is None or cached.get("schema_version") != SUMMARY_SCHEMA_VERSION:
         return None
     try:
         from_builtins(cached)

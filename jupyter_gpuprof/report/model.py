@@ -14,8 +14,8 @@ import msgspec
 from .model_cost import Conditions, Cost, OneTimeCost, TryResult
 from .timeline_model import Timeline as Timeline  # re-exported: summarize and views use it
 
-#: version of the summary object (not of meta.json, whose version the store owns)
-SUMMARY_SCHEMA_VERSION = 1
+#: summary version (meta.json's is the store's): bump when an older cache would decode yet lack data
+SUMMARY_SCHEMA_VERSION = 2
 
 
 class Model(msgspec.Struct):

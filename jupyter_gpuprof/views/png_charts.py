@@ -15,8 +15,12 @@ from .raster import Canvas, text_width
 from .svg import CAUSE_COLORS, LANE_COLORS, ticks
 
 GRID, AXIS, MUTED = "#e6e6e6", "#444444", "#666666"
-#: at most this many lanes are drawn in the static timeline
-MAX_STATIC_LANES = 12
+#: height (px) of a static timeline lane while all lanes fit TIMELINE_PLOT_H
+LANE_H = 20
+#: past this plot height (px) lanes get thinner rather than dropped: every rank stays drawn
+TIMELINE_PLOT_H = 240
+#: thinnest lane: its 10-px label still clears the next one (32 lanes: a 416-px plot)
+MIN_LANE_H = 13
 
 
 def _tick_label(t: float) -> str:
@@ -94,12 +98,29 @@ def kinds_png(kinds: list[dict[str, Any]], n_steps: int | None = None,
     return c.img_tag("GPU time by kernel kind, ms per real step")
 
 
+def _lane_height(n_lanes: int) -> int:
+    """Pixels per lane: LANE_H, thinner once the lanes would pass TIMELINE_PLOT_H."""
+    return max(MIN_LANE_H, min(LANE_H, TIMELINE_PLOT_H // max(n_lanes, 1)))
+
+
+def _rank_of(lane: dict[str, Any]) -> str | None:
+    """The rank prefix of a multi-rank lane id ('rank3:gpu:3:7' -> 'rank3'), else None."""
+    head = str(lane.get("id", "")).split(":", 1)[0]
+    return head if head.startswith("rank") else None
+
+
 def timeline_png(tl: dict[str, Any] | None, width: int = 900) -> str:
-    """Overview of the profiled window: lanes, idle gaps shaded by cause, step boundaries."""
+    """Overview of the profiled window: lanes, idle gaps shaded by cause, step boundaries.
+
+    Every lane is drawn (a multi-rank run's lane groups, one per rank, ruled apart): many
+    lanes make each thinner and the image taller, never fewer ranks.
+    """
     if not tl or not tl.get("lanes") or not tl.get("dur_us"):
         return ""
-    lanes = tl["lanes"][:MAX_STATIC_LANES]
-    left, lane_h, top = 222, 20, 8
+    lanes = tl["lanes"]
+    left, top = 222, 8
+    lane_h = _lane_height(len(lanes))
+    inset = max(1, lane_h // 6)
     plot_w = width - left - 10
     bottom = top + lane_h * len(lanes)
     c = Canvas(width, bottom + 52)
@@ -113,10 +134,12 @@ def timeline_png(tl: dict[str, Any] | None, width: int = 900) -> str:
         c.rect(left + st["start"] * scale, top, left + st["start"] * scale + 1, bottom, MUTED)
     for i, lane in enumerate(lanes):
         y = top + i * lane_h
-        c.text(6, y + 5, str(lane["label"])[:26], AXIS)
+        if i and _rank_of(lane) != _rank_of(lanes[i - 1]):  # a new rank's group starts
+            c.rect(6, y, left + plot_w, y + 1, MUTED)
+        c.text(6, y + (lane_h - 10) // 2, str(lane["label"])[:26], AXIS)
         color = LANE_COLORS.get(lane["kind"], "#555555")
         for s, d in zip(lane["start"], lane["dur"], strict=False):
-            c.rect(left + s * scale, y + 3, left + (s + d) * scale, y + lane_h - 3, color)
+            c.rect(left + s * scale, y + inset, left + (s + d) * scale, y + lane_h - inset, color)
     _axis(c, 0.0, tl["dur_us"] / 1e3, left, left + plot_w, top, bottom, "ms of profiled time")
     x = float(left)
     for cause, color in CAUSE_COLORS.items():  # the legend of the shaded idle gaps
