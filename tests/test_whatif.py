@@ -12,7 +12,7 @@ from tracebuilder import TraceBuilder
 from jupyter_gpuprof.advice import thresholds, whatif
 from jupyter_gpuprof.advice.verdict import advise
 from jupyter_gpuprof.analysis.hardware import peak_tflops
-from jupyter_gpuprof.analysis.step_replay import calibrate, predict, replay
+from jupyter_gpuprof.analysis.step_replay import calibrate, host_ms_per_step, predict, replay
 from jupyter_gpuprof.analysis.summary import analyze
 from jupyter_gpuprof.analysis.trace import load_trace
 
@@ -65,6 +65,32 @@ def test_gpu_bound_step_takes_the_profilers_host_inflation_out(tmp_path):
     host_bound = _graph(tmp_path, lambda b, s: (_launch(b, s, ELEMENTWISE, 1.0), 100.0)[1])[1]
     f2, r2 = calibrate(host_bound, 0.05)  # half the profiled step: the host is half as slow
     assert r2 == pytest.approx(0.05, rel=1e-3) and 0.4 < f2 < 0.6
+
+
+def test_a_host_probe_is_the_host_scale_even_where_the_real_step_could_infer_one(tmp_path):
+    def step(b, s):
+        # the host issues 20 ops in 1,000 µs (50 µs each) while the GPU runs a 950 µs GEMM and
+        # 19 one-µs kernels: under the profiler the host just bounds the step
+        _launch(b, s, TC_GEMM, 950.0, op_dur=50.0)
+        for i in range(1, 20):
+            _launch(b, s + 50 * i, ELEMENTWISE, 1.0, op_dur=50.0)
+        return 1000.0
+
+    _, g = _graph(tmp_path, step)
+    # the real step, 0.985 ms, a hair above the GPU's 0.97: bisection reads it as a host at
+    # 0.985 of its profiled speed, though any host up to 0.97 would give nearly the same
+    real = 0.985
+    inferred, _ = calibrate(g, real)
+    assert inferred == pytest.approx(0.985, rel=1e-3)
+    probe = 0.5 * host_ms_per_step(g)  # measured: the host is twice as fast
+    f, _ = calibrate(g, real, host_probe_ms=probe)
+    assert f == pytest.approx(0.5, rel=1e-3)
+    # the GEMM on Tensor Cores at once: the host at the probe's speed now bounds the step
+    faster = g.with_(gpu=g.gpu.assign(dur_us=g.gpu["dur_us"].clip(upper=1.0)))
+    assert predict(g, faster, real, probe) == pytest.approx(
+        real / replay(g, f) * replay(faster, f))
+    assert replay(faster, f) == pytest.approx(replay(faster, 0.5))
+    assert predict(g, faster, real, probe) < 0.6 * predict(g, faster, real)
 
 
 def test_unchanged_graph_replays_the_profiled_step(tmp_path):

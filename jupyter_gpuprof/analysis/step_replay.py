@@ -91,15 +91,20 @@ def calibrate(g: StepGraph, real_step_ms: float,
               host_probe_ms: float | None = None) -> tuple[float, float]:
     """Host-time scale that makes the unchanged graph take `real_step_ms`, and the replay at it.
 
-    Bisection: the replay only grows with the host scale. When no scale reaches the real step
+    A host probe (the host time of one unprofiled step issued from an empty GPU queue) over
+    the trace's host time *is* the scale: measured, where the real step only lets it be
+    inferred (a step whose GPU work nearly fills it fits many host speeds). Without a probe,
+    bisection: the replay only grows with the host scale. When no scale reaches the real step
     (the GPU work alone is longer, or the real step is longer than the profiled one) the
     nearest end is kept and `predict()` rescales predictions by real/replayed; where the GPU
-    bounds the step at any scale, the host probe (an unprofiled step's host time) over the
-    trace's host time gives the scale, else `PROFILED_HOST_SCALE` stands in for it.
+    bounds the step at any scale, `PROFILED_HOST_SCALE` stands in for the unseen host speed.
     """
     lo, hi = SCALE_RANGE
     if not (real_step_ms > 0) or not len(g.host):
         return 1.0, replay(g, 1.0)
+    if host_probe_ms and (own := host_ms_per_step(g)) > 0:
+        f = min(hi, max(lo, host_probe_ms / own))
+        return f, replay(g, f)
     if replay(g, lo) >= real_step_ms:
         return lo, replay(g, lo)
     at_hi = replay(g, hi)
@@ -108,8 +113,6 @@ def calibrate(g: StepGraph, real_step_ms: float,
         # the step at every scale, the real host speed is unseen, so take the profiler's
         # usual inflation out (a fix that shrinks GPU time then meets the real host)
         f = PROFILED_HOST_SCALE
-        if host_probe_ms and (own := host_ms_per_step(g)) > 0:
-            f = min(hi, max(lo, host_probe_ms / own))  # measured: the probe over the trace's
         prior = replay(g, f)
         if prior >= at_hi * (1.0 - INSENSITIVE):
             return f, prior
