@@ -71,12 +71,28 @@ class Amp(StartupFix):
         # Autocast caches the bf16 copy of each weight until its outermost region exits, which
         # this one never does: without clearing, every later forward would use the copies of
         # the first step's weights, not the weights the optimizer updated.
+        from torch.nn.modules.module import register_module_forward_pre_hook
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
-        register_optimizer_step_post_hook(lambda *_: torch.clear_autocast_cache())
+        register_optimizer_step_post_hook(self._after_step)
+        # A script's own `torch.autocast(enabled=False)` region switches ours off inside it:
+        # the first step's module calls say whether the forward really ran under autocast.
+        self.calls_on: list[bool] = []
+        self._forward_hook = register_module_forward_pre_hook(
+            lambda *_: self.calls_on.append(torch.is_autocast_enabled(self.device)))
         self.applied.append(f"bf16 autocast on {self.device} for the whole script")
 
+    def _after_step(self, *_: Any) -> None:
+        """After each optimizer step: drop the stale weight copies; stop watching the forward."""
+        self.torch.clear_autocast_cache()
+        if self._forward_hook is not None:
+            self._forward_hook.remove()  # it ran on every module call of the first step only
+            self._forward_hook = None
+
     def problem(self) -> str | None:
+        if self.calls_on and not any(self.calls_on):
+            return ("the step's forward ran with autocast off: the script's own "
+                    "torch.autocast(enabled=False) region overrides the try")
         if not self.torch.is_autocast_enabled(self.device):
             return "the script switched autocast off again"
         return None
@@ -93,16 +109,22 @@ class Compile(StartupFix):
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         self.called: dict[int, Any] = {}
+        self.stepped = False
         self._graphs_before = compiled_graphs()
-        self._hooks = [
-            register_module_forward_pre_hook(lambda m, _a: self.called.setdefault(id(m), m)),
-            register_optimizer_step_post_hook(self._compile_at_first_step),
-        ]
+        self._forward_hook = register_module_forward_pre_hook(self._note_call)
+        # stays registered (torch iterates its hooks while calling this one), idle after once
+        register_optimizer_step_post_hook(self._compile_at_first_step)
+
+    def _note_call(self, module: Any, _args: Any) -> None:
+        """Remember a module the first step calls (returns None: the inputs stay as they are)."""
+        self.called.setdefault(id(module), module)
 
     def _compile_at_first_step(self, optimizer: Any, *_: Any) -> None:
         """At the first optimizer step: compile in place what its forward called."""
-        for h in self._hooks:
-            h.remove()  # the forward hook ran on every module call: stop paying for it
+        if self.stepped:
+            return
+        self.stepped = True
+        self._forward_hook.remove()  # it ran on every module call: stop paying for it
         owned = {id(p) for g in optimizer.param_groups for p in g["params"]}
         trained = [m for m in self.called.values()
                    if any(id(p) in owned for p in m.parameters())]
