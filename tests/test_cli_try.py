@@ -47,7 +47,8 @@ for i in range({steps}):
             raise RuntimeError("this model trains in fp32 only")
         loss.backward()
         opt.step()
-        print("step", i, str(out.dtype), repr(loss.item()), flush=True)
+        print("step", i, str(out.dtype), repr(loss.item()), type(out.grad_fn).__name__,
+              flush=True)
 """
 
 FLAGS = ["--steps", "4", "--warmup", "2", "--wait", "0", "--prof-warmup", "0", "--active", "2"]
@@ -123,6 +124,9 @@ def test_compile_compiles_the_trained_model_in_place(tmp_path):
     # the loss module, which has no weights the optimizer updates, is not
     assert t["applied"] == ["torch.compile(Sequential)"]
     assert t["compiled_graphs"] > 0 and len(t["step_ms"]) == 4
+    grad_fns = [s[3] for s in log(run, "compile")["step"]]
+    assert grad_fns[0] == "AddmmBackward0"  # the first step runs eagerly: it finds the model
+    assert set(grad_fns[1:]) == {"CompiledFunctionBackward"}  # then its compiled forward runs
 
 
 def test_failing_try_is_a_one_line_result_and_the_run_stays(tmp_path, capfd):
@@ -151,8 +155,10 @@ def test_try_without_a_list_takes_the_findings_fixes(tmp_path, monkeypatch, capf
 
     def with_precision_finding(run):
         s = real(run)  # a CPU trace has no GPU findings: add the one fp32 GEMMs would have
-        return {**s, "findings": [{"category": "precision", "title": "fp32 GEMMs",
-                                   "expected_gain_pct": 30.0}]}
+        finding = {"id": "fp32-gemm", "category": "precision", "title": "fp32 GEMMs",
+                   "evidence": "GEMMs in fp32", "fix": "bf16 autocast",
+                   "expected_gain_pct": 30.0, "cost_ms": 1.0, "data": {}}
+        return {**s, "findings": [finding]}
 
     monkeypatch.setattr(report, "run_summary", with_precision_finding)
     monkeypatch.setenv("MANUAL_AMP", "off")  # the script's forward opts out of autocast
@@ -204,4 +210,4 @@ def test_try_results_stay_inside_the_run(tmp_path):
     assert read_try_result(run, "amp") == {"fix": "amp", "step_ms": [1.0]}
     assert json.loads((tmp_path / "tries" / "amp.json").read_text())["fix"] == "amp"
     with pytest.raises(ValueError):
-        write_try_result(tmp_path, "../meta", {})
+        write_try_result(tmp_path, "sub/amp", {})  # a fix name is never a path
