@@ -20,35 +20,61 @@ from jupyter_gpuprof.store import Run, RunMeta, RunStore
 from jupyter_gpuprof.store.try_files import read_try_result, write_try_result
 
 TRAIN = """
-import os, sys
+import contextlib, os, sys
 import torch
 from torch import nn
-torch.manual_seed(0)
-model = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 4))
-criterion = nn.CrossEntropyLoss()  # a module without weights: never compiled
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-ds = torch.utils.data.TensorDataset(torch.randn(32, 16), torch.randint(0, 4, (32,)))
-loader = torch.utils.data.DataLoader(ds, batch_size=32)
-print("loader", *(getattr(loader, k, "-") for k in
-                  ("num_workers", "persistent_workers", "prefetch_factor")))
-print("tf32", torch.backends.cuda.matmul.allow_tf32)
-import contextlib
-manual = os.environ.get("MANUAL_AMP")  # "1": autocast by hand; "off": a region with it off
-manual_amp = manual == "1"
-for i in range({steps}):
-    for x, y in loader:  # one batch: the same data every step, so the loss must fall
-        opt.zero_grad()
-        region = (torch.autocast("cpu", dtype=torch.bfloat16, enabled=manual_amp) if manual
-                  else contextlib.nullcontext())
-        with region:
-            out = model(x)
-            loss = criterion(out, y)
-        if i == {fail_at} and torch.is_autocast_enabled("cpu") and not manual_amp:
-            raise RuntimeError("this model trains in fp32 only")
-        loss.backward()
-        opt.step()
-        print("step", i, str(out.dtype), repr(loss.item()), type(out.grad_fn).__name__,
-              flush=True)
+
+
+def probe_worker():
+    # a process the script starts with multiprocessing (spawn: a fresh interpreter that runs
+    # the bootstrap too) must not get the fix: it belongs to the script's main process only
+    import multiprocessing as mp
+    import probe
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=probe.autocast_on, args=(q,))
+    p.start()
+    print("worker_autocast", q.get())
+    p.join()
+
+
+def train():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 4))
+    criterion = nn.CrossEntropyLoss()  # a module without weights: never compiled
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    ds = torch.utils.data.TensorDataset(torch.randn(32, 16), torch.randint(0, 4, (32,)))
+    loader = torch.utils.data.DataLoader(ds, batch_size=32)
+    print("loader", *(getattr(loader, k, "-") for k in
+                      ("num_workers", "persistent_workers", "prefetch_factor")))
+    print("tf32", torch.backends.cuda.matmul.allow_tf32)
+    manual = os.environ.get("MANUAL_AMP")  # "1": autocast by hand; "off": a region with it off
+    manual_amp = manual == "1"
+    for i in range({steps}):
+        for x, y in loader:  # one batch: the same data every step, so the loss must fall
+            opt.zero_grad()
+            region = (torch.autocast("cpu", dtype=torch.bfloat16, enabled=manual_amp) if manual
+                      else contextlib.nullcontext())
+            with region:
+                out = model(x)
+                loss = criterion(out, y)
+            if i == {fail_at} and torch.is_autocast_enabled("cpu") and not manual_amp:
+                raise RuntimeError("this model trains in fp32 only")
+            loss.backward()
+            opt.step()
+            print("step", i, str(out.dtype), repr(loss.item()), type(out.grad_fn).__name__,
+                  flush=True)
+
+
+if __name__ == "__main__":
+    if os.environ.get("PROBE_WORKER"):
+        probe_worker()
+    train()
+"""
+PROBE = """
+def autocast_on(q):
+    import torch
+    q.put(torch.is_autocast_enabled("cpu"))
 """
 
 FLAGS = ["--steps", "4", "--warmup", "2", "--wait", "0", "--prof-warmup", "0", "--active", "2"]
@@ -58,6 +84,7 @@ STEPS = 1 + 2 + 4 + 2  # what the run needs; a try stops after 1 + 2 + 4
 def script(tmp_path, steps=STEPS + 2, fail_at=-1):
     p = tmp_path / "train.py"
     p.write_text(TRAIN.format(steps=steps, fail_at=fail_at))
+    (tmp_path / "probe.py").write_text(PROBE)
     return p
 
 
@@ -162,7 +189,9 @@ def test_try_without_a_list_takes_the_findings_fixes(tmp_path, monkeypatch, capf
 
     monkeypatch.setattr(report, "run_summary", with_precision_finding)
     monkeypatch.setenv("MANUAL_AMP", "off")  # the script's forward opts out of autocast
+    monkeypatch.setenv("PROBE_WORKER", "1")
     rc, run = run_try(tmp_path, None)
+    assert log(run, "amp")["worker_autocast"] == [["False"]]
     tries = {t["fix"]: t for t in run.meta.tries}
     assert set(tries) == {"tf32", "amp"} and tries["tf32"]["predicted_gain_pct"] == 30.0
     # autocast was on for the script, but not where its forward ran: not a measured try

@@ -110,6 +110,8 @@ def install() -> ScriptCapture | None:
 
     settings_json = os.environ.get(ENV_SETTINGS, "")
     fix = os.environ.get(ENV_TRY)
+    if fix and "--multiprocessing-fork" in sys.argv:
+        return None  # a worker the script spawned: the fix belongs to the script's process only
     if fix:  # checked before the ranks: a try process sets them to none for profile() blocks
 
         def begin_try(settings: Any, run: Any) -> Any:

@@ -78,7 +78,7 @@ class Amp(StartupFix):
         # A script's own `torch.autocast(enabled=False)` region switches ours off inside it:
         # the first step's module calls say whether the forward really ran under autocast.
         self.calls_on: list[bool] = []
-        self._forward_hook = register_module_forward_pre_hook(
+        self._forward_hook: Any = register_module_forward_pre_hook(
             lambda *_: self.calls_on.append(torch.is_autocast_enabled(self.device)))
         self.applied.append(f"bf16 autocast on {self.device} for the whole script")
 

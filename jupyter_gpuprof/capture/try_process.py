@@ -102,4 +102,6 @@ def begin_try(fix_name: str, settings: CaptureSettings, run: Run) -> TrySession:
         write_try_result(run.path, fix_name, {"fix": fix_name, "applied": [],
                                               "error": error_line(e, with_type=True)})
         raise SystemExit(EXIT_NOT_APPLIED) from None
-    return TrySession(settings, run, fix).begin()
+    session = TrySession(settings, run, fix)
+    session.begin()
+    return session
