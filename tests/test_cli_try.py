@@ -195,7 +195,7 @@ def test_try_without_a_list_takes_the_findings_fixes(tmp_path, monkeypatch, capf
     tries = {t["fix"]: t for t in run.meta.tries}
     assert set(tries) == {"tf32", "amp"} and tries["tf32"]["predicted_gain_pct"] == 30.0
     # autocast was on for the script, but not where its forward ran: not a measured try
-    assert tries["amp"]["error"].startswith("the step's forward ran with autocast off")
+    assert tries["amp"]["error"].startswith("the step's forward ran with autocast off on cpu")
 
 
 def test_try_without_a_list_and_no_findings_says_so(tmp_path, capfd):

@@ -91,8 +91,9 @@ class Amp(StartupFix):
 
     def problem(self) -> str | None:
         if self.calls_on and not any(self.calls_on):
-            return ("the step's forward ran with autocast off: the script's own "
-                    "torch.autocast(enabled=False) region overrides the try")
+            return (f"the step's forward ran with autocast off on {self.device}: the script's "
+                    "own torch.autocast(enabled=False) region overrides the try, or its model "
+                    f"is not on {self.device}")
         if not self.torch.is_autocast_enabled(self.device):
             return "the script switched autocast off again"
         return None
