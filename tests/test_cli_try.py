@@ -158,16 +158,22 @@ def test_compile_compiles_the_trained_model_in_place(tmp_path):
 
 def test_failing_try_is_a_one_line_result_and_the_run_stays(tmp_path, capfd):
     p = script(tmp_path, fail_at=4)  # only with autocast on, inside a measured step
-    p.write_text(p.read_text().replace("torch.utils.data.DataLoader(ds, batch_size=32)",
-                                       "[ds.tensors]"))  # and no DataLoader at all
+    text = p.read_text().replace("torch.utils.data.DataLoader(ds, batch_size=32)",
+                                 "[ds.tensors]")  # and no DataLoader at all
+    p.write_text(text.replace(  # and, with TF32 on, a crash before the first step
+        '    print("tf32", torch.backends.cuda.matmul.allow_tf32)',
+        '    if torch.backends.cuda.matmul.allow_tf32:\n'
+        '        raise RuntimeError("TF32 is not allowed here")'))
     root = tmp_path / "runs"
-    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "amp,loader", "--",
+    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "amp,loader,tf32", "--",
                sys.executable, str(p)])
     (run,) = RunStore(root).list()
     assert rc == 0 and run.meta.status == "complete" and run.trace_paths()
     tries = {t["fix"]: t for t in run.meta.tries}
     assert tries["amp"]["error"] == "RuntimeError: this model trains in fp32 only"
     assert tries["loader"]["error"].startswith("no DataLoader to change")
+    assert tries["tf32"]["error"] == ("the command exited with status 1 before the try "
+                                      "measured its steps: RuntimeError: TF32 is not allowed here")
     out, err = capfd.readouterr()
     assert "amp      failed: RuntimeError: this model trains in fp32 only" in out
     assert "Traceback" not in out + err  # the try's own traceback stays in tries/amp.log

@@ -101,10 +101,13 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
     result = read_try_result(run, fix)
     if interrupted:
         return {"fix": fix, "error": "interrupted (Ctrl-C)"}, True
-    if result is None:
+    if result is None and code == 0:
+        result = {"error": "the command ended without a training step in the try "
+                           "(no optimizer.step() seen)"}
+    elif result is None:
         last = last_log_line(run, fix)
-        result = {"fix": fix, "error": f"the command exited with status {code} before the "
-                  "try measured its steps" + (f": {last[:300]}" if last else "")}
+        result = {"error": f"the command exited with status {code} before the try measured "
+                           "its steps" + (f": {last[:300]}" if last else "")}
     elif not result.get("error"):
         result.update(headline_steps(result.get("step_ms") or []))
     return {**result, "fix": fix, "source": "script"}, False

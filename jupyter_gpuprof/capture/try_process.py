@@ -54,7 +54,8 @@ class TrySession(ProfileSession):
         if event != CAPTURE_START:
             super()._on_event(event)
             return
-        self._finalize(status="complete")
+        # hooks stay: torch is iterating the optimizer hooks that called us (closed: inert)
+        self._finalize(status="complete", cleanup=False)
         self.closed = True
         # The measurement is all a try wants: the rest of the training would only cost time.
         raise SystemExit(0)
@@ -82,7 +83,8 @@ class TrySession(ProfileSession):
                        peak_memory_bytes=max_memory_allocated(),
                        compiled_graphs=compiled_graphs())
         write_try_result(self.run.path, self.fix.name, out)  # type: ignore[union-attr]
-        self._remove_hooks()
+        if cleanup:
+            self._remove_hooks()
 
     def incomplete_reason(self) -> str:
         d, s = self.driver, self.settings
