@@ -246,3 +246,19 @@ def test_try_results_stay_inside_the_run(tmp_path):
     assert json.loads((tmp_path / "tries" / "amp.json").read_text())["fix"] == "amp"
     with pytest.raises(ValueError):
         write_try_result(tmp_path, "sub/amp", {})  # a fix name is never a path
+
+
+def test_amp_on_a_gpu_without_bf16_is_refused_not_run_in_fp16(tmp_path, monkeypatch):
+    import torch
+
+    from jupyter_gpuprof.capture.settings import CaptureSettings
+    from jupyter_gpuprof.capture.try_process import EXIT_NOT_APPLIED, begin_try
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    run = Run(tmp_path, RunMeta(name="train"))
+    with pytest.raises(SystemExit) as stopped:  # before the script does anything
+        begin_try("amp", CaptureSettings(mode="script"), run)
+    assert stopped.value.code == EXIT_NOT_APPLIED
+    error = read_try_result(run, "amp")["error"]
+    assert error.startswith("RuntimeError: this GPU has no bf16") and "GradScaler" in error
