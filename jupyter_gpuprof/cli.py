@@ -14,6 +14,7 @@ from typing import Any
 
 from .capture.options import add_step_options
 from .capture.ranks import ENV_RANKS, format_ranks, parse_ranks
+from .capture.script_tries import add_try_option, check_try, print_report_with_tries
 from .oneline import error_line
 
 EXIT_ERROR = 2
@@ -235,6 +236,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     CaptureSettings(**settings, mode="script")  # validate before creating a folder
     if args.ncu_args is not None and args.ncu_rank is None:
         raise CliError("--ncu-args needs --ncu-rank R (the rank to run under Nsight Compute)")
+    check_try(args.try_fixes, cmd, args.steps)
     launched = _ncu_command(args, cmd) if args.ncu_rank is not None else cmd
     run = RunStore(args.runs_root).create(args.name or _default_name(cmd))
     run.meta.code = shlex.join(cmd)
@@ -256,20 +258,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     code = _wait(proc)
     run = _close_run(run.path, code)
     ranks = run.meta.ranks
-    some = (
-        f"; traced ranks {format_ranks(ranks)} of {run.meta.world_size}"
-        if ranks and len(ranks) < (run.meta.world_size or 0)
-        else ""
-    )
-    print(
-        f"gpuprof: run {run.meta.status}"
-        + (f": {run.meta.error}" if run.meta.error else "")
-        + f"{some} ({run.path})",
-        file=sys.stderr,
-    )
+    some = (f"; traced ranks {format_ranks(ranks)} of {run.meta.world_size}"
+            if ranks and len(ranks) < (run.meta.world_size or 0) else "")
+    print(f"gpuprof: run {run.meta.status}" + (f": {run.meta.error}" if run.meta.error else "")
+          + f"{some} ({run.path})", file=sys.stderr)
     if run.trace_paths():
         try:
-            _print_report(run.path, args.json)
+            if args.try_fixes is None:
+                _print_report(run.path, args.json)
+            else:  # each fix: the same command once more (capture/script_tries.py)
+                print_report_with_tries(run, launched, _child_env(run.path, settings),
+                                        args.try_fixes, args.json)
         except Exception as e:  # noqa: BLE001 - the command's own status matters more; the run is kept
             if args.traceback:
                 raise
@@ -361,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='ncu options for --ncu-rank, e.g. --ncu-args="-k regex:gemm -c 5 --set full"',
     )
     p.add_argument("--ncu", default=None, help="path to ncu (else $JUPYTER_GPUPROF_NCU, PATH)")
+    add_try_option(p.add_argument)
     p.add_argument(
         "--runs-root",
         default=None,

@@ -3,7 +3,9 @@
 It waits until the script imports torch (so a process that never does pays nothing and CUDA is
 never touched early), then installs a hook-driven ProfileSession writing into the run folder
 named by $JUPYTER_GPUPROF_RUN_DIR: trace.json.gz + meta.json, or per rank under torchrun.
-Ranks outside $JUPYTER_GPUPROF_RANKS (`--ranks`) install nothing at all.
+Ranks outside $JUPYTER_GPUPROF_RANKS (`--ranks`) install nothing at all. With
+$JUPYTER_GPUPROF_TRY set (`run --try`), the process is a try of that run instead: one fix is
+switched on and only the unprofiled baseline is measured (capture/try_process.py).
 """
 
 from __future__ import annotations
@@ -18,15 +20,19 @@ from typing import Any
 
 ENV_RUN_DIR = "JUPYTER_GPUPROF_RUN_DIR"
 ENV_SETTINGS = "JUPYTER_GPUPROF_SETTINGS"
+ENV_TRY = "JUPYTER_GPUPROF_TRY"
 
 
 class ScriptCapture:
     """The process's capture: started when torch is imported, closed at exit."""
 
-    def __init__(self, run_dir: str, settings_json: str, ranks: list[int] | None = None) -> None:
+    def __init__(self, run_dir: str, settings_json: str, ranks: list[int] | None = None,
+                 begin_session: Any = None) -> None:
+        """`begin_session(settings, run)`: the session to start (default: a ProfileSession)."""
         self.run_dir = run_dir
         self.settings_json = settings_json
         self.ranks = ranks
+        self.begin_session = begin_session
         self.session: Any = None
         self.error: BaseException | None = None
 
@@ -39,9 +45,12 @@ class ScriptCapture:
         kwargs["mode"] = "script"
         kwargs["ranks"] = self.ranks  # checked again at the first step (mp.spawn sets no RANK)
         run = open_run(self.run_dir)
-        self.session = ProfileSession(
-            CaptureSettings(**kwargs), name=run.meta.name, code=run.meta.code, run=run
-        ).begin()
+        if self.begin_session is not None:
+            self.session = self.begin_session(CaptureSettings(**kwargs), run)
+        else:
+            self.session = ProfileSession(
+                CaptureSettings(**kwargs), name=run.meta.name, code=run.meta.code, run=run
+            ).begin()
         atexit.register(self.close)
         previous = sys.excepthook
 
@@ -100,13 +109,28 @@ def install() -> ScriptCapture | None:
     from .ranks import ENV_RANKS, parse_ranks, rank_selected
 
     settings_json = os.environ.get(ENV_SETTINGS, "")
+    fix = os.environ.get(ENV_TRY)
+    if fix and "--multiprocessing-fork" in sys.argv:
+        return None  # a worker the script spawned: the fix belongs to the script's process only
+    if fix:  # checked before the ranks: a try process sets them to none for profile() blocks
+
+        def begin_try(settings: Any, run: Any) -> Any:
+            from .try_process import begin_try  # imports torch: only once the script has
+
+            return begin_try(fix, settings, run)
+
+        return _watch_torch(ScriptCapture(run_dir, settings_json, None, begin_try))
     if ENV_RANKS in os.environ:  # set per process (the rank under ncu gets "none")
         ranks = parse_ranks(os.environ[ENV_RANKS])
     else:
         ranks = parse_ranks(json.loads(settings_json or "{}").get("ranks"))
     if not rank_selected(ranks):
         return None  # a rank left out runs untouched: no hooks, no profiler, no files
-    capture = ScriptCapture(run_dir, settings_json, ranks)
+    return _watch_torch(ScriptCapture(run_dir, settings_json, ranks))
+
+
+def _watch_torch(capture: ScriptCapture) -> ScriptCapture:
+    """Start the capture now if torch is already imported, else right after it is."""
     if "torch" in sys.modules:
         _safe_start(capture)
     else:

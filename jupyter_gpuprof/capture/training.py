@@ -24,7 +24,7 @@ def _median(values: list[int]) -> float | None:
     return float(v[mid]) if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
-def _compiled_graphs() -> int:
+def compiled_graphs() -> int:
     """Graphs torch.compile has built in this process so far (0 when dynamo was never used)."""
     dynamo_utils = sys.modules.get("torch._dynamo.utils")
     if dynamo_utils is None:
@@ -97,5 +97,5 @@ class TrainingCounters:
             "optimizer_steps": self.optimizer_steps,
             "micro_batches_per_step": _median(self.micro_batches),
             "cuda_graph_replays": self.graph_replays,
-            "compiled_graphs": _compiled_graphs(),  # torch.compile in use in this process
+            "compiled_graphs": compiled_graphs(),  # torch.compile in use in this process
         }

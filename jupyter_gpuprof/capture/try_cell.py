@@ -2,7 +2,8 @@
 
 Kept out of magics.py so the magic stays parsing and delegation: this runs the tries
 (capture/try_fixes.py), judges them against the baseline (advice/tries.py), stores them in
-the run's meta and prints them under the report.
+the run's meta and prints them under the report. `record_tries` and `next_step_line` serve
+`jupyter gpuprof run --try` too (capture/script_tries.py), so both store and rank alike.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[dict[st
         print("gpuprofile --try: a whole-loop cell cannot be re-run per step; "
               "put one step in the cell (--body) to try fixes")
         return []
-    from ..advice.tries import judge_tries, rerank_findings
     from ..report import run_summary
     from ..views.whatif_text import try_lines
     from .try_fixes import parse_fixes, run_tries
@@ -36,14 +36,33 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[dict[st
         return []
     ns = shell.user_ns
     raw = run_tries(lambda: exec(code, ns), ns, fixes, warmup=args.warmup, steps=args.steps)
+    tries = record_tries(run, summary, raw)
+    print("\n".join(try_lines(tries)))
+    if (line := next_step_line(findings, tries)) is not None:
+        print(line)
+    return tries
+
+
+def record_tries(run: Run, summary: dict[str, Any],
+                 raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Judge measured tries against the run's baseline; keep them in its meta and summary."""
+    from ..advice.tries import judge_tries
+
     tries = judge_tries(raw, list(run.meta.baseline.get("step_ms") or []),
-                        (run.meta.conditions or {}).get("baseline"), findings)
+                        (run.meta.conditions or {}).get("baseline"),
+                        summary.get("findings") or [])
     run.meta.tries = tries
     run.write_meta()
     run.write_summary({**summary, "tries": tries})  # the cached report shows them too
-    print("\n".join(try_lines(tries)))
-    ranked = rerank_findings(findings, tries)
-    if ranked and ranked[0].get("measured_gain_pct") is not None:
-        print(f"Next step by measured gain: [{ranked[0]['category']}] {ranked[0]['title']} "
-              f"({ranked[0]['measured_gain_pct']:.0f}% measured)")
     return tries
+
+
+def next_step_line(findings: list[dict[str, Any]], tries: list[dict[str, Any]]) -> str | None:
+    """'Next step by measured gain: …' when a try measured a significant gain."""
+    from ..advice.tries import rerank_findings
+
+    ranked = rerank_findings(findings, tries)
+    if not ranked or ranked[0].get("measured_gain_pct") is None:
+        return None
+    return (f"Next step by measured gain: [{ranked[0]['category']}] {ranked[0]['title']} "
+            f"({ranked[0]['measured_gain_pct']:.0f}% measured)")

@@ -46,6 +46,10 @@ def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
         out.append(line)
         if ch.get("unreliable_reasons"):
             out.append(f"           unreliable: {'; '.join(ch['unreliable_reasons'])}")
+    if any(t.get("source") == "script" for t in tries):
+        # the notebook's tries compare the loss; a script's loss is out of reach: never guess it
+        out.append("  Loss not compared: `run --try` cannot read a script's loss; each try's "
+                   "own output (the loss it printed) is in the run's tries/<fix>.log")
     return out
 
 

@@ -1,0 +1,164 @@
+"""`jupyter gpuprof run --try FIXES -- python train.py`: the fixes measured on a script.
+
+A script's step cannot be re-run in this process as the notebook's cell is, so each fix is one
+more run of the same command in a fresh process, with the fix switched on at start-up
+($JUPYTER_GPUPROF_TRY, capture/try_process.py). That process times only the unprofiled
+baseline (the run's own warm-up and step counts, the same clock) and ends; its result lands
+in the run's `tries/` folder, never as a run of its own. The tries are then judged against the
+run's baseline and stored exactly as the magic's are (capture/try_cell.py `record_tries`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .ranks import ENV_RANKS
+
+if TYPE_CHECKING:  # the CLI imports this module for its option: numpy and the store can wait
+    from ..store import Run
+
+TRY_HELP = ("after the report, measure fixes by running the command again once per fix: "
+            "amp,tf32,compile,graphs,loader (default: the recommended ones)")
+
+
+def add_try_option(add_argument: Callable[..., Any]) -> None:
+    """Declare `--try [FIXES]` on `run` (an argparse-style `add_argument`)."""
+    add_argument("--try", dest="try_fixes", nargs="?", const="auto", default=None,
+                 metavar="FIXES", help=TRY_HELP)
+
+
+def check_try(text: str | None, cmd: list[str], steps: int) -> None:
+    """Refuse, before anything runs, a `--try` that cannot work (ValueError, one line)."""
+    if text is None:
+        return
+    from .torchrun import split_launcher
+    from .try_fixes import parse_fixes
+
+    if split_launcher(cmd) is not None:
+        raise ValueError("--try measures a single-process script; a torchrun job's ranks "
+                         "cannot be re-run one fix at a time: try the fixes on a one-GPU run "
+                         "of the script (jupyter gpuprof run --try … -- python train.py)")
+    if steps < 1:
+        raise ValueError("--try compares step times with the baseline: give --steps 1 or more")
+    parse_fixes(text, [])  # an unknown name fails now, not after the run
+
+
+def why_not(run: Run) -> str | None:
+    """Why this run's fixes cannot be tried from the script, or None."""
+    m = run.meta
+    if m.status != "complete":
+        return "the run did not complete: no baseline to compare the tries with"
+    if (m.world_size or 1) > 1:
+        return (f"the script ran {m.world_size} ranks; --try measures single-process scripts "
+                "only")
+    if m.settings.get("mode") != "script":
+        return ("the script's own profile() block chose the steps; --try measures a script "
+                "whose steps `run` finds (optimizer.step() or jupyter_gpuprof.step())")
+    if not m.baseline.get("step_ms"):
+        return "the run has no baseline steps to compare with"
+    return None
+
+
+def try_settings(run: Run) -> dict[str, Any]:
+    """The capture settings of a try: the run's warm-up and baseline, and no profiler."""
+    s = run.meta.settings
+    return {"steps": s.get("steps"), "warmup": s.get("warmup"), "wait": 0, "prof_warmup": 0,
+            "active": 1, "phases": bool(s.get("phases", True)), "count_flops": False,
+            "record_shapes": False, "profile_memory": False, "with_stack": False}
+
+
+def _wait(proc: subprocess.Popen[bytes]) -> tuple[int, bool]:
+    """The try's exit status, and whether Ctrl-C was pressed meanwhile (it reaches the try)."""
+    interrupted = False
+    while True:
+        try:
+            return proc.wait(), interrupted
+        except KeyboardInterrupt:
+            interrupted = True
+
+
+def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
+                fix: str) -> tuple[dict[str, Any], bool]:
+    """Run the command once with `fix` on; its raw result (as capture/try_fixes.py gives)."""
+    from ..stats import headline_steps
+    from ..store.try_files import clear_try, last_log_line, open_try_log, read_try_result
+    from .autorun import ENV_SETTINGS, ENV_TRY
+
+    clear_try(run, fix)
+    child_env = {**env, ENV_TRY: fix, ENV_SETTINGS: json.dumps(try_settings(run)),
+                 ENV_RANKS: "none"}  # the script's own profile() blocks stay inert
+    with open_try_log(run, fix) as log:
+        try:
+            proc = subprocess.Popen(cmd, env=child_env, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+        except OSError as e:
+            return {"fix": fix, "error": f"could not start {cmd[0]}: {e.strerror or e}"}, False
+        code, interrupted = _wait(proc)
+    result = read_try_result(run, fix)
+    if interrupted:
+        return {"fix": fix, "error": "interrupted (Ctrl-C)"}, True
+    if result is None and code == 0:
+        result = {"error": "the command ended without a training step in the try "
+                           "(no optimizer.step() seen)"}
+    elif result is None:
+        last = last_log_line(run, fix)
+        result = {"error": f"the command exited with status {code} before the try measured "
+                           "its steps" + (f": {last[:300]}" if last else "")}
+    elif not result.get("error"):
+        result.update(headline_steps(result.get("step_ms") or []))
+    return {**result, "fix": fix, "source": "script"}, False
+
+
+def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
+                        text: str) -> dict[str, Any]:
+    """The run's summary, with the tries measured and stored when they can be."""
+    from ..report import run_summary
+    from ..store.try_files import try_log_path
+    from .try_cell import record_tries
+    from .try_fixes import FIX_NAMES, parse_fixes
+
+    summary = run_summary(run)
+    findings = summary.get("findings") or []
+    reason = why_not(run)
+    fixes = [] if reason else parse_fixes(text, findings)
+    if reason is None and not fixes:
+        reason = ("none of the recommended fixes can be applied without editing code; name "
+                  f"them: --try {','.join(FIX_NAMES)}")
+    if reason:
+        _say(f"--try: {reason}")
+        return summary
+    raw = []
+    for i, fix in enumerate(fixes, 1):
+        _say(f"try {i}/{len(fixes)}: {fix} (the command runs again; its output goes to "
+             f"{try_log_path(run, fix)})")
+        result, interrupted = run_one_try(run, cmd, env, fix)
+        _say(f"try {fix}: " + (f"failed: {result['error']}" if result.get("error")
+                               else f"{result['median_ms']:.3f} ms/step median"))
+        raw.append(result)
+        if interrupted:
+            break
+    return {**summary, "tries": record_tries(run, summary, raw)}
+
+
+def print_report_with_tries(run: Run, cmd: list[str], env: dict[str, str], text: str,
+                            as_json: bool) -> None:
+    """`run --try`'s output: the report with its tries, then the next step by measured gain."""
+    summary = try_fixes_on_script(run, cmd, env, text)
+    if as_json:
+        print(json.dumps(summary))
+        return
+    from ..views.text import render_text
+    from .try_cell import next_step_line
+
+    print(render_text(summary))
+    if (line := next_step_line(summary.get("findings") or [], summary.get("tries") or [])):
+        print(line)
+
+
+def _say(line: str) -> None:
+    """Progress and reasons go to stderr, like the rest of `run`'s own messages."""
+    print(f"gpuprof: {line}", file=sys.stderr)

@@ -1,0 +1,264 @@
+"""`jupyter gpuprof run --try` on CPU: real scripts, each fix applied in one more real process.
+
+Every try process runs the test script again with one fix switched on at start-up; the script
+prints what it sees each step (output dtype, loss, TF32 flag, its DataLoader), and that output
+is kept in the run's tries/<fix>.log, which is what these tests read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jupyter_gpuprof.capture.script_tries import why_not
+from jupyter_gpuprof.cli import main
+from jupyter_gpuprof.store import Run, RunMeta, RunStore
+from jupyter_gpuprof.store.try_files import read_try_result, write_try_result
+
+TRAIN = """
+import contextlib, os, sys
+import torch
+from torch import nn
+
+
+def probe_worker():
+    # a process the script starts with multiprocessing (spawn: a fresh interpreter that runs
+    # the bootstrap too) must not get the fix: it belongs to the script's main process only
+    import multiprocessing as mp
+    import probe
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=probe.autocast_on, args=(q,))
+    p.start()
+    print("worker_autocast", q.get())
+    p.join()
+
+
+def train():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 64), nn.ReLU(), nn.Linear(64, 4))
+    criterion = nn.CrossEntropyLoss()  # a module without weights: never compiled
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    ds = torch.utils.data.TensorDataset(torch.randn(32, 16), torch.randint(0, 4, (32,)))
+    loader = torch.utils.data.DataLoader(ds, batch_size=32)
+    print("loader", *(getattr(loader, k, "-") for k in
+                      ("num_workers", "persistent_workers", "prefetch_factor")))
+    print("tf32", torch.backends.cuda.matmul.allow_tf32)
+    manual = os.environ.get("MANUAL_AMP")  # "1": autocast by hand; "off": a region with it off
+    manual_amp = manual == "1"
+    for i in range({steps}):
+        for x, y in loader:  # one batch: the same data every step, so the loss must fall
+            opt.zero_grad()
+            region = (torch.autocast("cpu", dtype=torch.bfloat16, enabled=manual_amp) if manual
+                      else contextlib.nullcontext())
+            with region:
+                out = model(x)
+                loss = criterion(out, y)
+            if i == {fail_at} and torch.is_autocast_enabled("cpu") and not manual_amp:
+                raise RuntimeError("this model trains in fp32 only")
+            loss.backward()
+            opt.step()
+            print("step", i, str(out.dtype), repr(loss.item()), type(out.grad_fn).__name__,
+                  flush=True)
+
+
+if __name__ == "__main__":
+    if os.environ.get("PROBE_WORKER"):
+        probe_worker()
+    train()
+"""
+PROBE = """
+def autocast_on(q):
+    import torch
+    q.put(torch.is_autocast_enabled("cpu"))
+"""
+
+FLAGS = ["--steps", "4", "--warmup", "2", "--wait", "0", "--prof-warmup", "0", "--active", "2"]
+STEPS = 1 + 2 + 4 + 2  # what the run needs; a try stops after 1 + 2 + 4
+
+
+def script(tmp_path, steps=STEPS + 2, fail_at=-1):
+    p = tmp_path / "train.py"
+    p.write_text(TRAIN.format(steps=steps, fail_at=fail_at))
+    (tmp_path / "probe.py").write_text(PROBE)
+    return p
+
+
+def run_try(tmp_path, fixes, *extra):
+    root = tmp_path / "runs"
+    argv = ["run", "--runs-root", str(root), *FLAGS, *extra]
+    argv += ["--try", fixes] if fixes else ["--try"]
+    rc = main([*argv, "--", sys.executable, str(script(tmp_path))])
+    runs = RunStore(root).list()
+    assert len(runs) == 1, runs  # the tries are part of the run, never runs of their own
+    return rc, runs[0]
+
+
+def log(run, fix):
+    """What the script printed in the try of `fix`, by line head ('loader', 'tf32', 'step')."""
+    out: dict[str, list[list[str]]] = {}
+    for line in (run.path / "tries" / f"{fix}.log").read_text().splitlines():
+        head, *rest = line.split()
+        out.setdefault(head, []).append(rest)
+    return out
+
+
+def test_amp_tf32_loader_each_applied_measured_and_stored(tmp_path, capfd):
+    rc, run = run_try(tmp_path, "amp,tf32,loader")
+    assert rc == 0 and run.meta.status == "complete", run.meta.error
+    out, err = capfd.readouterr()
+
+    amp = log(run, "amp")
+    assert {s[1] for s in amp["step"]} == {"torch.bfloat16"}  # a Linear's output inside the step
+    assert len(amp["step"]) == 1 + 2 + 4 - 1  # the try ends inside its last measured step
+    # the losses of a hand-written autocast run of the same script, step for step: the bf16
+    # weight copies autocast caches are refreshed after each optimizer step
+    manual = subprocess.run([sys.executable, str(tmp_path / "train.py")], capture_output=True,
+                            text=True, env={**os.environ, "MANUAL_AMP": "1"}, check=True)
+    manual_losses = [ln.split()[3] for ln in manual.stdout.splitlines() if ln.startswith("step")]
+    amp_losses = [s[2] for s in amp["step"]]
+    assert amp_losses == manual_losses[: len(amp_losses)]
+    assert float(amp_losses[-1]) < float(amp_losses[0])
+
+    assert log(run, "tf32")["tf32"] == [["True"]]
+    assert log(run, "amp")["tf32"] == [["False"]]  # one fix per try
+    workers = str(min(8, os.cpu_count() or 1))
+    assert log(run, "loader")["loader"] == [[workers, "True", "4"]]
+    assert log(run, "amp")["loader"] == [["0", "False", "None"]]
+
+    tries = {t["fix"]: t for t in run.meta.tries}
+    assert set(tries) == {"amp", "tf32", "loader"}
+    for t in tries.values():
+        assert len(t["step_ms"]) == 4 and t["timing"] == "perf_counter"  # like the baseline
+        assert "change" in t and isinstance(t["measured_gain_pct"], float)
+        assert t["source"] == "script" and t["applied"]
+    assert tries["amp"]["applied"] == ["bf16 autocast on cpu for the whole script"]
+    assert [t["fix"] for t in run.read_summary()["tries"]] == [t["fix"] for t in run.meta.tries]
+    assert not list((run.path / "tries").glob("*.gz")) and len(run.trace_paths()) == 1
+    assert "Fixes tried" in out and "Loss not compared" in out
+    assert "gpuprof: try 3/3: loader" in err
+
+
+def test_compile_compiles_the_trained_model_in_place(tmp_path):
+    rc, run = run_try(tmp_path, "compile", "--warmup", "3")
+    (t,) = run.meta.tries
+    assert "error" not in t, t.get("error")
+    # nn.Sequential is compiled (module.compile() would have left it eager: no graph);
+    # the loss module, which has no weights the optimizer updates, is not
+    assert t["applied"] == ["torch.compile(Sequential)"]
+    assert t["compiled_graphs"] > 0 and len(t["step_ms"]) == 4
+    grad_fns = [s[3] for s in log(run, "compile")["step"]]
+    assert grad_fns[0] == "AddmmBackward0"  # the first step runs eagerly: it finds the model
+    assert set(grad_fns[1:]) == {"CompiledFunctionBackward"}  # then its compiled forward runs
+
+
+def test_failing_try_is_a_one_line_result_and_the_run_stays(tmp_path, capfd):
+    p = script(tmp_path, fail_at=4)  # only with autocast on, inside a measured step
+    text = p.read_text().replace("torch.utils.data.DataLoader(ds, batch_size=32)",
+                                 "[ds.tensors]")  # and no DataLoader at all
+    p.write_text(text.replace(  # and, with TF32 on, a crash before the first step
+        '    print("tf32", torch.backends.cuda.matmul.allow_tf32)',
+        '    if torch.backends.cuda.matmul.allow_tf32:\n'
+        '        raise RuntimeError("TF32 is not allowed here")'))
+    root = tmp_path / "runs"
+    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "amp,loader,tf32", "--",
+               sys.executable, str(p)])
+    (run,) = RunStore(root).list()
+    assert rc == 0 and run.meta.status == "complete" and run.trace_paths()
+    tries = {t["fix"]: t for t in run.meta.tries}
+    assert tries["amp"]["error"] == "RuntimeError: this model trains in fp32 only"
+    assert tries["loader"]["error"].startswith("no DataLoader to change")
+    assert tries["tf32"]["error"] == ("the command exited with status 1 before the try "
+                                      "measured its steps: RuntimeError: TF32 is not allowed here")
+    out, err = capfd.readouterr()
+    assert "amp      failed: RuntimeError: this model trains in fp32 only" in out
+    assert "Traceback" not in out + err  # the try's own traceback stays in tries/amp.log
+    assert "Traceback" in (run.path / "tries" / "amp.log").read_text()
+    assert "verdict" in out.lower()  # the run's report is printed all the same
+
+
+def test_try_without_a_list_takes_the_findings_fixes(tmp_path, monkeypatch, capfd):
+    import jupyter_gpuprof.report as report
+
+    real = report.run_summary
+
+    def with_precision_finding(run):
+        s = real(run)  # a CPU trace has no GPU findings: add the one fp32 GEMMs would have
+        finding = {"id": "fp32-gemm", "category": "precision", "title": "fp32 GEMMs",
+                   "evidence": "GEMMs in fp32", "fix": "bf16 autocast",
+                   "expected_gain_pct": 30.0, "cost_ms": 1.0, "data": {}}
+        return {**s, "findings": [finding]}
+
+    monkeypatch.setattr(report, "run_summary", with_precision_finding)
+    monkeypatch.setenv("MANUAL_AMP", "off")  # the script's forward opts out of autocast
+    monkeypatch.setenv("PROBE_WORKER", "1")
+    rc, run = run_try(tmp_path, None)
+    assert log(run, "amp")["worker_autocast"] == [["False"]]
+    tries = {t["fix"]: t for t in run.meta.tries}
+    assert set(tries) == {"tf32", "amp"} and tries["tf32"]["predicted_gain_pct"] == 30.0
+    # autocast was on for the script, but not where its forward ran: not a measured try
+    assert tries["amp"]["error"].startswith("the step's forward ran with autocast off on cpu")
+
+
+def test_try_without_a_list_and_no_findings_says_so(tmp_path, capfd):
+    rc, run = run_try(tmp_path, None)
+    assert rc == 0 and run.meta.tries == []
+    assert "none of the recommended fixes can be applied" in capfd.readouterr().err
+    assert not (run.path / "tries").exists()
+
+
+@pytest.mark.parametrize("cmd, fixes, message", [
+    (["torchrun", "--nproc-per-node", "2", "train.py"], "amp",
+     "--try measures a single-process script"),
+    ([sys.executable, "-m", "torch.distributed.run", "train.py"], "amp",
+     "--try measures a single-process script"),
+    ([sys.executable, "train.py"], "fp8", "--try: unknown fix fp8"),
+])
+def test_refused_before_anything_runs(tmp_path, capsys, cmd, fixes, message):
+    root = tmp_path / "runs"
+    assert main(["run", "--runs-root", str(root), "--try", fixes, "--", *cmd]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not root.exists()
+
+
+def test_runs_whose_steps_cannot_be_tried(tmp_path):
+    meta = RunMeta(status="complete", settings={"mode": "script"},
+                   baseline={"step_ms": [1.0, 1.1]})
+    run = Run(tmp_path, meta)
+    assert why_not(run) is None
+    meta.world_size = 2
+    assert "ran 2 ranks" in why_not(run)
+    meta.world_size, meta.settings = None, {"mode": "loop"}
+    assert "profile() block" in why_not(run)
+    meta.settings, meta.status = {"mode": "script"}, "failed"
+    assert "did not complete" in why_not(run)
+
+
+def test_try_results_stay_inside_the_run(tmp_path):
+    run = Run(tmp_path, RunMeta())
+    write_try_result(tmp_path, "amp", {"fix": "amp", "step_ms": [1.0]})
+    assert read_try_result(run, "amp") == {"fix": "amp", "step_ms": [1.0]}
+    assert json.loads((tmp_path / "tries" / "amp.json").read_text())["fix"] == "amp"
+    with pytest.raises(ValueError):
+        write_try_result(tmp_path, "sub/amp", {})  # a fix name is never a path
+
+
+def test_amp_on_a_gpu_without_bf16_is_refused_not_run_in_fp16(tmp_path, monkeypatch):
+    import torch
+
+    from jupyter_gpuprof.capture.settings import CaptureSettings
+    from jupyter_gpuprof.capture.try_process import EXIT_NOT_APPLIED, begin_try
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    run = Run(tmp_path, RunMeta(name="train"))
+    with pytest.raises(SystemExit) as stopped:  # before the script does anything
+        begin_try("amp", CaptureSettings(mode="script"), run)
+    assert stopped.value.code == EXIT_NOT_APPLIED
+    error = read_try_result(run, "amp")["error"]
+    assert error.startswith("RuntimeError: this GPU has no bf16") and "GradScaler" in error
