@@ -181,6 +181,38 @@ def test_failing_try_is_a_one_line_result_and_the_run_stays(tmp_path, capfd):
     assert "verdict" in out.lower()  # the run's report is printed all the same
 
 
+def test_a_try_that_hangs_is_stopped_and_reported(tmp_path, monkeypatch, capfd):
+    p = script(tmp_path)
+    p.write_text(p.read_text().replace(  # with TF32 on, the script never reaches a step
+        '    print("tf32", torch.backends.cuda.matmul.allow_tf32)',
+        '    if torch.backends.cuda.matmul.allow_tf32:\n'
+        '        import time; print("waiting", flush=True); time.sleep(600)'))
+    monkeypatch.setenv("JUPYTER_GPUPROF_TRY_TIMEOUT_S", "8")
+    root = tmp_path / "runs"
+    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "tf32", "--",
+               sys.executable, str(p)])
+    (run,) = RunStore(root).list()
+    assert rc == 0 and run.meta.status == "complete"
+    (t,) = run.meta.tries
+    assert t["error"].startswith("stopped after 8 s without finishing its baseline")
+    assert "waiting" in (run.path / "tries" / "tf32.log").read_text()
+    out, err = capfd.readouterr()
+    assert "tf32     failed: stopped after 8 s" in out and "Traceback" not in out + err
+
+
+def test_the_try_time_limit_follows_the_runs_own_length(tmp_path, monkeypatch):
+    import time
+
+    from jupyter_gpuprof.capture import script_tries as st
+
+    run = RunStore(tmp_path).create("x")
+    monkeypatch.delenv(st.ENV_TRY_TIMEOUT, raising=False)
+    assert st.try_timeout_s(run) == st.TRY_TIMEOUT_MIN_S  # a short run: the floor
+    ten_min_ago = time.localtime(time.time() - 600)
+    run.meta.created = time.strftime("%Y-%m-%dT%H:%M:%S%z", ten_min_ago)
+    assert st.try_timeout_s(run) == pytest.approx(st.TRY_TIMEOUT_FACTOR * 600, rel=0.01)
+
+
 def test_try_without_a_list_takes_the_findings_fixes(tmp_path, monkeypatch, capfd):
     import jupyter_gpuprof.report as report
 

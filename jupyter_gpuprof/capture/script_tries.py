@@ -11,8 +11,10 @@ run's baseline and stored exactly as the magic's are (capture/try_cell.py `recor
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +22,12 @@ from .ranks import ENV_RANKS
 
 if TYPE_CHECKING:  # the CLI imports this module for its option: numpy and the store can wait
     from ..store import Run
+
+#: a try may run this many times the run's own wall time, and never less than TRY_TIMEOUT_MIN_S
+TRY_TIMEOUT_FACTOR = 3.0
+TRY_TIMEOUT_MIN_S = 120.0
+#: seconds a try may run, where the default does not fit (a start-up that varies a lot)
+ENV_TRY_TIMEOUT = "JUPYTER_GPUPROF_TRY_TIMEOUT_S"
 
 TRY_HELP = ("after the report, measure fixes by running the command again once per fix: "
             "amp,tf32,compile,graphs,loader (default: the recommended ones)")
@@ -71,21 +79,46 @@ def try_settings(run: Run) -> dict[str, Any]:
             "record_shapes": False, "profile_memory": False, "with_stack": False}
 
 
-def _wait(proc: subprocess.Popen[bytes]) -> tuple[int, bool]:
-    """The try's exit status, and whether Ctrl-C was pressed meanwhile (it reaches the try)."""
+def try_timeout_s(run: Run) -> float:
+    """How long one try may run: $ENV_TRY_TIMEOUT seconds where set, else TRY_TIMEOUT_FACTOR
+    times the run's own wall time (a try stops after its baseline: it needs less), at least
+    TRY_TIMEOUT_MIN_S."""
+    if given := os.environ.get(ENV_TRY_TIMEOUT):
+        return float(given)
+    try:  # `created` is local time, as mktime reads it
+        began = time.mktime(time.strptime(run.meta.created, "%Y-%m-%dT%H:%M:%S%z"))
+    except (ValueError, OverflowError):
+        return TRY_TIMEOUT_MIN_S
+    return max(TRY_TIMEOUT_MIN_S, TRY_TIMEOUT_FACTOR * (time.time() - began))
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, bool]:
+    """The try's exit status (None: stopped after `timeout_s`), and whether Ctrl-C was pressed
+    meanwhile (it reaches the try)."""
     interrupted = False
+    deadline = time.monotonic() + timeout_s
     while True:
         try:
-            return proc.wait(), interrupted
+            return proc.wait(timeout=max(0.0, deadline - time.monotonic())), interrupted
         except KeyboardInterrupt:
             interrupted = True
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            return None, interrupted
 
 
 def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
                 fix: str) -> tuple[dict[str, Any], bool]:
     """Run the command once with `fix` on; its raw result (as capture/try_fixes.py gives)."""
     from ..stats import headline_steps
-    from ..store.try_files import clear_try, last_log_line, open_try_log, read_try_result
+    from ..store.try_files import (
+        clear_try,
+        last_log_line,
+        open_try_log,
+        read_try_result,
+        try_log_path,
+    )
     from .autorun import ENV_SETTINGS, ENV_TRY
 
     clear_try(run, fix)
@@ -97,10 +130,15 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
                                     stdin=subprocess.DEVNULL)
         except OSError as e:
             return {"fix": fix, "error": f"could not start {cmd[0]}: {e.strerror or e}"}, False
-        code, interrupted = _wait(proc)
+        timeout_s = try_timeout_s(run)
+        code, interrupted = _wait(proc, timeout_s)
     result = read_try_result(run, fix)
     if interrupted:
         return {"fix": fix, "error": "interrupted (Ctrl-C)"}, True
+    if code is None:
+        return {"fix": fix, "error": f"stopped after {timeout_s:.0f} s without finishing its "
+                f"baseline (output: {try_log_path(run, fix)}); ${ENV_TRY_TIMEOUT} sets how "
+                "long a try may run"}, False
     if result is None and code == 0:
         result = {"error": "the command ended without a training step in the try "
                            "(no optimizer.step() seen)"}
