@@ -143,6 +143,32 @@ def test_amp_tf32_loader_each_applied_measured_and_stored(tmp_path, capfd):
     assert "gpuprof: try 3/3: loader" in err
 
 
+@pytest.mark.parametrize("where", ["start", "every step"])
+def test_tf32_outlasts_a_script_that_switches_it_off_at_its_start(tmp_path, where):
+    p = script(tmp_path)
+    text = p.read_text().replace(  # as a script written for full fp32 does
+        '    print("tf32", torch.backends.cuda.matmul.allow_tf32)',
+        '    torch.backends.cuda.matmul.allow_tf32 = False')
+    off = "            torch.backends.cuda.matmul.allow_tf32 = False\n" if where != "start" else ""
+    text = text.replace('            loss.backward()\n',
+                        '            print("tf32", torch.backends.cuda.matmul.allow_tf32)\n'
+                        + off + '            loss.backward()\n')
+    p.write_text(text)
+    root = tmp_path / "runs"
+    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "tf32", "--",
+               sys.executable, str(p)])
+    (run,) = RunStore(root).list()
+    assert rc == 0 and run.meta.status == "complete"
+    (t,) = run.meta.tries
+    seen = [s[0] for s in log(run, "tf32")["tf32"]]
+    if where == "start":  # off for the first (warm-up) step only, then on while measured
+        assert seen[0] == "False" and set(seen[1:]) == {"True"}
+        assert not t.get("error") and len(t["step_ms"]) == 4
+        assert any("switched back on after its first step" in a for a in t["applied"])
+    else:  # off inside every step: no measurement claims TF32
+        assert t["error"].startswith("the script switches TF32 off inside its steps")
+
+
 def test_compile_compiles_the_trained_model_in_place(tmp_path):
     rc, run = run_try(tmp_path, "compile", "--warmup", "3")
     (t,) = run.meta.tries

@@ -38,19 +38,41 @@ class StartupFix:
 
 
 class Tf32(StartupFix):
-    """TF32 Tensor-Core math for fp32 matmuls and convolutions."""
+    """TF32 Tensor-Core math for fp32 matmuls and convolutions; a script that switches it off
+    at its start (as one written for full fp32 does) has it switched back on after its first
+    optimizer step, a warm-up step: the try measures what TF32 would give that script."""
 
     name = "tf32"
 
     def apply(self) -> None:
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        self.turned_off = 0  # steps after which the script had switched it off
+        self._on()
+        self.applied.append("TF32 allowed for matmuls and cuDNN")
+        register_optimizer_step_post_hook(self._after_step)
+
+    def _on(self) -> None:
         self.torch.backends.cuda.matmul.allow_tf32 = True
         self.torch.backends.cudnn.allow_tf32 = True
-        self.applied.append("TF32 allowed for matmuls and cuDNN")
+
+    def _is_on(self) -> bool:
+        b = self.torch.backends
+        return bool(b.cuda.matmul.allow_tf32 and b.cudnn.allow_tf32)
+
+    def _after_step(self, *_: Any) -> None:
+        if self._is_on():
+            return
+        self.turned_off += 1
+        self._on()
+        if self.turned_off == 1:
+            self.applied.append("the script switched TF32 off; switched back on after its "
+                                "first step (a warm-up step)")
 
     def problem(self) -> str | None:
-        b = self.torch.backends
-        if not (b.cuda.matmul.allow_tf32 and b.cudnn.allow_tf32):
-            return "the script switched TF32 off again (allow_tf32 = False)"
+        if self.turned_off > 1 or not self._is_on():
+            return ("the script switches TF32 off inside its steps (allow_tf32 = False): the "
+                    "try cannot keep it on; allow it in the script and measure with compare")
         return None
 
 
