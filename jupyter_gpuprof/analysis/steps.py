@@ -137,12 +137,14 @@ def _assign(gpu: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     # a GPU row with no known launch belongs to the step in which it runs
     unknown = np.isnan(gpu["launch_us"].to_numpy())
     nxt = np.append(starts[1:], np.inf)
-    # rows running before the first row with a known launch were queued before the capture;
-    # rows after the last one were launched once the host side had stopped recording
-    known_t = t[~unknown]
+    # rows running on the GPU before the first row with a known launch were queued before the
+    # capture (a GPU-bound step runs a step behind the host: its whole previous step); rows
+    # starting after the last one were launched once the host side had stopped recording
+    gpu_t = gpu["ts_us"].to_numpy()
+    known_t = gpu_t[~unknown]
     first_known = known_t.min() if len(known_t) else np.inf
     last_known = known_t.max() if len(known_t) else -np.inf
-    carried = unknown & ((t < first_known) | (t > last_known))
+    carried = unknown & ((gpu_t < first_known) | (gpu_t > last_known))
     inside |= unknown & ~carried & (i >= 0) & (t < nxt[np.clip(i, 0, None)])
     inside &= ~carried
     return np.where(inside, i, -1)
