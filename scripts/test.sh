@@ -47,10 +47,15 @@ count() {
   FAILED=$((FAILED + ${counts#* }))
 }
 
-stage chromium
-if [ ! -x /usr/bin/chromium ]; then
+stage apt
+# Debian's Chromium for the UI tests; a C++ compiler for Inductor, which `run --try compile`
+# uses on the CPU test scripts
+missing=""
+[ -x /usr/bin/chromium ] || missing="chromium chromium-driver"
+command -v g++ >/dev/null || missing="$missing g++"
+if [ -n "$missing" ]; then
   apt-get update
-  apt-get install -y chromium chromium-driver
+  apt-get install -y $missing
 fi
 stage_done
 
