@@ -139,8 +139,16 @@ def test_amp_tf32_loader_each_applied_measured_and_stored(tmp_path, capfd):
     assert tries["amp"]["applied"] == ["bf16 autocast on cpu for the whole script"]
     assert [t["fix"] for t in run.read_summary()["tries"]] == [t["fix"] for t in run.meta.tries]
     assert not list((run.path / "tries").glob("*.gz")) and len(run.trace_paths()) == 1
-    assert "Fixes tried" in out and "Loss not compared" in out
+    assert "Fixes tried" in out and "Loss not compared" not in out
     assert "gpuprof: try 3/3: loader" in err
+    # the first losses, each read where the script calls .backward(): the run's own and each
+    # try's, from the same seeded start (TF32 changes nothing on a CPU; bf16 a little)
+    tf32_printed = [float(s[2]) for s in log(run, "tf32")["step"]][:3]
+    assert tries["tf32"]["loss_fixed"] == tf32_printed
+    assert tries["tf32"]["loss_original"] == tf32_printed and tries["tf32"]["loss_rel_diff"] == 0
+    assert tries["amp"]["loss_fixed"] == [float(x) for x in amp_losses[:3]]
+    assert 0 < tries["amp"]["loss_rel_diff"] < 0.05
+    assert "loss differs" in out
 
 
 @pytest.mark.parametrize("where", ["start", "every step"])
@@ -167,6 +175,33 @@ def test_tf32_outlasts_a_script_that_switches_it_off_at_its_start(tmp_path, wher
         assert any("switched back on after its first step" in a for a in t["applied"])
     else:  # off inside every step: no measurement claims TF32
         assert t["error"].startswith("the script switches TF32 off inside its steps")
+
+
+def test_an_unseeded_script_starts_the_run_and_its_tries_alike(tmp_path):
+    p = script(tmp_path)
+    p.write_text(p.read_text().replace("    torch.manual_seed(0)\n", ""))
+    root = tmp_path / "runs"
+    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "tf32", "--",
+               sys.executable, str(p)])
+    (run,) = RunStore(root).list()
+    (t,) = run.meta.tries
+    # seeded alike at start-up: the same random weights, so the same first losses (TF32 is a
+    # no-op on a CPU); unseeded they would start from different weights
+    assert rc == 0 and len(t["loss_original"]) == 3 and t["loss_rel_diff"] == 0.0
+
+
+def test_a_loss_the_script_never_calls_backward_on_is_not_compared(tmp_path, capfd):
+    p = script(tmp_path)
+    p.write_text(p.read_text().replace("            loss.backward()\n",
+                                       "            torch.autograd.backward([loss])\n"))
+    root = tmp_path / "runs"
+    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "tf32", "--",
+               sys.executable, str(p)])
+    (run,) = RunStore(root).list()
+    (t,) = run.meta.tries
+    assert rc == 0 and t["loss_rel_diff"] is None and t["loss_original"] == []
+    out, _ = capfd.readouterr()
+    assert "Loss not compared for tf32: no scalar .backward()" in out
 
 
 def test_compile_compiles_the_trained_model_in_place(tmp_path):
@@ -266,7 +301,8 @@ def test_try_without_a_list_and_no_findings_says_so(tmp_path, capfd):
     rc, run = run_try(tmp_path, None)
     assert rc == 0 and run.meta.tries == []
     assert "none of the recommended fixes can be applied" in capfd.readouterr().err
-    assert not (run.path / "tries").exists()
+    # nothing was tried: only the run's own first losses are there, kept for a later try
+    assert [f.name for f in (run.path / "tries").iterdir()] == ["original.losses.json"]
 
 
 @pytest.mark.parametrize("cmd, fixes, message", [

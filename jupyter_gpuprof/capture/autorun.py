@@ -21,6 +21,8 @@ from typing import Any
 ENV_RUN_DIR = "JUPYTER_GPUPROF_RUN_DIR"
 ENV_SETTINGS = "JUPYTER_GPUPROF_SETTINGS"
 ENV_TRY = "JUPYTER_GPUPROF_TRY"
+#: set by `run --try` (capture/first_losses.py; named here so start-up imports no torch)
+ENV_LOSSES = "JUPYTER_GPUPROF_TRY_LOSSES"
 
 
 class ScriptCapture:
@@ -45,6 +47,10 @@ class ScriptCapture:
         kwargs["mode"] = "script"
         kwargs["ranks"] = self.ranks  # checked again at the first step (mp.spawn sets no RANK)
         run = open_run(self.run_dir)
+        if label := os.environ.get(ENV_LOSSES):  # `run --try`: the run's and each try's losses
+            from .first_losses import record_first_losses
+
+            record_first_losses(self.run_dir, label)
         if self.begin_session is not None:
             self.session = self.begin_session(CaptureSettings(**kwargs), run)
         else:

@@ -119,10 +119,11 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
         read_try_result,
         try_log_path,
     )
-    from .autorun import ENV_SETTINGS, ENV_TRY
+    from .autorun import ENV_LOSSES, ENV_SETTINGS, ENV_TRY
 
     clear_try(run, fix)
     child_env = {**env, ENV_TRY: fix, ENV_SETTINGS: json.dumps(try_settings(run)),
+                 ENV_LOSSES: fix,  # its first losses, beside the run's own
                  ENV_RANKS: "none"}  # the script's own profile() blocks stay inert
     with open_try_log(run, fix) as log:
         try:
@@ -147,8 +148,18 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
         result = {"error": f"the command exited with status {code} before the try measured "
                            "its steps" + (f": {last[:300]}" if last else "")}
     elif not result.get("error"):
-        result.update(headline_steps(result.get("step_ms") or []))
+        result.update(headline_steps(result.get("step_ms") or []), **_losses(run, fix))
     return {**result, "fix": fix, "source": "script"}, False
+
+
+def _losses(run: Run, fix: str) -> dict[str, Any]:
+    """The try's first losses against the run's own (both seeded alike at start-up)."""
+    from ..store.try_files import read_losses
+    from .try_fixes import loss_rel_diff
+
+    original, fixed = read_losses(run, "original"), read_losses(run, fix)
+    return {"loss_original": original, "loss_fixed": fixed,
+            "loss_rel_diff": loss_rel_diff(original, fixed)}
 
 
 def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],

@@ -232,6 +232,14 @@ def _losses(step: Callable[[], object], ns: dict[str, Any], n: int) -> list[floa
     return out
 
 
+def loss_rel_diff(original: list[float], fixed: list[float]) -> float | None:
+    """Mean relative difference of the fixed run's first losses from the original's."""
+    pairs = [(a, b) for a, b in zip(original, fixed, strict=False) if a]
+    if not pairs:
+        return None
+    return sum(abs(b - a) / abs(a) for a, b in pairs) / len(pairs)
+
+
 def timed_steps(step: Callable[[], object], warmup: int, steps: int) -> tuple[list[float], str]:
     """Step times measured like the baseline: warm-up untimed, a clock mark at each boundary."""
     for _ in range(warmup):
@@ -294,10 +302,7 @@ def _measure(fixed: Callable[[], object], ns: dict[str, Any], original: list[flo
         step_ms, timing = timed_steps(fixed, max(0, warmup - LOSS_STEPS), steps)
     finally:
         cond = conditions.stop() if conditions is not None else None
-    rel = None
-    pairs = [(a, b) for a, b in zip(original, losses, strict=False) if a]
-    if pairs:
-        rel = sum(abs(b - a) / abs(a) for a, b in pairs) / len(pairs)
+    rel = loss_rel_diff(original, losses)
     return {"step_ms": step_ms, "timing": timing, **headline_steps(step_ms),
             "peak_memory_bytes": _peak_memory(cuda), "loss_original": original,
             "loss_fixed": losses, "loss_rel_diff": rel, "conditions": cond}

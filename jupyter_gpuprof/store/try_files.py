@@ -3,8 +3,9 @@
 A script cannot be re-run one step at a time, so each fix is tried by running the command again
 in a fresh process with the fix applied at start-up. That process reports into the run it is a
 try of, never as a run of its own: `tries/<fix>.json` (its step times, conditions and peak
-memory, or the one-line reason it measured nothing) and `tries/<fix>.log` (the command's own
-output, where the user finds the script's loss of that try). Opened through `safe_files`.
+memory, or the one-line reason it measured nothing), `tries/<fix>.log` (the command's own
+output) and `tries/<fix>.losses.json` (its first losses, beside `tries/original.losses.json`
+of the run itself). Opened through `safe_files`.
 """
 
 from __future__ import annotations
@@ -44,10 +45,29 @@ def read_try_result(run: Run, fix: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def write_losses(run_path: str | Path, label: str, losses: list[float]) -> None:
+    """Save the first losses of the original run (`label` "original") or of a try, as
+    tries/<label>.losses.json."""
+    safe_files.make_dir(Path(run_path), TRIES_DIR)
+    data = json.dumps([float(x) for x in losses], allow_nan=False).encode()
+    safe_files.write_bytes(Path(run_path), _name(label, ".losses.json"), data)
+
+
+def read_losses(run: Run, label: str) -> list[float]:
+    """The first losses a run or try saved (empty when it saved none)."""
+    try:
+        value = decode(run.read_file(_name(label, ".losses.json")))
+    except (OSError, ValueError):
+        return []
+    ok = isinstance(value, list) and all(isinstance(x, (int, float)) for x in value)
+    return [float(x) for x in value] if ok else []
+
+
 def clear_try(run: Run, fix: str) -> None:
     """Forget an earlier try of this fix, so a result read later is this try's own."""
     safe_files.make_dir(run.path, TRIES_DIR)
     safe_files.unlink(run.path, _name(fix, ".json"))
+    safe_files.unlink(run.path, _name(fix, ".losses.json"))
 
 
 def open_try_log(run: Run, fix: str) -> BinaryIO:

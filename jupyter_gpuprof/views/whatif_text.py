@@ -46,10 +46,13 @@ def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
         out.append(line)
         if ch.get("unreliable_reasons"):
             out.append(f"           unreliable: {'; '.join(ch['unreliable_reasons'])}")
-    if any(t.get("source") == "script" for t in tries):
-        # the notebook's tries compare the loss; a script's loss is out of reach: never guess it
-        out.append("  Loss not compared: `run --try` cannot read a script's loss; each try's "
-                   "own output (the loss it printed) is in the run's tries/<fix>.log")
+    blind = [t["fix"] for t in tries if t.get("source") == "script" and not t.get("error")
+             and not isinstance(t.get("loss_rel_diff"), (int, float))]
+    if blind:
+        # the loss is what the script calls .backward() on; where none was seen, never guess
+        out.append(f"  Loss not compared for {', '.join(blind)}: no scalar .backward() in the "
+                   "script's first steps; each try's own output is in the run's "
+                   "tries/<fix>.log")
     return out
 
 
