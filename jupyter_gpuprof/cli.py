@@ -128,8 +128,7 @@ def _default_name(cmd: list[str]) -> str:
     return Path(cmd[0]).name
 
 
-def _child_env(run_dir: Path, settings: dict[str, Any],
-               losses: str | None = None) -> dict[str, str]:
+def _child_env(run_dir: Path, settings: dict[str, Any], losses: str = "") -> dict[str, str]:
     """The script's environment: bootstrap, run folder, settings, `run --try`'s loss label."""
     from .capture.autorun import ENV_LOSSES, ENV_RUN_DIR, ENV_SETTINGS
 
@@ -138,13 +137,11 @@ def _child_env(run_dir: Path, settings: dict[str, Any],
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(bootstrap), env.get("PYTHONPATH", "")) if p)
     env[ENV_RUN_DIR] = str(run_dir.resolve())
     env[ENV_SETTINGS] = json.dumps(settings)
-    env.pop(ENV_LOSSES, None)
+    for name in (ENV_LOSSES, ENV_RANKS):  # never inherited from a run this one runs inside
+        env.pop(name, None)
     if losses:
         env[ENV_LOSSES] = losses
-    ranks = parse_ranks(settings.get("ranks"))
-    if ranks is None:
-        env.pop(ENV_RANKS, None)
-    else:
+    if (ranks := parse_ranks(settings.get("ranks"))) is not None:
         env[ENV_RANKS] = format_ranks(ranks)
     return env
 
@@ -255,7 +252,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     run.write_meta()
     print(f"gpuprof: capturing into {run.path}", file=sys.stderr)
     try:
-        env = _child_env(run.path, settings, losses=None if args.try_fixes is None else "original")
+        env = _child_env(run.path, settings, losses="" if args.try_fixes is None else "original")
         proc = subprocess.Popen(launched, env=env)
     except OSError as e:
         run.meta.status, run.meta.error = "failed", f"could not start {cmd[0]}: {e.strerror or e}"
