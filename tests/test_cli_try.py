@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -244,10 +245,14 @@ def test_failing_try_is_a_one_line_result_and_the_run_stays(tmp_path, capfd):
 
 def test_a_try_that_hangs_is_stopped_and_reported(tmp_path, monkeypatch, capfd):
     p = script(tmp_path)
-    p.write_text(p.read_text().replace(  # with TF32 on, the script never reaches a step
-        '    print("tf32", torch.backends.cuda.matmul.allow_tf32)',
+    helper = tmp_path / "helper.pid"
+    p.write_text(p.read_text().replace(  # with TF32 on, the script starts a helper process
+        '    print("tf32", torch.backends.cuda.matmul.allow_tf32)',  # and never reaches a step
         '    if torch.backends.cuda.matmul.allow_tf32:\n'
-        '        import time; print("waiting", flush=True); time.sleep(600)'))
+        '        import subprocess, time\n'
+        '        h = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])\n'
+        f'        open({str(helper)!r}, "w").write(str(h.pid))\n'
+        '        print("waiting", flush=True); time.sleep(600)'))
     monkeypatch.setenv("JUPYTER_GPUPROF_TRY_TIMEOUT_S", "8")
     root = tmp_path / "runs"
     rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "tf32", "--",
@@ -259,6 +264,19 @@ def test_a_try_that_hangs_is_stopped_and_reported(tmp_path, monkeypatch, capfd):
     assert "waiting" in (run.path / "tries" / "tf32.log").read_text()
     out, err = capfd.readouterr()
     assert "tf32     failed: stopped after 8 s" in out and "Traceback" not in out + err
+    # what the try started is stopped with it (a process group), not left sleeping
+    pid = int(helper.read_text())
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{pid}/stat") as f:  # gone, or a zombie its dead parent left
+            if f.read().split(")")[-1].split()[0] == "Z":
+                break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"the try's helper process {pid} still runs")
 
 
 def test_the_try_time_limit_follows_the_runs_own_length(tmp_path, monkeypatch):

@@ -10,8 +10,10 @@ run's baseline and stored exactly as the magic's are (capture/try_cell.py `recor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -92,9 +94,15 @@ def try_timeout_s(run: Run) -> float:
     return max(TRY_TIMEOUT_MIN_S, TRY_TIMEOUT_FACTOR * (time.time() - began))
 
 
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Send `sig` to the try and every process it started (its own process group)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
 def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, bool]:
-    """The try's exit status (None: stopped after `timeout_s`), and whether Ctrl-C was pressed
-    meanwhile (it reaches the try)."""
+    """The try's exit status (None: stopped after `timeout_s`, with what it started), and
+    whether Ctrl-C was pressed meanwhile (passed on to the try's process group)."""
     interrupted = False
     deadline = time.monotonic() + timeout_s
     while True:
@@ -102,8 +110,9 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, 
             return proc.wait(timeout=max(0.0, deadline - time.monotonic())), interrupted
         except KeyboardInterrupt:
             interrupted = True
+            _signal_group(proc, signal.SIGINT)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _signal_group(proc, signal.SIGKILL)  # DataLoader workers and helpers too
             proc.wait()
             return None, interrupted
 
@@ -128,6 +137,7 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
     with open_try_log(run, fix) as log:
         try:
             proc = subprocess.Popen(cmd, env=child_env, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True,  # a group to stop as one
                                     stdin=subprocess.DEVNULL)
         except OSError as e:
             return {"fix": fix, "error": f"could not start {cmd[0]}: {e.strerror or e}"}, False
