@@ -89,11 +89,12 @@ def script(tmp_path, steps=STEPS + 2, fail_at=-1):
     return p
 
 
-def run_try(tmp_path, fixes, *extra):
+def run_try(tmp_path, fixes, *extra, path=None):
+    """`run --try FIXES` on the test script (or the edited one at `path`): status and run."""
     root = tmp_path / "runs"
     argv = ["run", "--runs-root", str(root), *FLAGS, *extra]
     argv += ["--try", fixes] if fixes else ["--try"]
-    rc = main([*argv, "--", sys.executable, str(script(tmp_path))])
+    rc = main([*argv, "--", sys.executable, str(path or script(tmp_path))])
     runs = RunStore(root).list()
     assert len(runs) == 1, runs  # the tries are part of the run, never runs of their own
     return rc, runs[0]
@@ -163,10 +164,7 @@ def test_tf32_outlasts_a_script_that_switches_it_off_at_its_start(tmp_path, wher
                         '            print("tf32", torch.backends.cuda.matmul.allow_tf32)\n'
                         + off + '            loss.backward()\n')
     p.write_text(text)
-    root = tmp_path / "runs"
-    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "tf32", "--",
-               sys.executable, str(p)])
-    (run,) = RunStore(root).list()
+    rc, run = run_try(tmp_path, "tf32", path=p)
     assert rc == 0 and run.meta.status == "complete"
     (t,) = run.meta.tries
     seen = [s[0] for s in log(run, "tf32")["tf32"]]
@@ -181,10 +179,7 @@ def test_tf32_outlasts_a_script_that_switches_it_off_at_its_start(tmp_path, wher
 def test_an_unseeded_script_starts_the_run_and_its_tries_alike(tmp_path):
     p = script(tmp_path)
     p.write_text(p.read_text().replace("    torch.manual_seed(0)\n", ""))
-    root = tmp_path / "runs"
-    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "tf32", "--",
-               sys.executable, str(p)])
-    (run,) = RunStore(root).list()
+    rc, run = run_try(tmp_path, "tf32", path=p)
     (t,) = run.meta.tries
     # seeded alike at start-up: the same random weights, so the same first losses (TF32 is a
     # no-op on a CPU); unseeded they would start from different weights
@@ -195,10 +190,7 @@ def test_a_loss_the_script_never_calls_backward_on_is_not_compared(tmp_path, cap
     p = script(tmp_path)
     p.write_text(p.read_text().replace("            loss.backward()\n",
                                        "            torch.autograd.backward([loss])\n"))
-    root = tmp_path / "runs"
-    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "tf32", "--",
-               sys.executable, str(p)])
-    (run,) = RunStore(root).list()
+    rc, run = run_try(tmp_path, "tf32", path=p)
     (t,) = run.meta.tries
     assert rc == 0 and t["loss_rel_diff"] is None and t["loss_original"] == []
     out, _ = capfd.readouterr()
@@ -226,10 +218,7 @@ def test_failing_try_is_a_one_line_result_and_the_run_stays(tmp_path, capfd):
         '    print("tf32", torch.backends.cuda.matmul.allow_tf32)',
         '    if torch.backends.cuda.matmul.allow_tf32:\n'
         '        raise RuntimeError("TF32 is not allowed here")'))
-    root = tmp_path / "runs"
-    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "amp,loader,tf32", "--",
-               sys.executable, str(p)])
-    (run,) = RunStore(root).list()
+    rc, run = run_try(tmp_path, "amp,loader,tf32", path=p)
     assert rc == 0 and run.meta.status == "complete" and run.trace_paths()
     tries = {t["fix"]: t for t in run.meta.tries}
     assert tries["amp"]["error"] == "RuntimeError: this model trains in fp32 only"
@@ -254,10 +243,7 @@ def test_a_try_that_hangs_is_stopped_and_reported(tmp_path, monkeypatch, capfd):
         f'        open({str(helper)!r}, "w").write(str(h.pid))\n'
         '        print("waiting", flush=True); time.sleep(600)'))
     monkeypatch.setenv("JUPYTER_GPUPROF_TRY_TIMEOUT_S", "8")
-    root = tmp_path / "runs"
-    rc = main(["run", "--runs-root", str(root), *FLAGS, "--try", "tf32", "--",
-               sys.executable, str(p)])
-    (run,) = RunStore(root).list()
+    rc, run = run_try(tmp_path, "tf32", path=p)
     assert rc == 0 and run.meta.status == "complete"
     (t,) = run.meta.tries
     assert t["error"].startswith("stopped after 8 s without finishing its baseline")

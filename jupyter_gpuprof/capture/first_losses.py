@@ -39,17 +39,18 @@ class FirstLosses:
         """`label`: "original" or the fix name (the file is tries/<label>.losses.json)."""
         self.run_dir, self.label, self.n = run_dir, label, n
         self.values: list[float] = []
+        self.tensor_class = torch.Tensor
         self.original = torch.Tensor.backward
 
-    def install(self, torch: Any) -> FirstLosses:
-        """Wrap `Tensor.backward` until the first `n` losses are in."""
+    def install(self) -> FirstLosses:
+        """Wrap `Tensor.backward`: each call offers its tensor to `record` first."""
         recorder, original = self, self.original
 
         def backward(tensor: Any, *args: Any, **kwargs: Any) -> Any:
             recorder.record(tensor)
             return original(tensor, *args, **kwargs)
 
-        torch.Tensor.backward = backward
+        self.tensor_class.backward = backward
         return self
 
     def record(self, tensor: Any) -> None:
@@ -71,4 +72,4 @@ def record_first_losses(run_dir: str, label: str) -> FirstLosses:
     import torch
 
     seed_everything(torch)
-    return FirstLosses(torch, run_dir, label).install(torch)
+    return FirstLosses(torch, run_dir, label).install()
