@@ -143,6 +143,10 @@ def test_amp_tf32_loader_each_applied_measured_and_stored(tmp_path, capfd):
     assert not list((run.path / "tries").glob("*.gz")) and len(run.trace_paths()) == 1
     assert "Fixes tried" in out and "Loss not compared" not in out
     assert "gpuprof: try 3/3: loader" in err
+    # the control ran first: the script once more without a fix, kept beside the tries
+    control = read_try_result(run, "none")
+    assert control["applied"] == ["nothing: the script re-run as it is (the control)"]
+    assert len(control["step_ms"]) == 4 and "gpuprof: control:" in err
     # the first losses, each read where the script calls .backward(): the run's own and each
     # try's, from the same seeded start (TF32 changes nothing on a CPU; bf16 a little)
     tf32_printed = [float(s[2]) for s in log(run, "tf32")["step"]][:3]

@@ -124,3 +124,22 @@ def test_tries_are_judged_against_the_baseline_and_rerank_the_findings():
     assert tries[0]["measured_gain_pct"] == pytest.approx(40.0)
     assert tries[0]["predicted_gain_pct"] == 30.0 and tries[0]["change"]["significant"]
     assert [f["id"] for f in rerank_findings(findings, tries)] == ["m", "p"]
+
+
+def test_a_script_try_no_bigger_than_rerunning_it_unchanged_is_not_the_fixs():
+    base = [10.0, 10.1, 9.9, 10.05, 9.95, 10.0]
+    # the control: the same script re-run without a fix ran 9 % slower (another process)
+    control = {"fix": "none", "step_ms": [10.9, 11.0, 10.8, 10.95, 10.85, 10.9]}
+    raw = [{"fix": "tf32", "step_ms": [10.4, 10.5, 10.3, 10.45, 10.35, 10.4]},  # -4 %
+           {"fix": "amp", "step_ms": [6.0, 6.1, 5.9, 6.05, 5.95, 6.0]}]  # +40 %
+    alone = {t["fix"]: t for t in judge_tries(raw, base, None, [])}
+    assert alone["tf32"]["change"]["significant"]  # without the control: "significant"
+    tries = {t["fix"]: t for t in judge_tries(raw, base, None, [], control)}
+    tf32 = tries["tf32"]["change"]
+    assert tf32["verdict"] == "unreliable" and not tf32["significant"]
+    assert tf32["unreliable_reasons"][-1] == ("the script re-run without a fix moved the "
+                                              "step +9.0% too")
+    assert tries["amp"]["change"]["significant"]  # far beyond what re-running moved
+    # a control that moved nothing significant holds nothing back
+    calm = {"fix": "none", "step_ms": base}
+    assert judge_tries(raw, base, None, [], calm)[1]["change"]["significant"]

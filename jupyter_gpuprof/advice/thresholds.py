@@ -90,3 +90,7 @@ PER_PARAM_MIN_CALLS = 8
 #: a fix priced together with the fix it needs first (a CUDA graph needs the syncs gone) is
 #: the verdict only if it adds at least this many points of the step on top of that fix
 PREREQUISITE_MARGIN_PCT = 5.0
+
+#: a script's try whose change is within this many times the change of the script re-run
+#: without a fix (when that one is significant) is not credited to the fix
+TRY_CONTROL_MARGIN = 2.0

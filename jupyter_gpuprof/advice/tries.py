@@ -11,16 +11,24 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis.compare import step_change
+from . import thresholds as T
 
 #: the finding whose prediction each try is measured against
 CATEGORY_OF = {"amp": "precision", "tf32": "precision", "compile": "memory",
                "graphs": "launch", "loader": "input"}
 
 
+#: the control of a script's tries: the command re-run without a fix (`run --try`)
+CONTROL = "none"
+
+
 def judge_tries(raw: list[dict[str, Any]], baseline_ms: list[float],
                 baseline_conditions: dict[str, Any] | None,
-                findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each try with `change`, `measured_gain_pct` and `predicted_gain_pct`; best first."""
+                findings: list[dict[str, Any]],
+                control: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each try with `change`, `measured_gain_pct` and `predicted_gain_pct`; best first. With a
+    `control` (the script re-run unchanged), a change no bigger than re-running alone made is
+    `unreliable`, never `significant`."""
     predicted = {f.get("category"): f.get("expected_gain_pct") for f in findings}
     out = []
     for t in raw:
@@ -34,7 +42,26 @@ def judge_tries(raw: list[dict[str, Any]], baseline_ms: list[float],
             t["measured_gain_pct"] = (100.0 * (1 - after / before)
                                       if before and after is not None else None)
         out.append(t)
+    if control and not control.get("error") and control.get("step_ms"):
+        _hold_to_control(out, step_change(baseline_ms, control["step_ms"], conditions=(
+            baseline_conditions, control.get("conditions"))))
     return sorted(out, key=lambda t: -(t.get("measured_gain_pct") or -1e9))
+
+
+def _hold_to_control(tries: list[dict[str, Any]], control: dict[str, Any]) -> None:
+    """Where re-running the unchanged script moved the step significantly, a try's change
+    within `T.TRY_CONTROL_MARGIN` times that shift is the rerun's, not the fix's."""
+    before, after = control["median_before_ms"], control["median_after_ms"]
+    if not (control.get("significant") and before and after is not None):
+        return
+    shift = 100.0 * (1 - after / before)
+    for t in tries:
+        ch, gain = t.get("change"), t.get("measured_gain_pct")
+        if ch and gain is not None and abs(gain) <= T.TRY_CONTROL_MARGIN * abs(shift):
+            ch["unreliable_reasons"] = [
+                *ch.get("unreliable_reasons", []),
+                f"the script re-run without a fix moved the step {-shift:+.1f}% too"]
+            ch["verdict"], ch["significant"] = "unreliable", False
 
 
 def rerank_findings(findings: list[dict[str, Any]],

@@ -190,8 +190,17 @@ def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
     if reason:
         _say(f"--try: {reason}")
         return summary
-    raw = []
-    for i, fix in enumerate(fixes, 1):
+    from ..advice.tries import CONTROL
+
+    # the control first: the command once more without a fix, so a change no bigger than what
+    # re-running alone makes (another process, minutes later) is never credited to a fix
+    _say(f"control: the command runs again without a fix (output: "
+         f"{try_log_path(run, CONTROL)})")
+    control, interrupted = run_one_try(run, cmd, env, CONTROL)
+    _say("control: " + (f"failed: {control['error']}" if control.get("error")
+                        else f"{control['median_ms']:.3f} ms/step median"))
+    raw: list[dict[str, Any]] = []
+    for i, fix in enumerate([] if interrupted else fixes, 1):
         _say(f"try {i}/{len(fixes)}: {fix} (the command runs again; its output goes to "
              f"{try_log_path(run, fix)})")
         result, interrupted = run_one_try(run, cmd, env, fix)
@@ -200,7 +209,7 @@ def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
         raw.append(result)
         if interrupted:
             break
-    return {**summary, "tries": record_tries(run, summary, raw)}
+    return {**summary, "tries": record_tries(run, summary, raw, control)}
 
 
 def print_report_with_tries(run: Run, cmd: list[str], env: dict[str, str], text: str,

@@ -220,7 +220,17 @@ class Loader(StartupFix):
         return None
 
 
-FIXES = {f.name: f for f in (Tf32, Amp, Compile, Graphs, Loader)}
+class Unchanged(StartupFix):
+    """The control: the script run once more as it is, to see what a fresh process alone
+    changes in the step (advice/tries.py holds the fixes' changes to it)."""
+
+    name = "none"
+
+    def apply(self) -> None:
+        self.applied.append("nothing: the script re-run as it is (the control)")
+
+
+FIXES = {f.name: f for f in (Tf32, Amp, Compile, Graphs, Loader, Unchanged)}
 
 
 def apply_fix(name: str, torch: Any) -> StartupFix:

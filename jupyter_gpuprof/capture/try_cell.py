@@ -43,14 +43,15 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[dict[st
     return tries
 
 
-def record_tries(run: Run, summary: dict[str, Any],
-                 raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Judge measured tries against the run's baseline; keep them in its meta and summary."""
+def record_tries(run: Run, summary: dict[str, Any], raw: list[dict[str, Any]],
+                 control: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Judge measured tries against the run's baseline (and a script's control re-run); keep
+    them in its meta and summary."""
     from ..advice.tries import judge_tries
 
     tries = judge_tries(raw, list(run.meta.baseline.get("step_ms") or []),
                         (run.meta.conditions or {}).get("baseline"),
-                        summary.get("findings") or [])
+                        summary.get("findings") or [], control)
     run.meta.tries = tries
     run.write_meta()
     run.write_summary({**summary, "tries": tries})  # the cached report shows them too
