@@ -21,6 +21,8 @@ def python3_notebook(cells: list) -> nbformat.NotebookNode:
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
+    # tests/test_notebooks.py executes the cpu ones and reads the gpu ones' calls
+    nb.metadata["jupyter_gpuprof"] = {"runs_on": "gpu"}
     return nb
 
 

@@ -49,6 +49,20 @@ def step() -> None:
     _step()
 
 
+def analyze(path: Any) -> Any:
+    """The report of a saved run, a Kineto trace or a folder of rank traces (`Report`)."""
+    from .report.build import analyze_path
+
+    return analyze_path(path)
+
+
+def example_run(name: str = "h200_fp32_linear") -> Any:
+    """A trace recorded on an H200 that ships with the package (see `jupyter_gpuprof.examples`)."""
+    from .examples import example_run as _example
+
+    return _example(name)
+
+
 def compare(before: Any, after: Any, runs_root: Any = None) -> Any:
     """Compare two runs (ids, folders, traces or Reports): is the step-time change real?"""
     from .report.comparison import compare as _compare
@@ -77,4 +91,5 @@ def _load_jupyter_server_extension(server_app):  # type: ignore[no-untyped-def]
     load(server_app)
 
 
-__all__ = ["__version__", "compare", "load_ipython_extension", "profile", "step"]
+__all__ = ["__version__", "analyze", "compare", "example_run", "load_ipython_extension", "profile",
+           "step"]

@@ -2,12 +2,16 @@
 # Install jupyter_gpuprof into .venv and execute notebooks/quickstart.ipynb headlessly (CPU is
 # fine): writes notebooks/executed/quickstart.ipynb and an offline-readable quickstart.html,
 # then prints how to open the result in JupyterLab. Optional argument: another notebook.
+# The notebook's runs are saved in .gpuprof/runs here, where `jupyter lab` started from this
+# folder (the command printed at the end) lists them in its GPU Profiler sidebar.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON=${PYTHON:-python3}
 NOTEBOOK=${1:-notebooks/quickstart.ipynb}
 OUT_DIR=notebooks/executed
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+export JUPYTER_GPUPROF_RUNS=$PWD/.gpuprof/runs
+T0=$SECONDS
 
 [ -f "$NOTEBOOK" ] || { echo "no notebook at $NOTEBOOK" >&2; exit 1; }
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
@@ -23,21 +27,19 @@ pip install -e .
 # Editable installs don't link the lab extension or enable the server extension by themselves.
 jupyter-builder develop --overwrite .
 jupyter server extension enable --sys-prefix jupyter_gpuprof
+echo "== install: $((SECONDS - T0))s"
 
+T1=$SECONDS
 echo "== execute $NOTEBOOK"
-mkdir -p "$OUT_DIR"
-name=$(basename "$NOTEBOOK" .ipynb)
-jupyter nbconvert --to notebook --execute "$NOTEBOOK" \
-  --ExecutePreprocessor.timeout=900 --output-dir "$OUT_DIR" --output "$name.ipynb"
-# Static outputs first: widget views need a CDN to render, the HTML/PNG fallbacks don't.
-jupyter nbconvert --to html "$OUT_DIR/$name.ipynb" --output-dir "$OUT_DIR" \
-  --NbConvertBase.display_data_priority="['text/html', 'image/svg+xml', 'image/png', \
-'image/jpeg', 'text/markdown', 'text/latex', 'text/plain']"
+bash scripts/execute_notebook.sh "$NOTEBOOK" "$OUT_DIR"
+echo "== execute: $((SECONDS - T1))s"
 
+name=$(basename "$NOTEBOOK" .ipynb)
 root_flag=""
 [ "$(id -u)" -eq 0 ] && root_flag=" --allow-root"
 echo
 echo "Executed notebook: $OUT_DIR/$name.ipynb"
 echo "Offline HTML:      $OUT_DIR/$name.html"
-echo "Open it in JupyterLab with:"
+echo "Open it in JupyterLab (the GPU Profiler sidebar lists its runs) with:"
 echo "  .venv/bin/jupyter lab $OUT_DIR/$name.ipynb$root_flag"
+echo "== example.sh total: $((SECONDS - T0))s"

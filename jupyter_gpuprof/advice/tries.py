@@ -13,9 +13,14 @@ from typing import Any
 from ..analysis.compare import step_change
 from . import thresholds as T
 
+#: each verdict category's fixes that `--try` applies without a code change, in the order the
+#: recommended ones are tried
+TRIES_OF: dict[str, tuple[str, ...]] = {"precision": ("tf32", "amp"), "memory": ("compile",),
+                                        "launch": ("graphs",), "input": ("loader",)}
 #: the finding whose prediction each try is measured against
-CATEGORY_OF = {"amp": "precision", "tf32": "precision", "compile": "memory",
-               "graphs": "launch", "loader": "input"}
+CATEGORY_OF = {fix: cat for cat, fixes in TRIES_OF.items() for fix in fixes}
+#: every fix `--try` knows, as the help and error messages list them
+FIX_NAMES = ("amp", "tf32", "compile", "graphs", "loader")
 
 
 #: the control of a script's tries: the command re-run without a fix (`run --try`)

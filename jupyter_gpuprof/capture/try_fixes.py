@@ -18,16 +18,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..advice.tries import FIX_NAMES, TRIES_OF
 from ..oneline import first_line
 from ..stats import headline_steps
 from . import options
 from .conditions import ConditionSampler
 from .driver import default_clock
 
-FIX_NAMES = ("amp", "tf32", "compile", "graphs", "loader")
-#: the try that applies each verdict category's fix, when one exists without editing code
-TRIES_OF = {"precision": ("tf32", "amp"), "memory": ("compile",), "launch": ("graphs",),
-            "input": ("loader",)}
 #: steps whose loss is compared with the original's, from the same starting state
 LOSS_STEPS = 3
 LOSS_NAMES = ("loss", "l", "train_loss")

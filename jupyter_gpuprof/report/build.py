@@ -14,6 +14,7 @@ import msgspec
 import pandas as pd
 
 from ..advice.distributed_rules import merge_advice
+from ..advice.findings import Verdict
 from ..advice.frameworks import in_framework_terms
 from ..advice.verdict import Advice, advise
 from ..analysis.distributed import Distributed, analyze_ranks, load_ranks
@@ -34,6 +35,18 @@ from .summarize import summarize
 class Report:
     """One analysed run: `.verdict`, `.findings` and the tables as DataFrames."""
 
+    analysis: Analysis
+    advice: Advice
+    meta: RunMeta | None
+    path: str | None
+    ranks: list[Analysis]  # one per rank when the run has several
+    distributed: Distributed | None  # cross-rank tables when the run has >= 2 ranks
+    timeline: dict[str, Any] | None  # bounded LOD timeline (analysis/timeline.py); None: no trace
+    baseline_ms: list[float] | None  # baseline of a bare trace (no meta)
+    job_warnings: list[str]  # the traces of a folder are not one job's ranks
+    ncu: pd.DataFrame | None  # Nsight Compute's kernels, once `%ncu` profiled this run
+    ncu_results: Any  # the ncu session behind `.ncu` (ncu.results.NcuResults)
+
     def __init__(self, analysis: Analysis, advice: Advice, meta: RunMeta | None = None,
                  path: str | None = None, ranks: list[Analysis] | None = None,
                  distributed: Distributed | None = None,
@@ -43,10 +56,12 @@ class Report:
         self.meta = meta
         self.path = path
         self.ranks = ranks or []
-        self.distributed = distributed  # cross-rank tables when the run has >= 2 ranks
-        self.timeline = timeline  # bounded LOD timeline (analysis/timeline.py); None: no trace
-        self.baseline_ms: list[float] | None = None  # baseline of a bare trace (no meta)
-        self.job_warnings: list[str] = []  # the traces of a folder are not one job's ranks
+        self.distributed = distributed
+        self.timeline = timeline
+        self.baseline_ms = None
+        self.job_warnings = []
+        self.ncu = None
+        self.ncu_results = None
 
     @property
     def warnings(self) -> list[str]:
@@ -56,14 +71,40 @@ class Report:
         return self.job_warnings + [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
                 for i, r in enumerate(self.ranks) for w in r.info.warnings + r.window.notes()]
 
-    verdict = property(lambda self: self.advice.verdict, doc="The Verdict (category, summary…).")
-    step_table = property(lambda self: self.analysis.steps,
-                          doc="One row per profiled step (steps.STEP_COLUMNS).")
-    ops = property(lambda self: self.analysis.ops, doc="Operator table (ops.OP_COLUMNS).")
-    kernels = property(lambda self: self.analysis.kernels, doc="Kernels (kernels.KERNEL_COLUMNS).")
-    gaps = property(lambda self: self.analysis.gaps, doc="GPU idle gaps (idle.GAP_COLUMNS).")
-    transfers = property(lambda self: self.analysis.transfers, doc="Copies (TRANSFER_COLUMNS).")
-    syncs = property(lambda self: self.analysis.syncs, doc="Sync calls (sync.SYNC_COLUMNS).")
+    @property
+    def verdict(self) -> Verdict:
+        """The Verdict (category, summary, confidence, reasons)."""
+        return self.advice.verdict
+
+    @property
+    def step_table(self) -> pd.DataFrame:
+        """One row per profiled step (steps.STEP_COLUMNS)."""
+        return self.analysis.steps
+
+    @property
+    def ops(self) -> pd.DataFrame:
+        """Operator table (ops.OP_COLUMNS)."""
+        return self.analysis.ops
+
+    @property
+    def kernels(self) -> pd.DataFrame:
+        """Kernels (kernels.KERNEL_COLUMNS)."""
+        return self.analysis.kernels
+
+    @property
+    def gaps(self) -> pd.DataFrame:
+        """GPU idle gaps (idle.GAP_COLUMNS)."""
+        return self.analysis.gaps
+
+    @property
+    def transfers(self) -> pd.DataFrame:
+        """Copies (transfers.TRANSFER_COLUMNS)."""
+        return self.analysis.transfers
+
+    @property
+    def syncs(self) -> pd.DataFrame:
+        """Sync calls (sync.SYNC_COLUMNS)."""
+        return self.analysis.syncs
 
     @property
     def baseline(self) -> pd.DataFrame:
@@ -90,6 +131,11 @@ class Report:
         """Plain-text report."""
         from ..views.text import render_text
         return render_text(self.to_json())
+
+    def headline(self) -> str:
+        """The first screen: verdict, top fix as code, what it is worth, how to measure it."""
+        from ..views.text import render_headline
+        return render_headline(self.to_json())
 
     def _repr_html_(self) -> str:
         from ..views.html import render_html

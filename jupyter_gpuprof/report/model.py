@@ -11,15 +11,15 @@ from typing import Any, Literal
 
 import msgspec
 
+from .model_base import Model
 from .model_cost import Conditions, Cost, OneTimeCost, TryResult
+from .model_ranks import Distributed, DistributedRank, Imbalance, RankBrief
 from .timeline_model import Timeline as Timeline  # re-exported: summarize and views use it
 
+__all__ = ["Distributed", "DistributedRank", "Imbalance", "Model", "RankBrief", "Timeline"]
+
 #: summary version (meta.json's is the store's): bump when an older cache would decode yet lack data
-SUMMARY_SCHEMA_VERSION = 2
-
-
-class Model(msgspec.Struct):
-    """Base of every summary block (fields encode in declaration order)."""
+SUMMARY_SCHEMA_VERSION = 3
 
 
 class Source(Model):
@@ -137,6 +137,7 @@ class Finding(Model):
     predicted_step_ms: float | None = None  # the what-if replay's step with the fix applied
     driver: str = ""  # which change to the step's graph produced the prediction
     where: Where | None = None
+    try_fixes: list[str] = msgspec.field(default_factory=list)  # `--try` names that measure it
 
 
 class OpRow(Model):
@@ -273,61 +274,6 @@ class Input(Model):
 
     host_share_pct: float
     ms_per_step: float
-
-
-class RankBrief(Model):
-    """One rank's headline figures (multi-rank reports)."""
-
-    rank: int
-    step_median_ms: float | None
-    busy_pct: float
-
-
-class DistributedRank(Model):
-    """One rank's cross-rank figures (`analysis.distributed.RANK_COLUMNS` + imbalance)."""
-
-    rank: int
-    n_steps: int
-    step_ms: float | None
-    step_spread_pct: float | None
-    compute_ms: float
-    comm_ms: float
-    comm_pct_of_step: float | None
-    exposed_comm_ms: float
-    hidden_comm_ms: float
-    idle_ms: float
-    input_ms: float
-    wait_ms: float
-    transfer_ms: float
-    exposed_transfer_ms: float
-    last_arrival_pct: float | None
-    clock_offset_us: float
-    extra_ms: float | None
-    phase: str | None
-    #: the advice's decision (`advice.distributed_rules.straggler_rank`); views never re-decide
-    straggler: bool
-
-
-class Imbalance(Model):
-    """How much longer one rank needs than the others (`IMBALANCE_COLUMNS`)."""
-
-    rank: int
-    own_ms: float
-    extra_ms: float
-    gpu_work_ms: float
-    host_delay_ms: float
-    input_ms: float
-    others_wait_ms: float
-    phase: str
-
-
-class Distributed(Model):
-    """Cross-rank block: per-rank figures, imbalance, matched collective counts."""
-
-    ranks: list[DistributedRank]
-    imbalance: list[Imbalance]
-    collectives_matched: int
-    collectives_unmatched: int
 
 
 class Basis(Model):

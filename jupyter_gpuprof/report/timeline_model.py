@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
-
-class Model(msgspec.Struct):
-    """Base of the timeline's blocks (fields encode in declaration order)."""
+from .model_base import Model
 
 
 class Lane(Model, omit_defaults=True):

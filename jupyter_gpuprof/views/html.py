@@ -9,7 +9,7 @@ from html import escape
 from typing import Any
 
 from .text import banner, header_facts, ms_text, short_name, verdict_name
-from .whatif_text import predicted_step, try_lines, whatif_header
+from .whatif_text import measured_for, predicted_step, try_hint, try_lines, whatif_header
 
 CSS = """
 .gpuprof-report{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
@@ -88,7 +88,10 @@ def render_html(s: dict[str, Any]) -> str:
                 f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — expected gain "
                 f"≈{f['expected_gain_pct']:.0f}%{escape(predicted_step(f, st))}"
                 f"<br>{escape(f['evidence'])}{_where(f)}"
-                f"<pre>{escape(f['fix'])}</pre></li>")
+                f"<pre>{escape(f['fix'])}</pre>"
+                + "".join(f"<div>{escape(x)}</div>"
+                          for x in (measured_for(f, s.get("tries")), try_hint(f)) if x)
+                + "</li>")
         parts.append("</ol>")
     if s.get("tries"):
         parts.append(f"<pre>{escape(chr(10).join(try_lines(s['tries'])).strip())}</pre>")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .palette import NO_GPU_BANNER, PARTIAL_BANNER
-from .whatif_text import predicted_step, try_lines, whatif_header
+from .whatif_text import measured_for, predicted_step, try_hint, try_lines, whatif_header
 
 
 def ms_text(v: float | None) -> str:
@@ -102,6 +102,30 @@ def verdict_name(v: dict[str, Any]) -> str:
     return str(v.get("label") or v.get("category") or "unavailable")
 
 
+def render_headline(s: dict[str, Any]) -> str:
+    """A report's first screen: the verdict, the top fix as code, what it is worth, and how to
+    measure it before editing anything."""
+    v, st = s["verdict"], s["steps"]
+    lines = [f"!! {b}"] if (b := banner(s)) is not None else []
+    lines.append(f"Verdict: {verdict_name(v)} ({v.get('confidence')} confidence)")
+    lines.append(f"  {v.get('summary')}")
+    findings = s.get("findings") or []
+    if not findings:
+        if v.get("category"):
+            lines.append("No fix found worth making; the full report has the step's tables.")
+        return "\n".join(lines)
+    f = findings[0]
+    worth = (predicted_step(f, st).strip(" ()") or f"of the {ms_text(st.get('median_ms'))} step")
+    lines.append(f"Top fix: {f['title']} — worth ≈{f['expected_gain_pct']:.0f}%: {worth}")
+    if w := f.get("where"):
+        lines.append(f"  Your code: {w['file']}:{w['line']}  {w['code']}")
+    lines += [f"    {ln}" for ln in f["fix"].splitlines()]
+    lines += [x for x in (measured_for(f, s.get("tries")), try_hint(f)) if x]
+    if len(findings) > 1:
+        lines.append(f"{len(findings) - 1} more finding(s) in the full report.")
+    return "\n".join(lines)
+
+
 def render_text(s: dict[str, Any]) -> str:
     """The whole report as text."""
     lines: list[str] = []
@@ -153,6 +177,7 @@ def render_text(s: dict[str, Any]) -> str:
             if w := f.get("where"):
                 lines.append(f"   Your code: {w['file']}:{w['line']}  {w['code']}")
             lines += ["   Fix:"] + [f"     {ln}" for ln in f["fix"].splitlines()]
+            lines += [f"   {x}" for x in (measured_for(f, s.get("tries")), try_hint(f)) if x]
     lines += try_lines(s.get("tries"))
     lines += rank_lines(s.get("distributed"))
     if s.get("ops"):

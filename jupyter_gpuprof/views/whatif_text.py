@@ -23,6 +23,26 @@ def predicted_step(f: dict[str, Any], steps: dict[str, Any]) -> str:
     return f" (step {now:.2f} → {pred:.2f} ms predicted)"
 
 
+def try_hint(f: dict[str, Any]) -> str | None:
+    """How to measure a finding's fix before editing any code, when `--try` can apply it."""
+    names = ",".join(f.get("try_fixes") or [])
+    if not names:
+        return None
+    return (f"Measure it first: %%gpuprofile --try {names} (a cell) or "
+            f"jupyter gpuprof run --try {names} -- python train.py (a script)")
+
+
+def measured_for(f: dict[str, Any], tries: list[dict[str, Any]] | None) -> str | None:
+    """What the tries of a finding's fix measured, beside its prediction."""
+    done = [t for t in tries or [] if t.get("fix") in (f.get("try_fixes") or [])
+            and isinstance(t.get("measured_gain_pct"), (int, float))]
+    if not done:
+        return None
+    return "Measured: " + "; ".join(
+        f"--try {t['fix']} {t['measured_gain_pct']:+.1f}% "
+        f"({(t.get('change') or {}).get('verdict', 'not judged')})" for t in done)
+
+
 def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
     """The fixes tried in the live kernel, with what they measured against the prediction."""
     if not tries:

@@ -206,6 +206,17 @@ describe('transfers and next-steps panels', () => {
     expect(item.textContent).toContain('expected gain ≈42% (costs 5.00 ms, ms per real step)');
     expect(text(item, '.gpuprof-w-evidence')).toBe('input 5 ms per step');
     expect(text(item, 'pre')).toBe('DataLoader(ds, num_workers=4)');
+    // how to measure the fix first: the `--try` names the summary gives the finding
+    expect(text(item, '.gpuprof-w-try')).toBe(
+      'Measure it first: %%gpuprofile --try loader (a cell) or jupyter gpuprof run --try loader -- python train.py (a script)'
+    );
+  });
+
+  it('offers no try where no --try fix applies a finding', () => {
+    const sm = sampleSummary();
+    (sm.findings ?? [])[0].try_fixes = [];
+    const panel = renderReport(sm).querySelector('.gpuprof-w-panel-next') as HTMLElement;
+    expect(panel.querySelector('.gpuprof-w-try')).toBeNull();
   });
 
   it('copies a fix through the textarea fallback outside a secure context', () => {

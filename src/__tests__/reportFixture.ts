@@ -44,7 +44,8 @@ export function sampleSummary(): IReportSummary {
         evidence: 'input 5 ms per step',
         fix: 'DataLoader(ds, num_workers=4)',
         cost_ms: 5,
-        expected_gain_pct: 41.6
+        expected_gain_pct: 41.6,
+        try_fixes: ['loader']
       }
     ],
     ops: [

@@ -158,6 +158,7 @@ export interface Finding {
   predicted_step_ms?: number | null;
   driver?: string;
   where?: Where | null;
+  try_fixes?: string[];
 }
 /**
  * The user's line behind a finding (`capture.callsites`): a file or notebook cell.

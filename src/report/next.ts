@@ -49,6 +49,23 @@ export function whereLine(f: IFinding): HTMLDivElement | null {
   );
 }
 
+/** How to measure a finding's fix before editing any code (the `--try` fixes that apply it). */
+export function tryHint(f: IFinding): HTMLDivElement | null {
+  const names = (f.try_fixes ?? []).join(',');
+  if (!names) {
+    return null;
+  }
+  return h(
+    'div',
+    { class: 'gpuprof-w-try' },
+    'Measure it first: ',
+    h('code', {}, `%%gpuprofile --try ${names}`),
+    ' (a cell) or ',
+    h('code', {}, `jupyter gpuprof run --try ${names} -- python train.py`),
+    ' (a script)'
+  );
+}
+
 /** Verdict, reasons and the ordered findings. */
 export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   const v = sm.verdict ?? {};
@@ -80,7 +97,8 @@ export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
         ` — expected gain ≈${Math.round(f.expected_gain_pct || 0)}% (costs ${basis.ms(f.cost_ms)}, ${basis.title})`,
         whereLine(f),
         h('div', { class: 'gpuprof-w-evidence' }, f.evidence || ''),
-        h('div', { class: 'gpuprof-w-fix' }, button, h('pre', {}, fix))
+        h('div', { class: 'gpuprof-w-fix' }, button, h('pre', {}, fix)),
+        tryHint(f)
       )
     );
   }
