@@ -4,7 +4,7 @@ For each workload (workloads.py, whatif_workloads.py), in its own subprocess:
 1. build it, warm up, time an unprofiled baseline (CUDA events at step boundaries);
 2. profile 8 steps (wait 1, warm-up 2, active 5), analyse the trace reconciled with the
    baseline: the verdict, and the predicted gain of the finding of the workload's true category;
-3. where the fix needs no code change, `--try` it (capture/try_fixes.py) on the same step;
+3. where the fix needs no code change, `--try` it (tries/notebook.py) on the same step;
 4. build the hand-fixed variant beside the original, warm both up, and time them in
    alternation (A B A B A B A B, 12 steps each, then B try B try B, then A B A B A B A B
    again; GPU conditions sampled by NVML): the measured gain is 1 - the median over the 8 rounds of
@@ -130,8 +130,8 @@ def one(name: str, keep: str | None = None) -> dict:
 
     from jupyter_gpuprof.advice.whatif import predictions
     from jupyter_gpuprof.capture.conditions import ConditionSampler
-    from jupyter_gpuprof.capture.try_fixes import run_tries
     from jupyter_gpuprof.report import analyze_trace
+    from jupyter_gpuprof.tries.notebook import run_tries
 
     category, auto = CASES[name]
     t0 = time.perf_counter()

@@ -4,7 +4,7 @@ For one workload of bench_whatif.py whose fix `--try` applies (hf_bert: tf32, hf
 rounds (each block WARMUP then STEPS steps, CUDA events at the step boundaries):
   hand     the hand-fixed variant (whatif_workloads.py)
   flags    the original step with the fix applied once around the block, no try machinery
-  try      `run_tries` (capture/try_fixes.py) with its NVML condition sampler
+  try      `run_tries` (tries/notebook.py) with its NVML condition sampler
   try-nos  `run_tries` with a sampler that samples nothing
 and a block of the original. Prints each way's median per round and over all rounds, and
 the ratios to the hand fix: where they differ, the rows say which part of the try causes it.
@@ -54,7 +54,7 @@ def _block(step) -> list[float]:
 @contextlib.contextmanager
 def _flags(fix: str, ns: dict, step):
     """The fix applied by the try's own `applied()`, without its state copies or sampler."""
-    from jupyter_gpuprof.capture.try_fixes import KernelState, applied
+    from jupyter_gpuprof.tries.notebook import KernelState, applied
 
     state = KernelState.capture(ns)
     try:
@@ -74,7 +74,7 @@ def main() -> int:
     args = ap.parse_args()
     from bench_whatif import CASES, _build
 
-    from jupyter_gpuprof.capture.try_fixes import run_tries
+    from jupyter_gpuprof.tries.notebook import run_tries
 
     fix = CASES[args.name][1]
     if not fix:

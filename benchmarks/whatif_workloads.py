@@ -2,7 +2,7 @@
 third-party models built from `transformers` with random weights (no download).
 
 Each builder returns (Workload, namespace): the namespace names the model and optimizer so
-`--try` (capture/try_fixes.py) can copy and restore them.
+`--try` (tries/notebook.py) can copy and restore them.
 """
 
 from __future__ import annotations

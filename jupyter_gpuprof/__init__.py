@@ -72,7 +72,7 @@ def compare(before: Any, after: Any, runs_root: Any = None) -> Any:
 
 def load_ipython_extension(ip: Any) -> None:
     """`%load_ext jupyter_gpuprof`: register %%gpuprofile."""
-    from .capture.magics import load_ipython_extension as _load
+    from .magics import load_ipython_extension as _load
 
     _load(ip)
 

@@ -5,17 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from .capture.options import add_step_options
-from .capture.ranks import ENV_RANKS, format_ranks, parse_ranks
-from .capture.script_tries import add_try_option, check_try, print_report_with_tries
 from .oneline import error_line
+from .protocol import ENV_RANKS
+from .tries.script import add_try_option, check_try, print_report_with_tries
 
 EXIT_ERROR = 2
 
@@ -105,66 +103,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings_from(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "steps": args.steps,
-        "warmup": args.warmup,
-        "wait": args.wait,
-        "prof_warmup": args.prof_warmup,
-        "active": args.active,
-        "with_stack": args.with_stack,
-        "phases": not args.no_phases,
-        "record_shapes": not args.no_shapes,
-        "profile_memory": not args.no_memory,
-        "count_flops": not args.no_flops,
-        "ranks": args.ranks or None,
-    }
-
-
-def _default_name(cmd: list[str]) -> str:
-    for part in cmd:
-        if part.endswith(".py"):
-            return Path(part).stem
-    return Path(cmd[0]).name
-
-
-def _child_env(run_dir: Path, settings: dict[str, Any], losses: str = "") -> dict[str, str]:
-    """The script's environment: bootstrap, run folder, settings, `run --try`'s loss label."""
-    from .capture.autorun import ENV_LOSSES, ENV_RUN_DIR, ENV_SETTINGS
-
-    env = dict(os.environ)
-    bootstrap = Path(__file__).resolve().parent / "capture" / "bootstrap"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(bootstrap), env.get("PYTHONPATH", "")) if p)
-    env[ENV_RUN_DIR] = str(run_dir.resolve())
-    env[ENV_SETTINGS] = json.dumps(settings)
-    for name in (ENV_LOSSES, ENV_RANKS):  # never inherited from a run this one runs inside
-        env.pop(name, None)
-    if losses:
-        env[ENV_LOSSES] = losses
-    if (ranks := parse_ranks(settings.get("ranks"))) is not None:
-        env[ENV_RANKS] = format_ranks(ranks)
-    return env
-
-
-def _ncu_command(args: argparse.Namespace, cmd: list[str]) -> list[str]:
-    """`--ncu-rank`: check ncu and its options before the job starts, then rewrite torchrun."""
-    from .capture.rank_launch import parse_ncu_args
-    from .capture.torchrun import launcher_python, rewrite_for_ncu
-    from .ncu import NcuError, find_ncu, ncu_version
-
-    if args.ncu_rank < 0:
-        raise CliError(f"--ncu-rank must be a rank (>= 0), got {args.ncu_rank}")
-    parse_ncu_args(args.ncu_args)
-    try:
-        exe = find_ncu(args.ncu)
-        ncu_version(exe)
-    except NcuError as e:
-        raise CliError(str(e)) from None
-    return rewrite_for_ncu(
-        cmd, args.ncu_rank, launcher_python(cmd), args.ncu_args or "", str(Path(exe).resolve())
-    )
-
-
 def _report_ncu_rank(run: Any, rank: int, as_json: bool) -> None:
     """After the job: the ncu rank's results (read back from <run>/ncu/) or its one-line error."""
     from .store.ncu_files import ncu_paths, read_ncu_error
@@ -186,92 +124,17 @@ def _report_ncu_rank(run: Any, rank: int, as_json: bool) -> None:
         print(res.to_text())
 
 
-def _wait(proc: subprocess.Popen[bytes]) -> int:
-    # Ctrl-C reaches the child too (same process group); wait for it to write its partial trace.
-    while True:
-        try:
-            code = proc.wait()
-            break
-        except KeyboardInterrupt:
-            continue
-    return 128 - code if code < 0 else code  # killed by signal N -> 128 + N, like a shell
-
-
-def _close_run(run_dir: Path, code: int) -> Any:
-    from .store import open_run
-
-    run = open_run(run_dir)
-    run.merge_rank_metas()
-    if run.meta.status == "running":
-        ranks = parse_ranks(run.meta.settings.get("ranks"))
-        run.meta.status = "failed"
-        if code == 0 and not run.trace_paths() and (ranks == [] or "ncu" in run.meta.settings):
-            run.meta.status = "complete"  # an ncu-only run: no rank was left to trace
-        elif not run.trace_paths() and code == 0 and ranks:
-            run.meta.error = (
-                f"no traces: no rank in --ranks {format_ranks(ranks)} ran a training step "
-                "(are the ranks below the world size?)"
-            )
-        elif not run.trace_paths() and code == 0:
-            run.meta.error = (
-                "no training steps seen: the script never called optimizer.step() "
-                "(or jupyter_gpuprof.step())"
-            )
-        else:
-            run.meta.error = f"the command exited with status {code} before the capture finished"
-        run.write_meta()
-    return run
-
-
 def cmd_run(args: argparse.Namespace) -> int:
-    from .capture.settings import CaptureSettings
-    from .store import RunStore
+    from .launcher.run import launch
 
-    cmd = list(args.cmd)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        raise CliError(
-            "nothing to run: give a command after --, e.g. jupyter gpuprof run -- python train.py"
-        )
-    settings = _settings_from(args)
-    CaptureSettings(**settings, mode="script")  # validate before creating a folder
-    if args.ncu_args is not None and args.ncu_rank is None:
-        raise CliError("--ncu-args needs --ncu-rank R (the rank to run under Nsight Compute)")
-    check_try(args.try_fixes, cmd, args.steps)
-    launched = _ncu_command(args, cmd) if args.ncu_rank is not None else cmd
-    run = RunStore(args.runs_root).create(args.name or _default_name(cmd))
-    run.meta.code = shlex.join(cmd)
-    run.meta.settings = CaptureSettings(**settings, mode="script").to_meta()
-    if launched is not cmd:
-        run.meta.settings["ncu"] = {
-            "rank": args.ncu_rank,
-            "args": args.ncu_args or "",
-            "command": shlex.join(launched),
-        }
-    run.write_meta()
-    print(f"gpuprof: capturing into {run.path}", file=sys.stderr)
-    try:
-        env = _child_env(run.path, settings, losses="" if args.try_fixes is None else "original")
-        proc = subprocess.Popen(launched, env=env)
-    except OSError as e:
-        run.meta.status, run.meta.error = "failed", f"could not start {cmd[0]}: {e.strerror or e}"
-        run.write_meta()
-        raise CliError(run.meta.error) from None
-    code = _wait(proc)
-    run = _close_run(run.path, code)
-    ranks = run.meta.ranks
-    some = (f"; traced ranks {format_ranks(ranks)} of {run.meta.world_size}"
-            if ranks and len(ranks) < (run.meta.world_size or 0) else "")
-    print(f"gpuprof: run {run.meta.status}" + (f": {run.meta.error}" if run.meta.error else "")
-          + f"{some} ({run.path})", file=sys.stderr)
+    job = launch(args, check_try)
+    run = job.run
     if run.trace_paths():
         try:
             if args.try_fixes is None:
                 _print_report(run.path, args.json)
-            else:  # each fix: the same command once more (capture/script_tries.py)
-                print_report_with_tries(run, launched, _child_env(run.path, settings),
-                                        args.try_fixes, args.json)
+            else:  # each fix: the same command once more (tries/script.py)
+                print_report_with_tries(run, job.command, job.env, args.try_fixes, args.json)
         except Exception as e:  # noqa: BLE001 - the command's own status matters more; the run is kept
             if args.traceback:
                 raise
@@ -283,7 +146,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.traceback:
                 raise
             print(f"gpuprof: reading the ncu report failed: {_describe(e)}", file=sys.stderr)
-    return code
+    return job.code
 
 
 def _describe(e: BaseException) -> str:

@@ -26,8 +26,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 from IPython.core.magic_arguments import parse_argstring
 
 import jupyter_gpuprof
-from jupyter_gpuprof.capture.magics import GpuProfMagics
 from jupyter_gpuprof.cli import build_parser
+from jupyter_gpuprof.magics import GpuProfMagics
 from jupyter_gpuprof.ncu.magic import parser as ncu_parser
 from jupyter_gpuprof.ncu.magic import split_line
 from jupyter_gpuprof.ncu.results import NcuResults

@@ -182,7 +182,7 @@ def test_help_mentions_both_commands(capsys):
 def test_importing_the_package_does_not_import_torch():
     code = (
         "import sys, jupyter_gpuprof, jupyter_gpuprof.store, jupyter_gpuprof.cli;"
-        "import jupyter_gpuprof.capture.magics;"
+        "import jupyter_gpuprof.magics;"
         "assert 'torch' not in sys.modules, 'torch imported';"
         "assert callable(jupyter_gpuprof.profile) and callable(jupyter_gpuprof.step);"
         "print(jupyter_gpuprof.__version__)"

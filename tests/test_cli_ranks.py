@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 from ddp_script import DDP
 
-from jupyter_gpuprof.capture.rank_launch import parse_ncu_args
 from jupyter_gpuprof.capture.ranks import (
-    ENV_RANKS,
     current_rank,
     format_ranks,
     job_rank,
     parse_ranks,
     rank_selected,
 )
-from jupyter_gpuprof.capture.torchrun import LAUNCHER, TorchrunError, rewrite_for_ncu
 from jupyter_gpuprof.cli import main
+from jupyter_gpuprof.launcher.rank_launch import parse_ncu_args
+from jupyter_gpuprof.launcher.torchrun import LAUNCHER, TorchrunError, rewrite_for_ncu
+from jupyter_gpuprof.protocol import ENV_RANKS
 from jupyter_gpuprof.store import RunStore
 from jupyter_gpuprof.store.ncu_files import list_ncu
 

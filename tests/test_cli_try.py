@@ -15,10 +15,10 @@ import time
 
 import pytest
 
-from jupyter_gpuprof.capture.script_tries import why_not
 from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.store import Run, RunMeta, RunStore
 from jupyter_gpuprof.store.try_files import read_try_result, write_try_result
+from jupyter_gpuprof.tries.script import why_not
 
 TRAIN = """
 import contextlib, os, sys
@@ -272,7 +272,7 @@ def test_a_try_that_hangs_is_stopped_and_reported(tmp_path, monkeypatch, capfd):
 def test_the_try_time_limit_follows_the_runs_own_length(tmp_path, monkeypatch):
     import time
 
-    from jupyter_gpuprof.capture import script_tries as st
+    from jupyter_gpuprof.tries import script as st
 
     run = RunStore(tmp_path).create("x")
     monkeypatch.delenv(st.ENV_TRY_TIMEOUT, raising=False)
@@ -354,7 +354,7 @@ def test_amp_on_a_gpu_without_bf16_is_refused_not_run_in_fp16(tmp_path, monkeypa
     import torch
 
     from jupyter_gpuprof.capture.settings import CaptureSettings
-    from jupyter_gpuprof.capture.try_process import EXIT_NOT_APPLIED, begin_try
+    from jupyter_gpuprof.tries.process import EXIT_NOT_APPLIED, begin_try
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)

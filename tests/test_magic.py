@@ -8,7 +8,7 @@ import pytest
 from capture_fixtures import nothing_left_installed, profiler_steps, trace_names  # noqa: F401
 from IPython.testing import globalipapp
 
-from jupyter_gpuprof.capture.magics import NO_GPU_BANNER, has_top_level_loop
+from jupyter_gpuprof.magics import NO_GPU_BANNER, has_top_level_loop
 from jupyter_gpuprof.store import RunStore
 
 HAVE_REPORT = importlib.util.find_spec("jupyter_gpuprof.report") is not None

@@ -52,4 +52,4 @@ def test_unknown_fix_is_a_one_line_error(ip, tmp_path, capsys):
     ip.run_cell(SETUP)
     ip.run_cell(f"%%gpuprofile --steps 3 --warmup 1 --active 1 --runs-root {tmp_path} -q "
                 f"--try fp8\n{CELL}")
-    assert "gpuprofile: --try: unknown fix fp8; choose from amp, tf32" in capsys.readouterr().out
+    assert "gpuprofile: --try: unknown fix fp8; choose from tf32, amp" in capsys.readouterr().out

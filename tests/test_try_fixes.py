@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from jupyter_gpuprof.advice.tries import judge_tries, rerank_findings
-from jupyter_gpuprof.capture import try_fixes
-from jupyter_gpuprof.capture.try_fixes import KernelState, parse_fixes, run_tries
+from jupyter_gpuprof.tries import notebook as try_fixes
+from jupyter_gpuprof.tries.appliers.compile import called_modules
+from jupyter_gpuprof.tries.notebook import KernelState, parse_fixes, run_tries
 
 STEP = """
 x = torch.randn(16, 8)
@@ -101,7 +102,7 @@ def test_a_raising_try_is_reported_and_the_state_restored(monkeypatch):
 def test_compile_finds_the_modules_the_step_calls():
     ns, step = _kernel()
     ns["unused"] = torch.nn.Linear(2, 2)
-    assert try_fixes._called_modules(ns, step) == ["model"]
+    assert called_modules(ns, step) == ["model"]
 
 
 def test_auto_picks_the_recommended_fixes_and_rejects_unknown_ones():

@@ -39,7 +39,7 @@ def test_verdict_changes_when_its_rule_is_removed(tmp_path, monkeypatch, categor
     a = _analysis(tmp_path, SCENARIOS[category])
     rule = getattr(rules, RULE_OF[category])
     monkeypatch.setattr("jupyter_gpuprof.advice.verdict.RULES",
-                        tuple(r for r in rules.RULES if r is not rule))
+                        {c: r for c, r in rules.RULES.items() if r is not rule})
     assert advise(a).verdict.category != category
 
 

@@ -9,7 +9,6 @@ import pytest
 from tracebuilder import TraceBuilder
 
 import jupyter_gpuprof
-from jupyter_gpuprof.advice.tries import CATEGORY_OF, FIX_NAMES, TRIES_OF
 from jupyter_gpuprof.views.html import render_html
 from jupyter_gpuprof.views.text import render_headline, render_text
 
@@ -59,8 +58,3 @@ def test_a_cpu_run_headline_says_there_is_no_gpu_verdict(tmp_path):
     text = render_headline(jupyter_gpuprof.analyze(b.write(tmp_path / "cpu.json.gz")).to_json())
     assert text.startswith("!! GPU metrics unavailable")
     assert "Top fix" not in text and "No fix found" not in text
-
-
-def test_every_try_fix_belongs_to_one_verdict_category():
-    assert sorted(FIX_NAMES) == sorted(CATEGORY_OF)
-    assert all(CATEGORY_OF[f] == c for c, fixes in TRIES_OF.items() for f in fixes)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-#: verdict categories, each the primary reason a step is not faster
-CATEGORIES = ("input", "transfer", "sync", "launch", "host", "memory", "precision", "compute",
-              "comm", "straggler")
+from ..categories import CATEGORIES, NO_VERDICT
+
+__all__ = ["CATEGORIES", "Finding", "Verdict"]
 
 
 @dataclass
@@ -44,4 +44,4 @@ class Verdict:
         return asdict(self)
 
     def __str__(self) -> str:
-        return self.category or "unavailable"
+        return self.category or NO_VERDICT

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from ..analysis.kernels import MATMUL_KINDS
 from ..analysis.summary import Analysis
+from ..categories import Category
 from . import fixes
 from . import thresholds as T
 from .findings import Finding
@@ -198,7 +199,10 @@ def comm_rule(a: Analysis) -> Finding | None:
                     comm_ms=round(c["comm_ms"], 3), exposed_ms=round(c["exposed_ms"], 3))
 
 
-RULES: tuple[Callable[[Analysis], Finding | None], ...] = (
-    input_rule, transfer_rule, sync_rule, launch_rule, host_rule, precision_rule, memory_rule,
-    comm_rule, one_time_rule,
-)
+#: each category's rule on one trace (straggler and cross-rank comm: advice/distributed_rules.py;
+#: compute is the verdict when no rule's finding is worth acting on)
+RULES: dict[Category, Callable[[Analysis], Finding | None]] = {
+    Category.INPUT: input_rule, Category.TRANSFER: transfer_rule, Category.SYNC: sync_rule,
+    Category.LAUNCH: launch_rule, Category.HOST: host_rule, Category.PRECISION: precision_rule,
+    Category.MEMORY: memory_rule, Category.COMM: comm_rule, Category.ONE_TIME: one_time_rule,
+}

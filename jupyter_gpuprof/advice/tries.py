@@ -1,6 +1,6 @@
 """Judge the fixes `--try` measured: change against the baseline, beside the predicted gain.
 
-The measurement (capture/try_fixes.py) hands raw step times; here each try gets the same
+The measurement (tries/notebook.py) hands raw step times; here each try gets the same
 statistics as `compare` (median change, 95 % bootstrap interval, Mann-Whitney, `unreliable`
 when the GPU ran under other conditions), its gain next to the what-if prediction of the
 finding it fixes, and the tries are ranked by measured gain.
@@ -12,16 +12,7 @@ from typing import Any
 
 from ..analysis.compare import step_change
 from . import thresholds as T
-
-#: each verdict category's fixes that `--try` applies without a code change, in the order the
-#: recommended ones are tried
-TRIES_OF: dict[str, tuple[str, ...]] = {"precision": ("tf32", "amp"), "memory": ("compile",),
-                                        "launch": ("graphs",), "input": ("loader",)}
-#: the finding whose prediction each try is measured against
-CATEGORY_OF = {fix: cat for cat, fixes in TRIES_OF.items() for fix in fixes}
-#: every fix `--try` knows, as the help and error messages list them
-FIX_NAMES = ("amp", "tf32", "compile", "graphs", "loader")
-
+from .fix_table import CATEGORY_OF
 
 #: the control of a script's tries: the command re-run without a fix (`run --try`)
 CONTROL = "none"

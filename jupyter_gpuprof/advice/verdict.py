@@ -8,6 +8,7 @@ from typing import Any
 from ..analysis.kernels import MATMUL_KINDS
 from ..analysis.summary import Analysis
 from ..analysis.trace_formats import without_gpu_activity
+from ..categories import ABOUT, label
 from . import thresholds as T
 from .findings import Finding, Verdict
 from .one_time_rule import excluded_note
@@ -15,27 +16,13 @@ from .rules import RULES
 from .wording import duration_text
 
 HOST_SIDE = ("input", "transfer", "sync", "launch", "host")
-SUMMARIES = {
-    "input": "The GPU waits for the data pipeline to produce batches",
-    "transfer": "Host↔device copies dominate or block the step",
-    "sync": "The host keeps stopping to wait for the GPU, so launches stop queueing ahead",
-    "launch": "Many tiny kernels: launching them takes longer than running them",
-    "host": "The GPU idles while the host does work that launches nothing",
-    "memory": "The GPU is busy, but in memory-bound unfused kernels far below compute peak",
-    "precision": "The GPU is busy in fp32 matmuls that don't use Tensor Cores",
-    "comm": "Collective communication is exposed and dominates",
-    "one-time": "The profiled window is mostly one-time costs (start-up, first launches, graph "
-                "capture or allocator growth), not the steady state",
-}
-
-#: how a verdict category reads where its id alone would mislead (the memory verdict is about
-#: HBM bandwidth, not capacity); the other categories read as their id
-LABELS = {"memory": "memory bandwidth", "comm": "communication", "straggler": "straggler rank"}
+#: each category's verdict opening (categories.py), which its summary line continues
+SUMMARIES = {c.value: about.summary for c, about in ABOUT.items()}
 
 
 def verdict_label(category: str | None) -> str:
     """The reader's name of a verdict category ("memory" reads "memory bandwidth")."""
-    return LABELS.get(category or "", category or "unavailable")
+    return label(category)
 
 
 @dataclass
@@ -109,8 +96,8 @@ def advise(a: Analysis) -> Advice:
     if not a.gpu_available:
         return Advice(Verdict(None, without_gpu_activity(a.info.held), "low",
                               ["no GPU activity recorded"]))
-    found = root_cause_first(sorted((f for f in (rule(a) for rule in RULES) if f is not None),
-                                    key=lambda f: f.expected_gain_pct, reverse=True))
+    priced = (f for f in (rule(a) for rule in RULES.values()) if f is not None)
+    found = root_cause_first(sorted(priced, key=lambda f: f.expected_gain_pct, reverse=True))
     top = found[0] if found else None
     second = found[1] if len(found) > 1 else None
     gpu_ms = a.real.gpu_busy_ms * max(a.n_steps, 1)

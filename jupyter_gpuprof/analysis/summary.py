@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..categories import GAP_CAUSES
 from ..stats import describe_steps
 from .hardware import GpuArch, gpu_arch, mfu_dtype, peak_tflops
 from .hostwork import classify_host
@@ -31,7 +32,7 @@ from .sync import sync_table
 from .trace import GPU_CATEGORIES, Trace, TraceInfo
 from .transfers import transfer_table
 
-IDLE_CAUSES = ("input", "transfer", "sync", "launch", "host")
+IDLE_CAUSES = GAP_CAUSES
 
 
 @dataclass

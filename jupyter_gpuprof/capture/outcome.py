@@ -5,14 +5,33 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..oneline import error_line
 from ..stats import describe_steps
 
 if TYPE_CHECKING:
-    from ..store import RunMeta
-    from .session import ProfileSession
+    from ..store import Run, RunMeta
+    from .callsites import CallSites
+    from .conditions import PhaseConditions
+    from .driver import StepDriver
+    from .flops import StepFlops
+    from .settings import CaptureSettings
+    from .training import TrainingCounters
+
+
+class ProfileSession(Protocol):
+    """What a finished capture (capture/session.py's ProfileSession) hands over to be written."""
+
+    settings: CaptureSettings
+    run: Run | None
+    driver: StepDriver
+    flops: StepFlops
+    conditions: PhaseConditions
+    callsites: CallSites
+    training: TrainingCounters
+    framework: dict[str, Any] | None
+    fitted: str | None
 
 
 def write_trace(session: ProfileSession, rank: int | None) -> str | None:

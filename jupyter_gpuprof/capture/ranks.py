@@ -10,7 +10,8 @@ import os
 import sys
 from collections.abc import Iterable
 
-ENV_RANKS = "JUPYTER_GPUPROF_RANKS"
+from ..protocol import ENV_RANKS
+
 #: the spelling of "no rank" (used for the rank that runs under ncu)
 NONE = "none"
 

@@ -48,5 +48,5 @@ class OneTimeCost(msgspec.Struct):
 #: GPU conditions sampled through NVML (clocks, power, temperature, throttling, processes);
 #: optional hardware data whose keys depend on the driver, kept as a JSON object
 Conditions = dict[str, Any]
-#: one fix tried and measured by `--try` (capture/try_fixes.py), as recorded in the run meta
+#: one fix tried and measured by `--try` (tries/notebook.py), as recorded in the run meta
 TryResult = dict[str, Any]

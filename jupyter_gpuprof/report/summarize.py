@@ -9,8 +9,8 @@ import pandas as pd
 
 from ..advice.cost import whatif_blocks
 from ..advice.distributed_rules import rank_table, straggler_of
+from ..advice.fix_table import TRIES_OF
 from ..advice.patterns import refine
-from ..advice.tries import TRIES_OF
 from ..advice.verdict import Advice, verdict_label
 from ..analysis.distributed import Distributed as DistributedAnalysis
 from ..analysis.ops import sort_for

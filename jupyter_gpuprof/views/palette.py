@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from ..categories import ABOUT, GAP_CAUSES, NO_VERDICT
+
 #: light theme: dark, saturated colours, each ≥ 4.5:1 on white (gap causes, phases, lane kinds)
 LIGHT_COLORS = {
     "input": "#a84300", "transfer": "#7b2d9b", "sync": "#b0281a", "launch": "#1f5f9e",
@@ -28,7 +30,9 @@ DARK_COLORS = {
     "gpu": "#7ad08c",
 }
 #: colour of each GPU idle-gap cause (static charts, plotly figures): the light palette's
-CAUSE_COLORS = {k: LIGHT_COLORS[k] for k in ("input", "transfer", "sync", "launch", "host")}
+CAUSE_COLORS = {k: LIGHT_COLORS[k] for k in GAP_CAUSES}
+#: each verdict category's name for people (categories.py), for surfaces without a summary
+CATEGORY_LABELS = {c.value: a.label for c, a in ABOUT.items()}
 #: colour of each timeline lane kind (static charts): the light palette's
 LANE_COLORS = {k: LIGHT_COLORS[k] for k in ("ranges", "cpu", "sync", "gpu")}
 #: the banner of a report whose trace has no GPU activity
@@ -50,10 +54,18 @@ def typescript() -> str:
         ("LANE_COLORS", "Fill of each timeline lane kind.", LANE_COLORS),
         ("LIGHT_COLORS", "Light-theme palette (causes, phases, lanes).", LIGHT_COLORS),
         ("DARK_COLORS", "Dark-theme palette (causes, phases, lanes).", DARK_COLORS),
+        ("CATEGORY_LABELS", "Each verdict category's name for people (a summary carries its "
+         "verdict's as `verdict.label`).", CATEGORY_LABELS),
     ):
         lines += [f"/** {doc} */", f"export const {name}: Record<string, string> = "
                   f"{json.dumps(value)};", ""]
-    lines += ["/** Banner of a report with no GPU activity. */",
+    lines += ["/** Every colour key: gap causes, event phases, lane kinds. */",
+              f"export const COLOR_KEYS = {json.dumps(list(LIGHT_COLORS))} as const;", "",
+              "/** The GPU idle-gap causes, in the order every view lists them. */",
+              f"export const GAP_CAUSES: readonly string[] = {json.dumps(list(GAP_CAUSES))};", "",
+              "/** What a report without a verdict calls it. */",
+              f"export const NO_VERDICT = {json.dumps(NO_VERDICT)};", "",
+              "/** Banner of a report with no GPU activity. */",
               f"export const NO_GPU_BANNER = {json.dumps(NO_GPU_BANNER)};", "",
               "/** Banner of a report whose profiled code raised (`{error}`: the error). */",
               f"export const PARTIAL_BANNER = {json.dumps(PARTIAL_BANNER)};", ""]

@@ -164,7 +164,10 @@ describe('toolbar', () => {
 
 describe('head and next steps', () => {
   it('names the memory verdict and shows MFU and peak memory', () => {
-    expect(verdictName('memory')).toBe('memory bandwidth');
+    // the model's label wins; a summary from before labels gets the generated name
+    expect(verdictName({ category: 'comm', label: 'communication' })).toBe('communication');
+    expect(verdictName({ category: 'memory' })).toBe('memory bandwidth');
+    expect(verdictName({ category: 'straggler', label: 'straggler rank' })).toBe('straggler rank');
     expect(verdictName(null)).toBe('unavailable');
     const sm = {
       ...sampleSummary(),

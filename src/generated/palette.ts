@@ -12,6 +12,18 @@ export const LIGHT_COLORS: Record<string, string> = {"input": "#a84300", "transf
 /** Dark-theme palette (causes, phases, lanes). */
 export const DARK_COLORS: Record<string, string> = {"input": "#f5a05a", "transfer": "#c99af0", "sync": "#ff8a7a", "launch": "#7fb8f0", "host": "#a9b4bd", "forward": "#7fb8f0", "backward": "#c99af0", "optimizer": "#f5a05a", "data": "#6fd6a0", "other": "#a9b4bd", "ranges": "#5fd0bc", "cpu": "#8fb0f0", "gpu": "#7ad08c"};
 
+/** Each verdict category's name for people (a summary carries its verdict's as `verdict.label`). */
+export const CATEGORY_LABELS: Record<string, string> = {"input": "input", "transfer": "transfer", "sync": "sync", "launch": "launch", "host": "host", "memory": "memory bandwidth", "precision": "precision", "compute": "compute", "comm": "communication", "straggler": "straggler rank", "one-time": "one-time costs"};
+
+/** Every colour key: gap causes, event phases, lane kinds. */
+export const COLOR_KEYS = ["input", "transfer", "sync", "launch", "host", "forward", "backward", "optimizer", "data", "other", "ranges", "cpu", "gpu"] as const;
+
+/** The GPU idle-gap causes, in the order every view lists them. */
+export const GAP_CAUSES: readonly string[] = ["input", "transfer", "sync", "launch", "host"];
+
+/** What a report without a verdict calls it. */
+export const NO_VERDICT = "unavailable";
+
 /** Banner of a report with no GPU activity. */
 export const NO_GPU_BANNER = "GPU metrics unavailable: no CUDA activity was recorded (CPU-only run).";
 

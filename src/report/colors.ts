@@ -5,27 +5,13 @@
  * becomes CSS variables (`paletteCss`) so a theme switch recolours a drawn report.
  */
 
-import { DARK_COLORS, LIGHT_COLORS } from '../generated/palette';
+import { COLOR_KEYS, DARK_COLORS, LIGHT_COLORS } from '../generated/palette';
 
 /** Backgrounds the palettes are checked against (JupyterLab's light and dark layout colour 0). */
 export const BACKGROUNDS = { light: '#ffffff', dark: '#111111' };
 
-/** Colour keys: gap causes, event phases, lane kinds. */
-export const COLOR_KEYS = [
-  'input',
-  'transfer',
-  'sync',
-  'launch',
-  'host',
-  'forward',
-  'backward',
-  'optimizer',
-  'data',
-  'other',
-  'ranges',
-  'cpu',
-  'gpu'
-] as const;
+export { COLOR_KEYS };
+/** Colour keys (generated): gap causes, event phases, lane kinds. */
 export type ColorKey = (typeof COLOR_KEYS)[number];
 
 /** Light and dark palettes: defined once in `views/palette.py` (the static charts use the light one). */

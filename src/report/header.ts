@@ -1,5 +1,5 @@
 /** The report's head: title, warning banners, step-time statistics, GPU busy, MFU, peak memory, verdict. */
-import { NO_GPU_BANNER, PARTIAL_BANNER } from '../generated/palette';
+import { CATEGORY_LABELS, NO_GPU_BANNER, NO_VERDICT, PARTIAL_BANNER } from '../generated/palette';
 import { h, ms } from './dom';
 import { IReportSummary } from './summary';
 
@@ -23,12 +23,17 @@ export function banner(sm: IReportSummary): string | null {
   return null;
 }
 
-/** The verdict's name for people: "memory" means the kernels wait on memory bandwidth. */
-export function verdictName(category: string | null | undefined): string {
-  if (!category) {
-    return 'unavailable';
+/**
+ * The verdict's name for people, as the summary's model decided it (`verdict.label`); a summary
+ * written before labels existed gets the generated name of its category.
+ */
+export function verdictName(
+  v: { label?: string | null; category?: string | null } | null | undefined
+): string {
+  if (v?.label) {
+    return v.label;
   }
-  return category === 'memory' ? 'memory bandwidth' : category;
+  return v?.category ? (CATEGORY_LABELS[v.category] ?? v.category) : NO_VERDICT;
 }
 
 /** "MFU 41 % · peak memory 9.43 GB", the parts the summary knows. */
@@ -107,7 +112,7 @@ export function header(sm: IReportSummary): HTMLDivElement {
     h(
       'div',
       { class: 'gpuprof-w-verdict' },
-      h('b', {}, `Verdict: ${verdictName(v.category)}`),
+      h('b', {}, `Verdict: ${verdictName(v)}`),
       ` (${v.confidence || '?'} confidence) — ${v.summary || ''}`
     )
   );

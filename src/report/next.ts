@@ -74,7 +74,7 @@ export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
     h(
       'div',
       { class: 'gpuprof-w-verdict' },
-      h('b', {}, `Verdict: ${verdictName(v.category)}`),
+      h('b', {}, `Verdict: ${verdictName(v)}`),
       ` (${v.confidence || '?'} confidence)`,
       h('div', {}, v.summary || ''),
       h('ul', {}, ...(v.reasons ?? []).map(r => h('li', {}, r)))

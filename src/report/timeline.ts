@@ -3,6 +3,7 @@
  * one named rectangle per kernel once zoomed in (lod.ts); steps, phases and idle gaps drawn; the
  * page keeps the plain wheel (Ctrl/⌘+wheel, W/A/S/D, box drag and step clicks move the view).
  */
+import { GAP_CAUSES } from '../generated/palette';
 import { boxView, IView, pan, ticks, zoom } from './axis';
 import { color } from './colors';
 import { h, s, us } from './dom';
@@ -14,7 +15,7 @@ const LANE = 26;
 const BAND = 20;
 const AXIS = 34;
 const PHASE_KEYS = ['forward', 'backward', 'optimizer', 'data'];
-const CAUSE_KEYS = ['input', 'transfer', 'sync', 'launch', 'host'];
+const CAUSE_KEYS = GAP_CAUSES;
 
 /** The hover text of a drawn rectangle: its event (or how many were merged), phase, duration. */
 export function rectTip(r: IRect): string {

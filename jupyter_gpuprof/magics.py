@@ -10,11 +10,12 @@ from typing import Any
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from ..store import Run, RunStore
-from .options import STEP_OPTIONS
+from .advice.fix_table import fixes_help
+from .capture.options import STEP_OPTIONS
+from .capture.session import ProfileSession
+from .capture.settings import CaptureSettings
 from .progress import CaptureProgress
-from .session import ProfileSession
-from .settings import CaptureSettings
+from .store import Run, RunStore
 
 NO_GPU_BANNER = (
     "GPU metrics unavailable: CUDA is not available in this kernel; "
@@ -100,7 +101,7 @@ class GpuProfMagics(Magics):
         const="auto",
         default=None,
         help="after the report, apply fixes in this kernel and measure them: "
-        "amp,tf32,compile,graphs,loader (default: the recommended ones)",
+        f"{fixes_help()} (default: the recommended ones)",
     )
     @argument(
         "-q",
@@ -203,7 +204,7 @@ class GpuProfMagics(Magics):
             return  # already shown when the capture completed mid-loop
         self._show(session, run, args.output, display=not args.quiet, cell_error=error)
         if args.try_fixes and error is None:
-            from .try_cell import try_after_report
+            from .tries.cell import try_after_report
 
             # a cell that turned out to be a whole training loop is never re-run
             step = self._code if session.settings.mode == "body" else None
@@ -243,7 +244,7 @@ class GpuProfMagics(Magics):
     @staticmethod
     def _analyze(run: Run) -> Any:
         try:
-            from ..report import analyze_run
+            from .report import analyze_run
 
             return analyze_run(run)
         except Exception as e:  # noqa: BLE001 - the run is kept; analysis can be redone later
@@ -254,6 +255,6 @@ class GpuProfMagics(Magics):
 def load_ipython_extension(ip: Any) -> None:
     """Register the magics with an IPython shell."""
     ip.register_magics(GpuProfMagics)
-    from ..ncu import load_ipython_extension as load_ncu
+    from .ncu import load_ipython_extension as load_ncu
 
     load_ncu(ip)  # %ncu / %%ncu live in the ncu part

@@ -1,6 +1,6 @@
 """One try of `jupyter gpuprof run --try`, inside the process that runs the command again.
 
-The fix is switched on right after torch imports (capture/startup_fixes.py); the steps are then
+The fix is switched on right after torch imports (tries/startup.py); the steps are then
 bounded and timed by the same ProfileSession machinery as the run's own baseline (optimizer
 step hook or `jupyter_gpuprof.step()`, warm-up excluded, same clock, GPU conditions), but no
 profiler ever starts: once the baseline steps are timed the result goes to the run's
@@ -13,14 +13,14 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from ..capture.driver import CAPTURE_START
+from ..capture.session import ProfileSession
+from ..capture.settings import CaptureSettings
+from ..capture.training import compiled_graphs
 from ..oneline import error_line
 from ..store import Run
 from ..store.try_files import write_try_result
-from .driver import CAPTURE_START
-from .session import ProfileSession
-from .settings import CaptureSettings
-from .startup_fixes import StartupFix, apply_fix
-from .training import compiled_graphs
+from .startup import StartupFix, apply_fix
 
 #: exit status of a try process whose fix could not be switched on (nothing of the script ran)
 EXIT_NOT_APPLIED = 3
@@ -76,7 +76,7 @@ class TrySession(ProfileSession):
         if error:
             out["error"] = error
         else:
-            from .environment import max_memory_allocated
+            from ..capture.environment import max_memory_allocated
 
             out.update(step_ms=self.driver.baseline_ms, timing=self.driver.timing,
                        warmup_ms=self.driver.warmup_ms, conditions=conditions,

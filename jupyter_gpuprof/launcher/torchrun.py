@@ -3,7 +3,7 @@
 Only plain `torchrun …` and `python -m torch.distributed.run …` are rewritten. torch's own
 launcher parser says where the training script starts (so every launcher option, present or
 future, is kept as written); the script then becomes
-`--no-python PY -m jupyter_gpuprof.capture.rank_launch --ncu-rank R … -- PY -u train.py …`,
+`--no-python PY -m jupyter_gpuprof.launcher.rank_launch --ncu-rank R … -- PY -u train.py …`,
 which is what torchrun itself would have run in each rank, behind the per-rank launcher.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-LAUNCHER = "jupyter_gpuprof.capture.rank_launch"
+LAUNCHER = "jupyter_gpuprof.launcher.rank_launch"
 SUPPORTED = (
     "`torchrun [options] train.py …` or `python -m torch.distributed.run [options] train.py …`"
 )

@@ -7,7 +7,7 @@ on, and its first `LOSS_STEPS` values are read in warm-up steps (the read-back c
 steps nothing). Both processes are seeded alike before the script draws a random number
 (`seed_everything`), so a script that seeds nothing starts the original and every try from the
 same weights and data order; a script's own seed overrides it. `run --try` names the label
-($JUPYTER_GPUPROF_TRY_LOSSES, capture/autorun.py): "original" for the run, the fix for a try.
+($JUPYTER_GPUPROF_TRY_LOSSES, launcher/autorun.py): "original" for the run, the fix for a try.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import threading
 from typing import Any
 
 from ..store.try_files import write_losses
-from .try_fixes import LOSS_STEPS
+from .notebook import LOSS_STEPS
 
 #: the seed both the run and its tries start from
 SEED = 0

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..advice.tries import FIX_NAMES, TRIES_OF
+from ..advice.fix_table import FIX_NAMES, TRIES_OF
+from ..capture import options
+from ..capture.conditions import ConditionSampler
+from ..capture.driver import default_clock
 from ..oneline import first_line
 from ..stats import headline_steps
-from . import options
-from .conditions import ConditionSampler
-from .driver import default_clock
+from . import appliers
+from .namespace import modules, optimizers, to_host, torch_module
 
 #: steps whose loss is compared with the original's, from the same starting state
 LOSS_STEPS = 3
@@ -44,38 +45,6 @@ def parse_fixes(text: str | None, findings: list[dict[str, Any]]) -> list[str]:
     return names
 
 
-def _torch() -> Any:
-    """torch, imported when a try runs (the magic module must import without it)."""
-    import torch
-
-    return torch
-
-
-def _modules(ns: dict[str, Any]) -> dict[str, Any]:
-    """The namespace's nn.Module values by name."""
-    torch = _torch()
-    return {k: v for k, v in ns.items() if isinstance(v, torch.nn.Module) and not k.startswith("_")}
-
-
-def _optimizers(ns: dict[str, Any]) -> dict[str, Any]:
-    """The namespace's optimizers by name."""
-    torch = _torch()
-    return {k: v for k, v in ns.items() if isinstance(v, torch.optim.Optimizer)}
-
-
-def _to_host(x: Any) -> Any:
-    """A deep copy with every tensor in host memory: copies of a large model's state must not
-    double its GPU memory (restoring copies them back in place)."""
-    torch = _torch()
-    if torch.is_tensor(x):
-        return x.detach().to("cpu", copy=True)
-    if isinstance(x, dict):
-        return {k: _to_host(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_host(v) for v in x)
-    return copy.deepcopy(x)
-
-
 @dataclass
 class KernelState:
     """Copies of what a try may change, and `restore()` to put every one of them back."""
@@ -90,14 +59,14 @@ class KernelState:
     @classmethod
     def capture(cls, ns: dict[str, Any]) -> KernelState:
         """Copy the namespace's modules, optimizers, RNG states and backend flags now."""
-        torch = _torch()
+        torch = torch_module()
         s = cls(ns, bindings=dict(ns))
-        for m in _modules(ns).values():
+        for m in modules(ns).values():
             params = list(m.parameters())
-            s.modules[id(m)] = (m, _to_host(m.state_dict()),
-                                [None if p.grad is None else _to_host(p.grad) for p in params])
-        for o in _optimizers(ns).values():
-            s.optimizers[id(o)] = (o, _to_host(o.state_dict()))
+            s.modules[id(m)] = (m, to_host(m.state_dict()),
+                                [None if p.grad is None else to_host(p.grad) for p in params])
+        for o in optimizers(ns).values():
+            s.optimizers[id(o)] = (o, to_host(o.state_dict()))
         s.rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
         with contextlib.suppress(ImportError):
             import numpy as np
@@ -111,7 +80,7 @@ class KernelState:
 
     def restore(self) -> None:
         """Put back every copied value: names the try rebound, backend flags, then the values."""
-        torch = _torch()
+        torch = torch_module()
         self.ns.update({k: v for k, v in self.bindings.items() if self.ns.get(k) is not v})
         torch.backends.cuda.matmul.allow_tf32 = self.flags["matmul_tf32"]
         torch.backends.cudnn.allow_tf32 = self.flags["cudnn_tf32"]
@@ -119,7 +88,7 @@ class KernelState:
 
     def restore_values(self) -> None:
         """Put back parameters, buffers, gradients, optimizer state and RNG states (in place)."""
-        torch = _torch()
+        torch = torch_module()
         for m, state, grads in self.modules.values():
             m.load_state_dict(state)
             for p, g in zip(m.parameters(), grads, strict=False):
@@ -136,78 +105,13 @@ class KernelState:
             torch.cuda.set_rng_state_all(self.rng["cuda"])
 
 
-def _called_modules(ns: dict[str, Any], step: Callable[[], object]) -> list[str]:
-    """Names of the namespace's modules the step calls (found with forward hooks, one step)."""
-    called: list[str] = []
-    handles = [m.register_forward_pre_hook(lambda *_a, k=k: called.append(k))
-               for k, m in _modules(ns).items()]
-    try:
-        step()
-    finally:
-        for h in handles:
-            h.remove()
-    # keep the outermost ones: a submodule of a called module is compiled with it
-    names = list(dict.fromkeys(called))
-    subs = {id(c) for k in names for c in ns[k].modules() if c is not ns[k]}
-    return [k for k in names if id(ns[k]) not in subs]
-
-
-def _rebuild_loaders(ns: dict[str, Any], cuda: bool) -> list[str]:
-    """The namespace's DataLoaders rebuilt with workers, pinned memory and prefetch."""
-    torch = _torch()
-    dl = torch.utils.data.DataLoader
-    rebuilt: dict[int, Any] = {}
-    names = []
-    for k, v in list(ns.items()):
-        if isinstance(v, dl):
-            new = dl(v.dataset, batch_size=v.batch_size, sampler=v.sampler,
-                     collate_fn=v.collate_fn, drop_last=v.drop_last,
-                     num_workers=min(8, os.cpu_count() or 1), pin_memory=cuda,
-                     persistent_workers=True, prefetch_factor=4)
-            rebuilt[id(v.dataset)] = new
-            ns[k] = new
-            names.append(k)
-    for k, v in list(ns.items()):  # iterators the step calls next() on
-        ds = getattr(v, "_dataset", None)
-        if ds is not None and id(ds) in rebuilt and hasattr(v, "__next__"):
-            ns[k] = iter(rebuilt[id(ds)])
-            names.append(k)
-    if not names:
-        raise LookupError("no DataLoader in the notebook's namespace to rebuild")
-    return names
-
-
 @contextlib.contextmanager
 def applied(fix: str, ns: dict[str, Any], step: Callable[[], object],
             cuda: bool) -> Iterator[Callable[[], object]]:
-    """The step with `fix` applied (namespace and flags are put back by `KernelState`)."""
-    torch = _torch()
-    if fix == "tf32":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-        yield step
-    elif fix == "amp":
-        device = "cuda" if cuda else "cpu"
-        dtype = torch.bfloat16 if (not cuda or torch.cuda.is_bf16_supported()) else torch.float16
-
-        def amp_step() -> object:
-            with torch.autocast(device, dtype=dtype):
-                return step()
-
-        yield amp_step
-    elif fix in ("compile", "graphs"):
-        names = _called_modules(ns, step)
-        if not names:
-            raise LookupError("the step calls no nn.Module bound to a name in the namespace")
-        mode = "reduce-overhead" if fix == "graphs" else None
-        for k in names:
-            ns[k] = torch.compile(ns[k], mode=mode)
-        yield step
-    elif fix == "loader":
-        _rebuild_loaders(ns, cuda)
-        yield step
-    else:
-        raise ValueError(f"unknown fix {fix!r}")
+    """The step with `fix` applied by its applier (namespace and flags are put back by
+    `KernelState`)."""
+    with appliers.load(fix).notebook(ns, step, cuda) as fixed:
+        yield fixed
 
 
 def _loss(ns: dict[str, Any]) -> float | None:
@@ -252,19 +156,19 @@ def timed_steps(step: Callable[[], object], warmup: int, steps: int) -> tuple[li
 def _peak_memory_reset(cuda: bool) -> None:
     """Start counting peak GPU memory for the timed steps."""
     if cuda:
-        _torch().cuda.reset_peak_memory_stats()
+        torch_module().cuda.reset_peak_memory_stats()
 
 
 def _peak_memory(cuda: bool) -> int | None:
     """Peak GPU memory since the reset (None on CPU)."""
-    return int(_torch().cuda.max_memory_allocated()) if cuda else None
+    return int(torch_module().cuda.max_memory_allocated()) if cuda else None
 
 
 def run_tries(step: Callable[[], object], ns: dict[str, Any], fixes: list[str],
               warmup: int = options.WARMUP, steps: int = options.STEPS,
               sampler: Callable[[], ConditionSampler] = ConditionSampler) -> list[dict[str, Any]]:
     """Each fix applied to the live step and measured; raw results (judged by advice.tries)."""
-    torch = _torch()
+    torch = torch_module()
     cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     state = KernelState.capture(ns)
     results: list[dict[str, Any]] = []

@@ -2,10 +2,10 @@
 
 A script's step cannot be re-run in this process as the notebook's cell is, so each fix is one
 more run of the same command in a fresh process, with the fix switched on at start-up
-($JUPYTER_GPUPROF_TRY, capture/try_process.py). That process times only the unprofiled
+($JUPYTER_GPUPROF_TRY, tries/process.py). That process times only the unprofiled
 baseline (the run's own warm-up and step counts, the same clock) and ends; its result lands
 in the run's `tries/` folder, never as a run of its own. The tries are then judged against the
-run's baseline and stored exactly as the magic's are (capture/try_cell.py `record_tries`).
+run's baseline and stored exactly as the magic's are (tries/cell.py `record_tries`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .ranks import ENV_RANKS
+from ..advice.fix_table import FIX_NAMES, fixes_help
+from ..protocol import ENV_LOSSES, ENV_RANKS, ENV_SETTINGS, ENV_TRY, ENV_TRY_TIMEOUT
 
 if TYPE_CHECKING:  # the CLI imports this module for its option: numpy and the store can wait
     from ..store import Run
@@ -28,11 +29,9 @@ if TYPE_CHECKING:  # the CLI imports this module for its option: numpy and the s
 #: a try may run this many times the run's own wall time, and never less than TRY_TIMEOUT_MIN_S
 TRY_TIMEOUT_FACTOR = 3.0
 TRY_TIMEOUT_MIN_S = 120.0
-#: seconds a try may run, where the default does not fit (a start-up that varies a lot)
-ENV_TRY_TIMEOUT = "JUPYTER_GPUPROF_TRY_TIMEOUT_S"
 
 TRY_HELP = ("after the report, measure fixes by running the command again once per fix: "
-            "amp,tf32,compile,graphs,loader (default: the recommended ones)")
+            f"{fixes_help()} (default: the recommended ones)")
 
 
 def add_try_option(add_argument: Callable[..., Any]) -> None:
@@ -41,17 +40,12 @@ def add_try_option(add_argument: Callable[..., Any]) -> None:
                  metavar="FIXES", help=TRY_HELP)
 
 
-def check_try(text: str | None, cmd: list[str], steps: int) -> None:
+def check_try(text: str | None, steps: int) -> None:
     """Refuse, before anything runs, a `--try` that cannot work (ValueError, one line)."""
     if text is None:
         return
-    from .torchrun import split_launcher
-    from .try_fixes import parse_fixes
+    from .notebook import parse_fixes
 
-    if split_launcher(cmd) is not None:
-        raise ValueError("--try measures a single-process script; a torchrun job's ranks "
-                         "cannot be re-run one fix at a time: try the fixes on a one-GPU run "
-                         "of the script (jupyter gpuprof run --try … -- python train.py)")
     if steps < 1:
         raise ValueError("--try compares step times with the baseline: give --steps 1 or more")
     parse_fixes(text, [])  # an unknown name fails now, not after the run
@@ -119,7 +113,7 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, 
 
 def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
                 fix: str) -> tuple[dict[str, Any], bool]:
-    """Run the command once with `fix` on; its raw result (as capture/try_fixes.py gives)."""
+    """Run the command once with `fix` on; its raw result (as tries/notebook.py gives)."""
     from ..stats import headline_steps
     from ..store.try_files import (
         clear_try,
@@ -128,7 +122,6 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
         read_try_result,
         try_log_path,
     )
-    from .autorun import ENV_LOSSES, ENV_SETTINGS, ENV_TRY
 
     clear_try(run, fix)
     child_env = {**env, ENV_TRY: fix, ENV_SETTINGS: json.dumps(try_settings(run)),
@@ -165,7 +158,7 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
 def _losses(run: Run, fix: str) -> dict[str, Any]:
     """The try's first losses against the run's own (both seeded alike at start-up)."""
     from ..store.try_files import read_losses
-    from .try_fixes import loss_rel_diff
+    from .notebook import loss_rel_diff
 
     original, fixed = read_losses(run, "original"), read_losses(run, fix)
     return {"loss_original": original, "loss_fixed": fixed,
@@ -177,8 +170,8 @@ def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
     """The run's summary, with the tries measured and stored when they can be."""
     from ..report import run_summary
     from ..store.try_files import try_log_path
-    from .try_cell import record_tries
-    from .try_fixes import FIX_NAMES, parse_fixes
+    from .cell import record_tries
+    from .notebook import parse_fixes
 
     summary = run_summary(run)
     findings = summary.get("findings") or []
@@ -220,7 +213,7 @@ def print_report_with_tries(run: Run, cmd: list[str], env: dict[str, str], text:
         print(json.dumps(summary))
         return
     from ..views.text import render_text
-    from .try_cell import next_step_line
+    from .cell import next_step_line
 
     print(render_text(summary))
     if (line := next_step_line(summary.get("findings") or [], summary.get("tries") or [])):

@@ -12,7 +12,7 @@ import time
 from html import escape
 from typing import Any
 
-from .driver import Phase, StepDriver
+from .capture.driver import Phase, StepDriver
 
 #: how often the line is refreshed while steps run
 INTERVAL_S = 1.0

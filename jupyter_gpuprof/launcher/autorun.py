@@ -5,7 +5,7 @@ never touched early), then installs a hook-driven ProfileSession writing into th
 named by $JUPYTER_GPUPROF_RUN_DIR: trace.json.gz + meta.json, or per rank under torchrun.
 Ranks outside $JUPYTER_GPUPROF_RANKS (`--ranks`) install nothing at all. With
 $JUPYTER_GPUPROF_TRY set (`run --try`), the process is a try of that run instead: one fix is
-switched on and only the unprofiled baseline is measured (capture/try_process.py).
+switched on and only the unprofiled baseline is measured (tries/process.py).
 """
 
 from __future__ import annotations
@@ -18,11 +18,7 @@ import os
 import sys
 from typing import Any
 
-ENV_RUN_DIR = "JUPYTER_GPUPROF_RUN_DIR"
-ENV_SETTINGS = "JUPYTER_GPUPROF_SETTINGS"
-ENV_TRY = "JUPYTER_GPUPROF_TRY"
-#: set by `run --try` (capture/first_losses.py; named here so start-up imports no torch)
-ENV_LOSSES = "JUPYTER_GPUPROF_TRY_LOSSES"
+from ..protocol import ENV_LOSSES, ENV_RANKS, ENV_RUN_DIR, ENV_SETTINGS, ENV_TRY
 
 
 class ScriptCapture:
@@ -39,16 +35,16 @@ class ScriptCapture:
         self.error: BaseException | None = None
 
     def start(self) -> None:
+        from ..capture.session import ProfileSession
+        from ..capture.settings import CaptureSettings
         from ..store import open_run
-        from .session import ProfileSession
-        from .settings import CaptureSettings
 
         kwargs = json.loads(self.settings_json or "{}")
         kwargs["mode"] = "script"
         kwargs["ranks"] = self.ranks  # checked again at the first step (mp.spawn sets no RANK)
         run = open_run(self.run_dir)
         if label := os.environ.get(ENV_LOSSES):  # `run --try`: the run's and each try's losses
-            from .first_losses import record_first_losses
+            from ..tries.first_losses import record_first_losses
 
             record_first_losses(self.run_dir, label)
         if self.begin_session is not None:
@@ -112,7 +108,7 @@ def install() -> ScriptCapture | None:
     run_dir = os.environ.get(ENV_RUN_DIR)
     if not run_dir:
         return None
-    from .ranks import ENV_RANKS, parse_ranks, rank_selected
+    from ..capture.ranks import parse_ranks, rank_selected
 
     settings_json = os.environ.get(ENV_SETTINGS, "")
     fix = os.environ.get(ENV_TRY)
@@ -121,7 +117,7 @@ def install() -> ScriptCapture | None:
     if fix:  # checked before the ranks: a try process sets them to none for profile() blocks
 
         def begin_try(settings: Any, run: Any) -> Any:
-            from .try_process import begin_try  # imports torch: only once the script has
+            from ..tries.process import begin_try  # imports torch: only once the script has
 
             return begin_try(fix, settings, run)
 

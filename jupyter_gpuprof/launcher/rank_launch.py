@@ -1,7 +1,7 @@
 """Per-rank launcher of `jupyter gpuprof run --ncu-rank R`: rank R runs under Nsight Compute.
 
-torchrun starts `python -m jupyter_gpuprof.capture.rank_launch --ncu-rank R [--ncu PATH]
-[--ncu-args=…] -- CMD…` in every rank (see capture/torchrun.py). Any other rank replaces itself
+torchrun starts `python -m jupyter_gpuprof.launcher.rank_launch --ncu-rank R [--ncu PATH]
+[--ncu-args=…] -- CMD…` in every rank (see launcher/torchrun.py). Any other rank replaces itself
 with CMD unchanged (exec: same pid, signals and exit status). Rank R runs CMD under ncu through
 `ncu.profile_command` (the usual command line, ncu lookup and one-line errors), stores
 the report as `<run>/ncu/rank<R>.*`, and exits with CMD's own status.
@@ -17,8 +17,9 @@ import signal
 import sys
 from typing import Any
 
+from ..capture.ranks import NONE, current_rank
 from ..oneline import error_line
-from .ranks import ENV_RANKS, NONE, current_rank
+from ..protocol import ENV_RANKS, ENV_RUN_DIR
 
 #: ncu options that the launcher sets itself
 _OURS = {"-o": "--export", "--export": "--export", "--target-processes": "--target-processes"}
@@ -101,7 +102,6 @@ def profile_rank(rank: int, cmd: list[str], ncu: str | None, ncu_args: str) -> i
     from ..ncu import NcuError, profile_command
     from ..store import open_run
     from ..store.ncu_files import save_ncu_error
-    from .autorun import ENV_RUN_DIR
 
     # no torch.profiler trace here: under ncu its timeline measures kernel replay, not training
     os.environ[ENV_RANKS] = NONE
@@ -139,7 +139,7 @@ def profile_rank(rank: int, cmd: list[str], ncu: str | None, ncu_args: str) -> i
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m jupyter_gpuprof.capture.rank_launch",
+        prog="python -m jupyter_gpuprof.launcher.rank_launch",
         description="Run one rank of a torchrun job under Nsight Compute, the others unchanged.",
     )
     p.add_argument("--ncu-rank", type=int, required=True, help="global rank (RANK) to profile")

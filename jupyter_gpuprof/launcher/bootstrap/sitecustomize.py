@@ -16,7 +16,7 @@ def _start_capture():
     if root not in sys.path:
         sys.path.append(root)
     try:
-        import jupyter_gpuprof.capture.autorun  # noqa: F401
+        import jupyter_gpuprof.launcher.autorun  # noqa: F401
     except Exception as e:  # never break the user's program
         sys.stderr.write(f"jupyter_gpuprof: script capture disabled: {type(e).__name__}: {e}\n")
 

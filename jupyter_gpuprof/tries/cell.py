@@ -1,15 +1,16 @@
 """The `--try` part of `%%gpuprofile`: after the report, try the fixes on the cell's step.
 
 Kept out of magics.py so the magic stays parsing and delegation: this runs the tries
-(capture/try_fixes.py), judges them against the baseline (advice/tries.py), stores them in
+(tries/notebook.py), judges them against the baseline (advice/tries.py), stores them in
 the run's meta and prints them under the report. `record_tries` and `next_step_line` serve
-`jupyter gpuprof run --try` too (capture/script_tries.py), so both store and rank alike.
+`jupyter gpuprof run --try` too (tries/script.py), so both store and rank alike.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..advice.fix_table import fixes_help
 from ..store import Run
 
 
@@ -21,7 +22,7 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[dict[st
         return []
     from ..report import run_summary
     from ..views.whatif_text import try_lines
-    from .try_fixes import parse_fixes, run_tries
+    from .notebook import parse_fixes, run_tries
 
     summary = run_summary(run)
     findings = summary.get("findings") or []
@@ -32,7 +33,7 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[dict[st
         return []
     if not fixes:
         print("gpuprofile --try: none of the recommended fixes can be applied without editing "
-              "code; name them: --try amp,tf32,compile,graphs,loader")
+              f"code; name them: --try {fixes_help()}")
         return []
     ns = shell.user_ns
     raw = run_tries(lambda: exec(code, ns), ns, fixes, warmup=args.warmup, steps=args.steps)

@@ -1,0 +1,187 @@
+"""`jupyter gpuprof run -- COMMAND`: the parent side of the protocol (launcher/protocol.py).
+
+Creates the run folder, starts the user's command with the bootstrap on its PYTHONPATH and the
+capture's settings in its environment, passes Ctrl-C on, waits, and closes the run: `failed`
+with the reason when the child left no trace. Reporting what was captured is the CLI's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..capture.ranks import format_ranks, parse_ranks
+from ..protocol import BOOTSTRAP, ENV_LOSSES, ENV_RANKS, ENV_RUN_DIR, ENV_SETTINGS, PER_RUN
+from .torchrun import split_launcher
+
+
+class LaunchError(ValueError):
+    """The command cannot be run as asked (printed as one line by the CLI)."""
+
+
+@dataclass
+class Launched:
+    """A finished command: its run (closed), exit status, what ran and its child environment."""
+
+    run: Any  # store.Run
+    code: int
+    command: list[str]  # as launched (rewritten for --ncu-rank)
+    env: dict[str, str]  # the environment a try of this run starts from
+
+
+def settings_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The capture settings `run`'s options ask for (`CaptureSettings` keyword arguments)."""
+    return {
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "wait": args.wait,
+        "prof_warmup": args.prof_warmup,
+        "active": args.active,
+        "with_stack": args.with_stack,
+        "phases": not args.no_phases,
+        "record_shapes": not args.no_shapes,
+        "profile_memory": not args.no_memory,
+        "count_flops": not args.no_flops,
+        "ranks": args.ranks or None,
+    }
+
+
+def default_name(cmd: list[str]) -> str:
+    """A run's name when none is given: the script's name, else the program's."""
+    for part in cmd:
+        if part.endswith(".py"):
+            return Path(part).stem
+    return Path(cmd[0]).name
+
+
+def child_env(run_dir: Path, settings: dict[str, Any], losses: str = "") -> dict[str, str]:
+    """The command's environment: bootstrap, run folder, settings, `run --try`'s loss label."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOTSTRAP), env.get("PYTHONPATH", ""))
+                                        if p)
+    env[ENV_RUN_DIR] = str(run_dir.resolve())
+    env[ENV_SETTINGS] = json.dumps(settings)
+    for name in PER_RUN:  # never inherited from a run this one runs inside
+        env.pop(name, None)
+    if losses:
+        env[ENV_LOSSES] = losses
+    if (ranks := parse_ranks(settings.get("ranks"))) is not None:
+        env[ENV_RANKS] = format_ranks(ranks)
+    return env
+
+
+def ncu_command(args: argparse.Namespace, cmd: list[str]) -> list[str]:
+    """`--ncu-rank`: check ncu and its options before the job starts, then rewrite torchrun."""
+    from ..ncu import NcuError, find_ncu, ncu_version
+    from .rank_launch import parse_ncu_args
+    from .torchrun import launcher_python, rewrite_for_ncu
+
+    if args.ncu_rank < 0:
+        raise LaunchError(f"--ncu-rank must be a rank (>= 0), got {args.ncu_rank}")
+    parse_ncu_args(args.ncu_args)
+    try:
+        exe = find_ncu(args.ncu)
+        ncu_version(exe)
+    except NcuError as e:
+        raise LaunchError(str(e)) from None
+    return rewrite_for_ncu(
+        cmd, args.ncu_rank, launcher_python(cmd), args.ncu_args or "", str(Path(exe).resolve())
+    )
+
+
+def wait(proc: subprocess.Popen[bytes]) -> int:
+    """The command's exit status, shell style; Ctrl-C reaches it too (same process group), and
+    we wait for it to write its partial trace."""
+    while True:
+        try:
+            code = proc.wait()
+            break
+        except KeyboardInterrupt:
+            continue
+    return 128 - code if code < 0 else code  # killed by signal N -> 128 + N, like a shell
+
+
+def close_run(run_dir: Path, code: int) -> Any:
+    """Merge the ranks' metas; a run the child did not finish is `failed`, with the reason."""
+    from ..store import open_run
+
+    run = open_run(run_dir)
+    run.merge_rank_metas()
+    if run.meta.status == "running":
+        ranks = parse_ranks(run.meta.settings.get("ranks"))
+        run.meta.status = "failed"
+        if code == 0 and not run.trace_paths() and (ranks == [] or "ncu" in run.meta.settings):
+            run.meta.status = "complete"  # an ncu-only run: no rank was left to trace
+        elif not run.trace_paths() and code == 0 and ranks:
+            run.meta.error = (
+                f"no traces: no rank in --ranks {format_ranks(ranks)} ran a training step "
+                "(are the ranks below the world size?)"
+            )
+        elif not run.trace_paths() and code == 0:
+            run.meta.error = (
+                "no training steps seen: the script never called optimizer.step() "
+                "(or jupyter_gpuprof.step())"
+            )
+        else:
+            run.meta.error = f"the command exited with status {code} before the capture finished"
+        run.write_meta()
+    return run
+
+
+def launch(args: argparse.Namespace, check_try: Any = None) -> Launched:
+    """Run `args.cmd` under the capture into a new run folder; `check_try(text, steps)`
+    refuses a `--try` that cannot work before anything starts."""
+    from ..capture.settings import CaptureSettings
+    from ..store import RunStore
+
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise LaunchError(
+            "nothing to run: give a command after --, e.g. jupyter gpuprof run -- python train.py"
+        )
+    settings = settings_from(args)
+    CaptureSettings(**settings, mode="script")  # validate before creating a folder
+    if args.ncu_args is not None and args.ncu_rank is None:
+        raise LaunchError("--ncu-args needs --ncu-rank R (the rank to run under Nsight Compute)")
+    if args.try_fixes is not None and split_launcher(cmd) is not None:
+        raise LaunchError("--try measures a single-process script; a torchrun job's ranks "
+                          "cannot be re-run one fix at a time: try the fixes on a one-GPU run "
+                          "of the script (jupyter gpuprof run --try … -- python train.py)")
+    if check_try is not None:
+        check_try(args.try_fixes, args.steps)
+    launched = ncu_command(args, cmd) if args.ncu_rank is not None else cmd
+    run = RunStore(args.runs_root).create(args.name or default_name(cmd))
+    run.meta.code = shlex.join(cmd)
+    run.meta.settings = CaptureSettings(**settings, mode="script").to_meta()
+    if launched is not cmd:
+        run.meta.settings["ncu"] = {
+            "rank": args.ncu_rank,
+            "args": args.ncu_args or "",
+            "command": shlex.join(launched),
+        }
+    run.write_meta()
+    print(f"gpuprof: capturing into {run.path}", file=sys.stderr)
+    try:
+        env = child_env(run.path, settings, losses="" if args.try_fixes is None else "original")
+        proc = subprocess.Popen(launched, env=env)
+    except OSError as e:
+        run.meta.status, run.meta.error = "failed", f"could not start {cmd[0]}: {e.strerror or e}"
+        run.write_meta()
+        raise LaunchError(run.meta.error) from None
+    code = wait(proc)
+    run = close_run(run.path, code)
+    ranks = run.meta.ranks
+    some = (f"; traced ranks {format_ranks(ranks)} of {run.meta.world_size}"
+            if ranks and len(ranks) < (run.meta.world_size or 0) else "")
+    print(f"gpuprof: run {run.meta.status}" + (f": {run.meta.error}" if run.meta.error else "")
+          + f"{some} ({run.path})", file=sys.stderr)
+    return Launched(run, code, launched, child_env(run.path, settings))

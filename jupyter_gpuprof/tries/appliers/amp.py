@@ -1,0 +1,70 @@
+"""amp: bf16 autocast around the step (fp16 only with the script's own GradScaler)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..namespace import torch_module
+from .base import StartupFix
+
+
+@contextlib.contextmanager
+def notebook(ns: dict[str, Any], step: Callable[[], object],
+             cuda: bool) -> Iterator[Callable[[], object]]:
+    """The step run under bf16 autocast (fp16 on a GPU without bf16)."""
+    torch = torch_module()
+    device = "cuda" if cuda else "cpu"
+    dtype = torch.bfloat16 if (not cuda or torch.cuda.is_bf16_supported()) else torch.float16
+
+    def amp_step() -> object:
+        with torch.autocast(device, dtype=dtype):
+            return step()
+
+    yield amp_step
+
+
+class Startup(StartupFix):
+    """bf16 autocast on the main thread for the whole script, its weight cache cleared per step."""
+
+    name = "amp"
+
+    def apply(self) -> None:
+        torch = self.torch
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "cuda" and not torch.cuda.is_bf16_supported():
+            raise RuntimeError(
+                "this GPU has no bf16, and fp16 autocast needs a GradScaler in the training "
+                "loop, which cannot be added from outside: add torch.autocast + GradScaler "
+                "to the script and compare the two runs")
+        torch.autocast(self.device, dtype=torch.bfloat16).__enter__()  # left on: never exited
+        # Autocast caches the bf16 copy of each weight until its outermost region exits, which
+        # this one never does: without clearing, every later forward would use the copies of
+        # the first step's weights, not the weights the optimizer updated.
+        from torch.nn.modules.module import register_module_forward_pre_hook
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        register_optimizer_step_post_hook(self._after_step)
+        # A script's own `torch.autocast(enabled=False)` region switches ours off inside it:
+        # the first step's module calls say whether the forward really ran under autocast.
+        self.calls_on: list[bool] = []
+        self._forward_hook: Any = register_module_forward_pre_hook(
+            lambda *_: self.calls_on.append(torch.is_autocast_enabled(self.device)))
+        self.applied.append(f"bf16 autocast on {self.device} for the whole script")
+
+    def _after_step(self, *_: Any) -> None:
+        """After each optimizer step: drop the stale weight copies; stop watching the forward."""
+        self.torch.clear_autocast_cache()
+        if self._forward_hook is not None:
+            self._forward_hook.remove()  # it ran on every module call of the first step only
+            self._forward_hook = None
+
+    def problem(self) -> str | None:
+        if self.calls_on and not any(self.calls_on):
+            return (f"the step's forward ran with autocast off on {self.device}: the script's "
+                    "own torch.autocast(enabled=False) region overrides the try, or its model "
+                    f"is not on {self.device}")
+        if not self.torch.is_autocast_enabled(self.device):
+            return "the script switched autocast off again"
+        return None

@@ -1,0 +1,44 @@
+"""How every surface writes a duration, a size and a share: one spec, the widget's included.
+
+A figure reads the same in the text report, the static copy, the HTML export, the advice's
+sentences and the widget: `src/generated/units.ts` is written from the constants below by
+`python -m jupyter_gpuprof.views.palette`, the widget's `ms()` follows them, and
+`tests/data/expected/units.json` (a table of values and their text) holds both languages to it.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: durations shorter than this (ms) are written in µs: a 4 µs step is not "0.00 ms"
+US_BELOW_MS = 0.1
+#: significant digits of a µs duration ("50 µs", "4 µs", "12.3 µs")
+US_DIGITS = 3
+#: decimals of a ms duration ("0.25 ms", "11.93 ms", "1,079.70 ms")
+MS_DECIMALS = 2
+#: decimals of a size in GB ("2.48 GB") and of a share in % ("41.6 %" is written "42%")
+GB_DECIMALS = 2
+#: what a figure the analysis left undefined reads
+MISSING = "n/a"
+
+
+def ms(value: float | None) -> str:
+    """A duration in ms as every surface writes it."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    us = round(value * 1e3, 3)  # to the ns: float noise never decides the unit
+    if 0 < abs(us) < US_BELOW_MS * 1e3:
+        return f"{float(f'{us:.{US_DIGITS}g}'):g} µs"
+    return f"{value:,.{MS_DECIMALS}f} ms"
+
+
+def us(value: float | None) -> str:
+    """A duration given in µs, written like `ms`."""
+    return ms(None if value is None else value / 1e3)
+
+
+def gb(n_bytes: float | None) -> str:
+    """A size in bytes as decimal GB."""
+    if n_bytes is None or not math.isfinite(n_bytes):
+        return MISSING
+    return f"{n_bytes / 1e9:.{GB_DECIMALS}f} GB"
