@@ -9,6 +9,7 @@ sentences and the widget: `src/generated/units.ts` is written from the constants
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 #: durations shorter than this (ms) are written in µs: a 4 µs step is not "0.00 ms"
 US_BELOW_MS = 0.1
@@ -22,6 +23,14 @@ GB_DECIMALS = 2
 MISSING = "n/a"
 
 
+def rounded(value: float, digits: int) -> float:
+    """`value` rounded half away from zero at `digits` decimals, on its shortest decimal form
+    (14.5 -> 15, 1.005 -> 1.01): the rounding the widget's `rounded` does too, where Python's
+    own formatting rounds half to even and JavaScript's `toFixed` works on the binary value."""
+    q = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return float(q)
+
+
 def ms(value: float | None) -> str:
     """A duration in ms as every surface writes it."""
     if value is None or not math.isfinite(value):
@@ -29,7 +38,7 @@ def ms(value: float | None) -> str:
     us = round(value * 1e3, 3)  # to the ns: float noise never decides the unit
     if 0 < abs(us) < US_BELOW_MS * 1e3:
         return f"{float(f'{us:.{US_DIGITS}g}'):g} µs"
-    return f"{value:,.{MS_DECIMALS}f} ms"
+    return f"{rounded(value, MS_DECIMALS):,.{MS_DECIMALS}f} ms"
 
 
 def us(value: float | None) -> str:
@@ -37,8 +46,15 @@ def us(value: float | None) -> str:
     return ms(None if value is None else value / 1e3)
 
 
+def pct(value: float | None, digits: int = 0) -> str:
+    """A share in % ("42%", "8.8%"): no space before the sign, as the advice writes it."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    return f"{rounded(value, digits):.{digits}f}%"
+
+
 def gb(n_bytes: float | None) -> str:
     """A size in bytes as decimal GB."""
     if n_bytes is None or not math.isfinite(n_bytes):
         return MISSING
-    return f"{n_bytes / 1e9:.{GB_DECIMALS}f} GB"
+    return f"{rounded(n_bytes / 1e9, GB_DECIMALS):.{GB_DECIMALS}f} GB"

@@ -14,12 +14,12 @@ import { formatDeltaMs, formatMs, formatPct } from './format';
 export function changeLine(c: IComparison): string {
   const s = c.steps;
   if (s.delta_ms === null) {
-    return `Median ${formatMs(s.median_before_ms, 2)} → ${formatMs(s.median_after_ms, 2)}: ${s.verdict}`;
+    return `Median ${formatMs(s.median_before_ms)} → ${formatMs(s.median_after_ms)}: ${s.verdict}`;
   }
   const ci = `${Math.round(s.confidence * 100)}% CI [${formatDeltaMs(s.ci_low_ms)}, ${formatDeltaMs(s.ci_high_ms)}]`;
   const p = s.p_value === null ? '' : `, p = ${s.p_value.toPrecision(2)}`;
   return (
-    `Median ${formatMs(s.median_before_ms, 2)} → ${formatMs(s.median_after_ms, 2)}: ` +
+    `Median ${formatMs(s.median_before_ms)} → ${formatMs(s.median_after_ms)}: ` +
     `${formatDeltaMs(s.delta_ms)} (${formatPct(s.delta_pct)}), ${ci}${p}`
   );
 }

@@ -1,6 +1,7 @@
 /**
  * Pure text formatting of runs and comparisons (kept apart from the DOM so it can be unit-tested).
  */
+import { ms } from './report/dom';
 import { IRunListing } from './api';
 
 /** A run as the sidebar shows it. */
@@ -34,9 +35,9 @@ export function formatCreated(created: string | null): string {
   return match ? `${match[1]} ${match[2]}` : created;
 }
 
-/** `12.345` -> `12.3 ms`; `null` -> `–`. */
-export function formatMs(value: number | null | undefined, digits = 1): string {
-  return typeof value === 'number' && Number.isFinite(value) ? `${value.toFixed(digits)} ms` : '–';
+/** A duration as every surface writes it (`ms` of the report); `null` -> `–`. */
+export function formatMs(value: number | null | undefined): string {
+  return typeof value === 'number' && Number.isFinite(value) ? ms(value) : '–';
 }
 
 /** `-60.53` -> `−60.5%` (a real minus sign), `+3.1%` for growth. */
@@ -48,12 +49,12 @@ export function formatPct(value: number | null | undefined, digits = 1): string 
   return `${value < 0 ? '−' : '+'}${text}%`;
 }
 
-/** A signed millisecond change, `−28.16 ms`. */
-export function formatDeltaMs(value: number | null | undefined, digits = 2): string {
+/** A signed duration change, `−28.16 ms`, written like `ms`. */
+export function formatDeltaMs(value: number | null | undefined): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
     return '–';
   }
-  return `${value < 0 ? '−' : '+'}${Math.abs(value).toFixed(digits)} ms`;
+  return `${value < 0 ? '−' : '+'}${ms(Math.abs(value))}`;
 }
 
 const STATUS_LABELS: Record<string, string> = {

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from tracebuilder import TraceBuilder
 
-from jupyter_gpuprof.advice.wording import duration_text
 from jupyter_gpuprof.report import analyze_path
+from jupyter_gpuprof.units import ms
 from jupyter_gpuprof.views.html import render_html
 
 STEP_US = 0.3
@@ -39,8 +39,8 @@ def test_no_surface_calls_a_microsecond_step_zero_ms(tiny):
 
 
 def test_durations_switch_to_microseconds_below_a_tenth_of_a_millisecond():
-    assert duration_text(112.34) == "112.3 ms"
-    assert duration_text(0.1) == "0.1 ms"
-    assert duration_text(0.0003) == "0.3 µs"
-    assert duration_text(0.045, 3) == "45 µs"
-    assert duration_text(0.963, 3) == "0.963 ms"
+    assert ms(112.34) == "112.34 ms"
+    assert ms(0.1) == "0.10 ms"
+    assert ms(0.0003) == "0.3 µs"
+    assert ms(0.045) == "45 µs"
+    assert ms(0.963) == "0.96 ms"

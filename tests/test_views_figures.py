@@ -46,7 +46,7 @@ def test_timeline_figure_lanes_gaps_and_escaped_hover():
     cpu, gpu = fig["data"][:2]
     assert cpu["y"] == ["CPU thread 1"] and gpu["base"] == [0.1, 0.6] and gpu["x"] == [0.3, 0.02]
     assert fig["layout"]["yaxis"]["categoryarray"] == ["CPU thread 1", "GPU 0 stream 7"]
-    assert gpu["hovertext"][0] == "gemm<br>op: aten::mm<br>shapes: [[64, 32]]<br>0.300 ms"
+    assert gpu["hovertext"][0] == "gemm<br>op: aten::mm<br>shapes: [[64, 32]]<br>0.30 ms"
     assert "&lt;img" in gpu["hovertext"][1] and "<img" not in gpu["hovertext"][1]
     assert "(4 events merged)" in gpu["hovertext"][1]
     gaps = fig["layout"]["shapes"]

@@ -25,7 +25,7 @@ def test_the_headline_says_verdict_fix_worth_and_how_to_try(precision):
     text = render_headline(precision)
     lines = text.splitlines()
     assert lines[0] == "Verdict: precision (high confidence)"
-    assert "Top fix: fp32 matmuls miss the Tensor Cores — worth ≈82%: step 118.70 → 21.64 ms " \
+    assert "Top fix: fp32 matmuls miss the Tensor Cores — worth ≈82%: step 118.70 ms → 21.64 ms " \
            "predicted" in text
     assert any(ln.startswith("    torch.backends.cuda.matmul.allow_tf32 = True") for ln in lines)
     assert lines[-1].startswith("Measure it first: %%gpuprofile --try tf32,amp (a cell) or "

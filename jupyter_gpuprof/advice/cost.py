@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .. import units
+
 PRICE_ENV = "JUPYTER_GPUPROF_GPU_HOUR_PRICE"
 STEPS = 1000  # the unit a training run's cost is quoted in
 MS_PER_HOUR = 3.6e6
@@ -59,7 +61,7 @@ def headline(cost: dict[str, Any] | None) -> str | None:
     step, idle = cost["step"], cost["idle"]
     share = 100 * idle["gpu_hours_per_1k_steps"] / step["gpu_hours_per_1k_steps"]
     text = (f"Every 1,000 steps take {step['gpu_hours_per_1k_steps']:.3g} GPU-hours; the GPU "
-            f"idles {share:.0f}% of them ({idle['gpu_hours_per_1k_steps']:.3g} GPU-hours")
+            f"idles {units.pct(share)} of them ({idle['gpu_hours_per_1k_steps']:.3g} GPU-hours")
     if cost.get("price_per_gpu_hour"):
         text += (f", {idle['money_per_1k_steps']:.3g} at {cost['price_per_gpu_hour']:.2f} "
                  f"per GPU-hour")

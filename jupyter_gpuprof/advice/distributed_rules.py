@@ -12,13 +12,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from .. import units
 from ..analysis.distributed import Distributed
 from ..analysis.summary import Analysis
 from . import thresholds as T
 from .findings import Finding, Verdict
 from .rules import gpu_weight
 from .verdict import SUMMARIES, Advice, advise, checked, confidence_of
-from .wording import duration_text
 
 #: the single-rank rule that the cross-rank comm finding replaces
 SINGLE_RANK_COMM_ID = "exposed-comm"
@@ -96,32 +96,34 @@ def straggler_rule(d: Distributed, step_ms: float,
     r = d.ranks.set_index("rank")
     others = r.drop(index=rank)
     if s["phase"] == "gpu_work":
-        what = f"it does {gpu:.1f} ms more GPU work per step than the other ranks"
+        what = f"it does {units.ms(gpu)} more GPU work per step than the other ranks"
         fix, saving = STRAGGLER_GPU_WORK_FIX, T.STRAGGLER_GPU_WORK_SAVING
         title = f"Rank {rank} is a straggler: more GPU work per step"
     else:
         source = ("data loading" if inp >= T.INPUT_EXPLAINS_SHARE * host else "host time")
-        what = (f"its GPU waits {host:.1f} ms per step longer for its host ({source}) "
+        what = (f"its GPU waits {units.ms(host)} per step longer for its host ({source}) "
                 f"before the collective")
         fix, saving = STRAGGLER_HOST_FIX, T.STRAGGLER_HOST_SAVING
         title = f"Rank {rank} is a straggler: host delay before the collective ({source})"
     top = _own_top(own)
-    compute, idle, last_pct = (
-        r.loc[rank, ["compute_ms", "idle_ms", "last_arrival_pct"]].to_numpy(dtype=float))
+    row = r.loc[rank, ["compute_ms", "idle_ms", "last_arrival_pct"]].to_numpy(dtype=float)
+    compute, idle, last_pct = (float(v) for v in row)
     evidence = (
-        f"Rank {rank} needs {s['own_ms']:.1f} ms of its own per step (GPU compute "
-        f"{compute:.1f} ms + GPU idle {idle:.1f} ms) vs "
-        f"{s['own_ms'] - extra:.1f} ms on the other ranks (median): {extra:.1f} ms more, "
-        f"{gpu:.1f} ms of it GPU work and {host:.1f} ms host delay"
-        + (f" ({inp:.1f} ms more data loading)" if abs(inp) >= 0.05 else "")
-        + f". The other ranks' collectives wait {wait:.1f} ms per step for it, "
-        f"{others['exposed_comm_ms'].median():.1f} ms of that with nothing else to run (it "
-        f"arrives last at {last_pct:.0f}% of {d.n_matched} matched "
-        f"collectives; their GPUs compute only {others['compute_ms'].median():.1f} ms per "
+        f"Rank {rank} needs {units.ms(s['own_ms'])} of its own per step (GPU compute "
+        f"{units.ms(compute)} + GPU idle {units.ms(idle)}) vs "
+        f"{units.ms(s['own_ms'] - extra)} on the other ranks (median): {units.ms(extra)} more, "
+        f"{units.ms(gpu)} of it GPU work and {units.ms(host)} host delay"
+        + (f" ({units.ms(inp)} more data loading)" if abs(inp) >= 0.05 else "")
+        + f". The other ranks' collectives wait {units.ms(wait)} per step for it, "
+        f"{units.ms(float(others['exposed_comm_ms'].median()))} of that with nothing else to "
+        f"run (it "
+        f"arrives last at {units.pct(last_pct)} of {d.n_matched} matched "
+        f"collectives; their GPUs compute only {units.ms(float(others['compute_ms'].median()))} "
+        f"per "
         f"step).")
     if top is not None:
         evidence += (f" Rank {rank}'s own main bottleneck: {top.title} (≈"
-                     f"{top.expected_gain_pct:.0f}% of its step).")
+                     f"{units.pct(top.expected_gain_pct)} of its step).")
         fix += f"\n# then rank {rank}'s own bottleneck — {top.title}:\n{top.fix}"
     gain = _pct(step_ms, extra * saving)
     return Finding("straggler", "straggler", title, evidence, fix, round(extra, 3),
@@ -144,10 +146,11 @@ def comm_rule(d: Distributed, step_ms: float, gpu_weight: float = 1.0) -> Findin
     if gain < T.MIN_FINDING_GAIN_PCT:
         return None
     per = "; ".join(
-        f"rank {int(x['rank'])}: {x['comm_ms']:.1f} ms ({x['comm_pct_of_step']:.0f}% of the "
-        f"step), {x['exposed_comm_ms']:.1f} ms exposed, {x['wait_ms']:.1f} ms waiting, "
-        f"{x['exposed_transfer_ms']:.1f} ms exposed transfer" for _, x in r.head(8).iterrows())
-    evidence = (f"Collectives per step — {per}. {exposed:.1f} ms per step of transfer runs "
+        f"rank {int(x['rank'])}: {units.ms(x['comm_ms'])} "
+        f"({units.pct(x['comm_pct_of_step'])} of the step), "
+        f"{units.ms(x['exposed_comm_ms'])} exposed, {units.ms(x['wait_ms'])} waiting, "
+        f"{units.ms(x['exposed_transfer_ms'])} exposed transfer" for _, x in r.head(8).iterrows())
+    evidence = (f"Collectives per step — {per}. {units.ms(exposed)} per step of transfer runs "
                 f"with no compute beside it on average over {len(r)} ranks (time spent waiting "
                 f"for a slower rank is excluded: that is imbalance, not bandwidth).")
     return Finding("exposed-comm-ranks", "comm", "Communication is exposed on every rank",
@@ -194,8 +197,8 @@ def merge_advice(advice: Advice, a: Analysis, d: Distributed,
         head = DIST_SUMMARIES[cat].format(rank=top.data["rank"], what=top.data["what"])
     else:
         head = DIST_SUMMARIES.get(cat) or SUMMARIES.get(cat, cat)
-    summary = f"{head}: fixing it should save ≈{top.expected_gain_pct:.0f}% of the " \
-              f"{duration_text(a.real.step_ms)} step."
+    summary = f"{head}: fixing it should save ≈{units.pct(top.expected_gain_pct)} of the " \
+              f"{units.ms(a.real.step_ms)} step."
     confidence, reasons = confidence_of(a, top, second, cat)
     return checked(Advice(_with_rank_reasons(Verdict(cat, summary, confidence, reasons), d),
                           found))
@@ -208,7 +211,7 @@ def _with_rank_reasons(v: Verdict, d: Distributed) -> Verdict:
     off = float(r["clock_offset_us"].abs().max())
     note = (f"{len(r)} ranks lined up on {d.n_matched} collectives matched across ranks "
             f"(clock offsets up to {off:.0f} µs; {d.n_unmatched} unmatched dropped); step "
-            f"times {r['step_ms'].min():.1f}–{r['step_ms'].max():.1f} ms")
+            f"times {units.ms(r['step_ms'].min())} to {units.ms(r['step_ms'].max())}")
     return Verdict(v.category, v.summary, v.confidence, [*v.reasons, note])
 
 

@@ -3,6 +3,7 @@ the profiled window holds, named and priced so no steady-state advice is drawn f
 
 from __future__ import annotations
 
+from .. import units
 from ..analysis.one_time import inside
 from ..analysis.summary import Analysis
 from .findings import Finding
@@ -25,10 +26,10 @@ def one_time_rule(a: Analysis) -> Finding | None:
     by_kind = parts.groupby("kind")["dur_us"].agg(["sum", "size"]).sort_values(
         "sum", ascending=False)
     named = "; ".join(
-        f"{kind} {row['sum'] / 1e3:,.1f} ms ({int(row['size'])} call(s), longest "
+        f"{kind} {units.ms(row['sum'] / 1e3)} ({int(row['size'])} call(s), longest "
         f"{parts.loc[parts['kind'] == kind].nlargest(1, 'dur_us')['name'].iloc[0]})"
         for kind, row in by_kind.iterrows())
-    evidence = (f"{ms:,.1f} ms per step of the profiled window are one-time costs — {named}. "
+    evidence = (f"{units.ms(ms)} per step of the profiled window are one-time costs — {named}. "
                 "They do not recur in the steady state; the other findings are priced on "
                 "a window that contains them, so profile again after warm-up.")
     gain = 100.0 * cost / a.real.step_ms
@@ -46,6 +47,6 @@ def excluded_note(a: Analysis) -> str | None:
         return None
     by_kind = out.groupby("kind")["dur_us"].sum().sort_values(ascending=False)
     longest = out.nlargest(1, "dur_us").iloc[0]
-    named = ", ".join(f"{k} {v / 1e3:,.1f} ms" for k, v in by_kind.items())
+    named = ", ".join(f"{k} {units.ms(v / 1e3)}" for k, v in by_kind.items())
     return (f"one-time costs before the analysed window were excluded: {named} (longest: "
-            f"{longest['name']}, {longest['dur_us'] / 1e3:,.1f} ms)")
+            f"{longest['name']}, {units.ms(longest['dur_us'] / 1e3)})")

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from .. import units
 from ..analysis.summary import Analysis
 from .findings import Finding
 from .thresholds import PER_PARAM_MIN_CALLS
@@ -169,7 +170,7 @@ def _pattern_only(a: Analysis) -> Finding:
     cost = float(a.real.idle_by_cause_ms.get("sync", 0.0))
     gain = 100.0 * cost / a.real.step_ms if a.real.step_ms > 0 else 0.0
     return Finding("host-syncs", "sync", "The host waits for the GPU inside the step",
-                   f"The GPU idles after these syncs ≈{cost:.2f} ms per real step.", "",
+                   f"The GPU idles after these syncs ≈{units.ms(cost)} per real step.", "",
                    round(cost, 3), round(gain, 1))
 
 

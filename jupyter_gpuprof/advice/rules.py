@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .. import units
 from ..analysis.kernels import MATMUL_KINDS
 from ..analysis.summary import Analysis
 from ..categories import Category
@@ -18,7 +19,6 @@ from .findings import Finding
 from .one_time_rule import one_time_rule
 from .precision_by_gpu import precision_advice
 from .whatif import predictions
-from .wording import duration_text
 
 
 def _pct(a: Analysis, ms: float) -> float:
@@ -32,7 +32,7 @@ def gpu_weight(a: Analysis) -> float:
 
 def _real(a: Analysis) -> str:
     src = "unprofiled median" if a.real.source == "baseline" else "profiled median"
-    return f"{duration_text(a.real.step_ms)} {src}"
+    return f"{units.ms(a.real.step_ms)} {src}"
 
 
 def _short(name: str, width: int = 60) -> str:
@@ -63,10 +63,10 @@ def input_rule(a: Analysis) -> Finding | None:
         return None
     hidden = max(0.0, a.input_ms_per_step - cost)
     evidence = (
-        f"The data pipeline (DataLoader __next__) takes {a.input_host_pct:.0f}% of the host "
-        f"timeline ({a.input_ms_per_step:.1f} ms per profiled step); the GPU waits for it "
-        f"≈{cost:.1f} ms per step ({_pct(a, cost):.0f}% of the {_real(a)}), the other "
-        f"≈{hidden:.1f} ms are hidden behind GPU work for now and come back once the GPU work "
+        f"The data pipeline (DataLoader __next__) takes {units.pct(a.input_host_pct)} of the host "
+        f"timeline ({units.ms(a.input_ms_per_step)} per profiled step); the GPU waits for it "
+        f"≈{units.ms(cost)} per step ({units.pct(_pct(a, cost))} of the {_real(a)}), the other "
+        f"≈{units.ms(hidden)} are hidden behind GPU work for now and come back once the GPU work "
         f"shrinks.")
     return _finding(a, "input-pipeline", "input", "Data loading stalls the GPU", evidence,
                     fixes.INPUT, cost, 1.0, always=a.input_host_pct >= T.INPUT_HOST_SHARE_PCT,
@@ -88,8 +88,8 @@ def transfer_rule(a: Analysis) -> Finding | None:
     evidence = (
         f"{mb:.1f} MB per step cross PCIe/NVLink-C2C in {len(hd) / n:.0f} copies "
         f"({int(hd['pageable'].sum())} from pageable memory, {int(hd['blocking'].sum())} "
-        f"blocking the host, median {hd['gbps'].median():.1f} GB/s); {exposed_ms:.2f} ms per "
-        f"step of copying overlaps no compute and the GPU idles {idle_ms:.2f} ms per step in "
+        f"blocking the host, median {hd['gbps'].median():.1f} GB/s); {units.ms(exposed_ms)} per "
+        f"step of copying overlaps no compute and the GPU idles {units.ms(idle_ms)} per step in "
         f"copy calls.")
     return _finding(a, "transfers", "transfer", "Host-device copies are exposed", evidence,
                     fixes.TRANSFER, cost, T.TRANSFER_SAVING, mb_per_step=round(mb, 3),
@@ -108,7 +108,7 @@ def sync_rule(a: Analysis) -> Finding | None:
     callers = ", ".join(f"{name} ×{int(r['size'] / n)}/step" for name, r in top.head(3).iterrows())
     evidence = (
         f"{len(s) / n:.0f} sync calls per step ({callers}); the GPU idles after them "
-        f"≈{cost:.2f} ms per real step ({_pct(a, cost):.0f}% of the {_real(a)}).")
+        f"≈{units.ms(cost)} per real step ({units.pct(_pct(a, cost))} of the {_real(a)}).")
     return _finding(a, "host-syncs", "sync", "The host waits for the GPU inside the step",
                     evidence, fixes.SYNC, cost, 1.0, syncs_per_step=round(len(s) / n, 2),
                     top_callers=top.head(3).index.tolist())
@@ -121,8 +121,8 @@ def launch_rule(a: Analysis) -> Finding | None:
     evidence = (
         f"{L['kernels_per_step']:.0f} kernels per step, median {L['median_kernel_us']:.1f} µs "
         f"on the GPU vs {L['median_launch_us']:.1f} µs to launch each; {L['short_kernel_pct']:.0f}"
-        f"% run shorter than their launch. The GPU idles ≈{cost:.1f} ms per real step "
-        f"({_pct(a, cost):.0f}%) while the host dispatches the next kernel.")
+        f"% run shorter than their launch. The GPU idles ≈{units.ms(cost)} per real step "
+        f"({units.pct(_pct(a, cost))}) while the host dispatches the next kernel.")
     f = _finding(a, "launch-overhead", "launch", "Kernel launch overhead leaves the GPU idle",
                  evidence, fixes.LAUNCH, cost, T.LAUNCH_SAVING,
                  kernels_per_step=round(L["kernels_per_step"], 1))
@@ -140,7 +140,8 @@ def host_rule(a: Analysis) -> Finding | None:
     cpu_only = ops[(ops["cuda_total_us"] <= 0)].sort_values("cpu_self_us", ascending=False)
     names = ", ".join(cpu_only["name"].head(3).astype(str)) or "unrecorded Python"
     evidence = (
-        f"The GPU idles ≈{cost:.1f} ms per real step ({_pct(a, cost):.0f}% of the {_real(a)}) "
+        f"The GPU idles ≈{units.ms(cost)} per real step ({units.pct(_pct(a, cost))} of the "
+        f"{_real(a)}) "
         f"while the host runs work that launches no GPU work (top host-only ops: {names}; "
         f"time outside any op is Python itself).")
     return _finding(a, "host-work", "host", "Host-side work between launches", evidence,
@@ -161,7 +162,7 @@ def precision_rule(a: Analysis) -> Finding | None:
     faster, fix = precision_advice(a.arch)
     unit = a.arch.matrix_unit if a.arch else "Tensor Cores"
     evidence = (
-        f"{t:.1f} ms per step ({100 * t / total:.0f}% of GPU time) in fp32 matmul kernels "
+        f"{units.ms(t)} per step ({units.pct(100 * t / total)} of GPU time) in fp32 matmul kernels "
         f"without {unit} ({names}). {faster} "
         f"{T.PRECISION_SPEEDUP:.0f}× faster or more on this GPU.")
     return _finding(a, "fp32-matmuls", "precision", f"fp32 matmuls miss the {unit}",
@@ -178,7 +179,7 @@ def memory_rule(a: Analysis) -> Finding | None:
     k = a.kernels[a.kernels["kind"].isin(T.MEMORY_KINDS)]
     names = "; ".join(_short(n, 50) for n in k["name"].head(2))
     evidence = (
-        f"{mem:.1f} ms per step ({100 * mem / total:.0f}% of GPU time) in memory-bound "
+        f"{units.ms(mem)} per step ({units.pct(100 * mem / total)} of GPU time) in memory-bound "
         f"elementwise/normalization/reduction kernels ({names}); each reads and writes its "
         f"tensors to HBM, fusion keeps them on chip.")
     return _finding(a, "unfused-memory-bound", "memory", "Unfused memory-bound kernels",
@@ -192,8 +193,9 @@ def comm_rule(a: Analysis) -> Finding | None:
     if c["comm_ms"] <= 0:
         return None
     evidence = (
-        f"NCCL collectives take {c['comm_ms']:.1f} ms per step, {c['exposed_ms']:.1f} ms of it "
-        f"with no compute kernel running (overlap {c['overlap_pct']:.0f}%).")
+        f"NCCL collectives take {units.ms(c['comm_ms'])} per step, "
+        f"{units.ms(c['exposed_ms'])} of it "
+        f"with no compute kernel running (overlap {units.pct(c['overlap_pct'])}).")
     return _finding(a, "exposed-comm", "comm", "Communication is not overlapped", evidence,
                     fixes.COMM, c["exposed_ms"] * gpu_weight(a), T.COMM_SAVING,
                     comm_ms=round(c["comm_ms"], 3), exposed_ms=round(c["exposed_ms"], 3))

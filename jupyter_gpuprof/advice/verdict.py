@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import units
 from ..analysis.kernels import MATMUL_KINDS
 from ..analysis.summary import Analysis
 from ..analysis.trace_formats import without_gpu_activity
@@ -13,7 +14,6 @@ from . import thresholds as T
 from .findings import Finding, Verdict
 from .one_time_rule import excluded_note
 from .rules import RULES
-from .wording import duration_text
 
 HOST_SIDE = ("input", "transfer", "sync", "launch", "host")
 #: each category's verdict opening (categories.py), which its summary line continues
@@ -51,22 +51,23 @@ def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
     doubts = 0
     if a.real.source == "baseline":
         reasons.append(f"reconciled with an unprofiled baseline of {a.baseline['n']} steps "
-                       f"(median {duration_text(a.real.step_ms)}, GPU busy "
-                       f"{duration_text(a.real.gpu_busy_ms)} of it)")
+                       f"(median {units.ms(a.real.step_ms)}, GPU busy "
+                       f"{units.ms(a.real.gpu_busy_ms)} of it)")
     else:
         doubts += 1
         reasons.append("no unprofiled baseline: judged on the profiled timeline, which "
                        "inflates host-side costs")
     if a.real.source == "baseline" and a.real.inflation > T.INFLATION_WARN:
         reasons.append(f"the profiler slowed the step {a.real.inflation:.1f}× "
-                       f"({duration_text(a.real.profiled_step_ms)} profiled); trace idle time was "
+                       f"({units.ms(a.real.profiled_step_ms)} profiled); trace idle time was "
                        f"rescaled ×{a.real.idle_scale:.2f} to real time")
         if category in HOST_SIDE:
             doubts += 1
     if top and second:
         margin = top.expected_gain_pct / max(second.expected_gain_pct, 1e-9)
-        reasons.append(f"{top.category} is worth {top.expected_gain_pct:.0f}% vs "
-                       f"{second.expected_gain_pct:.0f}% for the runner-up ({second.category})")
+        reasons.append(f"{top.category} is worth {units.pct(top.expected_gain_pct)} vs "
+                       f"{units.pct(second.expected_gain_pct)} for the runner-up "
+                       f"({second.category})")
         if margin < T.CONFIDENT_MARGIN:
             doubts += 1
     if a.n_steps < T.MIN_CONFIDENT_STEPS:
@@ -105,11 +106,11 @@ def advise(a: Analysis) -> Advice:
     if (gpu_ms < T.MIN_GPU_WORK_MS and kernels < T.MIN_GPU_ACTIVITIES
             and not (top and top.category == "one-time")):
         return Advice(Verdict(None, f"Too little GPU work to judge: {kernels} GPU activities, "
-                              f"{duration_text(gpu_ms, 3)} of GPU time in a "
-                              f"{duration_text(a.window.dur_us / 1e3)} window; profile more "
+                              f"{units.ms(gpu_ms)} of GPU time in a "
+                              f"{units.ms(a.window.dur_us / 1e3)} window; profile more "
                               "steps of the real workload.", "low",
                               [f"fewer than {T.MIN_GPU_ACTIVITIES} GPU activities and "
-                               f"{T.MIN_GPU_WORK_MS:.0f} ms of GPU time"]), found)
+                               f"{units.ms(T.MIN_GPU_WORK_MS)} of GPU time"]), found)
     if a.window.host_ranges:  # the GPU work missing from the trace reads as idle time
         return Advice(Verdict(None, "Cannot judge a sampled or filtered trace: most GPU rows "
                               "have no launch in it, so its idle time is work the trace left "
@@ -117,18 +118,18 @@ def advise(a: Analysis) -> Advice:
                               a.window.notes()), found)
     if top and top.expected_gain_pct >= T.MIN_VERDICT_GAIN_PCT:
         category = top.category
-        summary = (f"{SUMMARIES[category]}: fixing it should save ≈{top.expected_gain_pct:.0f}% "
-                   f"of the {duration_text(a.real.step_ms)} step.")
+        summary = (f"{SUMMARIES[category]}: fixing it should save "
+                   f"≈{units.pct(top.expected_gain_pct)} of the {units.ms(a.real.step_ms)} step.")
         if category == "one-time":
-            summary = (f"{SUMMARIES[category]}: ≈{top.expected_gain_pct:.0f}% of the "
-                       f"{duration_text(a.real.step_ms)} step; profile again after warm-up.")
+            summary = (f"{SUMMARIES[category]}: ≈{units.pct(top.expected_gain_pct)} of the "
+                       f"{units.ms(a.real.step_ms)} step; profile again after warm-up.")
     else:
         category = "compute"
         tc = _tensor_core_share(a)
         mfu = a.flops.get("mfu_pct")
-        summary = (f"The GPU is busy {100 * a.real.busy_frac:.0f}% of the step, "
-                   f"{100 * tc:.0f}% of matmul time on Tensor Cores"
-                   + (f", MFU {mfu:.0f}%" if mfu else "")
+        summary = (f"The GPU is busy {units.pct(100 * a.real.busy_frac)} of the step, "
+                   f"{units.pct(100 * tc)} of matmul time on Tensor Cores"
+                   + (f", MFU {units.pct(mfu)}" if mfu else "")
                    + ": nothing big to fix; a faster step needs less work (model/batch) "
                      "or better kernels.")
         if a.real.busy_frac < T.COMPUTE_BUSY_FRAC:
@@ -152,13 +153,13 @@ def checked(advice: Advice) -> Advice:
     if v.category == top.category:
         return advice
     if top.data.get("requires") == v.category:
-        note = (f"{v.category} first: {top.category} (≈{top.expected_gain_pct:.0f}% with it) "
+        note = (f"{v.category} first: {top.category} (≈{units.pct(top.expected_gain_pct)} with it) "
                 f"needs the {v.category} fix and adds under {T.PREREQUISITE_MARGIN_PCT:.0f} "
                 "points on top")
     elif v.category == "compute" and top.expected_gain_pct < T.MIN_VERDICT_GAIN_PCT:
-        note = (f"no finding is worth {T.MIN_VERDICT_GAIN_PCT:.0f}% of the step (largest: "
-                f"{top.category}, {top.expected_gain_pct:.0f}%)")
+        note = (f"no finding is worth {units.pct(T.MIN_VERDICT_GAIN_PCT)} of the step (largest: "
+                f"{top.category}, {units.pct(top.expected_gain_pct)})")
     else:
         note = (f"not the largest priced finding: {top.category} is worth "
-                f"{top.expected_gain_pct:.0f}% of the step")
+                f"{units.pct(top.expected_gain_pct)} of the step")
     return Advice(Verdict(v.category, v.summary, v.confidence, [*v.reasons, note]), found)

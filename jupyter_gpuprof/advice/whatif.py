@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import units
 from ..analysis.hardware import host_link_gbps, peak_tflops
 from ..analysis.step_graph import BLOCKING, LAUNCH, SYNC, StepGraph
 from ..analysis.step_replay import predict
@@ -54,7 +55,7 @@ def input_fix(g: StepGraph) -> tuple[StepGraph, str]:
     h = g.host.assign(pre_input_us=0.0)
     ms = (g.host["pre_input_us"].sum() + g.tail_input_us) / 1e3 / g.n_steps
     return g.with_(host=h, tail_input_us=0.0), (
-        f"data pipeline off the host path ({ms:.2f} ms per profiled step of __next__ removed)")
+        f"data pipeline off the host path ({units.ms(ms)} per profiled step of __next__ removed)")
 
 
 def _pinned_gbps(g: StepGraph) -> float:
@@ -108,7 +109,7 @@ def sync_fix(g: StepGraph) -> tuple[StepGraph, str]:
     host.loc[waits, "kind"] = LAUNCH
     host.loc[waits & (host["gpu"] < 0).to_numpy(), "dur_us"] = 0.0
     return g.with_(host=host), (
-        f"{_per_step(g, float(waits.sum()))} host waits per step removed ({held:.2f} ms per "
+        f"{_per_step(g, float(waits.sum()))} host waits per step removed ({units.ms(held)} per "
         f"profiled step held); the host runs ahead, so the launch gaps after each wait close too")
 
 
@@ -148,7 +149,7 @@ def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
     return g.with_(host=host, gpu=gpu, launch_latency_us=T.GRAPH_NODE_US,
                    tail_dispatch_us=0.0), (
         f"{first}{_per_step(g, float(launches.sum()))} launches per step replayed from one "
-        f"graph ({saved:.2f} ms per profiled step of dispatch and glue removed){fusion}")
+        f"graph ({units.ms(saved)} per profiled step of dispatch and glue removed){fusion}")
 
 
 def requires_sync(g: StepGraph) -> bool:
@@ -165,7 +166,7 @@ def host_fix(g: StepGraph) -> tuple[StepGraph, str]:
     host.loc[work, "pre_host_us"] = 0.0
     return g.with_(host=host, tail_host_us=g.tail_host_us - tail), (
         f"{_per_step(g, float(work.sum()))} stretches of host-only work per step moved off "
-        f"the step ({ms:.2f} ms per profiled step)")
+        f"the step ({units.ms(ms)} per profiled step)")
 
 
 def tensor_core_tflops(g: StepGraph, dtype: str) -> float:
@@ -198,7 +199,7 @@ def precision_fix(g: StepGraph, dtype: str = "tf32") -> tuple[StepGraph, str]:
     after = float(gpu.loc[slow, "dur_us"].sum())
     return g.with_(gpu=gpu), (
         f"{int(slow.sum())} fp32 matmul kernels at {rate:.0f} TFLOP/s {dtype}: "
-        f"{before / 1e3 / g.n_steps:.1f} → {after / 1e3 / g.n_steps:.1f} ms per step")
+        f"{units.ms(before / 1e3 / g.n_steps)} → {units.ms(after / 1e3 / g.n_steps)} per step")
 
 
 def _segments(g: StepGraph) -> np.ndarray:
@@ -267,7 +268,7 @@ def _fused(g: StepGraph, min_us: float, max_us: float = math.inf) -> tuple[StepG
     n = g.n_steps
     return g.with_(host=host, gpu=gpu), (
         f"; {len(dropped) / n:.0f} memory-bound kernels per step fused into their chains "
-        f"({before / 1e3 / n:.2f} → {after / 1e3 / n:.2f} ms per step of GPU time)"
+        f"({units.ms(before / 1e3 / n)} → {units.ms(after / 1e3 / n)} per step of GPU time)"
         if dropped else "")
 
 

@@ -197,11 +197,18 @@ def per_step(table: pd.DataFrame, n_steps: int, real_step_ms: float,
         cpu_pct_of_step=100.0 * cpu_self / n / step_us)
 
 
+#: verdicts whose culprit is a host-side call: their op table leads with host time
+HOST_ORDER = ("input", "host", "launch", "sync")
+
+
+def sort_key(category: str | None) -> str:
+    """The column the op table of a verdict is ordered by (every view keeps that order): host
+    time with the op's children, so the call the user made (`aten::item`, `aten::to`) leads its
+    children, when the host holds the GPU back; own GPU time otherwise."""
+    return "cpu_total_us" if category in HOST_ORDER else "cuda_self_us"
+
+
 def sort_for(table: pd.DataFrame, category: str | None) -> pd.DataFrame:
-    """Rows in the order a verdict reads them: host time (with the op's children, so the call
-    the user made, `aten::to`, leads its `aten::_to_copy`) first when the host or the input
-    pipeline holds the GPU back, own GPU time first otherwise."""
-    if category in ("input", "host", "launch", "sync"):
-        return table.sort_values(["cpu_total_us", "cpu_self_us"], ascending=False,
-                                 ignore_index=True)
-    return table
+    """Rows in the order a verdict reads them (`sort_key`; ties by self time)."""
+    return table.sort_values([sort_key(category), "cpu_self_us"], ascending=False,
+                             ignore_index=True, kind="stable")

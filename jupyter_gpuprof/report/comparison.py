@@ -7,6 +7,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .. import units
 from ..analysis.compare import compare_summaries
 from ..store import Run, RunStore, open_run
 from ..store.layout import is_run_folder
@@ -40,7 +41,7 @@ class Comparison:
 
 
 def _ms(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.2f} ms"
+    return units.ms(v)
 
 
 def render_text(c: dict[str, Any]) -> str:
@@ -52,7 +53,7 @@ def render_text(c: dict[str, Any]) -> str:
     if st["delta_ms"] is not None:
         lines.append(
             f"Change: {st['delta_ms']:+.2f} ms ({st['delta_pct']:+.1f}%), "
-            f"{100 * st['confidence']:.0f}% CI "
+            f"{units.pct(100 * st['confidence'])} CI "
             f"[{st['ci_low_ms']:+.2f}, {st['ci_high_ms']:+.2f}] ms, "
             f"Mann-Whitney p={st['p_value']:.2g}: {st['verdict'].upper()}")
     else:

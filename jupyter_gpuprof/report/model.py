@@ -257,6 +257,11 @@ class Memory(Model):
 
     peaks: list[MemoryPeak]
     max_memory_allocated_bytes: int | None
+    #: the one peak every view shows: the capture's max_memory_allocated, else the trace's
+    #: allocator peak (`report.summarize.peak_memory`)
+    peak_bytes: int | None = None
+    #: the GPU's memory, when the trace says it
+    gpu_total_bytes: int | None = None
 
 
 class Flops(Model):
@@ -286,6 +291,8 @@ class Basis(Model):
     profiled_step_ms: float
     profiled_scale: float | None
     tables: dict[str, str]
+    #: the column the `ops` rows are ordered by (`analysis.ops.sort_key`): views keep the order
+    ops_sorted_by: str = "cuda_self_us"
 
 
 class Summary(Model, kw_only=True):

@@ -13,7 +13,7 @@ from ..advice.fix_table import TRIES_OF
 from ..advice.patterns import refine
 from ..advice.verdict import Advice, verdict_label
 from ..analysis.distributed import Distributed as DistributedAnalysis
-from ..analysis.ops import sort_for
+from ..analysis.ops import sort_for, sort_key
 from ..analysis.summary import Analysis
 from ..analysis.transfers import transfer_summary
 from ..store.run import RunMeta
@@ -86,6 +86,17 @@ def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -
                             "step_source": a.window.step_source}, Steps)
 
 
+def _memory(a: Analysis, m: RunMeta | None) -> Memory:
+    """The trace's allocator peaks and the one peak every view shows: the capture's
+    max_memory_allocated, else the largest allocator peak of the trace."""
+    peaks = rows(a.memory, MemoryPeak, 16)
+    top = max(peaks, key=lambda p: p.peak_allocated_bytes or 0) if peaks else None
+    captured = m.max_memory_allocated_bytes if m else None
+    return Memory(peaks=peaks, max_memory_allocated_bytes=captured,
+                  peak_bytes=captured or (top.peak_allocated_bytes if top else None) or None,
+                  gpu_total_bytes=(top.total_bytes if top else None) or None)
+
+
 def _syncs(a: Analysis) -> Syncs:
     """Sync calls per step and the five callers after which the GPU idles longest."""
     syncs = a.syncs
@@ -102,12 +113,12 @@ def _syncs(a: Analysis) -> Syncs:
                  cost_ms_per_step=sync_cost_ms(a), top=top)
 
 
-def _basis(a: Analysis) -> Basis:
-    """The summary's statement of what its numbers are per."""
+def _basis(a: Analysis, category: str | None) -> Basis:
+    """The summary's statement of what its numbers are per, and the order of its op rows."""
     scale = a.real.inflation if a.real.source == "baseline" else None
     return Basis(default="real_step", n_profiled_steps=a.n_steps, real_step_ms=a.real.step_ms,
                  real_source=a.real.source, profiled_step_ms=a.real.profiled_step_ms,
-                 profiled_scale=scale, tables=dict(TABLE_BASIS))
+                 profiled_scale=scale, tables=dict(TABLE_BASIS), ops_sorted_by=sort_key(category))
 
 
 def _source(a: Analysis, m: RunMeta | None, path: str | None) -> Source:
@@ -159,8 +170,7 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
         transfers=rows(transfers_per_step(transfer_summary(a.transfers), a), TransferRow, 20),
         syncs=_syncs(a), launch=msgspec.convert(a.launch, Launch),
         comm=msgspec.convert(a.comm, Comm),
-        memory=Memory(peaks=rows(a.memory, MemoryPeak, 16),
-                      max_memory_allocated_bytes=m.max_memory_allocated_bytes if m else None),
+        memory=_memory(a, m),
         flops=msgspec.convert(a.flops, Flops),
         input=Input(host_share_pct=a.input_host_pct, ms_per_step=a.input_ms_per_step),
         ranks=[RankBrief(rank=r.info.rank if r.info.rank is not None else i,
@@ -168,7 +178,7 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
                for i, r in enumerate(ranks)],
         distributed=_distributed(distributed, advice),
         timeline=msgspec.convert(timeline, Timeline) if timeline is not None else None,
-        basis=_basis(a),
+        basis=_basis(a, advice.verdict.category),
         warnings=list(warnings),
         **_whatif(a, advice, meta),
         one_time=rows(a.one_time, OneTimeCost, 20),

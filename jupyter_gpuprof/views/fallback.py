@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from .. import units
 from .html import render_html
 from .png_charts import kinds_png, step_chart_png, timeline_png
 
@@ -45,10 +46,10 @@ def _transfers_html(s: dict[str, Any]) -> str:
         out.append("<p>No host↔device copies recorded.</p>")
     cost = syncs.get("cost_ms_per_step")
     out.append(f"<p>{(syncs.get('per_step') or 0):.1f} sync calls per step"
-               + (f", costing {cost:.2f} ms per real step of GPU idle" if cost else "")
+               + (f", costing {units.ms(cost)} per real step of GPU idle" if cost else "")
                + (": " + ", ".join(
                    f"{escape(str(t['caller']))} ×{t['calls']} "
-                   f"({(t.get('cost_ms_per_step') or 0):.2f} ms)"
+                   f"({units.ms(t.get('cost_ms_per_step') or 0)})"
                    for t in syncs.get("top") or []) if syncs.get("top") else "") + "</p>")
     return "".join(out)
 
@@ -61,8 +62,8 @@ def static_report(s: dict[str, Any], notice: bool = True) -> str:
     charts = []
     inp = s.get("input") or {}
     if (inp.get("host_share_pct") or 0) >= 1:
-        charts.append(f"<p>Data pipeline: {inp['host_share_pct']:.0f}% of the host timeline "
-                      f"({(inp.get('ms_per_step') or 0):.1f} ms per profiled step).</p>")
+        charts.append(f"<p>Data pipeline: {units.pct(inp['host_share_pct'])} of the host timeline "
+                      f"({units.ms(inp.get('ms_per_step') or 0)} per profiled step).</p>")
     if step := step_chart_png(s.get("steps") or {}):
         charts.append(f"<h4>Step time distribution (ms per step)</h4><p>{step}</p>")
     if tl := timeline_png(s.get("timeline")):

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import units
 from ..stats import describe_steps
 from .palette import CAUSE_COLORS, LANE_COLORS
 
@@ -45,7 +46,7 @@ def step_time_figure(steps: dict[str, Any]) -> dict[str, Any]:
                      "boxpoints": "all", "jitter": 0.4, "pointpos": 0,
                      "marker": {"color": color, "size": 5}, "line": {"color": color},
                      "customdata": list(range(len(vals))),
-                     "hovertemplate": "step %{customdata}: %{x:.3f} ms<extra></extra>"})
+                     "hovertemplate": "step %{customdata}: %{units.ms(x)}<extra></extra>"})
         for value, label, dash in ((med, "median", "solid"), (p95, "p95", "dash")):
             shapes.append({"type": "line", "xref": "x", "yref": "y", "x0": value, "x1": value,
                            "y0": name, "y1": name, "line": {"color": "#222", "dash": dash}})
@@ -70,7 +71,7 @@ def _hover(tl: dict[str, Any], lane: dict[str, Any], i: int) -> str:
     if lane.get("shape") and names[lane["shape"][i]] not in ("", "[]"):
         parts.append("shapes: " + escape(names[lane["shape"][i]]))
     n = lane["count"][i]
-    parts.append(f"{lane['dur'][i] / 1e3:.3f} ms" + (f" ({n} events merged)" if n > 1 else ""))
+    parts.append(units.us(lane['dur'][i]) + (f" ({n} events merged)" if n > 1 else ""))
     return "<br>".join(parts)
 
 
@@ -129,7 +130,7 @@ def transfers_figure(transfers: list[dict[str, Any]], syncs: dict[str, Any]) -> 
                      "y": [escape(t["caller"]) for t in top],
                      "x": [t.get("cost_ms_per_step") or 0 for t in top], "name": "sync",
                      "customdata": [t["calls"] for t in top],
-                     "hovertemplate": "%{customdata} calls, GPU idle after them %{x:.2f} ms "
+                     "hovertemplate": "%{customdata} calls, GPU idle after them %{units.ms(x)} "
                                       "per real step<extra></extra>"})
     return {"data": data, "layout": _layout(
         "Transfers & syncs", showlegend=False,
@@ -146,7 +147,7 @@ def kernel_kinds_figure(kinds: list[dict[str, Any]]) -> dict[str, Any]:
     return {"data": [{"type": "bar", "orientation": "h", "y": labels,
                       "x": [k.get("ms_per_step") or 0 for k in kinds],
                       "customdata": [k.get("calls_per_step") or 0 for k in kinds],
-                      "hovertemplate": "%{x:.3f} ms, %{customdata:.1f} calls per real step"
+                      "hovertemplate": "%{units.ms(x)}, %{customdata:.1f} calls per real step"
                                        "<extra></extra>",
                       "marker": {"color": "#6a51a3"}}],
             "layout": _layout("GPU time by kernel kind (ms per real step)",

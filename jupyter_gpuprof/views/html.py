@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from .. import units
 from .text import banner, header_facts, ms_text, short_name, verdict_name
 from .whatif_text import measured_for, predicted_step, try_hint, try_lines, whatif_header
 
@@ -86,7 +87,7 @@ def render_html(s: dict[str, Any]) -> str:
         for f in s["findings"]:
             parts.append(
                 f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — expected gain "
-                f"≈{f['expected_gain_pct']:.0f}%{escape(predicted_step(f, st))}"
+                f"≈{units.pct(f['expected_gain_pct'])}{escape(predicted_step(f, st))}"
                 f"<br>{escape(f['evidence'])}{_where(f)}"
                 f"<pre>{escape(f['fix'])}</pre>"
                 + "".join(f"<div>{escape(x)}</div>"

@@ -12,16 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import units
 from ..stats import describe_steps
 from .palette import CAUSE_COLORS, LANE_COLORS
 
 #: columns the static timeline is re-binned to (one rectangle per column per lane at most)
 STATIC_COLUMNS = 600
 FONT = "font-family='sans-serif' font-size='11'"
-
-
-def _fmt_ms(v: float) -> str:
-    return f"{v:.3g}" if v < 10 else f"{v:.1f}"
 
 
 def ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -49,18 +46,18 @@ def _box(values: list[float], y: float, x: Any, color: str, label: str) -> list[
              f"<rect x='{x(q1):.1f}' y='{y - 9:.1f}' width='{max(x(q3) - x(q1), 1):.1f}' "
              f"height='18' fill='{color}' fill-opacity='0.15' stroke='{color}'/>",
              f"<line x1='{x(med):.1f}' x2='{x(med):.1f}' y1='{y - 11:.1f}' y2='{y + 11:.1f}' "
-             f"stroke='{color}' stroke-width='2.5'><title>median {_fmt_ms(med)} ms</title></line>",
+             f"stroke='{color}' stroke-width='2.5'><title>median {units.ms(med)}</title></line>",
              f"<line x1='{x(p95):.1f}' x2='{x(p95):.1f}' y1='{y - 11:.1f}' y2='{y + 11:.1f}' "
-             f"stroke='#333' stroke-dasharray='3,2'><title>p95 {_fmt_ms(p95)} ms</title></line>",
+             f"stroke='#333' stroke-dasharray='3,2'><title>p95 {units.ms(p95)}</title></line>",
              f"<text x='{x(med):.1f}' y='{y - 14:.1f}' {FONT} text-anchor='middle'>"
-             f"median {_fmt_ms(med)}</text>",
+             f"median {units.ms(med)}</text>",
              f"<text x='{x(p95):.1f}' y='{y + 24:.1f}' {FONT} text-anchor='middle'>"
-             f"p95 {_fmt_ms(p95)}</text>"]
+             f"p95 {units.ms(p95)}</text>"]
     for i, val in enumerate(v):
         jitter = ((i * 7919) % 13 - 6) * 0.9
         fill = "#c0392b" if out_mask[i] else color
         parts.append(f"<circle cx='{x(val):.1f}' cy='{y + jitter:.1f}' r='2.5' fill='{fill}' "
-                     f"fill-opacity='0.7'><title>step {i}: {_fmt_ms(val)} ms</title></circle>")
+                     f"fill-opacity='0.7'><title>step {i}: {units.ms(val)}</title></circle>")
         if out_mask[i]:
             parts.append(f"<text x='{x(val) + 4:.1f}' y='{y + jitter - 4:.1f}' {FONT} "
                          f"fill='#c0392b'>#{i}</text>")
@@ -75,7 +72,7 @@ def _points(values: list[float], y: float, x: Any, right: float, color: str,
              f"</text>"]
     for i, v in enumerate(values):
         parts.append(f"<circle cx='{min(x(v), right):.1f}' cy='{y:.1f}' r='2.5' fill='{color}'>"
-                     f"<title>warm-up step {i}: {_fmt_ms(v)} ms</title></circle>")
+                     f"<title>warm-up step {i}: {units.ms(v)}</title></circle>")
     if beyond:
         parts.append(f"<text x='{right:.1f}' y='{y - 6:.1f}' {FONT} fill='#888' "
                      f"text-anchor='end'>{beyond} slower →</text>")

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import units
 from .palette import NO_GPU_BANNER, PARTIAL_BANNER
 from .whatif_text import measured_for, predicted_step, try_hint, try_lines, whatif_header
 
-
-def ms_text(v: float | None) -> str:
-    """ms with two decimals; below 0.01 ms in µs, so a 0.3 µs step does not read 0.00 ms."""
-    if v is not None and 0 < (us := round(v * 1e3, 3)) < 10:  # to the ns: float noise is 0
-        return f"{us:.3g} µs"
-    return "n/a" if v is None else f"{v:.2f} ms"
-
-
-def _us(v: float | None) -> str:
-    return "n/a" if v is None else (f"{v / 1e3:.2f} ms" if v >= 1000 else f"{v:.1f} µs")
+#: a duration as every surface writes it (units.py)
+ms_text = units.ms
 
 
 def short_name(name: str, width: int = 70) -> str:
@@ -65,21 +58,18 @@ def throughput(s: dict[str, Any]) -> str | None:
         return None
     text = f"Achieved {f['achieved_tflops']:.1f} TFLOP/s ({f.get('dtype') or '?'} matmuls)"
     if f.get("mfu_pct") is not None:
-        text += f", MFU {f['mfu_pct']:.1f}% of the {f['peak_tflops']:.0f} TFLOP/s peak"
+        text += f", MFU {units.pct(f['mfu_pct'], 1)} of the {f['peak_tflops']:.0f} TFLOP/s peak"
     return text + f"; {f['per_step'] / 1e12:.2f} TFLOP per step"
 
 
 def peak_memory(s: dict[str, Any]) -> str | None:
-    """Peak GPU memory: the capture's max_memory_allocated, else the trace's allocator peak."""
+    """The summary's one peak GPU memory (`memory.peak_bytes`) and its share of the GPU's."""
     mem = s.get("memory") or {}
-    peaks = mem.get("peaks") or []
-    top = max(peaks, key=lambda p: p.get("peak_allocated_bytes") or 0) if peaks else None
-    nbytes = mem.get("max_memory_allocated_bytes") or (top or {}).get("peak_allocated_bytes")
+    nbytes, total = mem.get("peak_bytes"), mem.get("gpu_total_bytes")
     if not nbytes:
         return None
-    total = (top or {}).get("total_bytes") or 0
-    share = f" of {total / 1e9:.0f} GB ({100 * nbytes / total:.0f}%)" if total else ""
-    return f"Peak memory {nbytes / 1e9:.2f} GB{share}"
+    share = f" of {total / 1e9:.0f} GB ({units.pct(100 * nbytes / total)})" if total else ""
+    return f"Peak memory {units.gb(nbytes)}{share}"
 
 
 def header_facts(s: dict[str, Any]) -> list[str]:
@@ -87,11 +77,11 @@ def header_facts(s: dict[str, Any]) -> list[str]:
     facts = []
     gpu = s.get("gpu") or {}
     if gpu.get("available"):
-        facts.append(f"GPU busy {gpu['busy_pct_real']:.0f}% real / {gpu['busy_pct']:.0f}% under "
-                     "profiler")
+        facts.append(f"GPU busy {units.pct(gpu['busy_pct_real'])} real / "
+                     f"{units.pct(gpu['busy_pct'])} under profiler")
     f = s.get("flops") or {}
     if f.get("mfu_pct") is not None:
-        facts.append(f"MFU {f['mfu_pct']:.1f}%")
+        facts.append(f"MFU {units.pct(f['mfu_pct'], 1)}")
     if (mem := peak_memory(s)) is not None:
         facts.append(mem)
     return facts
@@ -116,7 +106,7 @@ def render_headline(s: dict[str, Any]) -> str:
         return "\n".join(lines)
     f = findings[0]
     worth = (predicted_step(f, st).strip(" ()") or f"of the {ms_text(st.get('median_ms'))} step")
-    lines.append(f"Top fix: {f['title']} — worth ≈{f['expected_gain_pct']:.0f}%: {worth}")
+    lines.append(f"Top fix: {f['title']} — worth ≈{units.pct(f['expected_gain_pct'])}: {worth}")
     if w := f.get("where"):
         lines.append(f"  Your code: {w['file']}:{w['line']}  {w['code']}")
     lines += [f"    {ln}" for ln in f["fix"].splitlines()]
@@ -157,7 +147,7 @@ def render_text(s: dict[str, Any]) -> str:
         lines.append(" · ".join(facts))
     if gpu.get("available"):
         lines.append(f"GPU busy {ms_text(gpu['busy_ms_per_step'])} per real step")
-        causes = ", ".join(f"{k} {val:.2f} ms" for k, val in gpu["idle_by_cause_ms"].items()
+        causes = ", ".join(f"{k} {units.ms(val)}" for k, val in gpu["idle_by_cause_ms"].items()
                            if val and val >= 0.005)
         if causes:
             lines.append(f"GPU idle per real step by cause: {causes}")
@@ -170,7 +160,7 @@ def render_text(s: dict[str, Any]) -> str:
         lines += ["", "Next steps (ranked by expected gain):"]
         for i, f in enumerate(s["findings"], 1):
             lines.append(f"{i}. [{f['category']}] {f['title']} — expected gain "
-                         f"≈{f['expected_gain_pct']:.0f}%{predicted_step(f, st)}")
+                         f"≈{units.pct(f['expected_gain_pct'])}{predicted_step(f, st)}")
             if f.get("driver"):
                 lines.append(f"   Model: {f['driver']}")
             lines.append(f"   Evidence: {f['evidence']}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import units
+
 
 def whatif_header(s: dict[str, Any]) -> list[str]:
     """What the idle share costs, and the GPU conditions of the baseline."""
@@ -20,7 +22,7 @@ def predicted_step(f: dict[str, Any], steps: dict[str, Any]) -> str:
     pred, now = f.get("predicted_step_ms"), steps.get("median_ms")
     if not isinstance(pred, (int, float)) or not isinstance(now, (int, float)):
         return ""
-    return f" (step {now:.2f} → {pred:.2f} ms predicted)"
+    return f" (step {units.ms(now)} → {units.ms(pred)} predicted)"
 
 
 def try_hint(f: dict[str, Any]) -> str | None:
@@ -56,9 +58,9 @@ def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
         ci = (f"95% CI [{-ch['ci_high_pct']:+.1f}, {-ch['ci_low_pct']:+.1f}]%"
               if ch.get("ci_low_pct") is not None else "")
         pred = t.get("predicted_gain_pct")
-        line = (f"  {t['fix']:<8} {t['median_ms']:.2f} ms, gain {t['measured_gain_pct']:+.1f}% "
+        line = (f"  {t['fix']:<8} {units.ms(t['median_ms'])}, gain {t['measured_gain_pct']:+.1f}% "
                 f"{ci} {str(ch.get('verdict', '')).upper()}"
-                + (f"; predicted {pred:.0f}%" if isinstance(pred, (int, float)) else "")
+                + (f"; predicted {units.pct(pred)}" if isinstance(pred, (int, float)) else "")
                 + (f"; peak memory {t['peak_memory_bytes'] / 2**30:.2f} GiB"
                    if t.get("peak_memory_bytes") else "")
                 + (f"; loss differs {100 * t['loss_rel_diff']:.2g}% over the first steps"

@@ -86,7 +86,7 @@ describe('run rows of the run browser', () => {
       tags: ['baseline']
     });
     expect(row.statusLabel).toBe('in progress');
-    expect(row.steps).toBe('median 46.5 ms · p95 47.4 ms');
+    expect(row.steps).toBe('median 46.52 ms · p95 47.37 ms');
     expect(row.badge).toBe('precision');
     expect(row.gpu).toBe('NVIDIA H200');
     expect(row.tags).toEqual(['baseline']);

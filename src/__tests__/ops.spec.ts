@@ -1,5 +1,5 @@
 import { makeBasis } from '../report/basis';
-import { defaultOpSort, filterOps, foldWrappers, opsPanel } from '../report/ops';
+import { defaultOpSort, filterOps, opRows, opsPanel } from '../report/ops';
 import { IReportSummary } from '../report/summary';
 import { IColumn, sortRows } from '../report/table';
 import { PAYLOAD, sampleSummary } from './reportFixture';
@@ -26,10 +26,10 @@ describe('operator table', () => {
       'aten::mm',
       '10',
       '1.00 ms',
-      '300.0 µs',
+      '0.30 ms',
       '10.0 %',
-      '0.007 ms',
-      '0.017 ms',
+      '6.67 µs',
+      '16.7 µs',
       '1.00 ms',
       '[[4, 4]]'
     ]);
@@ -61,11 +61,15 @@ describe('operator table', () => {
     expect(cells('total').slice(5, 7)).toEqual(['6.00 ms', '6.00 ms']);
   });
 
-  it('sorts by CPU time when the verdict is input or host', () => {
-    expect(defaultOpSort(sampleSummary())).toBe('cpu_self_us');
-    expect(defaultOpSort({ verdict: { category: 'host' } })).toBe('cpu_self_us');
+  it("keeps the summary's order and marks the column Python ordered it by", () => {
+    // a sync or input verdict: Python leads with host time (the culprit call first)
+    const sm = { ...sampleSummary(), basis: { ops_sorted_by: 'cpu_total_us' } } as IReportSummary;
+    expect(defaultOpSort(sm)).toBe('cpu_total_us');
     expect(defaultOpSort(gpuBound())).toBe('device_self_us');
-    expect(names(panelOf(sampleSummary()))).toEqual([PAYLOAD, 'aten::add', 'aten::mm']);
+    const given = (sm.ops ?? []).map(o => o.name);
+    const panel = panelOf(sm);
+    expect(names(panel)).toEqual(given); // never re-sorted: the order is the model's
+    expect((panel.querySelector('th.sorted') as HTMLElement).dataset.key).toBe('cpu_total_us');
   });
 
   it('shows totals of the profiled steps on the total basis', () => {
@@ -75,47 +79,6 @@ describe('operator table', () => {
       'self device (ms, total of 3 profiled steps) ▼'
     );
     expect(panel.querySelectorAll('tbody tr')[0].children[2].textContent).toBe('3.00 ms');
-  });
-
-  it('folds autograd wrappers into the op they wrap, counting their self time once', () => {
-    const rows = foldWrappers([
-      {
-        name: 'MmBackward0',
-        calls: 4,
-        cpu_self_us: 10,
-        cpu_total_us: 100,
-        cuda_self_us: 0,
-        cuda_total_us: 3009
-      },
-      {
-        name: 'autograd::engine::evaluate_function: MmBackward0',
-        calls: 4,
-        cpu_self_us: 5,
-        cpu_total_us: 105,
-        cuda_self_us: 0,
-        cuda_total_us: 3009
-      },
-      {
-        name: 'autograd::engine::evaluate_function: AddBackward0',
-        calls: 2,
-        cpu_self_us: 1,
-        cuda_self_us: 7
-      },
-      { name: 'aten::mm', calls: 4, self_device_us: 3009, cuda_self_us: 1 }
-    ]);
-    expect(rows.map(r => [r.name, r.wrapped, r.cpu_self_us, r.device_self_us])).toEqual([
-      ['MmBackward0', true, 15, 0],
-      ['aten::mm', false, undefined, 3009],
-      ['AddBackward0', true, 1, 7]
-    ]);
-    const sm: IReportSummary = {
-      verdict: { category: 'compute' },
-      ops: [
-        { name: 'MmBackward0', calls: 1, cuda_total_us: 5 },
-        { name: 'autograd::engine::evaluate_function: MmBackward0', calls: 1, cuda_total_us: 5 }
-      ]
-    };
-    expect(names(panelOf(sm))).toEqual(['MmBackward0 (+ autograd wrapper)']);
   });
 
   it('sorts by a clicked header, flips on a second click, and names sort ascending first', () => {
@@ -159,7 +122,7 @@ describe('operator table', () => {
     side.value = 'cpu';
     side.dispatchEvent(new Event('change'));
     expect(names(panel)).toEqual([PAYLOAD]);
-    expect(filterOps(foldWrappers(gpuBound().ops!), '', 'cuda').map(r => r.name)).toEqual([
+    expect(filterOps(opRows(gpuBound().ops!), '', 'cuda').map(r => r.name)).toEqual([
       'aten::mm',
       'aten::add'
     ]);

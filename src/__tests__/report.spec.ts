@@ -14,7 +14,7 @@ describe('renderReport', () => {
     expect(root.className).toBe('gpuprof-w');
     expect(text(root, '.gpuprof-w-title')).toBe('GPU profile — tiny run');
     expect(text(root, '.gpuprof-w-stats')).toBe(
-      'Step time (unprofiled baseline, n=5): median 10.00 ms, p95 12.50 ms, IQR 1.25 ms, 1 outlier(s) · GPU busy 35 % real / 40 % under profiler'
+      'Step time (unprofiled baseline, n=5): median 10.00 ms, p95 12.50 ms, IQR 1.25 ms, 1 outlier(s) · GPU busy 35% real / 40% under profiler'
     );
     expect(text(root, '.gpuprof-w-head .gpuprof-w-verdict')).toBe(
       'Verdict: input (high confidence) — The GPU waits for data.'

@@ -172,11 +172,18 @@ describe('head and next steps', () => {
     const sm = {
       ...sampleSummary(),
       flops: { mfu_pct: 41.2 },
-      memory: { peaks: [{ peak_allocated_bytes: 9.43e9 }], max_memory_allocated_bytes: 9.1e9 }
+      // the peak is the model's (the capture's max_memory_allocated before the trace's
+      // allocator peak): the widget shows it, never a max of its own
+      memory: {
+        peaks: [{ peak_allocated_bytes: 9.43e9 }],
+        max_memory_allocated_bytes: 9.1e9,
+        peak_bytes: 9.1e9,
+        gpu_total_bytes: 150e9
+      }
     } as IReportSummary;
-    expect(capacityText(sm)).toBe('MFU 41 % · peak memory 9.43 GB');
+    expect(capacityText(sm)).toBe('MFU 41.2% · Peak memory 9.10 GB of 150 GB (6%)');
     expect(renderReport(sm).querySelector('.gpuprof-w-stats')?.textContent).toContain(
-      '· MFU 41 % · peak memory 9.43 GB'
+      '· MFU 41.2% · Peak memory 9.10 GB of 150 GB (6%)'
     );
     expect(capacityText(sampleSummary())).toBe('');
   });
@@ -214,7 +221,7 @@ describe('kernels tab', () => {
     const rows = Array.from(panel.querySelectorAll('tbody tr')).map(r =>
       Array.from(r.children).map(c => c.textContent)
     );
-    expect(rows[0]).toEqual(['sm90_gemm', 'gemm', '10.0', '1.00 ms', '100.0 µs', '91.0 %']);
+    expect(rows[0]).toEqual(['sm90_gemm', 'gemm', '10.0', '1.00 ms', '0.10 ms', '91.0 %']);
     expect(rows[1][0]).toBe('small');
   });
 });

@@ -280,6 +280,8 @@ export interface Comm {
 export interface Memory {
   peaks: MemoryPeak[];
   max_memory_allocated_bytes: number | null;
+  peak_bytes?: number | null;
+  gpu_total_bytes?: number | null;
 }
 /**
  * Peak allocated memory of one GPU (`analysis.memory.MEMORY_COLUMNS`).
@@ -446,6 +448,7 @@ export interface Basis {
   tables: {
     [k: string]: string;
   };
+  ops_sorted_by?: string;
 }
 /**
  * `cost`: the step and its idle share in GPU-hours per 1,000 steps, and each saving.

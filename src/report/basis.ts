@@ -5,6 +5,7 @@
  * (jupyter_gpuprof/report/basis.py): device time divided by the step count (the profiler does
  * not slow the GPU), host time also rescaled from the profiled step to the real one.
  */
+import { ms } from './dom';
 import { IReportSummary } from './summary';
 
 /** Which basis the report shows. */
@@ -41,12 +42,6 @@ export function profiledSteps(sm: IReportSummary): number {
   return sm.steps?.profiled?.n || tl?.steps?.length || 1;
 }
 
-/** Milliseconds with as many decimals as a small number needs. */
-export function fmtMs(v: number): string {
-  const a = Math.abs(v);
-  return `${v.toFixed(a >= 100 ? 1 : a >= 0.1 ? 2 : 3)} ms`;
-}
-
 /** The basis `kind` for summary `sm`. */
 export function makeBasis(sm: IReportSummary, kind: BasisKind): IBasis {
   const steps = profiledSteps(sm);
@@ -55,14 +50,14 @@ export function makeBasis(sm: IReportSummary, kind: BasisKind): IBasis {
   // the host runs slower under the profiler: per real step takes that out
   const hostValue = (t: number | null | undefined) => value(t) / (perStep ? profiledScale(sm) : 1);
   const show = (v: (t: number) => number) => (t: number | null | undefined) =>
-    t === null || t === undefined ? 'n/a' : fmtMs(v(t) / 1000);
+    t === null || t === undefined ? 'n/a' : ms(v(t) / 1000);
   return {
     kind,
     steps,
     title: perStep
       ? 'ms per real step'
       : `ms, total of ${steps} profiled step${steps === 1 ? '' : 's'}`,
-    ms: v => (v === null || v === undefined ? 'n/a' : fmtMs(perStep ? v : v * steps)),
+    ms: v => (v === null || v === undefined ? 'n/a' : ms(perStep ? v : v * steps)),
     total: show(value),
     value,
     host: show(hostValue),

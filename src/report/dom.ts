@@ -2,6 +2,7 @@
  * DOM builders and number formats of the report panels. Every string goes in as text
  * (`append` of a string, `setAttribute`), never as markup, so trace names stay text.
  */
+import { GB_DECIMALS, MISSING, MS_DECIMALS, US_BELOW_MS, US_DIGITS } from '../generated/units';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -51,23 +52,55 @@ export function s<K extends keyof SVGElementTagNameMap>(
 }
 
 /**
- * Milliseconds with two decimals, or `n/a`; below 0.01 ms in µs (a unit-test trace's 0.3 µs step
- * is not "0.00 ms"), as views/text.py `_ms` writes it.
+ * `v` rounded half away from zero at `digits` decimals on its shortest decimal form, as
+ * jupyter_gpuprof/units.py `rounded` does (14.5 -> 15, 1.005 -> 1.01).
  */
-export function ms(v: number | null | undefined): string {
-  if (v === null || v === undefined) {
-    return 'n/a';
-  }
-  const us = Math.round(v * 1e6) / 1000; // to the ns: float noise reads 0
-  return us > 0 && us < 10 ? `${+us.toPrecision(3)} µs` : `${v.toFixed(2)} ms`;
+export function rounded(v: number, digits: number): number {
+  const a = Math.abs(v);
+  // shifting the decimal point in the text (`1.005e2`) rounds the shortest form, not the binary
+  // value; a number already written with an exponent is far from any half-way point
+  const r = String(a).includes('e')
+    ? Math.round(a * 10 ** digits) / 10 ** digits
+    : Number(`${Math.round(Number(`${a}e${digits}`))}e-${digits}`);
+  return v < 0 ? -r : r;
 }
 
-/** Microseconds as µs below 1 ms, as ms above; empty when unknown. */
-export function us(v: number | null | undefined): string {
-  if (v === null || v === undefined) {
-    return '';
+/**
+ * A duration in ms as every surface writes it (jupyter_gpuprof/units.py `ms`, its constants
+ * generated into src/generated/units.ts): two decimals, below 0.1 ms in µs.
+ */
+export function ms(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) {
+    return MISSING;
   }
-  return v >= 1000 ? `${(v / 1000).toFixed(2)} ms` : `${Number(v).toFixed(1)} µs`;
+  const us = Math.round(v * 1e6) / 1000; // to the ns: float noise never decides the unit
+  if (us !== 0 && Math.abs(us) < US_BELOW_MS * 1000) {
+    return `${+us.toPrecision(US_DIGITS)} µs`;
+  }
+  return `${rounded(v, MS_DECIMALS).toLocaleString('en-US', {
+    minimumFractionDigits: MS_DECIMALS,
+    maximumFractionDigits: MS_DECIMALS
+  })} ms`;
+}
+
+/** A share in % (jupyter_gpuprof/units.py `pct`): "42%", no space before the sign. */
+export function pct(v: number | null | undefined, digits = 0): string {
+  return v === null || v === undefined || !Number.isFinite(v)
+    ? MISSING
+    : `${rounded(v, digits).toFixed(digits)}%`;
+}
+
+/** A size in bytes as decimal GB (jupyter_gpuprof/units.py `gb`). */
+export function gb(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) {
+    return MISSING;
+  }
+  return `${rounded(bytes / 1e9, GB_DECIMALS).toFixed(GB_DECIMALS)} GB`;
+}
+
+/** A duration given in µs, written like `ms`; empty when unknown. */
+export function us(v: number | null | undefined): string {
+  return v === null || v === undefined ? '' : ms(v / 1000);
 }
 
 /** A number with `d` decimals, or `n/a`. */

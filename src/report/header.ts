@@ -1,6 +1,6 @@
 /** The report's head: title, warning banners, step-time statistics, GPU busy, MFU, peak memory, verdict. */
 import { CATEGORY_LABELS, NO_GPU_BANNER, NO_VERDICT, PARTIAL_BANNER } from '../generated/palette';
-import { h, ms } from './dom';
+import { gb, h, ms, pct } from './dom';
 import { IReportSummary } from './summary';
 
 /**
@@ -36,36 +36,30 @@ export function verdictName(
   return v?.category ? (CATEGORY_LABELS[v.category] ?? v.category) : NO_VERDICT;
 }
 
-/** "MFU 41 % · peak memory 9.43 GB", the parts the summary knows. */
+/** "MFU 41.0% · Peak memory 9.43 GB of 150 GB (6%)", the parts the summary knows (as
+ * views/text.py `header_facts` writes them: the peak is the model's `memory.peak_bytes`). */
 export function capacityText(sm: IReportSummary): string {
-  const extra = sm as {
-    flops?: { mfu_pct?: number | null };
-    memory?: {
-      peaks?: { peak_allocated_bytes?: number }[];
-      max_memory_allocated_bytes?: number | null;
-    };
-  };
   const parts: string[] = [];
-  const mfu = extra.flops?.mfu_pct;
+  const mfu = sm.flops?.mfu_pct;
   if (typeof mfu === 'number') {
-    parts.push(`MFU ${mfu.toFixed(0)} %`);
+    parts.push(`MFU ${pct(mfu, 1)}`);
   }
-  const peaks = (extra.memory?.peaks ?? []).map(p => p.peak_allocated_bytes ?? 0);
-  const peak = Math.max(extra.memory?.max_memory_allocated_bytes ?? 0, ...peaks, 0);
-  if (peak > 0) {
-    parts.push(`peak memory ${(peak / 1e9).toFixed(2)} GB`);
+  const peak = sm.memory?.peak_bytes;
+  if (typeof peak === 'number' && peak > 0) {
+    const total = sm.memory?.gpu_total_bytes;
+    const share =
+      typeof total === 'number' && total > 0
+        ? ` of ${(total / 1e9).toFixed(0)} GB (${pct((100 * peak) / total)})`
+        : '';
+    parts.push(`Peak memory ${gb(peak)}${share}`);
   }
   return parts.join(' · ');
 }
 
-/** The one wording of GPU busy: real step first, then under the profiler. */
+/** The one wording of GPU busy: real step first, then under the profiler (as header_facts). */
 export function busyText(sm: IReportSummary): string {
   const gpu = sm.gpu ?? {};
-  const real = gpu.busy_pct_real;
-  const prof = gpu.busy_pct;
-  const realText = real === null || real === undefined ? 'n/a' : `${Math.round(real)} %`;
-  const profText = prof === null || prof === undefined ? 'n/a' : `${Math.round(prof)} %`;
-  return `GPU busy ${realText} real / ${profText} under profiler`;
+  return `GPU busy ${pct(gpu.busy_pct_real)} real / ${pct(gpu.busy_pct)} under profiler`;
 }
 
 /** Title, banners, headline statistics and verdict. */

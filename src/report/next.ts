@@ -1,6 +1,6 @@
 /** The "Next steps" panel: the verdict with its reasons, then each finding with a copyable fix. */
 import { IBasis } from './basis';
-import { h } from './dom';
+import { h, pct } from './dom';
 import { verdictName } from './header';
 import { IFinding, IReportSummary } from './summary';
 
@@ -94,7 +94,7 @@ export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
         'li',
         {},
         h('b', {}, `[${f.category}] ${f.title}`),
-        ` — expected gain ≈${Math.round(f.expected_gain_pct || 0)}% (costs ${basis.ms(f.cost_ms)}, ${basis.title})`,
+        ` — expected gain ≈${pct(f.expected_gain_pct || 0)} (costs ${basis.ms(f.cost_ms)}, ${basis.title})`,
         whereLine(f),
         h('div', { class: 'gpuprof-w-evidence' }, f.evidence || ''),
         h('div', { class: 'gpuprof-w-fix' }, button, h('pre', {}, fix)),

@@ -1,42 +1,21 @@
 /**
- * The "Operators" panel: self device time first, autograd wrappers folded into the op they
- * wrap, per-step / per-call / % of step columns on the report's basis; sorted by CPU time when
- * the verdict says the host or the input pipeline is the bottleneck.
+ * The "Operators" panel: the summary's rows in the summary's order (host time first for a
+ * host-side verdict, own device time first otherwise: `basis.ops_sorted_by`), with per-step /
+ * per-call / % of step columns on the report's basis.
  */
 import { IBasis } from './basis';
 import { empty, h, us } from './dom';
 import { IColumn, sortableTable } from './table';
 import { IOpRow, IReportSummary } from './summary';
 
-/** PyTorch's autograd wrapper around a backward op: `<prefix><op>`. */
-const WRAPPER = 'autograd::engine::evaluate_function: ';
-
-/** An op row with its wrapper folded in and its self device time settled. */
+/** An op row with its self device time settled (`self_device_us` in summaries before 0.2). */
 export interface IFoldedOp extends IOpRow {
   device_self_us: number;
-  wrapped: boolean;
 }
 
-/** Rows with each autograd wrapper merged into its op (a wrapper without its op takes the op's name). */
-export function foldWrappers(rows: readonly IOpRow[]): IFoldedOp[] {
-  const out = new Map<string, IFoldedOp>();
-  const selfOf = (r: IOpRow) => Number(r.self_device_us ?? r.cuda_self_us ?? 0);
-  for (const r of rows.filter(r => !String(r.name).startsWith(WRAPPER))) {
-    out.set(String(r.name), { ...r, device_self_us: selfOf(r), wrapped: false });
-  }
-  for (const r of rows.filter(r => String(r.name).startsWith(WRAPPER))) {
-    const name = String(r.name).slice(WRAPPER.length);
-    const op = out.get(name);
-    if (op) {
-      // the wrapper's inclusive times are the op's again; only its own (self) time is extra
-      op.cpu_self_us = (op.cpu_self_us ?? 0) + (r.cpu_self_us ?? 0);
-      op.device_self_us += selfOf(r);
-      op.wrapped = true;
-    } else {
-      out.set(name, { ...r, name, device_self_us: selfOf(r), wrapped: true });
-    }
-  }
-  return Array.from(out.values());
+/** The summary's rows, in its order; autograd nodes were folded into their ops by Python. */
+export function opRows(rows: readonly IOpRow[]): IFoldedOp[] {
+  return rows.map(r => ({ ...r, device_self_us: Number(r.self_device_us ?? r.cuda_self_us ?? 0) }));
 }
 
 /** Which ops the side selector keeps. */
@@ -54,9 +33,10 @@ export function filterOps(rows: readonly IFoldedOp[], filter: string, side: OpSi
   });
 }
 
-/** The column the table starts sorted by: CPU self when the host or input is the bottleneck. */
+/** The column the summary's rows are ordered by (`basis.ops_sorted_by`, Python's decision). */
 export function defaultOpSort(sm: IReportSummary): string {
-  return ['input', 'host'].includes(sm.verdict?.category ?? '') ? 'cpu_self_us' : 'device_self_us';
+  const key = sm.basis?.ops_sorted_by ?? 'cuda_self_us';
+  return key === 'cuda_self_us' ? 'device_self_us' : key;
 }
 
 /** The op columns on `basis`; `stepMs` (the step time) makes the % of step column. */
@@ -84,8 +64,7 @@ export function opColumns(basis: IBasis, stepMs: number | null): IColumn<IFolded
       key: 'name',
       label: 'op',
       text: true,
-      value: r => String(r.name),
-      show: r => (r.wrapped ? `${r.name} (+ autograd wrapper)` : String(r.name))
+      value: r => String(r.name)
     },
     { key: 'calls', label: 'calls', value: r => r.calls ?? 0 },
     t('device_self_us', 'self device'),
@@ -105,7 +84,7 @@ export function opColumns(basis: IBasis, stepMs: number | null): IColumn<IFolded
 
 /** Filter box, side selector and the sortable op table. */
 export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
-  const rows = foldWrappers(sm.ops ?? []);
+  const rows = opRows(sm.ops ?? []);
   const box = h('div');
   if (!rows.length) {
     box.append(empty('No operators were recorded.'));
@@ -114,10 +93,12 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   // device time is the same with and without the profiler: its share is of the real step, as
   // the kernels' `pct_of_step` and the header's GPU busy are
   const stepMs = sm.basis?.real_step_ms || sm.steps?.median_ms || null;
+  // the rows come in the order Python chose for this verdict: kept until a header is clicked
   const { table, draw } = sortableTable(
     opColumns(basis, stepMs),
     defaultOpSort(sm),
-    'gpuprof-w-ops'
+    'gpuprof-w-ops',
+    true
   );
   const input = h('input', {
     type: 'search',
@@ -139,7 +120,7 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   const hint = h(
     'span',
     { class: 'gpuprof-w-hint' },
-    `${rows.length} ops, autograd wrappers folded; times ${basis.title}; % of the real step`
+    `${rows.length} ops, autograd nodes folded into their ops; times ${basis.title}; % of the real step`
   );
   box.append(h('div', { class: 'gpuprof-w-tools' }, input, select, hint), table);
   return box;

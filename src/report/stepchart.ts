@@ -3,8 +3,7 @@
  * own scale so the slower profiled steps never squash the baseline's spread. Drawn to the
  * output's width, text in the theme's colours.
  */
-import { fmtMs } from './basis';
-import { h, s } from './dom';
+import { h, ms, s } from './dom';
 import { ISteps } from './summary';
 
 const HEIGHT = 170;
@@ -73,7 +72,7 @@ function draw(svg: SVGSVGElement, series: ISeries[], width: number): void {
           'text-anchor': 'end',
           class: 'gpuprof-w-axis'
         },
-        fmtMs(Math.max(...x.values))
+        ms(Math.max(...x.values))
       ),
       s(
         'text',
@@ -83,7 +82,7 @@ function draw(svg: SVGSVGElement, series: ISeries[], width: number): void {
           'text-anchor': 'end',
           class: 'gpuprof-w-axis'
         },
-        fmtMs(Math.min(...x.values))
+        ms(Math.min(...x.values))
       )
     );
     const median = medianOf(x.values);
@@ -93,11 +92,11 @@ function draw(svg: SVGSVGElement, series: ISeries[], width: number): void {
     const dx = (w - 16) / Math.max(x.values.length - 1, 1);
     x.values.forEach((v, i) => {
       const dot = s('circle', { cx: x0 + 8 + i * dx, cy: y(v), r: 3, class: 'gpuprof-w-dot' });
-      dot.append(s('title', {}, `${x.title} step ${i + 1}: ${fmtMs(v)}`));
+      dot.append(s('title', {}, `${x.title} step ${i + 1}: ${ms(v)}`));
       g.append(dot);
     });
     g.append(
-      s('text', { x: x0 + 4, y: HEIGHT - 6, class: 'gpuprof-w-axis' }, `median ${fmtMs(median)}`)
+      s('text', { x: x0 + 4, y: HEIGHT - 6, class: 'gpuprof-w-axis' }, `median ${ms(median)}`)
     );
     svg.append(g);
     left += w + PAD;

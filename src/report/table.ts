@@ -26,19 +26,26 @@ export function sortRows<R>(rows: readonly R[], col: IColumn<R>, desc: boolean):
   });
 }
 
-/** A table element whose `draw(rows)` redraws its body; sorting redraws with the last rows. */
+/**
+ * A table element whose `draw(rows)` redraws its body; sorting redraws with the last rows.
+ * `presorted`: the rows already come in `sortKey`'s order (the model's): drawn as given until
+ * a header is clicked.
+ */
 export function sortableTable<R>(
   cols: IColumn<R>[],
   sortKey: string,
-  className = ''
+  className = '',
+  presorted = false
 ): { table: HTMLTableElement; draw(rows: readonly R[]): void } {
   let key = sortKey;
+  let keep = presorted;
   let desc = !cols.find(c => c.key === key)?.text;
   let last: readonly R[] = [];
   const table = h('table', { class: `gpuprof-w-table ${className}`.trim() });
   const sortBy = (k: string) => {
     const col = cols.find(c => c.key === k)!;
     desc = key === k ? !desc : !col.text;
+    keep = false;
     key = k;
     draw(last);
     (table.querySelector(`th[data-key="${k}"]`) as HTMLElement | null)?.focus();
@@ -72,7 +79,7 @@ export function sortableTable<R>(
       })
     );
     const col = cols.find(c => c.key === key)!;
-    const body = sortRows(rows, col, desc).map(r =>
+    const body = (keep ? rows.slice() : sortRows(rows, col, desc)).map(r =>
       h(
         'tr',
         {},
