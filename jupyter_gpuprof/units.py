@@ -53,6 +53,20 @@ def pct(value: float | None, digits: int = 0) -> str:
     return f"{rounded(value, digits):.{digits}f}%"
 
 
+def signed_pct(value: float | None, digits: int = 1) -> str:
+    """A change in % with its sign ("+46.7%", "-3.0%")."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    return f"{rounded(value, digits):+.{digits}f}%"
+
+
+def num(value: float | None, digits: int = 0) -> str:
+    """A plain figure (a clock in MHz, a temperature) rounded like every other."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    return f"{rounded(value, digits):.{digits}f}"
+
+
 def gb(n_bytes: float | None) -> str:
     """A size in bytes as decimal GB."""
     if n_bytes is None or not math.isfinite(n_bytes):

@@ -52,7 +52,7 @@ export class RunDetail extends Widget {
       this._drawRanks(summary.distributed?.ranks ?? []);
       // The report's toolbar owns the trace buttons; it needs the run id, which is this run's.
       const source = { ...summary.source, run_id: this._run.id };
-      this._body.replaceChildren(renderReport({ ...summary, source }, {}, this._env()));
+      this._body.replaceChildren(renderReport({ ...summary, source }, this._env()));
       this._body.classList.remove('jp-mod-error');
     } catch (error) {
       // No report means no report toolbar: the trace is still worth fetching on its own.

@@ -24,6 +24,8 @@ class Finding:
     data: dict[str, Any] = field(default_factory=dict)
     predicted_step_ms: float | None = None  # the what-if replay's step with the fix applied
     driver: str = ""  # which change to the step's graph produced the prediction
+    where: dict[str, Any] | None = None  # the user's line behind it (advice.patterns.where_for)
+    measured_gain_pct: float | None = None  # what a significant try of its fix measured
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict."""

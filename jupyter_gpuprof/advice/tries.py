@@ -8,10 +8,12 @@ finding it fixes, and the tries are ranked by measured gain.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..analysis.compare import step_change
 from . import thresholds as T
+from .findings import Finding
 from .fix_table import CATEGORY_OF
 
 #: the control of a script's tries: the command re-run without a fix (`run --try`)
@@ -60,15 +62,30 @@ def _hold_to_control(tries: list[dict[str, Any]], control: dict[str, Any]) -> No
             ch["verdict"], ch["significant"] = "unreliable", False
 
 
-def rerank_findings(findings: list[dict[str, Any]],
-                    tries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Findings re-ranked by measured gain where a significant try measured one."""
+def measured_gains(tries: list[dict[str, Any]]) -> dict[str, float]:
+    """Each category's best gain a significant try measured."""
     best: dict[str, float] = {}
     for t in tries:
         cat = CATEGORY_OF.get(t["fix"])
         ch = t.get("change") or {}
         if cat and ch.get("significant") and t.get("measured_gain_pct") is not None:
             best[cat] = max(best.get(cat, -1e9), t["measured_gain_pct"])
+    return best
+
+
+def rerank(findings: list[Finding], tries: list[dict[str, Any]]) -> list[Finding]:
+    """Findings with their measured gain, ranked by it where a significant try measured one
+    (by the expected gain otherwise)."""
+    best = measured_gains(tries)
+    ranked = [dataclasses.replace(f, measured_gain_pct=best.get(f.category)) for f in findings]
+    return sorted(ranked, key=lambda f: -(f.measured_gain_pct if f.measured_gain_pct is not None
+                                          else f.expected_gain_pct or 0))
+
+
+def rerank_findings(findings: list[dict[str, Any]],
+                    tries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Findings (as JSON) re-ranked by measured gain where a significant try measured one."""
+    best = measured_gains(tries)
     ranked = [{**f, "measured_gain_pct": best.get(str(f.get("category")))} for f in findings]
     return sorted(ranked, key=lambda f: -(f["measured_gain_pct"] if f["measured_gain_pct"]
                                           is not None else f.get("expected_gain_pct") or 0))

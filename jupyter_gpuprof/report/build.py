@@ -13,10 +13,9 @@ from typing import Any
 import msgspec
 import pandas as pd
 
-from ..advice.distributed_rules import merge_advice
 from ..advice.findings import Verdict
-from ..advice.frameworks import in_framework_terms
-from ..advice.verdict import Advice, advise
+from ..advice.passes import Context, finish
+from ..advice.verdict import Advice
 from ..analysis.distributed import Distributed, analyze_ranks, load_ranks
 from ..analysis.one_job import job_warning, not_one_job
 from ..analysis.summary import Analysis, analyze
@@ -62,6 +61,8 @@ class Report:
         self.job_warnings = []
         self.ncu = None
         self.ncu_results = None
+        self._summary: Summary | None = None
+        self._summary_key: tuple[Any, ...] = ()
 
     @property
     def warnings(self) -> list[str]:
@@ -118,10 +119,24 @@ class Report:
         cols = ["id", "category", "title", "expected_gain_pct", "cost_ms", "evidence", "fix"]
         return pd.DataFrame([f.to_json() for f in self.advice.findings], columns=cols)
 
+    def _inputs(self) -> tuple[Any, ...]:
+        """What the summary is built from that can change after the analysis: the findings
+        (`%ncu` merges its own), the verdict, the warnings, the meta's tries and name."""
+        m = self.meta
+        return (tuple(map(id, self.advice.findings)), id(self.advice.verdict),
+                tuple(self.warnings),
+                None if m is None else (id(m.tries), len(m.tries), m.name, m.status))
+
     def summary(self) -> Summary:
-        """The typed summary (report/model.py) of this report."""
-        return summarize(self.analysis, self.advice, self.meta, self.path, self.ranks,
-                         self.distributed, self.timeline, self.baseline_ms, self.warnings)
+        """The typed summary (report/model.py) of this report, built once for as long as what
+        it is built from stays the same (a display no longer builds it again)."""
+        key = self._inputs()
+        if self._summary is None or key != self._summary_key:
+            self._summary = summarize(self.analysis, self.advice, self.meta, self.path,
+                                      self.ranks, self.distributed, self.timeline,
+                                      self.baseline_ms, self.warnings)
+            self._summary_key = key
+        return self._summary
 
     def to_json(self) -> dict[str, Any]:
         """The summary object (same as `jupyter gpuprof analyze --json`): the model, encoded."""
@@ -159,6 +174,16 @@ class Report:
         return self.to_text()
 
 
+def _context(a: Analysis, meta: RunMeta | None, ranks: list[Analysis] | None = None,
+             distributed: Distributed | None = None) -> Context:
+    """What the advice passes read of a run: its analyses and what its capture recorded."""
+    return Context(a, ranks or [], distributed,
+                   framework=meta.framework if meta else None,
+                   training=meta.training if meta else None,
+                   callsites=list(meta.callsites) if meta else [],
+                   tries=list(meta.tries) if meta else [])
+
+
 def _timeline(trace: Trace, a: Analysis) -> dict[str, Any]:
     """The bounded timeline the views draw (never the raw events)."""
     return build_timeline(trace, a.window, a.gaps, a.steps,
@@ -174,11 +199,11 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
     summaries = [s for _, s in done]
     problems = not_one_job(summaries)
     if problems:  # unrelated runs: lining them up as ranks would invent stragglers
-        report = Report(analyses[0], advise(analyses[0]), meta, path, analyses)
+        report = Report(analyses[0], finish(_context(analyses[0], meta)), meta, path, analyses)
         report.job_warnings = [job_warning(problems, len(summaries))]
         return report
     dist = analyze_ranks(summaries)
-    advice = merge_advice(advise(analyses[0]), analyses[0], dist, analyses)
+    advice = finish(_context(analyses[0], meta, analyses, dist))
     offsets = dict(zip(dist.ranks["rank"], dist.ranks["clock_offset_us"], strict=True)) \
         if dist.n_matched else None
     waited = dist.slowest()
@@ -200,7 +225,7 @@ def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
             "baseline", {}).get("host_probe_ms")
     trace = load_trace(path, data=data)
     a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms)
-    report = Report(a, advise(a), meta, str(path), timeline=_timeline(trace, a))
+    report = Report(a, finish(_context(a, meta)), meta, str(path), timeline=_timeline(trace, a))
     report.baseline_ms = list(baseline_step_ms or [])
     return report
 
@@ -222,8 +247,8 @@ def analyze_run(run: Run) -> Report:
             trace = load_trace(traces[0])
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step,
                         m.baseline.get("host_probe_ms"))
-            advice = in_framework_terms(advise(a), m.framework, m.training)
-            report = Report(a, advice, m, str(run.path), timeline=_timeline(trace, a))
+            report = Report(a, finish(_context(a, m)), m, str(run.path),
+                            timeline=_timeline(trace, a))
     except TraceError as e:
         reason = first_line(str(e)) or "unreadable trace"
         _quietly(lambda: run.write_trace_error(reason))

@@ -138,6 +138,7 @@ class Finding(Model):
     driver: str = ""  # which change to the step's graph produced the prediction
     where: Where | None = None
     try_fixes: list[str] = msgspec.field(default_factory=list)  # `--try` names that measure it
+    measured_gain_pct: float | None = None  # what a significant try of its fix measured
 
 
 class OpRow(Model):

@@ -6,8 +6,6 @@ fields encode in declaration order and non-finite floats encode as null.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 
@@ -45,8 +43,73 @@ class OneTimeCost(msgspec.Struct):
     dur_us: float
 
 
-#: GPU conditions sampled through NVML (clocks, power, temperature, throttling, processes);
-#: optional hardware data whose keys depend on the driver, kept as a JSON object
-Conditions = dict[str, Any]
-#: one fix tried and measured by `--try` (tries/notebook.py), as recorded in the run meta
-TryResult = dict[str, Any]
+class Spread(msgspec.Struct):
+    """Minimum, median and maximum of one NVML reading over a phase."""
+
+    min: float
+    median: float
+    max: float
+
+
+class Conditions(msgspec.Struct, kw_only=True):
+    """GPU conditions sampled through NVML during one phase (`capture/conditions.py`)."""
+
+    available: bool
+    reason: str | None = None  # why none were recorded (no NVML, no samples)
+    n_samples: int | None = None
+    sm_clock_mhz: Spread | None = None
+    mem_clock_mhz: Spread | None = None
+    power_w: Spread | None = None
+    temp_c: Spread | None = None
+    throttle: list[str] = msgspec.field(default_factory=list)
+    other_pids: list[int] = msgspec.field(default_factory=list)
+
+
+class StepChange(msgspec.Struct, kw_only=True):
+    """Is a change of step time real (`analysis.compare.step_change`): the median change with
+    its bootstrap interval, a Mann-Whitney p-value and the verdict."""
+
+    n_before: int
+    n_after: int
+    median_before_ms: float | None
+    median_after_ms: float | None
+    delta_ms: float | None = None
+    delta_pct: float | None = None
+    ci_low_ms: float | None = None
+    ci_high_ms: float | None = None
+    ci_low_pct: float | None = None
+    ci_high_pct: float | None = None
+    p_value: float | None = None
+    confidence: float
+    verdict: str  # significant | noise | unreliable | insufficient data
+    significant: bool
+    speedup: float | None = None
+    direction: str  # faster | slower | unchanged
+    unreliable_reasons: list[str] = msgspec.field(default_factory=list)
+
+
+class TryResult(msgspec.Struct, kw_only=True):
+    """One fix tried by `--try` and measured like the baseline, judged (`advice.tries`)."""
+
+    fix: str
+    error: str | None = None  # why the try measured nothing (its first line)
+    source: str | None = None  # "script" for `run --try`; the notebook's tries leave it empty
+    applied: list[str] = msgspec.field(default_factory=list)  # what the fix changed
+    step_ms: list[float] = msgspec.field(default_factory=list)
+    warmup_ms: list[float] = msgspec.field(default_factory=list)
+    timing: str | None = None
+    n: int | None = None
+    median_ms: float | None = None
+    p95_ms: float | None = None
+    mean_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    peak_memory_bytes: int | None = None
+    compiled_graphs: int | None = None
+    loss_original: list[float] | None = None
+    loss_fixed: list[float] | None = None
+    loss_rel_diff: float | None = None
+    conditions: Conditions | None = None
+    change: StepChange | None = None
+    predicted_gain_pct: float | None = None
+    measured_gain_pct: float | None = None

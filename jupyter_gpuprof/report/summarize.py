@@ -10,7 +10,6 @@ import pandas as pd
 from ..advice.cost import whatif_blocks
 from ..advice.distributed_rules import rank_table, straggler_of
 from ..advice.fix_table import TRIES_OF
-from ..advice.patterns import refine
 from ..advice.verdict import Advice, verdict_label
 from ..analysis.distributed import Distributed as DistributedAnalysis
 from ..analysis.ops import sort_for, sort_key
@@ -161,9 +160,8 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
         source=_source(a, m, path), steps=_steps(a, m, loose_baseline), gpu=_gpu(a),
         verdict=msgspec.convert({**advice.verdict.to_json(),
                                  "label": verdict_label(advice.verdict.category)}, Verdict),
-        findings=[msgspec.convert({**f.to_json(), "where": where,
-                                   "try_fixes": list(TRIES_OF.get(f.category, ()))}, Finding)
-                  for f, where in refine(advice.findings, a, m.callsites if m else None)],
+        findings=[msgspec.convert({**f.to_json(), "try_fixes": list(TRIES_OF.get(f.category, ()))},
+                                  Finding) for f in advice.findings],
         ops=rows(sort_for(a.ops, advice.verdict.category), OpRow, OP_ROWS),
         kernels=rows(kernels_per_step(a), KernelRow),
         kernel_kinds=rows(kinds_per_step(a), KernelKindRow, 50),

@@ -10,7 +10,14 @@ from typing import Any
 
 from .. import units
 from .text import banner, header_facts, ms_text, short_name, verdict_name
-from .whatif_text import measured_for, predicted_step, try_hint, try_lines, whatif_header
+from .whatif_text import (
+    measured_for,
+    one_time_lines,
+    predicted_step,
+    try_hint,
+    try_lines,
+    whatif_header,
+)
 
 CSS = """
 .gpuprof-report{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
@@ -96,6 +103,7 @@ def render_html(s: dict[str, Any]) -> str:
         parts.append("</ol>")
     if s.get("tries"):
         parts.append(f"<pre>{escape(chr(10).join(try_lines(s['tries'])).strip())}</pre>")
+    parts += [f"<p>{escape(line)}</p>" for line in one_time_lines(s)]
     dist = s.get("distributed") or {}
     if dist.get("ranks"):
         parts.append(

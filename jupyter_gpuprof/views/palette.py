@@ -1,9 +1,10 @@
 """Colours and banner wording that the Python views and the TypeScript widget share, defined once.
 
-The static charts (`views/svg.py`), the plotly figures and the text/HTML banners read these;
-the widget reads `src/generated/palette.ts`, which `python -m jupyter_gpuprof.views.palette`
-writes from them (generated, like the summary types, rather than put into every summary:
-they are the same for every report, and a saved notebook carries each summary).
+The static PNG charts (`views/png_charts.py`), the plotly figures and the text/HTML banners
+read these; the widget reads `src/generated/palette.ts`, which
+`python -m jupyter_gpuprof.views.palette` writes from them (generated, like the summary
+types, rather than put into every summary: they are the same for every report, and a saved
+notebook carries each summary).
 `tests/test_palette.py` fails when the generated file no longer matches.
 """
 

@@ -1,18 +1,19 @@
 """The static report's charts as inline PNG `<img>` tags (they survive every HTML sanitizer).
 
-Same data and colours as the SVG charts in views/svg.py (which the live widget shows); drawn on
+Same data and colours as the live widget's charts (the palette's light theme); drawn on
 `raster.Canvas`. Every chart states its basis in its title: ms per real step, or profiled time.
 """
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import Any
 
 import numpy as np
 
+from .palette import CAUSE_COLORS, LANE_COLORS
 from .raster import Canvas, text_width
-from .svg import CAUSE_COLORS, LANE_COLORS, ticks
 
 GRID, AXIS, MUTED = "#e6e6e6", "#444444", "#666666"
 #: height (px) of a static timeline lane while all lanes fit TIMELINE_PLOT_H
@@ -21,6 +22,17 @@ LANE_H = 20
 TIMELINE_PLOT_H = 240
 #: thinnest lane: its 10-px label still clears the next one (32 lanes: a 416-px plot)
 MIN_LANE_H = 13
+
+
+def ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi]."""
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = (lo // step) * step
+    return [start + i * step for i in range(n + 3) if lo <= start + i * step <= hi]
 
 
 def _tick_label(t: float) -> str:
@@ -40,15 +52,15 @@ def _axis(c: Canvas, lo: float, hi: float, left: int, right: int, top: int, bott
 
 def step_chart_png(steps: dict[str, Any], width: int = 720) -> str:
     """Each step's time (ms) as a dot, with the quartile box and median, per series."""
-    rows = [(name, [float(v) for v in steps.get(key) or []], color)
-            for name, key, color in (("warm-up", "warmup_ms", "#8c8c8c"),
-                                     ("baseline", "baseline_ms", "#1f5f8b"),
-                                     ("profiled", "profiled_ms", "#b8460b"))]
+    rows = [(name, [float(v) for v in steps.get(key) or []], color, steps.get(stats) or {})
+            for name, key, color, stats in (("warm-up", "warmup_ms", "#8c8c8c", ""),
+                                            ("baseline", "baseline_ms", "#1f5f8b", "baseline"),
+                                            ("profiled", "profiled_ms", "#b8460b", "profiled"))]
     rows = [r for r in rows if r[1]]
     if not rows:
         return ""
     # the axis fits baseline and profiled steps: slow warm-up steps are pinned to its edge
-    every = np.array([v for n, vals, _ in rows if n != "warm-up" for v in vals] or rows[0][1])
+    every = np.array([v for n, vals, _, _ in rows if n != "warm-up" for v in vals] or rows[0][1])
     lo, hi = float(every.min()), float(every.max())
     pad = (hi - lo) * 0.08 or max(hi * 0.05, 0.01)
     lo, hi = max(0.0, lo - pad), hi + pad
@@ -61,12 +73,11 @@ def step_chart_png(steps: dict[str, Any], width: int = 720) -> str:
     def x(v: float) -> float:
         return left + (min(max(v, lo), hi) - lo) / (hi - lo) * (right - left)
 
-    for i, (name, vals, color) in enumerate(rows):
+    for i, (name, vals, color, stats) in enumerate(rows):
         y = 10 + row_h * i + row_h // 2
         c.text(6, y - 5, f"{name} n={len(vals)}", color)
-        v = np.array(vals)
-        if name != "warm-up" and len(v) >= 2:
-            q1, med, q3 = np.percentile(v, [25, 50, 75])
+        q1, med, q3 = stats.get("q1_ms"), stats.get("median_ms"), stats.get("q3_ms")
+        if None not in (q1, med, q3) and len(vals) >= 2:  # the summary's statistics, not redone
             c.rect(x(q1), y - 10, max(x(q3), x(q1) + 1), y + 10, color, alpha=0.18)
             c.rect(x(med) - 1, y - 13, x(med) + 2, y + 13, color)
         for k, val in enumerate(vals):

@@ -6,7 +6,14 @@ from typing import Any
 
 from .. import units
 from .palette import NO_GPU_BANNER, PARTIAL_BANNER
-from .whatif_text import measured_for, predicted_step, try_hint, try_lines, whatif_header
+from .whatif_text import (
+    measured_for,
+    one_time_lines,
+    predicted_step,
+    try_hint,
+    try_lines,
+    whatif_header,
+)
 
 #: a duration as every surface writes it (units.py)
 ms_text = units.ms
@@ -169,6 +176,8 @@ def render_text(s: dict[str, Any]) -> str:
             lines += ["   Fix:"] + [f"     {ln}" for ln in f["fix"].splitlines()]
             lines += [f"   {x}" for x in (measured_for(f, s.get("tries")), try_hint(f)) if x]
     lines += try_lines(s.get("tries"))
+    if one := one_time_lines(s):
+        lines += ["", *one]
     lines += rank_lines(s.get("distributed"))
     if s.get("ops"):
         lines += ["", f"{'Top ops (per real step)':<46}{'calls':>7}{'GPU self ms':>12}"

@@ -17,6 +17,17 @@ def whatif_header(s: dict[str, Any]) -> list[str]:
     return out
 
 
+def one_time_lines(s: dict[str, Any]) -> list[str]:
+    """The one-time costs the trace holds (start-up, module loading, graph capture, allocator
+    growth): named, and kept out of the step's figures."""
+    rows = s.get("one_time") or []
+    if not rows:
+        return []
+    return ["One-time costs in the trace (kept out of the step): " + "; ".join(
+        f"{r['kind']} {r['name']} {units.us(r['dur_us'])}" for r in rows[:5])
+        + (f"; {len(rows) - 5} more" if len(rows) > 5 else "")]
+
+
 def predicted_step(f: dict[str, Any], steps: dict[str, Any]) -> str:
     """' (step 12.0 → 7.1 ms predicted)' for a finding with a what-if prediction."""
     pred, now = f.get("predicted_step_ms"), steps.get("median_ms")
@@ -41,8 +52,30 @@ def measured_for(f: dict[str, Any], tries: list[dict[str, Any]] | None) -> str |
     if not done:
         return None
     return "Measured: " + "; ".join(
-        f"--try {t['fix']} {t['measured_gain_pct']:+.1f}% "
+        f"--try {t['fix']} {units.signed_pct(t['measured_gain_pct'])} "
         f"({(t.get('change') or {}).get('verdict', 'not judged')})" for t in done)
+
+
+def try_line(t: dict[str, Any]) -> list[str]:
+    """One try as the report writes it: measured against its prediction, or why it failed."""
+    if t.get("error"):
+        return [f"  {t['fix']:<8} failed: {t['error']}"]
+    ch = t.get("change") or {}
+    ci = (f"95% CI [{units.signed_pct(-ch['ci_high_pct'])}, {units.signed_pct(-ch['ci_low_pct'])}]"
+          if ch.get("ci_low_pct") is not None and ch.get("ci_high_pct") is not None else "")
+    pred = t.get("predicted_gain_pct")
+    line = (f"  {t['fix']:<8} {units.ms(t.get('median_ms'))}, measured gain "
+            f"{units.signed_pct(t.get('measured_gain_pct'))} {ci} "
+            f"{str(ch.get('verdict', '')).upper()}"
+            + (f"; predicted {units.pct(pred)}" if isinstance(pred, (int, float)) else "")
+            + (f"; peak memory {units.gb(t['peak_memory_bytes'])}"
+               if t.get("peak_memory_bytes") else "")
+            + (f"; loss differs {units.pct(100 * t['loss_rel_diff'], 2)} over the first steps"
+               if isinstance(t.get("loss_rel_diff"), (int, float)) else ""))
+    out = [line]
+    if ch.get("unreliable_reasons"):
+        out.append(f"           unreliable: {'; '.join(ch['unreliable_reasons'])}")
+    return out
 
 
 def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
@@ -51,23 +84,7 @@ def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
         return []
     out = ["", "Fixes tried (measured like the baseline; ranked by measured gain):"]
     for t in tries:
-        if t.get("error"):
-            out.append(f"  {t['fix']:<8} failed: {t['error']}")
-            continue
-        ch = t.get("change") or {}
-        ci = (f"95% CI [{-ch['ci_high_pct']:+.1f}, {-ch['ci_low_pct']:+.1f}]%"
-              if ch.get("ci_low_pct") is not None else "")
-        pred = t.get("predicted_gain_pct")
-        line = (f"  {t['fix']:<8} {units.ms(t['median_ms'])}, gain {t['measured_gain_pct']:+.1f}% "
-                f"{ci} {str(ch.get('verdict', '')).upper()}"
-                + (f"; predicted {units.pct(pred)}" if isinstance(pred, (int, float)) else "")
-                + (f"; peak memory {t['peak_memory_bytes'] / 2**30:.2f} GiB"
-                   if t.get("peak_memory_bytes") else "")
-                + (f"; loss differs {100 * t['loss_rel_diff']:.2g}% over the first steps"
-                   if isinstance(t.get("loss_rel_diff"), (int, float)) else ""))
-        out.append(line)
-        if ch.get("unreliable_reasons"):
-            out.append(f"           unreliable: {'; '.join(ch['unreliable_reasons'])}")
+        out += try_line(t)
     blind = [t["fix"] for t in tries if t.get("source") == "script" and not t.get("error")
              and not isinstance(t.get("loss_rel_diff"), (int, float))]
     if blind:
@@ -81,10 +98,10 @@ def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
 def describe(c: dict[str, Any] | None) -> str:
     """One line for the report: the conditions a measurement ran under."""
     if not c or not c.get("available"):
-        return f"GPU conditions not recorded ({(c or {}).get('reason', 'NVML not installed')})"
-    sm, temp, pw = c["sm_clock_mhz"], c["temp_c"], c["power_w"]
-    text = (f"SM clock {sm['min']:.0f}–{sm['max']:.0f} MHz, {temp['max']:.0f} °C max, "
-            f"{pw['median']:.0f} W median")
+        return f"GPU conditions not recorded ({(c or {}).get('reason') or 'NVML not installed'})"
+    sm, temp, pw = c.get("sm_clock_mhz") or {}, c.get("temp_c") or {}, c.get("power_w") or {}
+    text = (f"SM clock {units.num(sm.get('min'))}–{units.num(sm.get('max'))} MHz, "
+            f"{units.num(temp.get('max'))} °C max, {units.num(pw.get('median'))} W median")
     if c.get("throttle"):
         text += f", throttle: {', '.join(c['throttle'])}"
     if c.get("other_pids"):

@@ -21,7 +21,6 @@ import anywidget
 import traitlets
 
 from .fallback import static_report
-from .svg import kinds_svg, step_chart_svg
 from .text import render_text
 
 STATIC = Path(__file__).parent / "static"
@@ -56,15 +55,12 @@ class ReportWidget(anywidget.AnyWidget):
 
     _esm = _bundle("widget.js", UNBUILT_ESM)
     _css = _css()
+    #: the summary is the widget's whole state: the front end draws every chart from it
     summary = traitlets.Dict().tag(sync=True)
-    # charts drawn once in Python (escaped SVG) so the front end and the fallback agree
-    charts = traitlets.Dict().tag(sync=True)
 
     def __init__(self, summary: dict[str, Any], with_fallback: bool = True,
                  **kwargs: Any) -> None:
-        charts = {"steps": step_chart_svg(summary.get("steps") or {}),
-                  "kinds": kinds_svg(summary.get("kernel_kinds") or [])}
-        super().__init__(summary=summary, charts=charts, **kwargs)
+        super().__init__(summary=summary, **kwargs)
         # False when `display_report` shows the static copy as an output of its own
         self.with_fallback = with_fallback
 

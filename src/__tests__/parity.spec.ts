@@ -17,7 +17,11 @@ interface IFacts {
   verdict_label: string;
   median: string;
   p95: string;
-  findings: [string, string][];
+  findings: [string, string, string][];
+  whatif: string[];
+  measured: string[];
+  tries: string[];
+  one_time: string[];
   busy: string | null;
   peak: string | null;
   ops?: string[];
@@ -61,6 +65,14 @@ describe('the widget reads as the text report', () => {
     expect(findings.map(li => /expected gain (≈\d+%)/.exec(li.textContent ?? '')?.[1])).toEqual(
       f.findings.map(x => x[1])
     );
+    findings.forEach((li, i) => expect(li.textContent).toContain(f.findings[i][2]));
+    const texts = (selector: string) =>
+      Array.from(root.querySelectorAll(selector)).map(e => e.textContent ?? '');
+    expect(texts('.gpuprof-w-panel-next .gpuprof-w-whatif')).toEqual(f.whatif);
+    expect(texts('.gpuprof-w-panel-next .gpuprof-w-measured')).toEqual(f.measured);
+    expect(texts('.gpuprof-w-panel-next .gpuprof-w-onetime')).toEqual(f.one_time);
+    const tried = textOf(root, '.gpuprof-w-panel-next .gpuprof-w-tries');
+    expect(tried ? tried.split('\n') : []).toEqual(f.tries);
     const ops = Array.from(root.querySelectorAll('.gpuprof-w-panel-ops tbody tr')).map(
       tr => tr.querySelector('td')?.textContent ?? ''
     );

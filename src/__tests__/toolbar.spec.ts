@@ -75,7 +75,7 @@ describe('toolbar', () => {
 
   it('asks JupyterLab to show the run and to compare it', () => {
     const calls: [string, Record<string, string>][] = [];
-    const root = renderReport(withRun(), {}, { command: (id, args) => calls.push([id, args]) });
+    const root = renderReport(withRun(), { command: (id, args) => calls.push([id, args]) });
     const [, , sidebar, compare] = buttons(root);
     sidebar.click();
     compare.click();
@@ -113,7 +113,7 @@ describe('toolbar', () => {
     const open = jest.spyOn(win, 'open').mockReturnValue(null);
     let release: (b: ArrayBuffer) => void = () => undefined;
     const env = { traceBytes: () => new Promise<ArrayBuffer>(r => (release = r)) };
-    const root = renderReport(withRun(), {}, env);
+    const root = renderReport(withRun(), env);
     const [perfetto, download] = buttons(root);
     perfetto.click();
     expect(open).toHaveBeenCalledTimes(1); // before the trace arrived: no popup blocker

@@ -26,19 +26,11 @@ export interface Summary {
   basis: Basis;
   warnings?: string[];
   cost?: Cost | null;
-  conditions?: {
-    [k: string]: unknown;
-  } | null;
+  conditions?: Conditions | null;
   conditions_by_phase?: {
-    [k: string]: {
-      [k: string]: unknown;
-    };
+    [k: string]: Conditions;
   } | null;
-  tries?:
-    | {
-        [k: string]: unknown;
-      }[]
-    | null;
+  tries?: TryResult[] | null;
   one_time?: OneTimeCost[];
 }
 /**
@@ -159,6 +151,7 @@ export interface Finding {
   driver?: string;
   where?: Where | null;
   try_fixes?: string[];
+  measured_gain_pct?: number | null;
 }
 /**
  * The user's line behind a finding (`capture.callsites`): a file or notebook cell.
@@ -476,6 +469,78 @@ export interface Saving {
   money_per_1k_steps: number | null;
   id?: string | null;
   category?: string | null;
+}
+/**
+ * GPU conditions sampled through NVML during one phase (`capture/conditions.py`).
+ */
+export interface Conditions {
+  available: boolean;
+  reason?: string | null;
+  n_samples?: number | null;
+  sm_clock_mhz?: Spread | null;
+  mem_clock_mhz?: Spread | null;
+  power_w?: Spread | null;
+  temp_c?: Spread | null;
+  throttle?: string[];
+  other_pids?: number[];
+}
+/**
+ * Minimum, median and maximum of one NVML reading over a phase.
+ */
+export interface Spread {
+  min: number;
+  median: number;
+  max: number;
+}
+/**
+ * One fix tried by `--try` and measured like the baseline, judged (`advice.tries`).
+ */
+export interface TryResult {
+  fix: string;
+  error?: string | null;
+  source?: string | null;
+  applied?: string[];
+  step_ms?: number[];
+  warmup_ms?: number[];
+  timing?: string | null;
+  n?: number | null;
+  median_ms?: number | null;
+  p95_ms?: number | null;
+  mean_ms?: number | null;
+  min_ms?: number | null;
+  max_ms?: number | null;
+  peak_memory_bytes?: number | null;
+  compiled_graphs?: number | null;
+  loss_original?: number[] | null;
+  loss_fixed?: number[] | null;
+  loss_rel_diff?: number | null;
+  conditions?: Conditions | null;
+  change?: StepChange | null;
+  predicted_gain_pct?: number | null;
+  measured_gain_pct?: number | null;
+}
+/**
+ * Is a change of step time real (`analysis.compare.step_change`): the median change with
+ * its bootstrap interval, a Mann-Whitney p-value and the verdict.
+ */
+export interface StepChange {
+  n_before: number;
+  n_after: number;
+  median_before_ms: number | null;
+  median_after_ms: number | null;
+  delta_ms?: number | null;
+  delta_pct?: number | null;
+  ci_low_ms?: number | null;
+  ci_high_ms?: number | null;
+  ci_low_pct?: number | null;
+  ci_high_pct?: number | null;
+  p_value?: number | null;
+  confidence: number;
+  verdict: string;
+  significant: boolean;
+  speedup?: number | null;
+  direction: string;
+  unreliable_reasons?: string[];
 }
 /**
  * A one-time cost in the trace (analysis/one_time.py): named, kept out of the step.

@@ -90,6 +90,22 @@ export function pct(v: number | null | undefined, digits = 0): string {
     : `${rounded(v, digits).toFixed(digits)}%`;
 }
 
+/** A change in % with its sign (units.py `signed_pct`): "+46.7%". */
+export function signedPct(v: number | null | undefined, digits = 1): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) {
+    return MISSING;
+  }
+  const r = rounded(v, digits);
+  return `${r >= 0 ? '+' : ''}${r.toFixed(digits)}%`;
+}
+
+/** A plain figure rounded like every other (units.py `num`): a clock, a temperature. */
+export function fig(v: number | null | undefined, digits = 0): string {
+  return v === null || v === undefined || !Number.isFinite(v)
+    ? MISSING
+    : rounded(v, digits).toFixed(digits);
+}
+
 /** A size in bytes as decimal GB (jupyter_gpuprof/units.py `gb`). */
 export function gb(bytes: number | null | undefined): string {
   if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) {

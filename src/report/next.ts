@@ -2,7 +2,8 @@
 import { IBasis } from './basis';
 import { h, pct } from './dom';
 import { verdictName } from './header';
-import { IFinding, IReportSummary } from './summary';
+import { IFinding, IReportSummary, ITryResult } from './summary';
+import { measuredFor, oneTimeLines, predictedStep, tryLine, whatifLines } from './whatif';
 
 /** Copy through a hidden textarea where the clipboard API is missing (plain-http servers). */
 function fallbackCopy(text: string): void {
@@ -49,6 +50,12 @@ export function whereLine(f: IFinding): HTMLDivElement | null {
   );
 }
 
+/** What the tries of a finding's fix measured, beside its prediction. */
+function measured(f: IFinding, tries: readonly ITryResult[]): HTMLDivElement | null {
+  const line = measuredFor(f, tries);
+  return line ? h('div', { class: 'gpuprof-w-measured' }, line) : null;
+}
+
 /** How to measure a finding's fix before editing any code (the `--try` fixes that apply it). */
 export function tryHint(f: IFinding): HTMLDivElement | null {
   const names = (f.try_fixes ?? []).join(',');
@@ -80,7 +87,11 @@ export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
       h('ul', {}, ...(v.reasons ?? []).map(r => h('li', {}, r)))
     )
   );
+  for (const line of whatifLines(sm)) {
+    box.append(h('p', { class: 'gpuprof-w-whatif' }, line));
+  }
   const findings = sm.findings ?? [];
+  const tries = sm.tries ?? [];
   if (!findings.length) {
     box.append(h('p', {}, 'No findings worth acting on.'));
   }
@@ -94,14 +105,29 @@ export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
         'li',
         {},
         h('b', {}, `[${f.category}] ${f.title}`),
-        ` — expected gain ≈${pct(f.expected_gain_pct || 0)} (costs ${basis.ms(f.cost_ms)}, ${basis.title})`,
+        ` — expected gain ≈${pct(f.expected_gain_pct || 0)}${predictedStep(f, sm)} (costs ${basis.ms(f.cost_ms)}, ${basis.title})`,
+        f.driver ? h('div', { class: 'gpuprof-w-model' }, `Model: ${f.driver}`) : null,
         whereLine(f),
         h('div', { class: 'gpuprof-w-evidence' }, f.evidence || ''),
         h('div', { class: 'gpuprof-w-fix' }, button, h('pre', {}, fix)),
+        measured(f, tries),
         tryHint(f)
       )
     );
   }
   box.append(list);
+  if (tries.length) {
+    box.append(
+      h('h4', {}, 'Fixes tried (measured like the baseline; ranked by measured gain)'),
+      h(
+        'pre',
+        { class: 'gpuprof-w-tries' },
+        ([] as string[]).concat(...tries.map(tryLine)).join('\n')
+      )
+    );
+  }
+  for (const line of oneTimeLines(sm)) {
+    box.append(h('p', { class: 'gpuprof-w-onetime' }, line));
+  }
   return box;
 }

@@ -11,7 +11,7 @@ import { kernelsPanel } from './kernels';
 import { nextPanel } from './next';
 import { opsPanel } from './ops';
 import { stepsPanel } from './steps';
-import { ICharts, IReportSummary } from './summary';
+import { IReportSummary } from './summary';
 import { timelinePanel } from './timelinePanel';
 import { toolbar } from './toolbar';
 import { transfersPanel } from './transfers';
@@ -59,15 +59,10 @@ function tabStrip(ids: string[], labels: string[], show: (id: string) => void): 
 
 /**
  * The report's root element (`.gpuprof-w`), "Step time" shown first and times per step.
- * `env` carries what the mounting page can do (server, JupyterLab); `charts` is accepted for
- * older callers and no longer drawn (the charts are drawn here, in the theme's colours).
+ * `env` carries what the mounting page can do (server, JupyterLab). The charts are drawn here,
+ * in the theme's colours, from the summary alone.
  */
-export function renderReport(
-  sm: IReportSummary,
-  charts: ICharts = {},
-  env: IReportEnv = {}
-): HTMLDivElement {
-  void charts;
+export function renderReport(sm: IReportSummary, env: IReportEnv = {}): HTMLDivElement {
   const root = h('div', { class: 'gpuprof-w' });
   let current = 'steps';
   let kind: BasisKind = 'step';

@@ -11,19 +11,30 @@ const TOP = 22;
 const BOTTOM = 22;
 const PAD = 56;
 
-/** One series of the chart. */
+/** One series of the chart; `median` is the summary's (over every step, not only those drawn). */
 interface ISeries {
   key: string;
   title: string;
   values: number[];
+  median: number | null;
 }
 
 /** The non-empty series of `st`, in run order. */
 export function stepSeries(st: ISteps): ISeries[] {
   const all: ISeries[] = [
-    { key: 'warmup', title: 'warm-up', values: st.warmup_ms ?? [] },
-    { key: 'baseline', title: 'baseline', values: st.baseline_ms ?? [] },
-    { key: 'profiled', title: 'profiled', values: st.profiled_ms ?? [] }
+    { key: 'warmup', title: 'warm-up', values: st.warmup_ms ?? [], median: null },
+    {
+      key: 'baseline',
+      title: 'baseline',
+      values: st.baseline_ms ?? [],
+      median: st.baseline?.median_ms ?? null
+    },
+    {
+      key: 'profiled',
+      title: 'profiled',
+      values: st.profiled_ms ?? [],
+      median: st.profiled?.median_ms ?? null
+    }
   ];
   return all.filter(x => x.values.length);
 }
@@ -34,13 +45,6 @@ export function seriesRange(values: number[]): [number, number] {
   const hi = Math.max(...values);
   const pad = Math.max((hi - lo) * 0.1, hi * 0.01, 1e-3);
   return [lo - pad, hi + pad];
-}
-
-/** The median (the mean of the two middle values for an even count). */
-export function medianOf(values: number[]): number {
-  const v = values.slice().sort((a, b) => a - b);
-  const m = v.length >> 1;
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 /** Draw the chart into an SVG of `width` px. */
@@ -85,19 +89,29 @@ function draw(svg: SVGSVGElement, series: ISeries[], width: number): void {
         ms(Math.min(...x.values))
       )
     );
-    const median = medianOf(x.values);
-    g.append(
-      s('line', { x1: x0, x2: x0 + w - 8, y1: y(median), y2: y(median), class: 'gpuprof-w-median' })
-    );
+    const median = x.median;
+    if (median !== null) {
+      g.append(
+        s('line', {
+          x1: x0,
+          x2: x0 + w - 8,
+          y1: y(median),
+          y2: y(median),
+          class: 'gpuprof-w-median'
+        })
+      );
+    }
     const dx = (w - 16) / Math.max(x.values.length - 1, 1);
     x.values.forEach((v, i) => {
       const dot = s('circle', { cx: x0 + 8 + i * dx, cy: y(v), r: 3, class: 'gpuprof-w-dot' });
       dot.append(s('title', {}, `${x.title} step ${i + 1}: ${ms(v)}`));
       g.append(dot);
     });
-    g.append(
-      s('text', { x: x0 + 4, y: HEIGHT - 6, class: 'gpuprof-w-axis' }, `median ${ms(median)}`)
-    );
+    if (median !== null) {
+      g.append(
+        s('text', { x: x0 + 4, y: HEIGHT - 6, class: 'gpuprof-w-axis' }, `median ${ms(median)}`)
+      );
+    }
     svg.append(g);
     left += w + PAD;
   }

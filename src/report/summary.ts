@@ -25,6 +25,10 @@ export type ISource = DeepPartial<Generated.Source>;
 export type IGpu = DeepPartial<Generated.Gpu>;
 /** `summary.verdict`: the main reason the step is not faster. */
 export type IVerdict = DeepPartial<Generated.Verdict>;
+/** One fix `--try` measured (`summary.tries`), judged against the baseline. */
+export type ITryResult = DeepPartial<Generated.TryResult>;
+/** GPU conditions of one phase (NVML). */
+export type IConditions = DeepPartial<Generated.Conditions>;
 /** One entry of `summary.findings`: a measured bottleneck and its fix. */
 export type IFinding = DeepPartial<Generated.Finding>;
 /** One row of `summary.ops` (times in µs); the ops table sorts and reads it by column name. */
@@ -58,9 +62,3 @@ export type IReportSummary = DeepPartial<Omit<Generated.Summary, 'timeline' | 'd
   timeline?: ITimeline | null;
   distributed?: (DeepPartial<Omit<Generated.Distributed, 'ranks'>> & { ranks?: IRankRow[] }) | null;
 };
-
-/** SVG charts drawn in Python (views/svg.py, names escaped there) that the widget receives. */
-export interface ICharts {
-  steps?: string;
-  kinds?: string;
-}

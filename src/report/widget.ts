@@ -4,12 +4,11 @@
  */
 import { pageEnv } from './env';
 import { renderReport } from './report';
-import { ICharts, IReportSummary } from './summary';
+import { IReportSummary } from './summary';
 
 /** The part of anywidget's model the widget uses. */
 export interface IWidgetModel {
   get(name: 'summary'): IReportSummary | null;
-  get(name: 'charts'): ICharts | null;
   on(event: string, callback: () => void): void;
 }
 
@@ -37,7 +36,7 @@ export function hideStaticCopy(el: HTMLElement, tries = 20): void {
 export function render({ model, el }: { model: IWidgetModel; el: HTMLElement }): void {
   const draw = () => {
     const sm = model.get('summary') ?? {};
-    el.replaceChildren(renderReport(sm, model.get('charts') ?? {}, pageEnv(sm.source?.run_id, el)));
+    el.replaceChildren(renderReport(sm, pageEnv(sm.source?.run_id, el)));
   };
   draw();
   hideStaticCopy(el);

@@ -1,0 +1,78 @@
+"""Advice as one ordered list of passes, the same for a trace, a run folder and a rank folder.
+
+rules → verdict (`advise`) → across ranks (`merge_advice`) → framework terms → refinements
+(patterns, in-use advice pruned, the user's line) → measured (tries re-rank the findings).
+Each pass takes the advice so far and the run's context and returns the next advice; a pass
+with nothing to do for this run hands the advice on unchanged. `finish` is the one entry point:
+the report builds every run's advice through it, so no part of a report is finished elsewhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analysis.distributed import Distributed
+from ..analysis.summary import Analysis
+from .distributed_rules import merge_advice
+from .frameworks import in_framework_terms
+from .patterns import refine
+from .tries import rerank
+from .verdict import Advice, advise
+
+
+@dataclass
+class Context:
+    """What a run's advice is built from: its analysis (rank 0's for a job), the ranks' and the
+    cross-rank tables when it has several, and what the capture recorded (meta.json)."""
+
+    analysis: Analysis
+    ranks: Sequence[Analysis] = ()
+    distributed: Distributed | None = None
+    framework: dict[str, Any] | None = None
+    training: dict[str, Any] | None = None
+    callsites: list[dict[str, Any]] = field(default_factory=list)
+    tries: list[dict[str, Any]] = field(default_factory=list)
+
+
+Pass = Callable[[Advice, Context], Advice]
+
+
+def across_ranks(advice: Advice, ctx: Context) -> Advice:
+    """Cross-rank findings (straggler, exposed communication) and the verdict over all ranks."""
+    if ctx.distributed is None:
+        return advice
+    return merge_advice(advice, ctx.analysis, ctx.distributed, ctx.ranks)
+
+
+def framework_terms(advice: Advice, ctx: Context) -> Advice:
+    """Fixes in the Trainer's own terms; graph, compile and accumulation caveats."""
+    return in_framework_terms(advice, ctx.framework, ctx.training)
+
+
+def refinements(advice: Advice, ctx: Context) -> Advice:
+    """Known patterns (per-parameter `.item()`), in-use advice pruned, the user's line."""
+    found = [dataclasses.replace(f, where=where)
+             for f, where in refine(advice.findings, ctx.analysis, ctx.callsites)]
+    return Advice(advice.verdict, found)
+
+
+def measured(advice: Advice, ctx: Context) -> Advice:
+    """Findings re-ranked by what their tries measured, where a significant try measured it."""
+    if not ctx.tries:
+        return advice
+    return Advice(advice.verdict, rerank(advice.findings, ctx.tries))
+
+
+#: the passes, in order (rules and the verdict come first, from `advise`)
+PASSES: tuple[Pass, ...] = (across_ranks, framework_terms, refinements, measured)
+
+
+def finish(ctx: Context) -> Advice:
+    """A run's advice: the rules and the verdict, then every pass in order."""
+    advice = advise(ctx.analysis)
+    for step in PASSES:
+        advice = step(advice, ctx)
+    return advice
