@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
@@ -46,10 +46,23 @@ def has_top_level_loop(source: str) -> bool:
     return scan(tree.body)
 
 
-def _step_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _arg(*args: Any, **kwargs: Any) -> Callable[[F], F]:
+    """IPython's `argument` decorator, typed (it keeps the function it decorates)."""
+    return cast("Callable[[F], F]", argument(*args, **kwargs))
+
+
+def _parsed() -> Callable[[F], F]:
+    """IPython's `magic_arguments` decorator, typed (it adds a parser to the function)."""
+    return cast("Callable[[F], F]", magic_arguments())
+
+
+def _step_arguments(fn: F) -> F:
     """The step-count options of `capture.options`, as IPython magic arguments."""
     for option in reversed(STEP_OPTIONS):
-        fn = argument(option.flag, type=int, default=option.default, help=option.help)(fn)
+        fn = _arg(option.flag, type=int, default=option.default, help=option.help)(fn)
     return fn
 
 
@@ -64,37 +77,37 @@ class GpuProfMagics(Magics):
         self._progress: CaptureProgress | None = None  # the running cell's progress line
         self._code: Any = None  # the compiled step of the last body-mode cell
 
-    @magic_arguments()
+    @_parsed()
     @_step_arguments
-    @argument("--name", default=None, help="run name (folder suffix); default: gpuprofile")
-    @argument(
+    @_arg("--name", default=None, help="run name (folder suffix); default: gpuprofile")
+    @_arg(
         "-o",
         "--output",
         dest="output",
         default="_gpuprof",
         help="variable that receives the Report",
     )
-    @argument(
+    @_arg(
         "--with-stack",
         action="store_true",
         help="record Python stacks (bigger trace, more overhead)",
     )
-    @argument("--no-shapes", action="store_true", help="do not record input shapes")
-    @argument("--no-memory", action="store_true", help="do not record memory events")
-    @argument("--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges")
-    @argument("--no-flops", action="store_true", help="skip FLOP counting on the last warm-up step")
-    @argument(
+    @_arg("--no-shapes", action="store_true", help="do not record input shapes")
+    @_arg("--no-memory", action="store_true", help="do not record memory events")
+    @_arg("--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges")
+    @_arg("--no-flops", action="store_true", help="skip FLOP counting on the last warm-up step")
+    @_arg(
         "--runs-root",
         default=None,
         help="runs folder (default $JUPYTER_GPUPROF_RUNS or ./.gpuprof/runs)",
     )
-    @argument(
+    @_arg(
         "--loop",
         action="store_true",
         help="the cell is a whole training loop; steps = optimizer.step()",
     )
-    @argument("--body", action="store_true", help="the cell is one step even if it contains a loop")
-    @argument(
+    @_arg("--body", action="store_true", help="the cell is one step even if it contains a loop")
+    @_arg(
         "--try",
         dest="try_fixes",
         nargs="?",
@@ -103,7 +116,7 @@ class GpuProfMagics(Magics):
         help="after the report, apply fixes in this kernel and measure them: "
         f"{fixes_help()} (default: the recommended ones)",
     )
-    @argument(
+    @_arg(
         "-q",
         "--quiet",
         action="store_true",
@@ -112,7 +125,7 @@ class GpuProfMagics(Magics):
     @cell_magic
     def gpuprofile(self, line: str, cell: str) -> None:
         """Profile a training step (the cell, run repeatedly) or a whole loop (run once)."""
-        args = parse_argstring(self.gpuprofile, line)
+        args = parse_argstring(cast(Any, self).gpuprofile, line)
         shell: Any = self.shell
         source = shell.transform_cell(cell)
         if args.loop and args.body:

@@ -1,4 +1,4 @@
-"""Advice is one ordered list of passes, applied alike to a trace, a run folder and a rank folder."""
+"""Advice is one ordered list of passes, applied alike to a trace, a run and a rank folder."""
 
 from __future__ import annotations
 

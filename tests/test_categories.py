@@ -23,10 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ELSEWHERE = {Category.STRAGGLER: distributed_rules.straggler_rule,
              Category.COMPUTE: None}  # the verdict when no finding is worth acting on
 #: fix text of each category a one-trace rule prices (the rule pastes it into its finding)
-FIX_TEXT = {Category.INPUT: fixes.INPUT, Category.TRANSFER: fixes.TRANSFER,
-            Category.SYNC: fixes.SYNC, Category.LAUNCH: fixes.LAUNCH, Category.HOST: fixes.HOST,
-            Category.PRECISION: fixes.PRECISION, Category.MEMORY: fixes.MEMORY,
-            Category.COMM: fixes.COMM}
+FIX_TEXT = fixes.FIX_OF
 
 
 @pytest.mark.parametrize("category", list(Category), ids=str)
@@ -35,6 +32,10 @@ def test_every_category_has_a_label_an_opening_and_a_rule(category):
     assert about.label and about.summary and SUMMARIES[category.value] == about.summary
     assert verdict_label(category.value) == label(category.value) == about.label
     assert category in rules.RULES or category in ELSEWHERE
+
+
+def test_every_one_trace_rule_but_one_time_has_its_fix_text():
+    assert set(FIX_TEXT) == set(rules.RULES) - {Category.ONE_TIME}
 
 
 @pytest.mark.parametrize("category", [c for c in SCENARIOS if c in FIX_TEXT])

@@ -1,5 +1,7 @@
 """The concrete code each finding recommends (kept as data so views can show it copyable)."""
 
+from ..categories import Category
+
 INPUT = """\
 loader = DataLoader(dataset, batch_size=B, shuffle=True,
                     num_workers=min(8, os.cpu_count()), pin_memory=True,
@@ -87,6 +89,11 @@ loader = DataLoader(dataset, ..., pin_memory=True)   # Lightning then copies non
 
 LIGHTNING_COMPILE = """\
 trainer.fit(torch.compile(model), loader)   # fuses kernels, fewer launches"""
+
+#: each category's fix as the one-trace rules paste it (tests/test_categories.py enumerates it)
+FIX_OF = {Category.INPUT: INPUT, Category.TRANSFER: TRANSFER, Category.SYNC: SYNC,
+          Category.LAUNCH: LAUNCH, Category.HOST: HOST, Category.PRECISION: PRECISION,
+          Category.MEMORY: MEMORY, Category.COMM: COMM}
 
 #: (framework, verdict category) -> the fix in that framework's terms
 FRAMEWORK_FIXES = {

@@ -125,10 +125,10 @@ class CallSites:
                 sites.record(DATA_NEXT, sys._getframe(1))
                 return original(it)
 
-            mode = _Watch()
+            mode: Any = _Watch()
             mode.__enter__()
             self._mode = mode
-            _BaseDataLoaderIter.__next__ = watched_next  # type: ignore[method-assign]
+            _BaseDataLoaderIter.__next__ = watched_next  # type: ignore[method-assign,assignment]
             self._next = (_BaseDataLoaderIter, original)
         except Exception as e:  # noqa: BLE001 - call sites are optional; say why they are missing
             self.error = f"call sites unavailable: {type(e).__name__}: {e}"

@@ -57,7 +57,7 @@ class CudaEventClock:
     def __init__(self, expected_marks: int = 0) -> None:
         import torch
 
-        self._new = lambda: torch.cuda.Event(enable_timing=True)
+        self._new: Callable[[], Any] = lambda: torch.cuda.Event(enable_timing=True)
         self._sync = torch.cuda.synchronize
         # Created up front so a boundary only pops and records (creation allocates a CUDA event).
         self._pool = [self._new() for _ in range(expected_marks)]

@@ -166,7 +166,7 @@ class PhaseRanges:
         ]
         self._orig_backward = torch.autograd.backward
         self._wrapped_backward = self._wrap(BACKWARD, self._orig_backward)
-        torch.autograd.backward = self._wrapped_backward  # type: ignore[assignment]
+        torch.autograd.backward = self._wrapped_backward
         self._orig_next = dl._BaseDataLoaderIter.__next__
         self._wrapped_next = self._wrap(DATA, self._orig_next)
         dl._BaseDataLoaderIter.__next__ = self._wrapped_next  # type: ignore[method-assign]

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..oneline import error_line
 from ..store import RunStore
 from . import options
-from .ranks import env_ranks, rank_selected
+from .ranks import env_ranks, parse_ranks, rank_selected
 from .session import ProfileSession, current_session
 from .settings import CaptureSettings
 
@@ -46,7 +46,7 @@ def profile(
         phases=phases,
         count_flops=count_flops,
         mode="loop",
-        ranks=ranks if ranks is not None else env_ranks(),
+        ranks=parse_ranks(ranks) if ranks is not None else env_ranks(),
     )
     root = Path(runs_root) if runs_root is not None else None
     if not rank_selected(settings.ranks):  # ranks (default $JUPYTER_GPUPROF_RANKS) leave us out

@@ -127,7 +127,7 @@ class ProfileSession:
         # one cycle only: keeping its events (where torch has the option) changes nothing but
         # silences torch's warning that a new cycle would clear them
         accepts = inspect.signature(profile).parameters
-        extra = {"acc_events": True} if "acc_events" in accepts else {}
+        extra: dict[str, Any] = {"acc_events": True} if "acc_events" in accepts else {}
         return profile(
             activities=activities,
             schedule=schedule(wait=s.wait, warmup=s.prof_warmup, active=s.active, repeat=1),

@@ -18,7 +18,7 @@ from .callback_session import CallbackCapture
 __all__ = ["GpuProfCallback"]
 
 
-class GpuProfCallback(TrainerCallback):  # type: ignore[misc]
+class GpuProfCallback(TrainerCallback):  # type: ignore[misc,unused-ignore]
     """Profiles the Trainer's optimizer steps into a run folder, read like any other run.
 
     Keyword arguments are the capture's (steps, warmup, wait, prof_warmup, active, ...);

@@ -20,7 +20,8 @@ from ..capture.training import compiled_graphs
 from ..oneline import error_line
 from ..store import Run
 from ..store.try_files import write_try_result
-from .startup import StartupFix, apply_fix
+from .appliers.base import StartupFix
+from .startup import apply_fix
 
 #: exit status of a try process whose fix could not be switched on (nothing of the script ran)
 EXIT_NOT_APPLIED = 3

@@ -77,7 +77,8 @@ def step_chart_png(steps: dict[str, Any], width: int = 720) -> str:
         y = 10 + row_h * i + row_h // 2
         c.text(6, y - 5, f"{name} n={len(vals)}", color)
         q1, med, q3 = stats.get("q1_ms"), stats.get("median_ms"), stats.get("q3_ms")
-        if None not in (q1, med, q3) and len(vals) >= 2:  # the summary's statistics, not redone
+        if q1 is not None and med is not None and q3 is not None and len(vals) >= 2:
+            # the summary's statistics, not computed again here
             c.rect(x(q1), y - 10, max(x(q3), x(q1) + 1), y + 10, color, alpha=0.18)
             c.rect(x(med) - 1, y - 13, x(med) + 2, y + 13, color)
         for k, val in enumerate(vals):

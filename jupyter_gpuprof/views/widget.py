@@ -64,7 +64,7 @@ class ReportWidget(anywidget.AnyWidget):
         # False when `display_report` shows the static copy as an output of its own
         self.with_fallback = with_fallback
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """The widget view plus static `text/html` and `text/plain` for kernel-less viewers
         (only `text/plain`, one line, when the static copy is its own output)."""
         bundle = super()._repr_mimebundle_(**kwargs)

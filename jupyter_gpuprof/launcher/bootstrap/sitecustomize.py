@@ -8,7 +8,7 @@ from importlib.machinery import PathFinder
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _start_capture():
+def _start_capture() -> None:
     if not os.environ.get("JUPYTER_GPUPROF_RUN_DIR"):
         return
     # <root>/jupyter_gpuprof/capture/bootstrap: make the package importable even when not installed.
@@ -21,7 +21,7 @@ def _start_capture():
         sys.stderr.write(f"jupyter_gpuprof: script capture disabled: {type(e).__name__}: {e}\n")
 
 
-def _chain():
+def _chain() -> None:
     path = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
     spec = PathFinder.find_spec("sitecustomize", path)
     if spec is None or spec.loader is None:
