@@ -5,7 +5,7 @@ subprocess mode, a regenerated 3-kernel report with its CSV exports, and timings
 
 Writes to $OUT: results.json (timings, verdicts, checks), *.txt panels, *.html panels and
 tinygpt_step_full3_h200.{ncu-rep,raw.csv,details.csv}.gz (copy those three into
-tests/data/ncu/ so tests/test_ncu_metrics.py checks both readers on the same file).
+tests/data/ncu/ so tests/ncu/test_metrics.py checks both readers on the same file).
 """
 
 from __future__ import annotations

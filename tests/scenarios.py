@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from tracebuilder import TraceBuilder
 
@@ -112,3 +113,14 @@ def build(step: Callable[[TraceBuilder, float], float]) -> tuple[TraceBuilder, f
         b.step(n + 1, s, length)
         s += length
     return b, length / 1e3
+
+
+def scenario_analysis(tmp_path: Any, step: Callable[[TraceBuilder, float], float],
+                      baseline_ms: float | None = None) -> Any:
+    """The analysis of a scenario's trace, reconciled with a baseline of its own step time."""
+    from jupyter_gpuprof.analysis.summary import analyze
+    from jupyter_gpuprof.analysis.trace import load_trace
+
+    b, step_ms = build(step)
+    trace = load_trace(b.write(tmp_path / "t.json.gz"))
+    return analyze(trace, [baseline_ms or step_ms] * 10)

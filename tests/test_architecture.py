@@ -6,9 +6,8 @@ anywhere in the package fails here with the tool's own report.
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).parent.parent
+from paths import ROOT
 
 
 def _run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:

@@ -7,10 +7,10 @@ category added there without its rule, fix text or colour fails here, not in a r
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from test_verdicts import SCENARIOS, _analysis
+from paths import ROOT
+from scenarios import SCENARIOS, scenario_analysis
 
 from jupyter_gpuprof.advice import distributed_rules, fixes, rules
 from jupyter_gpuprof.advice.verdict import SUMMARIES, verdict_label
@@ -18,7 +18,6 @@ from jupyter_gpuprof.analysis.summary import IDLE_CAUSES
 from jupyter_gpuprof.categories import ABOUT, CATEGORIES, GAP_CAUSES, Category, label
 from jupyter_gpuprof.views import palette
 
-ROOT = Path(__file__).resolve().parents[1]
 #: categories priced outside the one-trace rules, and where
 ELSEWHERE = {Category.STRAGGLER: distributed_rules.straggler_rule,
              Category.COMPUTE: None}  # the verdict when no finding is worth acting on
@@ -41,7 +40,7 @@ def test_every_one_trace_rule_but_one_time_has_its_fix_text():
 @pytest.mark.parametrize("category", [c for c in SCENARIOS if c in FIX_TEXT])
 def test_every_priced_category_has_its_fix_as_code(tmp_path, category):
     """Each one-trace rule's finding on its scenario carries its category's fix text."""
-    finding = rules.RULES[Category(category)](_analysis(tmp_path, SCENARIOS[category]))
+    finding = rules.RULES[Category(category)](scenario_analysis(tmp_path, SCENARIOS[category]))
     assert finding is not None and finding.category == category
     assert FIX_TEXT[Category(category)].strip() and finding.fix == FIX_TEXT[Category(category)]
 

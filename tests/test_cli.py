@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 from ddp_script import DDP
+from paths import ROOT
 
 from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.store import RunStore
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = ROOT
 HAVE_REPORT = importlib.util.find_spec("jupyter_gpuprof.report") is not None
 
 SCRIPT = """

@@ -1,11 +1,12 @@
 """`jupyter gpuprof analyze TRACE --baseline-ms MS`: offline traces reconciled like the magic's."""
 
 import json
-from pathlib import Path
+
+from paths import TESTS
 
 from jupyter_gpuprof.cli import main
 
-LAUNCH = Path(__file__).parent / "data" / "real" / "launch" / "trace.json.gz"
+LAUNCH = TESTS / "data" / "real" / "launch" / "trace.json.gz"
 
 
 def test_baseline_ms_reconciles_an_offline_trace(capsys):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from notebook_calls import missing_name, unknown_flags
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SPAN = re.compile(r"`([^`\n]+)`")
 COMMAND = re.compile(r"^(jupyter gpuprof \w|%%?gpuprofile\b|%%?ncu\b)")

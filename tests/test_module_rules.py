@@ -99,3 +99,25 @@ def test_advice_thresholds_live_in_one_module():
                  if (names := numeric_constants(p))}
     assert not scattered, f"move these to advice/thresholds.py: {scattered}"
     assert "STRAGGLER_MIN_PCT" in numeric_constants(PACKAGE / "advice" / "thresholds.py")
+
+
+#: package folders that hold no code of their own to test (the bundled example runs' data)
+UNTESTED_FOLDERS = {"examples"}
+
+
+def test_the_tests_mirror_the_package():
+    """tests/<part>/test_*.py sits beside jupyter_gpuprof/<part>/: a reader finds a module's
+    promises by its path, and every part has its tests folder."""
+    tests = Path(__file__).resolve().parent
+    parts = {p.name for p in PACKAGE.iterdir()
+             if p.is_dir() and any(p.glob("*.py")) and not p.name.startswith("_")}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
+    assert folders <= parts, f"test folders with no package part: {folders - parts}"
+    assert parts - UNTESTED_FOLDERS <= folders, f"parts without tests: {parts - folders}"
+    # the tests at the top test the front doors, the leaves and the repository as a whole
+    top = {p.stem.removeprefix("test_") for p in tests.glob("test_*.py")}
+    modules_at_top = {p.stem for p in PACKAGE.glob("*.py")}
+    repo_wide = {"architecture", "module_rules", "docs_calls", "notebooks"}
+    stray = {t for t in top - repo_wide
+             if not any(t == m or t.startswith(f"{m}_") for m in modules_at_top)}
+    assert not stray, f"tests at the top that name no top-level module: {stray}"

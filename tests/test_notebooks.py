@@ -15,10 +15,10 @@ from pathlib import Path
 import nbformat
 import pytest
 from notebook_calls import check_notebook
+from paths import ROOT
 
 from jupyter_gpuprof.report import build
 
-ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 RUNS_ON = ("cpu", "gpu")
 

@@ -2,7 +2,8 @@
 
 `tests/data/expected/units.json` is a table of values and how they read; this test holds the
 Python spec to it, and `src/__tests__/units.spec.ts` holds the widget's `ms`/`gb` to it, so the
-two languages cannot drift. Regenerate with `python tests/test_units.py` after changing the spec.
+two languages cannot drift. Regenerate with `PYTHONPATH=tests python tests/test_units.py` after
+changing the spec.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
+
+from paths import ROOT
 
 from jupyter_gpuprof import units
 from jupyter_gpuprof.views import palette
 
-ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "tests" / "data" / "expected" / "units.json"
 MS_VALUES = [0.0, 0.0003, 0.004, 0.0123, 0.05, 0.0999, 0.1, 0.25, 0.963, 11.934, 118.7,
              1079.7, 12345.678, -0.05, -3.5, 0.125, 1.005, 2.675, 9.995]

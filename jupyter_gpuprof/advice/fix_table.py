@@ -2,9 +2,9 @@
 
 A row says which verdict category's finding the fix measures and what it switches on; the code
 that applies it lives in `tries/appliers/<name>.py` (in the live kernel and at a script's
-start-up). Adding a fix is a row here and that module; tests/test_fix_table.py holds every row
-to an applier with both halves. The advice reads the rows (which tries measure a finding, whose
-prediction a try is judged against); it never applies one.
+start-up). Adding a fix is a row here and that module; tests/advice/test_fix_table.py holds
+every row to an applier with both halves. The advice reads the rows (which tries measure a
+finding, whose prediction a try is judged against); it never applies one.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ read these; the widget reads `src/generated/palette.ts`, which
 `python -m jupyter_gpuprof.views.palette` writes from them (generated, like the summary
 types, rather than put into every summary: they are the same for every report, and a saved
 notebook carries each summary).
-`tests/test_palette.py` fails when the generated file no longer matches.
+`tests/views/test_palette.py` fails when the generated file no longer matches.
 """
 
 from __future__ import annotations

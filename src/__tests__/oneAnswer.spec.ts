@@ -1,7 +1,7 @@
 /// <reference types="node" />
 /**
  * The front end shows the numbers Python decided, never its own: the p95 of the steps 1…30
- * and the straggler of two two-rank runs, as `tests/test_one_answer.py` checks them in
+ * and the straggler of two two-rank runs, as `tests/report/test_one_answer.py` checks them in
  * `tests/data/expected/one_answer.json` (the magic line, the summary, the run list's row).
  */
 import * as fs from 'fs';

@@ -2,7 +2,7 @@
 /**
  * The widget says what the text report says, on every committed real trace: the verdict's
  * label, the median and p95, the findings and their gains, GPU busy, peak memory and the order
- * of the operator table. `tests/test_parity.py` writes each fixture's summary and the facts the
+ * of the operator table. `tests/views/test_parity.py` writes each fixture's summary and the facts the
  * Python text report states into tests/data/expected/parity.json; here the widget's own code
  * renders the summary and the same facts are read from the DOM. A panel that decides a label,
  * an order or a unit of its own fails here.

@@ -314,7 +314,7 @@ describe('timeline panel', () => {
 });
 
 describe('multi-rank timeline', () => {
-  /** The committed two-rank summary (tests/test_report_model.py checks it is Python's answer). */
+  /** The committed two-rank summary (tests/report/test_model.py checks it is Python's answer). */
   const twoRanks = () =>
     JSON.parse(
       fs.readFileSync(

@@ -2,7 +2,7 @@
  * The what-if parts of a report as the text report writes them (views/whatif_text.py): what
  * the step costs, the GPU conditions it ran under, each finding's predicted step, what its
  * tries measured, the fixes tried and the one-time costs. The figures are the summary's; only
- * the wording is here, and tests/test_parity.py holds it to Python's.
+ * the wording is here, and tests/views/test_parity.py holds it to Python's.
  */
 import { fig, gb, ms, pct, signedPct, us } from './dom';
 import { IConditions, IFinding, IReportSummary, ITryResult } from './summary';

@@ -1,0 +1,61 @@
+"""Advice is one ordered list of passes, applied alike to a trace, a run and a rank folder."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+from paths import TESTS
+
+from jupyter_gpuprof.advice import passes
+from jupyter_gpuprof.report import analyze_path
+from jupyter_gpuprof.store import RunStore
+
+REAL = TESTS / "data" / "real"
+HF = {"name": "transformers", "args": {"bf16": False, "fp16": False, "tf32": None}}
+
+
+def test_the_passes_run_in_their_stated_order():
+    assert [p.__name__ for p in passes.PASSES] == [
+        "across_ranks", "framework_terms", "refinements", "measured"]
+
+
+def _run_folder(tmp_path: Path, traces: list[Path], **meta: object) -> Path:
+    run = RunStore(tmp_path / "runs").create("probe")
+    for i, t in enumerate(traces):
+        raw = tmp_path / f"t{i}.json"
+        with gzip.open(t, "rb") as src, open(raw, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        run.write_trace(str(raw), rank=i if len(traces) > 1 else None)
+    run.meta.status = "complete"
+    for k, v in meta.items():
+        setattr(run.meta, k, v)
+    run.write_meta()
+    return run.path
+
+
+def test_a_multi_rank_run_gets_its_framework_s_terms_like_a_single_trace(tmp_path):
+    """Framework terms used to reach single-trace runs only: a Trainer under torchrun got
+    plain-torch fixes."""
+    one = analyze_path(_run_folder(tmp_path / "one", [REAL / "precision" / "trace.json.gz"],
+                                   framework=HF))
+    ranks = analyze_path(_run_folder(tmp_path / "ranks",
+                                     sorted((REAL / "ddp2_balanced").glob("*.json.gz")),
+                                     framework=HF, world_size=2))
+    assert "TrainingArguments(" in one.to_json()["findings"][0]["fix"]
+    fixes = [f["fix"] for f in ranks.to_json()["findings"]
+             if f["category"] in ("precision", "memory", "launch", "input")]
+    assert fixes and all("TrainingArguments(" in f for f in fixes)
+
+
+def test_measured_tries_rank_the_findings_in_every_report(tmp_path):
+    """A significant try's measured gain re-ranks the findings the report shows."""
+    before = analyze_path(REAL / "tinygpt_before").to_json()["findings"]
+    assert [f["category"] for f in before][:2] == ["input", "launch"]  # predicted 20% vs 14%
+    tries = [{"fix": "graphs", "measured_gain_pct": 31.0, "change": {"significant": True}},
+             {"fix": "loader", "measured_gain_pct": 12.0, "change": {"significant": False}}]
+    run = _run_folder(tmp_path, [REAL / "tinygpt_before" / "trace.json.gz"], tries=tries)
+    ranked = analyze_path(run).to_json()["findings"]
+    assert [f["category"] for f in ranked][:2] == ["launch", "input"]
+    assert ranked[0]["measured_gain_pct"] == 31.0 and ranked[1]["measured_gain_pct"] is None

@@ -1,0 +1,127 @@
+"""The text report and the widget read the same: label, order, figures and units, per fixture.
+
+Every committed real trace (tests/data/real) is analysed; its summary (timeline left out, the
+first op rows kept) and the facts the text report states go into
+tests/data/expected/parity.json. `src/__tests__/parity.spec.ts` renders each summary through the
+widget's code and reads the same facts from the DOM: a widget that decides a label, an order or
+a unit again fails there. Regenerate with `PYTHONPATH=tests python tests/views/test_parity.py`
+after a model change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from paths import ROOT
+
+from jupyter_gpuprof.advice.fix_table import TRIES_OF
+from jupyter_gpuprof.report import analyze_path
+from jupyter_gpuprof.report.model import from_builtins, to_builtins
+from jupyter_gpuprof.views.text import render_text
+
+REAL = ROOT / "tests" / "data" / "real"
+TABLE = ROOT / "tests" / "data" / "expected" / "parity.json"
+OP_ROWS = 12  # the op rows each summary keeps: the text's top 10 and a margin
+
+
+def facts(text: str) -> dict[str, Any]:
+    """What the text report says, read back from its lines."""
+    lines = text.splitlines()
+    step = next(ln for ln in lines if ln.startswith("Step time ("))
+    verdict = next(ln for ln in lines if ln.startswith("VERDICT: "))
+    out: dict[str, Any] = {
+        "verdict_label": re.match(r"VERDICT: (.*) \(\w+ confidence\)$", verdict).group(1),
+        "median": re.search(r"median (\S+ \S+?),", step).group(1),
+        "p95": re.search(r"p95 (\S+ \S+?),", step).group(1),
+        "findings": [re.match(r"\d+\. (\[.*?\] .*) — expected gain (≈\d+%)(.*)$", ln).groups()
+                     for ln in lines if re.match(r"\d+\. \[", ln)],
+        "whatif": [ln for ln in lines if ln.startswith(("Every 1,000 steps", "Conditions ("))],
+        "measured": [ln.strip() for ln in lines if ln.strip().startswith("Measured: ")],
+        "tries": [ln for ln in _section(lines, "Fixes tried (") if not ln.startswith("  Loss not")],
+        "one_time": [ln for ln in lines if ln.startswith("One-time costs in the trace")],
+        "busy": next((m.group(0) for ln in lines
+                      if (m := re.search(r"GPU busy \S+ real / \S+ under profiler", ln))), None),
+        "peak": next((m.group(0) for ln in lines
+                      if (m := re.search(r"Peak memory [^·]*\S", ln))), None),
+    }
+    if "Top ops (per real step)" in text:
+        start = lines.index(next(ln for ln in lines if ln.startswith("Top ops")))
+        ops = []
+        for ln in lines[start + 1:]:
+            if not ln.strip():
+                break
+            ops.append(ln[:46].rstrip().removesuffix("…"))
+        out["ops"] = ops
+    return out
+
+
+def _section(lines: list[str], head: str) -> list[str]:
+    """The lines under a heading, up to the next blank line."""
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(head)), None)
+    if start is None:
+        return []
+    out = []
+    for ln in lines[start + 1:]:
+        if not ln.strip():
+            break
+        out.append(ln)
+    return out
+
+
+#: real summaries with what a trace alone lacks (tries, GPU conditions), from H200 runs
+EVIDENCE = [ROOT / "docs" / "evidence" / "run_try_script_h200.json"]
+
+
+def evidence_case(path: Path) -> dict[str, Any]:
+    """A saved H200 summary, brought to today's model, with its tries and conditions."""
+    summary = to_builtins(from_builtins(json.loads(path.read_text())))
+    for f in summary["findings"]:  # saved before findings named their tries
+        f["try_fixes"] = f["try_fixes"] or list(TRIES_OF.get(f["category"], ()))
+    summary["source"]["path"] = None
+    summary["timeline"] = None
+    summary["ops"] = summary["ops"][:OP_ROWS]
+    return {"name": path.stem, "summary": summary, "facts": facts(render_text(summary))}
+
+
+def case(path: Path) -> dict[str, Any]:
+    """One fixture: its trimmed summary and the facts its text report states."""
+    summary = analyze_path(path).to_json()
+    summary["source"]["path"] = None
+    summary["timeline"] = None  # the timeline has its own tests; parity reads the tables
+    summary["ops"] = summary["ops"][:OP_ROWS]
+    return {"name": path.name, "summary": summary, "facts": facts(render_text(summary))}
+
+
+def table() -> list[dict[str, Any]]:
+    return [case(p) for p in sorted(REAL.iterdir()) if p.is_dir()] + \
+        [evidence_case(p) for p in EVIDENCE]
+
+
+def test_the_committed_parity_table_is_what_python_says_now():
+    committed = json.loads(TABLE.read_text())
+    now = json.loads(json.dumps(table()))
+    assert [c["name"] for c in committed] == [c["name"] for c in now]
+    for old, new in zip(committed, now, strict=True):
+        assert old["facts"] == new["facts"], old["name"]
+        assert old["summary"]["verdict"] == new["summary"]["verdict"], old["name"]
+
+
+def test_every_fixture_states_its_facts():
+    cases = json.loads(TABLE.read_text())
+    for c in cases:
+        f = c["facts"]
+        assert f["verdict_label"] and f["median"].endswith(("ms", "µs")), c["name"]
+        assert f.get("ops"), c["name"]
+    # the what-if parts are covered too: predictions, tries, conditions, cost
+    assert any(p for c in cases for _, _, p in c["facts"]["findings"])
+    assert any(c["facts"]["tries"] for c in cases) and any(c["facts"]["whatif"] for c in cases)
+    assert any(c["facts"]["measured"] for c in cases)
+
+
+if __name__ == "__main__":
+    TABLE.write_text(json.dumps(table(), indent=None, ensure_ascii=False) + "\n")
+    print(f"wrote {TABLE} ({TABLE.stat().st_size / 1e3:.0f} kB)", file=sys.stderr)
