@@ -233,6 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="runs folder (default $JUPYTER_GPUPROF_RUNS or ./.gpuprof/runs)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--stop-after-capture", action="store_true",
+                   help="end the command as soon as its capture is written (a long training "
+                   "need not run to its end for the report; --try re-runs stop after their "
+                   "baseline anyway)")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     p.set_defaults(func=cmd_run)
     return parser

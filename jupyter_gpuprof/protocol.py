@@ -22,9 +22,11 @@ ENV_TRY = "JUPYTER_GPUPROF_TRY"
 ENV_LOSSES = "JUPYTER_GPUPROF_TRY_LOSSES"
 #: `--ranks`: only these ranks capture (parse_ranks syntax; "none": no rank)
 ENV_RANKS = "JUPYTER_GPUPROF_RANKS"
+#: `--stop-after-capture`: the command ends as soon as its capture is written
+ENV_STOP = "JUPYTER_GPUPROF_STOP_AFTER_CAPTURE"
 #: the user's override of how long one try may run, in seconds
 ENV_TRY_TIMEOUT = "JUPYTER_GPUPROF_TRY_TIMEOUT_S"
 #: what the child may not inherit from a run it runs inside: each run sets its own
-PER_RUN = (ENV_LOSSES, ENV_RANKS, ENV_TRY)
+PER_RUN = (ENV_LOSSES, ENV_RANKS, ENV_TRY, ENV_STOP)
 #: the folder put first on the child's PYTHONPATH (its sitecustomize starts the capture)
 BOOTSTRAP = Path(__file__).resolve().parent / "launcher" / "bootstrap"

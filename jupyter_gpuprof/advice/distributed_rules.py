@@ -126,7 +126,7 @@ def straggler_rule(d: Distributed, step_ms: float,
                      f"{units.pct(top.expected_gain_pct)} of its step).")
         fix += f"\n# then rank {rank}'s own bottleneck — {top.title}:\n{top.fix}"
     gain = _pct(step_ms, extra * saving)
-    return Finding("straggler", "straggler", title, evidence, fix, round(extra, 3),
+    return Finding("straggler", "straggler", title, evidence, fix, extra,
                    round(gain, 1), {"rank": rank, "phase": str(s["phase"]),
                                     "extra_ms": round(extra, 3), "gpu_work_ms": round(gpu, 3),
                                     "host_delay_ms": round(host, 3), "input_ms": round(inp, 3),

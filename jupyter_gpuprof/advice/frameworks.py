@@ -53,9 +53,6 @@ def in_framework_terms(advice: Advice, framework: dict[str, Any] | None,
         notes.append(GRAPH_NOTE.format(replays=training["cuda_graph_replays"]))
     if training.get("compiled_graphs"):
         notes.append(COMPILE_NOTE)
-    if (training.get("micro_batches_per_step") or 1) > 1:
-        notes.append(f"a step is one optimizer step of {training['micro_batches_per_step']:g} "
-                     "micro-batches (gradient accumulation)")
     if notes:
         verdict = replace(verdict, reasons=[*verdict.reasons, *notes])
     return Advice(verdict, findings)

@@ -51,7 +51,7 @@ def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: st
     data.pop("always", None)
     if predicted and predicted.requires:
         data["requires"] = predicted.requires
-    return Finding(fid, cat, title, evidence, fix, round(cost_ms, 3), round(gain, 1), dict(data),
+    return Finding(fid, cat, title, evidence, fix, cost_ms, round(gain, 1), dict(data),
                    round(predicted.predicted_step_ms, 3) if predicted else None,
                    predicted.driver if predicted else "")
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..oneline import error_line
 from ..stats import describe_steps
+from ..step_definition import step_definition
 
 if TYPE_CHECKING:
     from ..store import Run, RunMeta
@@ -32,6 +33,10 @@ class ProfileSession(Protocol):
     training: TrainingCounters
     framework: dict[str, Any] | None
     fitted: str | None
+
+    @property
+    def manual(self) -> bool:
+        """The steps are jupyter_gpuprof.step() intervals."""
 
 
 def write_trace(session: ProfileSession, rank: int | None) -> str | None:
@@ -75,7 +80,8 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
         )
     with contextlib.suppress(Exception):
         meta.max_memory_allocated_bytes = max_memory_allocated()
-    meta.training = {**session.training.to_meta(), "mode": settings.mode}
+    meta.training = {**session.training.to_meta(), "mode": settings.mode,
+                     "manual": session.manual}
     if session.fitted:
         meta.training["schedule_fitted"] = session.fitted
     meta.framework = dict(session.framework or {})
@@ -116,7 +122,7 @@ def describe(session: ProfileSession) -> str:
     prof = describe_steps(d.profiled_ms)
     if prof["n"]:
         timing += f"; profiled {prof['median_ms']:.3f} ms/step median over {prof['n']} steps"
-    micro = session.training.to_meta()["micro_batches_per_step"]
-    if micro is not None and micro > 1:
-        timing += f"; {micro:g} micro-batches per optimizer step"
+    training = {**session.training.to_meta(), "manual": session.manual}
+    if (what := step_definition(training, session.settings.mode)) is not None:
+        timing += f"; {what}"
     return f"gpuprofile: {timing} -> {path}"

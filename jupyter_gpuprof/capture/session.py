@@ -71,7 +71,7 @@ class ProfileSession:
         self._optimizer_id: int | None = None
         self._manual = False
         self.boundaries = 0  # steps marked by the hook or step(): > 1 in one run means a loop
-        self.training = TrainingCounters()
+        self.training = TrainingCounters(on_backward_step=self._loop_boundary)
         self.framework: dict[str, Any] | None = None
         self.fitted: str | None = None  # how the schedule was shrunk to a short training, if it was
         self._shared_folder = run is not None  # several ranks may write into it
@@ -160,10 +160,14 @@ class ProfileSession:
         if self._optimizer_id is None:
             self._optimizer_id = id(optimizer)  # with several optimizers, the first to step counts
             self._learn_framework()
-        elif id(optimizer) != self._optimizer_id:
-            return
-        self.training.on_optimizer_step()
-        if self._manual or self.settings.mode == "body" or self.driver.done:
+        counted = id(optimizer) == self._optimizer_id
+        self.training.on_optimizer_step(id(optimizer), counted)
+        if counted:
+            self._loop_boundary()
+
+    def _loop_boundary(self) -> None:
+        """A step of the loop ended (its optimizer stepped, or its backward ran)."""
+        if self._manual or self.settings.mode == "body" or self.driver.done or self.closed:
             return
         self._guarded_boundary()
 
@@ -326,9 +330,14 @@ class ProfileSession:
         self._remove_hooks()
 
     @property
+    def manual(self) -> bool:
+        """The code marks its steps itself (jupyter_gpuprof.step())."""
+        return self._manual
+
+    @property
     def steps_seen(self) -> int:
         """Steps the code took so far: step() calls once used, else optimizer steps."""
-        return self.boundaries if self._manual else self.training.optimizer_steps
+        return self.boundaries if self._manual else self.training.steps()
 
     def finish(self, exc: BaseException | None = None) -> Run:
         """Close: on error or an unfinished capture keep trace + meta as failed; remove hooks."""

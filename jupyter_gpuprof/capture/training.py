@@ -1,10 +1,16 @@
-"""What one capture learns about the training itself: optimizer steps, micro-batches, graphs.
+"""What one capture learns about the training itself: what a step is, micro-batches, graphs.
 
 A cell or script that trains through a framework hides its loop; these counters see through it
-with hooks that every framework goes through: torch's global optimizer step hook (the caller
+with hooks that every framework goes through: torch's global optimizer step hooks (the caller
 passes each step in), `torch.autograd.backward` (every `loss.backward()`, scaled or not, ends
 there) and `CUDAGraph.replay` (CUDA graphs captured by hand or by torch.compile's
 "reduce-overhead"). Each costs one Python call per event, so the baseline stays honest.
+
+A step is one step of the first optimizer that steps (a GAN's iteration steps two: both are
+counted per step); several backward calls inside `optimizer.step` are a closure's evaluations
+(LBFGS), not micro-batches (one is the step's own: a framework's closure); a loop that calls
+no optimizer at all (parameters updated by hand) steps at each `backward()` once
+`BACKWARD_STEPS_AFTER` of them came without an optimizer step.
 """
 
 from __future__ import annotations
@@ -35,21 +41,39 @@ def compiled_graphs() -> int:
         return 0
 
 
-class TrainingCounters:
-    """Optimizer steps, backward calls between them, CUDA graph replays, during one capture."""
+#: backward() calls with no optimizer step after which a loop is taken to step at each backward
+BACKWARD_STEPS_AFTER = 8
+#: how the steps were found (meta.json `training.steps_by`)
+BY_OPTIMIZER, BY_BACKWARD = "optimizer.step()", "backward()"
 
-    def __init__(self) -> None:
+
+class TrainingCounters:
+    """What marks a step, and per step: backward calls, optimizers, closure evaluations."""
+
+    def __init__(self, on_backward_step: Callable[[], None] | None = None) -> None:
+        """`on_backward_step`: called at each backward() once the loop steps by backward."""
         self.optimizer_steps = 0
-        self.micro_batches: list[int] = []  # backward calls per optimizer step
+        self.backward_steps = 0
+        self.steps_by: str | None = None
+        self.micro_batches: list[int] = []  # backward calls outside optimizer.step, per step
+        self.optimizers: list[int] = []  # distinct optimizers that stepped, per step
+        self.closures: list[int] = []  # backward calls inside optimizer.step, per step
         self.graph_replays = 0
+        self.on_backward_step = on_backward_step
         self._backwards = 0
+        self._closure = 0
+        self._in_step = 0
+        self._stepped: set[int] = set()
         self._undo: list[Callable[[], None]] = []
 
     def install(self) -> None:
-        """Wrap backward and CUDAGraph.replay for the capture's duration."""
+        """Wrap backward and CUDAGraph.replay, watch optimizer steps, for the capture."""
         import torch
+        from torch.optim.optimizer import register_optimizer_step_pre_hook
 
         self._wrap(torch.autograd, "backward", self._count_backward)
+        handle = register_optimizer_step_pre_hook(self._enter_step)
+        self._undo.append(handle.remove)
         graph_cls = getattr(torch.cuda, "CUDAGraph", None)
         if graph_cls is not None and torch.cuda.is_available():
             # A build whose CUDAGraph is a C type cannot be wrapped: replays go uncounted.
@@ -74,17 +98,47 @@ class TrainingCounters:
         self._undo.append(undo)
 
     def _count_backward(self) -> None:
+        if self._in_step:  # inside optimizer.step: a closure re-evaluating the loss (LBFGS)
+            self._closure += 1
+            return
         self._backwards += 1
+        if (self.steps_by is None and self.optimizer_steps == 0
+                and self._backwards >= BACKWARD_STEPS_AFTER):
+            self.steps_by = BY_BACKWARD  # parameters updated by hand: no optimizer steps
+        if self.steps_by == BY_BACKWARD:
+            self.backward_steps += 1
+            self.micro_batches.append(1)
+            if self.on_backward_step is not None:
+                self.on_backward_step()
 
     def _count_replay(self) -> None:
         self.graph_replays += 1
 
-    def on_optimizer_step(self) -> None:
-        """One optimizer step of the counted optimizer: close its micro-batch count."""
+    def _enter_step(self, *_: Any) -> None:
+        self._in_step += 1
+
+    def on_optimizer_step(self, optimizer_id: int = 0, counted: bool = True) -> None:
+        """After any optimizer's step; `counted`: it is the optimizer whose steps are steps."""
+        self._in_step = max(0, self._in_step - 1)
+        self._stepped.add(optimizer_id)
+        if not counted or self.steps_by == BY_BACKWARD:
+            return
+        self.steps_by = BY_OPTIMIZER
         self.optimizer_steps += 1
         if self.optimizer_steps > 1:  # backward calls before the first step include set-up
-            self.micro_batches.append(self._backwards)
-        self._backwards = 0
+            # one backward inside the step is the step's own (Lightning runs each micro-batch's
+            # forward and backward in the closure it hands to optimizer.step); several are a
+            # closure re-evaluating the loss (LBFGS)
+            inside = self._closure
+            self.micro_batches.append(self._backwards + (inside if inside <= 1 else 0))
+            self.closures.append(inside if inside > 1 else 0)
+            self.optimizers.append(len(self._stepped))
+        self._backwards = self._closure = 0
+        self._stepped = {optimizer_id}
+
+    def steps(self) -> int:
+        """Steps seen so far, however they are marked."""
+        return self.backward_steps if self.steps_by == BY_BACKWARD else self.optimizer_steps
 
     def remove(self) -> None:
         """Put back what install() wrapped."""
@@ -95,7 +149,11 @@ class TrainingCounters:
         """The `training` block of meta.json."""
         return {
             "optimizer_steps": self.optimizer_steps,
+            "steps_by": self.steps_by,
+            "backward_steps": self.backward_steps,
             "micro_batches_per_step": _median(self.micro_batches),
+            "optimizers_per_step": _median(self.optimizers),
+            "closure_evaluations_per_step": _median(self.closures),
             "cuda_graph_replays": self.graph_replays,
             "compiled_graphs": compiled_graphs(),  # torch.compile in use in this process
         }

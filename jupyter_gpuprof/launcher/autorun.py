@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Any
 
-from ..protocol import ENV_LOSSES, ENV_RANKS, ENV_RUN_DIR, ENV_SETTINGS, ENV_TRY
+from ..protocol import ENV_LOSSES, ENV_RANKS, ENV_RUN_DIR, ENV_SETTINGS, ENV_STOP, ENV_TRY
 
 
 class ScriptCapture:
@@ -51,7 +51,8 @@ class ScriptCapture:
             self.session = self.begin_session(CaptureSettings(**kwargs), run)
         else:
             self.session = ProfileSession(
-                CaptureSettings(**kwargs), name=run.meta.name, code=run.meta.code, run=run
+                CaptureSettings(**kwargs), name=run.meta.name, code=run.meta.code, run=run,
+                on_complete=_stop_now if os.environ.get(ENV_STOP) else None,
             ).begin()
         atexit.register(self.close)
         previous = sys.excepthook
@@ -70,6 +71,15 @@ class ScriptCapture:
             session.discard()  # launchers and worker processes: no training steps, nothing to say
         else:
             session.finish(self.error)
+
+
+def _stop_now(session: Any) -> None:
+    """`--stop-after-capture`: the capture is written (trace and meta: the run is complete);
+    end the command here, with status 0. Its hooks stay: torch may be iterating the optimizer
+    hooks that called us, and the process ends anyway."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 class _TorchImportWatcher(importlib.abc.MetaPathFinder):

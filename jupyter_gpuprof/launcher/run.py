@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from ..capture.ranks import format_ranks, parse_ranks
-from ..protocol import BOOTSTRAP, ENV_LOSSES, ENV_RANKS, ENV_RUN_DIR, ENV_SETTINGS, PER_RUN
+from ..protocol import (
+    BOOTSTRAP,
+    ENV_LOSSES,
+    ENV_RANKS,
+    ENV_RUN_DIR,
+    ENV_SETTINGS,
+    ENV_STOP,
+    PER_RUN,
+)
 from .torchrun import split_launcher
 
 
@@ -61,8 +69,10 @@ def default_name(cmd: list[str]) -> str:
     return Path(cmd[0]).name
 
 
-def child_env(run_dir: Path, settings: dict[str, Any], losses: str = "") -> dict[str, str]:
-    """The command's environment: bootstrap, run folder, settings, `run --try`'s loss label."""
+def child_env(run_dir: Path, settings: dict[str, Any], losses: str = "",
+              stop: bool = False) -> dict[str, str]:
+    """The command's environment: bootstrap, run folder, settings, `run --try`'s loss label,
+    `--stop-after-capture`."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOTSTRAP), env.get("PYTHONPATH", ""))
                                         if p)
@@ -72,6 +82,8 @@ def child_env(run_dir: Path, settings: dict[str, Any], losses: str = "") -> dict
         env.pop(name, None)
     if losses:
         env[ENV_LOSSES] = losses
+    if stop:
+        env[ENV_STOP] = "1"
     if (ranks := parse_ranks(settings.get("ranks"))) is not None:
         env[ENV_RANKS] = format_ranks(ranks)
     return env
@@ -171,7 +183,8 @@ def launch(args: argparse.Namespace, check_try: Any = None) -> Launched:
     run.write_meta()
     print(f"gpuprof: capturing into {run.path}", file=sys.stderr)
     try:
-        env = child_env(run.path, settings, losses="" if args.try_fixes is None else "original")
+        env = child_env(run.path, settings, losses="" if args.try_fixes is None else "original",
+                        stop=bool(getattr(args, "stop_after_capture", False)))
         proc = subprocess.Popen(launched, env=env)
     except OSError as e:
         run.meta.status, run.meta.error = "failed", f"could not start {cmd[0]}: {e.strerror or e}"

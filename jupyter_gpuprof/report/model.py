@@ -19,7 +19,7 @@ from .timeline_model import Timeline as Timeline  # re-exported: summarize and v
 __all__ = ["Distributed", "DistributedRank", "Imbalance", "Model", "RankBrief", "Timeline"]
 
 #: summary version (meta.json's is the store's): bump when an older cache would decode yet lack data
-SUMMARY_SCHEMA_VERSION = 3
+SUMMARY_SCHEMA_VERSION = 4
 
 
 class Source(Model):
@@ -64,6 +64,8 @@ class Steps(StepStats):
     baseline_ms: list[float]
     profiled_ms: list[float]
     step_source: str = "ProfilerStep"  # or Optimizer.step, gpu_user_annotation, none
+    #: what one step is and how the capture found it (`advice.step_definition`)
+    definition: str | None = None
 
 
 class IdleByCause(Model):

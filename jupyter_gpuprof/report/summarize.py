@@ -15,6 +15,7 @@ from ..analysis.distributed import Distributed as DistributedAnalysis
 from ..analysis.ops import sort_for, sort_key
 from ..analysis.summary import Analysis
 from ..analysis.transfers import transfer_summary
+from ..step_definition import step_definition
 from ..store.run import RunMeta
 from .basis import (
     TABLE_BASIS,
@@ -82,7 +83,9 @@ def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -
                             "baseline": a.baseline, "profiled": a.profiled,
                             "profiler_inflation": a.real.inflation, "warmup_ms": _series(warm),
                             "baseline_ms": _series(base), "profiled_ms": _series(prof),
-                            "step_source": a.window.step_source}, Steps)
+                            "step_source": a.window.step_source,
+                            "definition": step_definition(m.training, m.settings.get("mode"))
+                            if m else None}, Steps)
 
 
 def _memory(a: Analysis, m: RunMeta | None) -> Memory:

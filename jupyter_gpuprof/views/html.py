@@ -9,7 +9,7 @@ from html import escape
 from typing import Any
 
 from .. import units
-from .text import banner, header_facts, ms_text, short_name, verdict_name
+from .text import banner, header_facts, ms_text, short_name, step_sentence, verdict_name
 from .whatif_text import (
     measured_for,
     one_time_lines,
@@ -82,6 +82,8 @@ def render_html(s: dict[str, Any]) -> str:
         f"GPU: {escape(str(src.get('gpu') or 'none'))}.")
     if facts := header_facts(s):
         parts.append(" " + " · ".join(f"<b>{escape(f)}</b>" for f in facts) + ".")
+    if what := step_sentence(st):
+        parts.append(f" {escape(what)}")
     parts.append("</p>")
     category = escape(verdict_name(v))
     parts.append(

@@ -99,6 +99,12 @@ def verdict_name(v: dict[str, Any]) -> str:
     return str(v.get("label") or v.get("category") or "unavailable")
 
 
+def step_sentence(steps: dict[str, Any]) -> str | None:
+    """What one step is (the summary's `steps.definition`), as a sentence."""
+    what = steps.get("definition")
+    return f"{what[0].upper()}{what[1:]}." if what else None
+
+
 def render_headline(s: dict[str, Any]) -> str:
     """A report's first screen: the verdict, the top fix as code, what it is worth, and how to
     measure it before editing anything."""
@@ -143,6 +149,8 @@ def render_text(s: dict[str, Any]) -> str:
         f"Step time ({label}, n={st.get('n')}): median {ms_text(st.get('median_ms'))}, "
         f"p95 {ms_text(st.get('p95_ms'))}, IQR {ms_text(st.get('iqr_ms'))}, "
         f"{len(st.get('outliers') or [])} outlier(s)")
+    if what := step_sentence(st):
+        lines.append(f"  {what}")
     prof = st.get("profiled") or {}
     if st.get("source") == "baseline" and prof.get("n"):
         ratio = st.get("profiler_inflation") or 0.0

@@ -22,6 +22,7 @@ interface IFacts {
   measured: string[];
   tries: string[];
   one_time: string[];
+  step: string | null;
   busy: string | null;
   peak: string | null;
   ops?: string[];
@@ -50,6 +51,7 @@ describe('the widget reads as the text report', () => {
     const stats = textOf(root, '.gpuprof-w-stats');
     expect(stats).toContain(`median ${f.median},`);
     expect(stats).toContain(`p95 ${f.p95},`);
+    expect(root.querySelector('.gpuprof-w-stepdef')?.textContent ?? null).toBe(f.step);
     if (f.busy) {
       expect(stats).toContain(f.busy);
     }

@@ -71,6 +71,7 @@ export interface Steps {
   baseline_ms: number[];
   profiled_ms: number[];
   step_source?: string;
+  definition?: string | null;
 }
 /**
  * Robust statistics of a series of step times (ms): `jupyter_gpuprof.stats.describe_steps`.

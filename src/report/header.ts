@@ -62,6 +62,12 @@ export function busyText(sm: IReportSummary): string {
   return `GPU busy ${pct(gpu.busy_pct_real)} real / ${pct(gpu.busy_pct)} under profiler`;
 }
 
+/** What one step is (the summary's `steps.definition`), as a sentence (views/text.py). */
+export function stepSentence(st: { definition?: string | null }): string | null {
+  const what = st.definition;
+  return what ? `${what[0].toUpperCase()}${what.slice(1)}.` : null;
+}
+
 /** Title, banners, headline statistics and verdict. */
 export function header(sm: IReportSummary): HTMLDivElement {
   const st = sm.steps ?? {};
@@ -101,6 +107,10 @@ export function header(sm: IReportSummary): HTMLDivElement {
         capacity ? ` · ${capacity}` : ''
       )
     );
+    const what = stepSentence(st);
+    if (what) {
+      head.append(h('div', { class: 'gpuprof-w-stepdef' }, what));
+    }
   }
   head.append(
     h(

@@ -110,7 +110,7 @@ def test_gradient_accumulation_counts_micro_batches(ip, tmp_path, capsys):
     meta, took, printed = profiled(ip, tmp_path / "runs", cell, capsys)
     check_loop(meta, took, plain * STEPS / (STEPS + 10), printed, micro=4)
     assert meta.training["optimizer_steps"] == STEPS + 10
-    assert "4 micro-batches per optimizer step" in printed
+    assert "one optimizer step of 4 micro-batches (gradient accumulation)" in printed
 
 
 def test_single_step_cell_still_reruns(ip, tmp_path, capsys):

@@ -109,11 +109,15 @@ def test_fixes_in_framework_terms():
     assert in_framework_terms(_advice("precision"), {}, {}).findings[0].fix == "torch fix"
 
 
-def test_graph_and_accumulation_notes():
+def test_graph_notes_and_what_a_step_is():
     out = in_framework_terms(_advice("launch"), None,
                              {"cuda_graph_replays": 12, "micro_batches_per_step": 4.0})
     reasons = " ".join(out.verdict.reasons)
-    assert "CUDA graphs (12 replays)" in reasons and "4 micro-batches" in reasons
+    assert "CUDA graphs (12 replays)" in reasons
+    # accumulation is what a step is: the summary's step definition says it, once
+    from jupyter_gpuprof.step_definition import step_definition
+    assert "4 micro-batches (gradient accumulation)" in step_definition(
+        {"steps_by": "optimizer.step()", "micro_batches_per_step": 4.0}, "loop")
     assert in_framework_terms(_advice("launch"), None, {}).verdict.reasons == []
 
 

@@ -40,7 +40,8 @@ NO_GPU_CASES = {
 
 def _magic_line(step_ms):
     driver = SimpleNamespace(baseline_ms=step_ms, profiled_ms=[], timing="cuda_event")
-    session = SimpleNamespace(driver=driver, run=SimpleNamespace(path="runs/x"),
+    session = SimpleNamespace(driver=driver, run=SimpleNamespace(path="runs/x"), manual=False,
+                              settings=SimpleNamespace(mode="loop"),
                               training=SimpleNamespace(to_meta=lambda: {
                                   "micro_batches_per_step": None}))
     return describe(session)

@@ -21,6 +21,7 @@ from paths import ROOT
 from jupyter_gpuprof.advice.fix_table import TRIES_OF
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.report.model import from_builtins, to_builtins
+from jupyter_gpuprof.step_definition import step_definition
 from jupyter_gpuprof.views.text import render_text
 
 REAL = ROOT / "tests" / "data" / "real"
@@ -43,6 +44,7 @@ def facts(text: str) -> dict[str, Any]:
         "measured": [ln.strip() for ln in lines if ln.strip().startswith("Measured: ")],
         "tries": [ln for ln in _section(lines, "Fixes tried (") if not ln.startswith("  Loss not")],
         "one_time": [ln for ln in lines if ln.startswith("One-time costs in the trace")],
+        "step": next((ln.strip() for ln in lines if ln.startswith("  A step is ")), None),
         "busy": next((m.group(0) for ln in lines
                       if (m := re.search(r"GPU busy \S+ real / \S+ under profiler", ln))), None),
         "peak": next((m.group(0) for ln in lines
@@ -79,6 +81,9 @@ EVIDENCE = [ROOT / "docs" / "evidence" / "run_try_script_h200.json"]
 def evidence_case(path: Path) -> dict[str, Any]:
     """A saved H200 summary, brought to today's model, with its tries and conditions."""
     summary = to_builtins(from_builtins(json.loads(path.read_text())))
+    # saved before summaries said what a step is: what that run's capture found
+    summary["steps"]["definition"] = summary["steps"]["definition"] or step_definition(
+        {"steps_by": "optimizer.step()", "micro_batches_per_step": 1}, "script")
     for f in summary["findings"]:  # saved before findings named their tries
         f["try_fixes"] = f["try_fixes"] or list(TRIES_OF.get(f["category"], ()))
     summary["source"]["path"] = None
@@ -120,6 +125,7 @@ def test_every_fixture_states_its_facts():
     assert any(p for c in cases for _, _, p in c["facts"]["findings"])
     assert any(c["facts"]["tries"] for c in cases) and any(c["facts"]["whatif"] for c in cases)
     assert any(c["facts"]["measured"] for c in cases)
+    assert any(c["facts"]["step"] for c in cases)
 
 
 if __name__ == "__main__":

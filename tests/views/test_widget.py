@@ -91,8 +91,10 @@ def test_export_of_a_missing_run_is_one_line_error(tmp_path, capsys):
 #: budget of the bundled widget.js: anywidget stores the ESM in every saved notebook's widget
 #: state, so it must stay small. The hand-written widget was 16,843 bytes; the level-of-detail
 #: timeline, toolbar, kernels tab and step chart (issue 14) brought it to about 26 KB; ranks
-#: aligned on one timeline and kernel names beside short kernels to 28.3 KB.
-ESM_BUDGET_BYTES = 29_000
+#: aligned on one timeline and kernel names beside short kernels to 28.3 KB; the what-if parts
+#: the static copy had alone (cost, conditions, predictions, tries, one-time costs) and the
+#: number spec to 31.1 KB.
+ESM_BUDGET_BYTES = 32_000
 
 
 def test_widget_front_end_is_the_built_bundle_and_no_bigger_than_before():

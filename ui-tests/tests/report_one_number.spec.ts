@@ -48,7 +48,7 @@ for (const theme of ['light', 'dark']) {
     await setTheme(page, theme);
     const { widget } = await openReport(page, `one_number_${theme}.ipynb`, TRACE);
 
-    const busy = /GPU busy (\d+ % real \/ \d+ % under profiler)/;
+    const busy = /GPU busy (\d+% real \/ \d+% under profiler)/;
     const head = await grab(widget.locator('.gpuprof-w-busy-head'), busy);
     await widget.getByRole('tab', { name: 'GPU timeline' }).click();
     expect(await grab(widget.locator('.gpuprof-w-panel-timeline .gpuprof-w-busy'), busy)).toBe(

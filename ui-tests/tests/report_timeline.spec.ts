@@ -42,7 +42,7 @@ for (const theme of ['light', 'dark']) {
     test.info().annotations.push({ type: 'kernels per step', description: String(kernelsPerStep) });
     expect(kernelsPerStep).toBeGreaterThanOrEqual(TRACE.minKernelsPerStep);
     const head = (await widget.locator('.gpuprof-w-busy-head').textContent()) ?? '';
-    expect(head).toMatch(/^GPU busy \d+ % real \/ \d+ % under profiler$/);
+    expect(head).toMatch(/^GPU busy \d+% real \/ \d+% under profiler$/);
 
     await widget.getByRole('tab', { name: 'GPU timeline' }).click();
     const timeline = widget.locator('.gpuprof-w-panel-timeline');

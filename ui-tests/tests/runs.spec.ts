@@ -26,7 +26,7 @@ test.describe('GPU Profiler run browser', () => {
     const before = runs.locator(`li[data-run-id="${BEFORE}"]`);
     await expect(before.locator('.jp-gpuprof-run-gpu')).toHaveText('NVIDIA H200');
     await expect(before.locator('.jp-gpuprof-run-steps')).toHaveText(
-      'median 46.5 ms · p95 47.4 ms'
+      'median 46.52 ms · p95 47.37 ms'
     );
     await expect(before.locator('.jp-gpuprof-tag')).toHaveText(['baseline']);
     await expect(

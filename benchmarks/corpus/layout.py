@@ -1,0 +1,57 @@
+"""Lay the training-script corpus out from repository snapshots: files at pinned commits + data.
+
+    python benchmarks/corpus/layout.py MIRRORS OUT
+
+MIRRORS holds one bare clone per repository, named `owner+name/repo` (what the snapshot tool
+gives); OUT (git-ignored, e.g. `.corpus`) gets one folder per manifest entry with the entry's
+files at its pinned commit and its synthetic data. Nothing here is the scripts' code: it is
+read from the snapshots when the corpus is laid out, never committed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+MANIFEST = Path(__file__).with_name("manifest.json")
+
+
+def _show(mirror: Path, commit: str, path: str) -> bytes:
+    return subprocess.run(["git", "-C", str(mirror), "show", f"{commit}:{path}"],
+                          capture_output=True, check=True).stdout
+
+
+def _random_tokens(folder: Path, vocab: int, tokens: int) -> None:
+    """nanoGPT-style train.bin / val.bin of uniformly random token ids (uint16)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    rng.integers(0, vocab, tokens, dtype=np.uint16).tofile(folder / "train.bin")
+    rng.integers(0, vocab, tokens // 10, dtype=np.uint16).tofile(folder / "val.bin")
+
+
+def lay_out(mirrors: Path, out: Path) -> list[str]:
+    """Every entry's folder under `out`; returns their ids."""
+    entries = json.loads(MANIFEST.read_text())["scripts"]
+    for e in entries:
+        mirror = mirrors / e["repo"].replace("/", "+") / "repo"
+        dest = out / e["id"]
+        root = e.get("root", "")
+        for f in e["files"]:
+            target = dest / f
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(_show(mirror, e["commit"], f"{root}/{f}" if root else f))
+        for target, source in e.get("same_as", {}).items():  # a file the snapshot lacks
+            (dest / target).write_bytes((dest / source).read_bytes())
+        data = e.get("data")
+        if data and data["kind"] == "random-tokens":
+            _random_tokens(dest / data["dir"], data["vocab"], data["tokens"])
+    return [e["id"] for e in entries]
+
+
+if __name__ == "__main__":
+    ids = lay_out(Path(sys.argv[1]), Path(sys.argv[2]))
+    print(f"laid out {len(ids)} scripts: {', '.join(ids)}", file=sys.stderr)

@@ -1,0 +1,156 @@
+"""Steps in any loop: `jupyter gpuprof run` finds them as the script's own clock counts them.
+
+The scripts are ours, written after the structure of public training scripts the corpus holds
+(a word-level LM that updates its parameters by hand, a GAN with two optimizers and three
+backward calls per iteration, an LBFGS closure loop): each logs its own iteration times, and
+the capture's baseline must time the same thing (within 20 % of the script's own median) and
+say what a step is.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import pytest
+
+from jupyter_gpuprof.cli import main
+from jupyter_gpuprof.report import analyze_path
+from jupyter_gpuprof.step_definition import step_definition
+from jupyter_gpuprof.store import RunStore
+
+#: every script logs its iterations' wall time (its own clock) to the file it is given
+LOG = """
+import json, sys, time
+_times, _t = [], [time.perf_counter()]
+def tick():
+    now = time.perf_counter(); _times.append(1e3 * (now - _t[0])); _t[0] = now
+def save():
+    json.dump(_times, open(sys.argv[1], "w"))
+"""
+
+MANUAL_LM = LOG + """
+import torch
+from torch import nn
+torch.manual_seed(0)
+torch.set_num_threads(1)
+emb, rnn, head = nn.Embedding(2000, 64), nn.LSTM(64, 128, batch_first=True), nn.Linear(128, 2000)
+params = [*emb.parameters(), *rnn.parameters(), *head.parameters()]
+x = torch.randint(0, 2000, (16, 32))
+for i in range(60):
+    out, _ = rnn(emb(x[:, :-1]))
+    loss = nn.functional.cross_entropy(head(out).flatten(0, 1), x[:, 1:].flatten())
+    for p in params:
+        p.grad = None
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 0.25)
+    with torch.no_grad():
+        for p in params:          # the update by hand: no optimizer.step()
+            p.add_(p.grad, alpha=-0.1)
+    tick()
+save()
+"""
+
+GAN = LOG + """
+import torch
+from torch import nn
+torch.manual_seed(0)
+torch.set_num_threads(1)
+G = nn.Sequential(nn.Linear(16, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                  nn.Linear(512, 256))
+D = nn.Sequential(nn.Linear(256, 512), nn.LeakyReLU(0.2), nn.Linear(512, 1))
+optD = torch.optim.Adam(D.parameters(), lr=2e-4)
+optG = torch.optim.Adam(G.parameters(), lr=2e-4)
+bce = nn.BCEWithLogitsLoss()
+real = torch.randn(256, 256)
+for i in range(60):
+    D.zero_grad()
+    errD_real = bce(D(real), torch.ones(256, 1)); errD_real.backward()
+    fake = G(torch.randn(256, 16))
+    errD_fake = bce(D(fake.detach()), torch.zeros(256, 1)); errD_fake.backward()
+    optD.step()
+    G.zero_grad()
+    errG = bce(D(fake), torch.ones(256, 1)); errG.backward()
+    optG.step()
+    tick()
+save()
+"""
+
+LBFGS = LOG + """
+import torch
+from torch import nn
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = nn.Sequential(nn.Linear(64, 512), nn.Tanh(), nn.Linear(512, 1))
+opt = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=4)
+x, y = torch.randn(2048, 64), torch.randn(2048, 1)
+for i in range(40):
+    def closure():
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        return loss
+    opt.step(closure)
+    tick()
+save()
+"""
+
+FLAGS = ["--steps", "12", "--warmup", "2", "--wait", "1", "--prof-warmup", "1", "--active", "3",
+         "--no-flops"]
+
+
+def _run(tmp_path: Path, code: str) -> tuple[object, list[float]]:
+    script, log = tmp_path / "train.py", tmp_path / "own_log.json"
+    script.write_text(code)
+    rc = main(["run", "--runs-root", str(tmp_path / "runs"), *FLAGS, "--", sys.executable,
+               str(script), str(log)])
+    assert rc == 0
+    (run,) = RunStore(tmp_path / "runs").list()
+    assert run.meta.status == "complete", run.meta.error
+    return run, json.loads(log.read_text())
+
+
+def _same_clock(run: object, own_ms: list[float], first: int) -> None:
+    """The capture's unprofiled baseline times what the script's own log times over the same
+    iterations (`first`: the iteration the baseline starts at: its first step starts the count,
+    then the warm-up steps)."""
+    ours = statistics.median(run.meta.baseline["step_ms"])  # type: ignore[attr-defined]
+    theirs = statistics.median(own_ms[first:first + 12])
+    assert ours == pytest.approx(theirs, rel=0.2), (ours, theirs)
+
+
+#: where the baseline starts: after the step that starts the count and 2 warm-up steps; a loop
+#: without an optimizer steps by backward() only from its BACKWARD_STEPS_AFTER-th call on
+BY_STEP, BY_BACKWARD = 3, 10
+
+
+@pytest.mark.parametrize(("code", "steps_by", "says", "first"), [
+    (MANUAL_LM, "backward()", "one backward() call: the loop calls no optimizer.step()",
+     BY_BACKWARD),
+    (GAN, "optimizer.step()", "one iteration of 2 optimizers (3 backward() calls)", BY_STEP),
+    (LBFGS, "optimizer.step()", "evaluates its closure", BY_STEP),
+], ids=["manual-update-lm", "two-optimizer-gan", "lbfgs-closure"])
+def test_a_loop_of_each_kind_gets_its_steps_found_and_said(tmp_path, code, steps_by, says,
+                                                           first):
+    run, own = _run(tmp_path, code)
+    training = run.meta.training  # type: ignore[attr-defined]
+    assert training["steps_by"] == steps_by
+    _same_clock(run, own, first)
+    what = step_definition(training, "script")
+    assert what is not None and says in what
+    assert "gradient accumulation" not in what  # never named where it is not one
+    summary = analyze_path(run.path).to_json()  # type: ignore[attr-defined]
+    assert says in summary["steps"]["definition"]
+
+
+def test_gradient_accumulation_is_named_only_when_it_is_one():
+    one = {"steps_by": "optimizer.step()", "micro_batches_per_step": 4,
+           "optimizers_per_step": 1, "closure_evaluations_per_step": 0}
+    assert "4 micro-batches (gradient accumulation)" in step_definition(one, "script")
+    gan = {**one, "optimizers_per_step": 2, "micro_batches_per_step": 3}
+    assert "accumulation" not in step_definition(gan, "script")
+    lbfgs = {**one, "micro_batches_per_step": 0, "closure_evaluations_per_step": 4}
+    assert "accumulation" not in step_definition(lbfgs, "script")
+    assert step_definition({}, "body") == "a step is one run of the profiled cell"
