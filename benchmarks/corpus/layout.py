@@ -4,8 +4,9 @@
 
 MIRRORS holds one bare clone per repository, named `owner+name/repo` (what the snapshot tool
 gives); OUT (git-ignored, e.g. `.corpus`) gets one folder per manifest entry with the entry's
-files at its pinned commit and its synthetic data. Nothing here is the scripts' code: it is
-read from the snapshots when the corpus is laid out, never committed.
+files at its pinned commit; `make_data` writes its synthetic data where it runs. Nothing here
+is the scripts' code: it is read from the snapshots when the corpus is laid out, never
+committed.
 """
 
 from __future__ import annotations
@@ -46,10 +47,15 @@ def lay_out(mirrors: Path, out: Path) -> list[str]:
             target.write_bytes(_show(mirror, e["commit"], f"{root}/{f}" if root else f))
         for target, source in e.get("same_as", {}).items():  # a file the snapshot lacks
             (dest / target).write_bytes((dest / source).read_bytes())
-        data = e.get("data")
-        if data and data["kind"] == "random-tokens":
-            _random_tokens(dest / data["dir"], data["vocab"], data["tokens"])
     return [e["id"] for e in entries]
+
+
+def make_data(entry: dict, folder: Path) -> None:
+    """An entry's synthetic data, written where its script reads it (on the GPU host: it
+    need not travel)."""
+    data = entry.get("data")
+    if data and data["kind"] == "random-tokens" and not (folder / data["dir"]).is_dir():
+        _random_tokens(folder / data["dir"], data["vocab"], data["tokens"])
 
 
 if __name__ == "__main__":

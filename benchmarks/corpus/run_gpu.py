@@ -22,6 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent))
+from layout import make_data  # noqa: E402 - the corpus folder's own helper
+
 MANIFEST = Path(__file__).with_name("manifest.json")
 PY = sys.executable
 #: capture settings for every script that has no schedule of its own in the manifest
@@ -61,6 +64,7 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path) -> dict[str, Any]:
     env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
     env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""),
                                                     os.environ.get("PYTHONPATH", "")) if p)
+    make_data(entry, folder)
     for prep in entry.get("prepare", []):
         _run([PY, prep], folder, env, 120)
     base = [PY, *entry.get("launcher", []), *entry["command"]]
