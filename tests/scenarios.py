@@ -32,6 +32,36 @@ def precision(b: TraceBuilder, s: float) -> float:
     return wait_for_gpu(b, s, 30.0, 9100.0)
 
 
+TF32_GEMM = "sm90_xmma_gemm_tf32f32_tf32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1"
+
+
+def tf32(b: TraceBuilder, s: float) -> float:
+    """fp32 matmuls on TF32 Tensor Cores (8 ms), fp32 activations around them (1 ms)."""
+    _gemm(b, s + 10, s + 100, 8000.0, TF32_GEMM, ["float", "float"])
+    ext = b.op("aten::gelu", s + 20, 1.0, types=["float"])
+    b.kernel("void at::native::vectorized_elementwise_kernel<4, GeluCUDAKernelImpl<float>>",
+             s + 21, s + 8100, 1000.0, ext=ext)
+    return wait_for_gpu(b, s, 30.0, 9100.0)
+
+
+MEM_EFF_ATTENTION = ("fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::"
+                     "AttentionKernel<float, cutlass::arch::Sm80, true, 64, 64, 64, true, true>"
+                     "::Params)")
+
+
+def tf32_attention(b: TraceBuilder, s: float) -> float:
+    """nanoGPT's fp32 step with TF32 on: TF32 GEMMs (4 ms), SDPA on its fp32 memory-efficient
+    kernel (4 ms), one small GEMM that misses the Tensor Cores (0.2 ms), fp32 gelu (1 ms)."""
+    _gemm(b, s + 10, s + 100, 4000.0, TF32_GEMM, ["float", "float"])
+    ext = b.op("aten::_efficient_attention_forward", s + 20, 2.0, types=["float", "float"])
+    b.kernel(MEM_EFF_ATTENTION, s + 22, s + 4100, 4000.0, ext=ext)
+    _gemm(b, s + 30, s + 8100, 200.0, SIMT_GEMM, ["float", "float"])
+    ext = b.op("aten::gelu", s + 40, 1.0, types=["float"])
+    b.kernel("void at::native::vectorized_elementwise_kernel<4, GeluCUDAKernelImpl<float>>",
+             s + 41, s + 8300, 1000.0, ext=ext)
+    return wait_for_gpu(b, s, 50.0, 9300.0)
+
+
 def compute(b: TraceBuilder, s: float) -> float:
     _gemm(b, s + 10, s + 100, 9500.0)
     return wait_for_gpu(b, s, 30.0, 9600.0)
@@ -116,11 +146,16 @@ def build(step: Callable[[TraceBuilder, float], float]) -> tuple[TraceBuilder, f
 
 
 def scenario_analysis(tmp_path: Any, step: Callable[[TraceBuilder, float], float],
-                      baseline_ms: float | None = None) -> Any:
-    """The analysis of a scenario's trace, reconciled with a baseline of its own step time."""
+                      baseline_ms: float | list[float] | None = None,
+                      stalls: list[dict[str, Any]] | None = None,
+                      loader: Any = None) -> Any:
+    """The analysis of a scenario's trace, reconciled with a baseline of its own step time (or
+    the given baseline steps, with the stall events the capture stamped on them and the
+    baseline's waits for data, a LoaderPace)."""
     from jupyter_gpuprof.analysis.summary import analyze
     from jupyter_gpuprof.analysis.trace import load_trace
 
     b, step_ms = build(step)
     trace = load_trace(b.write(tmp_path / "t.json.gz"))
-    return analyze(trace, [baseline_ms or step_ms] * 10)
+    steps = baseline_ms if isinstance(baseline_ms, list) else [baseline_ms or step_ms] * 10
+    return analyze(trace, steps, stalls=stalls, loader=loader)

@@ -34,6 +34,20 @@ def _random_tokens(folder: Path, vocab: int, tokens: int) -> None:
     rng.integers(0, vocab, tokens // 10, dtype=np.uint16).tofile(folder / "val.bin")
 
 
+def _mnist_idx(folder: Path, train: int, test: int) -> None:
+    """torchvision's MNIST raw files (idx format) of random digits: the dataset class finds
+    them and downloads nothing."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for prefix, n in (("train", train), ("t10k", test)):
+        images = rng.integers(0, 256, (n, 28, 28), dtype=np.uint8)
+        labels = rng.integers(0, 10, n, dtype=np.uint8)
+        (folder / f"{prefix}-images-idx3-ubyte").write_bytes(
+            np.array([0x803, n, 28, 28], dtype=">i4").tobytes() + images.tobytes())
+        (folder / f"{prefix}-labels-idx1-ubyte").write_bytes(
+            np.array([0x801, n], dtype=">i4").tobytes() + labels.tobytes())
+
+
 def lay_out(mirrors: Path, out: Path) -> list[str]:
     """Every entry's folder under `out`; returns their ids."""
     entries = json.loads(MANIFEST.read_text())["scripts"]
@@ -54,8 +68,12 @@ def make_data(entry: dict, folder: Path) -> None:
     """An entry's synthetic data, written where its script reads it (on the GPU host: it
     need not travel)."""
     data = entry.get("data")
-    if data and data["kind"] == "random-tokens" and not (folder / data["dir"]).is_dir():
+    if not data or (folder / data["dir"]).is_dir():
+        return
+    if data["kind"] == "random-tokens":
         _random_tokens(folder / data["dir"], data["vocab"], data["tokens"])
+    elif data["kind"] == "mnist-idx":
+        _mnist_idx(folder / data["dir"], data["train"], data["test"])
 
 
 if __name__ == "__main__":

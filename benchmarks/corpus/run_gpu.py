@@ -1,6 +1,6 @@
 """Run the corpus on one GPU: each script alone, under `jupyter gpuprof run`, and with its fixes.
 
-    python benchmarks/corpus/run_gpu.py CORPUS OUT [ID ...]
+    [CORPUS_TOOL_ONLY=ID,...] python benchmarks/corpus/run_gpu.py CORPUS OUT [ID ...]
 
 For each manifest entry laid out under CORPUS (benchmarks/corpus/layout.py): the command alone,
 its own log parsed into iteration times (the independent clock); the same command under
@@ -15,9 +15,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,36 +32,87 @@ PY = sys.executable
 #: capture settings for every script that has no schedule of its own in the manifest
 CAPTURE = ["--steps", "20", "--warmup", "3", "--wait", "1", "--prof-warmup", "1", "--active", "3"]
 PLAIN_TIMEOUT_S, TOOL_TIMEOUT_S = 240, 300
+#: the tool's own measured fixes (`--try`), as a user runs it: $CORPUS_TRY ("" for none)
+TRY = os.environ.get("CORPUS_TRY", "auto")
 
 
-def own_times(entry: dict[str, Any], out: str, wall_s: float) -> dict[str, Any]:
-    """The script's own clock: its logged iteration times, or wall time over its iterations."""
+def own_times(entry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """The script's own clock: its logged iteration times, or, for a log that only counts
+    iterations, the spacing of those lines as they arrived (wall time per iteration, epoch
+    boundaries included); the first lines hold start-up and are left out."""
     log = entry["own_log"]
-    found = re.findall(log["regex"], out, flags=re.M)
-    if log["group"] == 0:  # the log counts iterations: wall time per iteration
-        n = len(found)
-        return {"n": n, "median_ms": 1e3 * wall_s / n if n else None, "basis": "wall / iterations"}
-    values = [float(m[log["group"] - 1] if isinstance(m, tuple) else m) for m in found]
-    scale = {"ms": 1.0, "s": 1e3}[log["unit"]]
-    ms = [v * scale for v in values][2:]  # the first iterations include start-up
+    skip = log.get("skip", 2)
+    if log["group"] == 0:
+        stamps = [t for t, line in run["lines"] if re.search(log["regex"], line)]
+        per = log.get("per", 1)  # iterations one matching line stands for
+        ms = [1e3 * (b - a) / per for a, b in zip(stamps, stamps[1:], strict=False)][skip:]
+        basis = "the spacing of the script's log lines"
+    else:
+        found = re.findall(log["regex"], run["out"], flags=re.M)
+        values = [float(m[log["group"] - 1] if isinstance(m, tuple) else m) for m in found]
+        scale = {"ms": 1.0, "s": 1e3}[log["unit"]]
+        ms = [v * scale for v in values][skip:]
+        basis = "the script's log"
     return {"n": len(ms), "median_ms": statistics.median(ms) if ms else None,
-            "mean_ms": statistics.fmean(ms) if ms else None, "basis": "the script's log"}
+            "mean_ms": statistics.fmean(ms) if ms else None, "basis": basis}
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> dict[str, Any]:
+    """Runs `cmd` with its output lines stamped as they arrive (stderr merged into stdout)."""
     t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+    lines: list[tuple[float, str]] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append((time.perf_counter(), line))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=timeout)
-        code, out, err = done.returncode, done.stdout, done.stderr
-    except subprocess.TimeoutExpired as e:
+        code: Any = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)  # a long script ends as a user would end it
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         code = "timeout"
-        out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        err = (e.stderr or b"").decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
-    return {"code": code, "wall_s": time.perf_counter() - t0, "out": out, "err": err}
+    reader.join(timeout=10)
+    out = "".join(line for _, line in lines)
+    return {"code": code, "wall_s": time.perf_counter() - t0, "out": out, "err": "",
+            "lines": lines}
 
 
-def run_entry(entry: dict[str, Any], corpus: Path, out: Path) -> dict[str, Any]:
+def _variant(folder: Path, name: str, fix: Any) -> tuple[Path, list[str]]:
+    """A fix's folder and extra arguments: the script's own options, or a copy of its folder
+    with the fix's edits made (`patch`: file and [old, new] pairs, each found exactly once)."""
+    if isinstance(fix, list):
+        return folder, fix
+    if not fix.get("patch"):
+        return folder, list(fix.get("args", []))
+    copy = folder.with_name(f"{folder.name}--{name}")
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(folder, copy, symlinks=True)
+    for rel, pairs in fix["patch"].items():
+        path = copy / rel
+        text = path.read_text()
+        for old, new in pairs:
+            if text.count(old) != 1:
+                raise ValueError(f"{name}: {rel} holds {text.count(old)} copies of {old!r}")
+            text = text.replace(old, new)
+        path.write_text(text)
+    return copy, list(fix.get("args", []))
+
+
+def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
+              tool_only: bool = False) -> dict[str, Any]:
+    """One script alone, under the tool (and its `tool_variants`: capture options whose
+    observer effect is measured), and with each fix; `tool_only`: the tool runs alone."""
     folder = corpus / entry["id"]
     env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
     env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""),
@@ -70,47 +123,69 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path) -> dict[str, Any]:
     base = [PY, *entry.get("launcher", []), *entry["command"]]
     stop = entry.get("stop_after_s", PLAIN_TIMEOUT_S)
     result: dict[str, Any] = {"id": entry["id"], "structure": entry.get("structure")}
-    plain = _run(base, folder, env, stop)
-    result["plain"] = {"code": plain["code"], "wall_s": plain["wall_s"],
-                       **own_times(entry, plain["out"] + plain["err"], plain["wall_s"]),
-                       "tail": (plain["out"] + plain["err"])[-800:]}
-    print(f"{entry['id']} plain: {result['plain']['median_ms']} ms ({plain['code']})", flush=True)
-    runs = out / "runs" / entry["id"]
+    if not tool_only:
+        plain = _run(base, folder, env, stop)
+        result["plain"] = {"code": plain["code"], "wall_s": plain["wall_s"],
+                           **own_times(entry, plain), "tail": plain["out"][-800:]}
+        print(f"{entry['id']} plain: {result['plain']['median_ms']} ms ({plain['code']})",
+              flush=True)
+    kept = out / "kept" / entry["id"]
+    result["tool"] = _tool(entry, base, folder, env, out, [], "tool", kept)
+    result["tool_variants"] = {
+        name: _tool(entry, base, folder, env, out, flags, name, kept)
+        for name, flags in entry.get("tool_variants", {}).items()}
+    result["fixes"] = {}
+    for name, fix in ({} if tool_only else entry.get("fixes", {})).items():
+        where, extra = _variant(folder, name, fix)
+        fixed = _run([*base, *extra], where, env, stop)
+        result["fixes"][name] = {"code": fixed["code"], "wall_s": fixed["wall_s"],
+                                 **own_times(entry, fixed), "tail": fixed["out"][-300:]}
+        print(f"{entry['id']} fix {name}: {result['fixes'][name]['median_ms']} ms", flush=True)
+    if kept.is_dir():  # one file per script comes back: its reports and run folders
+        subprocess.run(["tar", "-czf", str(out / "kept" / f"{entry['id']}.tar.gz"), "-C",
+                        str(kept), "."], check=False)
+        shutil.rmtree(kept, ignore_errors=True)
+    return result
+
+
+def _tool(entry: dict[str, Any], base: list[str], folder: Path, env: dict[str, str], out: Path,
+          flags: list[str], name: str, kept: Path) -> dict[str, Any]:
+    """The command under `jupyter gpuprof run` (with `flags`): its report, kept under `kept`."""
+    runs = out / "runs" / entry["id"] / name
     tool = _run([PY, "-m", "jupyter_gpuprof", "run", "--runs-root", str(runs), "--name",
-                 entry["id"], "--stop-after-capture", *entry.get("capture", CAPTURE), "--", *base],
-                folder, env, TOOL_TIMEOUT_S)
+                 entry["id"], "--stop-after-capture", *entry.get("capture", CAPTURE), *flags,
+                 *(["--try", TRY] if TRY and name == "tool" else []),
+                 "--", *base], folder, env, TOOL_TIMEOUT_S)
     folders = sorted(runs.glob("*")) if runs.is_dir() else []
     report: dict[str, Any] = {}
     if folders:
-        js = _run([PY, "-m", "jupyter_gpuprof", "analyze", "--json", str(folders[-1])], folder,
-                  env, 300)
+        js = subprocess.run([PY, "-m", "jupyter_gpuprof", "analyze", "--json", str(folders[-1])],
+                            cwd=folder, env=env, capture_output=True, text=True, timeout=300)
         try:
-            report = json.loads(js["out"])
+            report = json.loads(js.stdout)
         except ValueError:
-            report = {"error": js["err"][-500:]}
-    (out / f"{entry['id']}.report.txt").write_text(tool["out"] + "\n--- stderr\n" + tool["err"])
-    result["tool"] = {"code": tool["code"], "wall_s": tool["wall_s"],
-                      "verdict": (report.get("verdict") or {}).get("category"),
-                      "steps": {k: (report.get("steps") or {}).get(k)
-                                for k in ("median_ms", "p95_ms", "mean_ms", "n", "definition")},
-                      "findings": [{k: f.get(k) for k in ("category", "expected_gain_pct",
-                                                           "predicted_step_ms", "fix")}
-                                   for f in report.get("findings") or []],
-                      "training": _meta(folders[-1]).get("training") if folders else None,
-                      "status": _meta(folders[-1]).get("status") if folders else None,
-                      "error": _meta(folders[-1]).get("error") if folders else None}
-    print(f"{entry['id']} tool: {result['tool']['verdict']} "
-          f"{result['tool']['steps'].get('median_ms')} ms ({tool['code']})", flush=True)
-    result["fixes"] = {}
-    for name, extra in entry.get("fixes", {}).items():
-        fixed = _run([*base, *extra], folder, env, stop)
-        result["fixes"][name] = {"code": fixed["code"], "wall_s": fixed["wall_s"],
-                                 **own_times(entry, fixed["out"] + fixed["err"], fixed["wall_s"])}
-        print(f"{entry['id']} fix {name}: {result['fixes'][name]['median_ms']} ms", flush=True)
-    if folders:  # the run folder as data: meta and trace (the tries would go beside them)
-        keep = out / "runs_kept" / entry["id"]
-        shutil.copytree(folders[-1], keep, ignore=shutil.ignore_patterns("listing.json"))
-    return result
+            report = {"error": js.stderr[-500:]}
+    kept.mkdir(parents=True, exist_ok=True)
+    (kept / f"{name}.report.txt").write_text(tool["out"])
+    if folders:  # the run folder as data: meta, summary and trace
+        shutil.copytree(folders[-1], kept / name, ignore=shutil.ignore_patterns("listing.json"),
+                        dirs_exist_ok=True)
+    meta = _meta(folders[-1]) if folders else {}
+    done = {"code": tool["code"], "wall_s": tool["wall_s"],
+            "verdict": (report.get("verdict") or {}).get("category"),
+            "steps": {k: (report.get("steps") or {}).get(k)
+                      for k in ("median_ms", "p95_ms", "mean_ms", "n", "definition")},
+            "findings": [{k: f.get(k) for k in ("id", "category", "expected_gain_pct",
+                                                 "step_gain_pct", "predicted_step_ms",
+                                                 "predicted_wall_ms", "driver", "fix", "tries")}
+                         for f in report.get("findings") or []],
+            "tries": report.get("tries"),
+            "spikes": (report.get("steps") or {}).get("spikes"),
+            "training": meta.get("training"), "status": meta.get("status"),
+            "error": meta.get("error")}
+    print(f"{entry['id']} {name}: {done['verdict']} {done['steps'].get('median_ms')} ms "
+          f"({tool['code']})", flush=True)
+    return done
 
 
 def _meta(folder: Path) -> dict[str, Any]:
@@ -124,12 +199,13 @@ if __name__ == "__main__":
     corpus, out = Path(sys.argv[1]), Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
     wanted = set(sys.argv[3:])
+    tool_only = set(filter(None, os.environ.get("CORPUS_TOOL_ONLY", "").split(",")))
     entries = [e for e in json.loads(MANIFEST.read_text())["scripts"]
                if not wanted or e["id"] in wanted]
     results = []
     for e in entries:
         try:
-            results.append(run_entry(e, corpus.resolve(), out.resolve()))
+            results.append(run_entry(e, corpus.resolve(), out.resolve(), e["id"] in tool_only))
         except Exception as exc:  # noqa: BLE001 - one broken entry must not lose the others
             results.append({"id": e["id"], "error": f"{type(exc).__name__}: {exc}"})
         (out / "corpus.json").write_text(json.dumps(results, indent=1))

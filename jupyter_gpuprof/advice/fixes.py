@@ -43,11 +43,24 @@ if step % log_every == 0:
     log_metrics(...)
 # do CPU tensor math on the GPU, or precompute it once outside the loop"""
 
+#: added to the host fix where checkpoints or full GC passes stall steps now and then
+HOST_STALLS = """
+# checkpoints off the step: write them from a thread (or torch.distributed.checkpoint.async_save)
+state = {k: v.detach().to("cpu", non_blocking=True) for k, v in model.state_dict().items()}
+threading.Thread(target=torch.save, args=(state, path)).start()
+# full garbage-collector passes: gc.freeze() once the model and data are built"""
+
 PRECISION = """\
 torch.backends.cuda.matmul.allow_tf32 = True   # TF32 Tensor Cores for fp32 matmuls
 torch.backends.cudnn.allow_tf32 = True
 with torch.autocast("cuda", dtype=torch.bfloat16):   # bf16 Tensor Cores
     loss = loss_fn(model(x), y)"""
+
+#: TF32 already on: what is left is bf16 autocast (twice the TF32 Tensor-Core rate on Ampere
+#: and Hopper, half the bytes for the activations around the matmuls)
+AUTOCAST = """\
+with torch.autocast("cuda", dtype=torch.bfloat16):   # bf16 Tensor Cores, bf16 activations
+    loss = loss_fn(model(x), y)                      # backward() outside, as before"""
 
 MEMORY = """\
 model = torch.compile(model)                        # fuses elementwise/norm chains

@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import units
-from ..analysis.kernels import MATMUL_KINDS
+from ..analysis.loader_pace import PACE_MIN_MS
+from ..analysis.spikes import CATEGORY_OF, CAUSES
 from ..analysis.summary import Analysis
 from ..categories import Category
 from . import fixes
 from . import thresholds as T
 from .findings import Finding
 from .one_time_rule import one_time_rule
-from .precision_by_gpu import precision_advice
+from .precision_by_gpu import Fp32Work, fp32_masks, precision_advice
 from .whatif import predictions
 
 
@@ -41,25 +42,88 @@ def _short(name: str, width: int = 60) -> str:
 
 
 def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: str,
-             cost_ms: float, saving: float, **data: object) -> Finding | None:
+             cost_ms: float, saving: float, *, stall_ms: float = 0.0, measured_ms: float = 0.0,
+             **data: object) -> Finding | None:
+    """A priced finding: `cost_ms` per steady step (`saving` of it removed, or the what-if's
+    prediction, never below `measured_ms`, a saving the unprofiled baseline measured) and
+    `stall_ms` per step over the long run of the stalls its fix removes; the gain is of the
+    wall time a step costs (`Analysis.wall_ms`), spikes included. While DataLoader workers
+    set the pace (analysis/loader_pace.py) no other fix shortens the step: its gain then is
+    what it is worth once the loader keeps up (`after_input_fix_gain_pct`), not now."""
     cost_ms = min(cost_ms, a.real.step_ms)  # nothing saves more than the whole step
     # the gain is the what-if replay's where the step's graph is known, else the assumed saving
     predicted = predictions(a.graph, a.real.step_ms, a.host_probe_ms).get(cat)
-    gain = predicted.gain_pct if predicted else _pct(a, cost_ms * saving)
+    step_gain = predicted.gain_pct if predicted else _pct(a, cost_ms * saving)
+    if measured_ms > 0 and _pct(a, measured_ms) > step_gain:
+        step_gain, predicted = _pct(a, min(measured_ms, a.real.step_ms)), None
+    paced = cat != "input" and a.loader is not None and a.loader.paces(a.real.step_ms)
+    if paced and step_gain >= T.MIN_FINDING_GAIN_PCT:
+        data["after_input_fix_gain_pct"] = round(step_gain, 1)
+        data["always"], step_gain, predicted = True, 0.0, None
+        evidence += _paced_text(a)
+    wall = a.wall_ms
+    saved = step_gain / 100 * a.real.step_ms + stall_ms * T.STALL_SAVING
+    gain = 100 * saved / wall if wall > 0 else step_gain
     if gain < T.MIN_FINDING_GAIN_PCT and not data.get("always"):
         return None
     data.pop("always", None)
     if predicted and predicted.requires:
         data["requires"] = predicted.requires
+    if stall_ms > 0:
+        data["stall_ms_per_step"] = round(stall_ms, 3)
+    stalled = wall != a.real.step_ms
     return Finding(fid, cat, title, evidence, fix, cost_ms, round(gain, 1), dict(data),
                    round(predicted.predicted_step_ms, 3) if predicted else None,
-                   predicted.driver if predicted else "")
+                   predicted.driver if predicted else "",
+                   step_gain_pct=round(step_gain, 1) if stalled else None,
+                   predicted_wall_ms=round(wall - saved, 3) if stalled else None)
+
+
+def _paced_text(a: Analysis) -> str:
+    """Why a fix saves nothing while the loader sets the pace (evidence)."""
+    p = a.loader
+    assert p is not None
+    return (f" But in the unprofiled baseline the training process waits {units.ms(p.wait_ms)} "
+            f"per step for its {p.workers} DataLoader worker(s): they set the pace, and this "
+            f"fix shortens the step only once the input fix lets the loader keep up.")
+
+
+def _loader_text(a: Analysis) -> str:
+    """The baseline's wait for data, where the capture timed it (evidence)."""
+    p = a.loader
+    if p is None or p.wait_ms < PACE_MIN_MS:
+        return ""
+    who = (f"its {p.workers} DataLoader worker(s)" if p.workers
+           else "DataLoader __next__ (the loading runs in the training process)")
+    return (f" In the unprofiled baseline the training process spends {units.ms(p.wait_ms)} "
+            f"per step (median of {p.steps}) waiting for {who}.")
+
+
+def _stalls_text(a: Analysis, category: str) -> str:
+    """The evidence of the stalls a fix of `category` removes ("" when there are none)."""
+    s = a.spikes
+    ms = a.stall_ms(category)
+    if s is None or ms <= 0:
+        return ""
+    mine = [(st, c, x) for st in s.stalls for c, x in st.parts.items()
+            if CATEGORY_OF.get(c) == category]
+    what = "; ".join(sorted({CAUSES[c] for _, c, _ in mine}))
+    period = next((st.period_steps for st, _, _ in mine if st.period_steps), None)
+    every = f" every {period} steps" if period else ""
+    return (f" Beyond the median step, {len({id(st) for st, _, _ in mine})} stall(s) of the "
+            f"baseline ({units.ms(sum(x for _, _, x in mine))} above the median{every}: {what}) "
+            f"cost {units.ms(ms)} per step over the long run, "
+            f"{units.pct(100 * ms / a.wall_ms)} of the wall time.")
 
 
 def input_rule(a: Analysis) -> Finding | None:
-    """The GPU waits while the data pipeline produces the batch."""
+    """The GPU waits while the data pipeline produces the batch, at every step or at every
+    epoch (DataLoader workers started again)."""
     cost = a.real.idle_by_cause_ms.get("input", 0.0)
-    if a.input_host_pct < T.INPUT_HOST_SHARE_PCT and _pct(a, cost) < T.MIN_FINDING_GAIN_PCT:
+    stall = a.stall_ms("input")
+    waited = a.loader.saving_ms(a.real.step_ms, a.real.gpu_busy_ms) if a.loader else 0.0
+    if (a.input_host_pct < T.INPUT_HOST_SHARE_PCT and _pct(a, cost) < T.MIN_FINDING_GAIN_PCT
+            and _pct(a, waited) < T.MIN_FINDING_GAIN_PCT and stall <= 0):
         return None
     hidden = max(0.0, a.input_ms_per_step - cost)
     evidence = (
@@ -67,9 +131,10 @@ def input_rule(a: Analysis) -> Finding | None:
         f"timeline ({units.ms(a.input_ms_per_step)} per profiled step); the GPU waits for it "
         f"≈{units.ms(cost)} per step ({units.pct(_pct(a, cost))} of the {_real(a)}), the other "
         f"≈{units.ms(hidden)} are hidden behind GPU work for now and come back once the GPU work "
-        f"shrinks.")
+        f"shrinks." + _loader_text(a) + _stalls_text(a, "input"))
     return _finding(a, "input-pipeline", "input", "Data loading stalls the GPU", evidence,
-                    fixes.INPUT, cost, 1.0, always=a.input_host_pct >= T.INPUT_HOST_SHARE_PCT,
+                    fixes.INPUT, max(cost, waited), 1.0, stall_ms=stall, measured_ms=waited,
+                    always=a.input_host_pct >= T.INPUT_HOST_SHARE_PCT,
                     host_share_pct=round(a.input_host_pct, 1),
                     data_ms_per_step=round(a.input_ms_per_step, 3))
 
@@ -106,12 +171,31 @@ def sync_rule(a: Analysis) -> Finding | None:
     who = s.assign(by=s["caller"].where(s["caller"] != "", s["api"])).groupby("by")
     top = who["gpu_idle_after_us"].agg(["size", "sum"]).sort_values("sum", ascending=False)
     callers = ", ".join(f"{name} ×{int(r['size'] / n)}/step" for name, r in top.head(3).iterrows())
+    held = _held_by_syncs(a, len(s) / n)
     evidence = (
         f"{len(s) / n:.0f} sync calls per step ({callers}); the GPU idles after them "
         f"≈{units.ms(cost)} per real step ({units.pct(_pct(a, cost))} of the {_real(a)}).")
+    if held > 0:
+        assert a.host_probe_ms is not None
+        evidence += (
+            f" Unprofiled, the host's own work takes {units.ms(a.host_probe_ms)} a step and the "
+            f"GPU's {units.ms(a.real.gpu_busy_ms)}, the step {units.ms(a.real.step_ms)}: the "
+            f"≈{units.ms(held)} between is the host waiting for the GPU, which it would spend "
+            f"queueing the next step's work without the syncs.")
     return _finding(a, "host-syncs", "sync", "The host waits for the GPU inside the step",
-                    evidence, fixes.SYNC, cost, 1.0, syncs_per_step=round(len(s) / n, 2),
-                    top_callers=top.head(3).index.tolist())
+                    evidence, fixes.SYNC, max(cost, held), 1.0, measured_ms=held,
+                    syncs_per_step=round(len(s) / n, 2), top_callers=top.head(3).index.tolist())
+
+
+def _held_by_syncs(a: Analysis, syncs_per_step: float) -> float:
+    """What the step's read-backs cost unprofiled: the step beyond both the host's own work
+    (the host probe) and the GPU's, which host and GPU would overlap without them. The
+    profiler slows the host until the GPU is always drained at a sync, so the trace alone
+    shows almost none of it (the word-level LM example: 10 µs held per `.item()` in the
+    trace, 1.4 ms per step unprofiled, and removing the `.item()` measures 1.0 ms)."""
+    if a.host_probe_ms is None or syncs_per_step < 1 or a.real.source != "baseline":
+        return 0.0
+    return max(0.0, a.real.step_ms - max(a.host_probe_ms, a.real.gpu_busy_ms))
 
 
 def launch_rule(a: Analysis) -> Finding | None:
@@ -134,7 +218,8 @@ def launch_rule(a: Analysis) -> Finding | None:
 
 
 def host_rule(a: Analysis) -> Finding | None:
-    """The GPU idles while the host does work that launches nothing."""
+    """The GPU idles while the host does work that launches nothing: at every step, or now and
+    then (checkpoints written, full garbage-collector passes)."""
     cost = a.real.idle_by_cause_ms.get("host", 0.0)
     ops = a.ops
     cpu_only = ops[(ops["cuda_total_us"] <= 0)].sort_values("cpu_self_us", ascending=False)
@@ -143,31 +228,54 @@ def host_rule(a: Analysis) -> Finding | None:
         f"The GPU idles ≈{units.ms(cost)} per real step ({units.pct(_pct(a, cost))} of the "
         f"{_real(a)}) "
         f"while the host runs work that launches no GPU work (top host-only ops: {names}; "
-        f"time outside any op is Python itself).")
+        f"time outside any op is Python itself)." + _stalls_text(a, "host"))
+    stall = a.stall_ms("host")
     return _finding(a, "host-work", "host", "Host-side work between launches", evidence,
-                    fixes.HOST, cost, T.HOST_SAVING)
+                    fixes.HOST + (fixes.HOST_STALLS if stall > 0 else ""), cost, T.HOST_SAVING,
+                    stall_ms=stall)
 
 
 def precision_rule(a: Analysis) -> Finding | None:
-    """Matmuls run in fp32 without Tensor Cores where TF32/bf16 would."""
+    """fp32 matmuls miss the Tensor Cores, or (TF32 already on) run at half the bf16 rate."""
     k = a.kernels
-    slow = k[k["kind"].isin(MATMUL_KINDS) & ~k["tensor_core"].astype(bool)
-             & k["dtype"].isin(["fp32", ""])]
-    t = float(slow["total_us"].sum()) / 1e3 / max(a.n_steps, 1)
-    if t <= 0:
+    work = Fp32Work.of(k, "total_us", a.n_steps)
+    if work.autocast_leads(a.arch):
+        return _autocast_finding(a, work)
+    if work.simt <= 0:
         return None
+    slow = k[fp32_masks(k)["simt"]]
     total = float(k["total_us"].sum()) / 1e3 / max(a.n_steps, 1)
     names = "; ".join(_short(n) for n in slow["name"].head(2))
-    cost = t * gpu_weight(a)
+    cost = work.simt * gpu_weight(a)
     faster, fix = precision_advice(a.arch)
     unit = a.arch.matrix_unit if a.arch else "Tensor Cores"
     evidence = (
-        f"{units.ms(t)} per step ({units.pct(100 * t / total)} of GPU time) in fp32 matmul kernels "
-        f"without {unit} ({names}). {faster} "
+        f"{units.ms(work.simt)} per step ({units.pct(100 * work.simt / total)} of GPU time) in "
+        f"fp32 matmul kernels without {unit} ({names}). {faster} "
         f"{T.PRECISION_SPEEDUP:.0f}× faster or more on this GPU.")
     return _finding(a, "fp32-matmuls", "precision", f"fp32 matmuls miss the {unit}",
                     evidence, fix, cost, 1 - 1 / T.PRECISION_SPEEDUP,
-                    fp32_matmul_ms_per_step=round(t, 3))
+                    fp32_matmul_ms_per_step=round(work.simt, 3))
+
+
+def _autocast_finding(a: Analysis, work: Fp32Work) -> Finding | None:
+    """TF32 matmuls and fp32 attention (SDPA's memory-efficient kernels), priced as bf16
+    autocast: twice the TF32 rate, the flash kernels."""
+    k = a.kernels
+    m = fp32_masks(k)
+    total = float(k["total_us"].sum()) / 1e3 / max(a.n_steps, 1)
+    names = "; ".join(_short(x) for x in k[m["tf32"] | m["attention"]]["name"].head(2))
+    evidence = (
+        f"{units.ms(work.tf32)} per step in fp32 matmuls on TF32 Tensor Cores and "
+        f"{units.ms(work.attention)} in fp32 attention without them "
+        f"({units.pct(100 * (work.tf32 + work.attention) / total)} of GPU time: {names}). "
+        "bf16 autocast runs the matmuls at twice the TF32 rate on this GPU and sends attention "
+        "to the flash kernels.")
+    cost = (work.tf32 / 2 + work.attention * (1 - 1 / T.FLASH_ATTENTION_SPEEDUP)) * gpu_weight(a)
+    return _finding(a, "bf16-autocast", "precision", "fp32 matmuls and attention below the "
+                    "bf16 rate", evidence, fixes.AUTOCAST, cost, 1.0,
+                    tf32_matmul_ms_per_step=round(work.tf32, 3),
+                    fp32_attention_ms_per_step=round(work.attention, 3), try_fixes=["amp"])
 
 
 def memory_rule(a: Analysis) -> Finding | None:

@@ -69,6 +69,14 @@ ASYNC_COPY_CALL_US = 5.0
 #: share of the Tensor-Core peak cuBLAS reaches on training shapes when the trace has no
 #: Tensor-Core GEMM of its own to calibrate with
 TENSOR_CORE_EFFICIENCY = 0.6
+#: TF32 matmul and fp32 attention time per step (ms, at least) that makes bf16 autocast worth a
+#: finding where no matmul misses the Tensor Cores
+TF32_MATMUL_MIN_MS = 1.0
+#: fp32 attention without Tensor Cores (SDPA's memory-efficient or math kernels) against the
+#: bf16 flash kernels autocast sends it to: below the Tensor-Core/SIMT peak ratio (15× on the
+#: H200) since attention also moves memory; nanoGPT (GPT-2 124M) on the H200 measured 9.6×
+#: (76.6 → 8.0 ms a step)
+FLASH_ATTENTION_SPEEDUP = 8.0
 #: share of the fp32 (SIMT) peak an fp32 GEMM reaches, to count FLOPs when shapes are missing
 SIMT_EFFICIENCY = 0.7
 #: a read-back smaller than this is a sync (`.item()`), larger ones are transfers
@@ -91,6 +99,8 @@ PER_PARAM_MIN_CALLS = 8
 #: the verdict only if it adds at least this many points of the step on top of that fix
 PREREQUISITE_MARGIN_PCT = 5.0
 
-#: a script's try whose change is within this many times the change of the script re-run
-#: without a fix (when that one is significant) is not credited to the fix
-TRY_CONTROL_MARGIN = 2.0
+#: share of a stall's excess its fix removes (persistent DataLoader workers still make the new
+#: epoch's first batch; an asynchronous checkpoint still copies the state off the GPU)
+STALL_SAVING = 0.9
+#: stalls nothing recorded explains, as a share of the wall time, that the verdict mentions
+UNEXPLAINED_STALL_PCT = 20.0

@@ -12,7 +12,6 @@ import dataclasses
 from typing import Any
 
 from ..analysis.compare import step_change
-from . import thresholds as T
 from .findings import Finding
 from .fix_table import CATEGORY_OF
 
@@ -25,13 +24,20 @@ def judge_tries(raw: list[dict[str, Any]], baseline_ms: list[float],
                 findings: list[dict[str, Any]],
                 control: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Each try with `change`, `measured_gain_pct` and `predicted_gain_pct`; best first. With a
-    `control` (the script re-run unchanged), a change no bigger than re-running alone made is
-    `unreliable`, never `significant`."""
+    `control` (the script re-run unchanged, in a process like the tries'), each try is
+    measured against it, pair to pair: the run's own baseline ran with the capture installed
+    and at another time, so a difference from it can be the rerun's, not the fix's."""
     predicted = {f.get("category"): f.get("expected_gain_pct") for f in findings}
+    paired = bool(control and not control.get("error") and control.get("step_ms"))
+    if paired:
+        assert control is not None
+        baseline_ms, baseline_conditions = control["step_ms"], control.get("conditions")
     out = []
     for t in raw:
         t = dict(t)
         t["predicted_gain_pct"] = predicted.get(CATEGORY_OF.get(t["fix"], ""))
+        if paired:
+            t["reference"] = CONTROL
         if not t.get("error") and t.get("step_ms"):
             ch = step_change(baseline_ms, t["step_ms"],
                              conditions=(baseline_conditions, t.get("conditions")))
@@ -40,26 +46,7 @@ def judge_tries(raw: list[dict[str, Any]], baseline_ms: list[float],
             t["measured_gain_pct"] = (100.0 * (1 - after / before)
                                       if before and after is not None else None)
         out.append(t)
-    if control and not control.get("error") and control.get("step_ms"):
-        _hold_to_control(out, step_change(baseline_ms, control["step_ms"], conditions=(
-            baseline_conditions, control.get("conditions"))))
     return sorted(out, key=lambda t: -(t.get("measured_gain_pct") or -1e9))
-
-
-def _hold_to_control(tries: list[dict[str, Any]], control: dict[str, Any]) -> None:
-    """Where re-running the unchanged script moved the step significantly, a try's change
-    within `T.TRY_CONTROL_MARGIN` times that shift is the rerun's, not the fix's."""
-    before, after = control["median_before_ms"], control["median_after_ms"]
-    if not (control.get("significant") and before and after is not None):
-        return
-    shift = 100.0 * (1 - after / before)
-    for t in tries:
-        ch, gain = t.get("change"), t.get("measured_gain_pct")
-        if ch and gain is not None and abs(gain) <= T.TRY_CONTROL_MARGIN * abs(shift):
-            ch["unreliable_reasons"] = [
-                *ch.get("unreliable_reasons", []),
-                f"the script re-run without a fix moved the step {-shift:+.1f}% too"]
-            ch["verdict"], ch["significant"] = "unreliable", False
 
 
 def measured_gains(tries: list[dict[str, Any]]) -> dict[str, float]:

@@ -92,6 +92,15 @@ def root_cause_first(found: list[Finding]) -> list[Finding]:
     return [first, *(f for f in found if f is not first)]
 
 
+def _basis(a: Analysis) -> str:
+    """What the verdict's gain is a share of: the step, or the wall time where stalls make a
+    step cost more than its median."""
+    if a.wall_ms == a.real.step_ms:
+        return f"the {units.ms(a.real.step_ms)} step"
+    return (f"the wall time ({units.ms(a.wall_ms)} a step over the long run, "
+            f"{units.ms(a.real.step_ms)} median)")
+
+
 def advise(a: Analysis) -> Advice:
     """Findings from every rule, ranked by expected gain, and the verdict."""
     if not a.gpu_available:
@@ -119,7 +128,7 @@ def advise(a: Analysis) -> Advice:
     if top and top.expected_gain_pct >= T.MIN_VERDICT_GAIN_PCT:
         category = top.category
         summary = (f"{SUMMARIES[category]}: fixing it should save "
-                   f"≈{units.pct(top.expected_gain_pct)} of the {units.ms(a.real.step_ms)} step.")
+                   f"≈{units.pct(top.expected_gain_pct)} of {_basis(a)}.")
         if category == "one-time":
             summary = (f"{SUMMARIES[category]}: ≈{units.pct(top.expected_gain_pct)} of the "
                        f"{units.ms(a.real.step_ms)} step; profile again after warm-up.")
@@ -137,6 +146,11 @@ def advise(a: Analysis) -> Advice:
     confidence, reasons = confidence_of(a, top, second, category)
     if (note := excluded_note(a)) is not None:
         reasons.append(note)
+    unexplained = a.stall_ms("")
+    if unexplained > 0 and unexplained >= T.UNEXPLAINED_STALL_PCT / 100 * a.wall_ms:
+        reasons.append(f"{units.pct(100 * unexplained / a.wall_ms)} of the wall time is in "
+                       "baseline stalls that nothing the capture records ran in (no new "
+                       "epoch, save, GC pass or eval): profile one of those steps")
     return checked(Advice(Verdict(category, summary, confidence, reasons), found))
 
 

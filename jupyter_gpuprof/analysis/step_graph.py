@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .hardware import GpuArch, gpu_arch
 from .hostwork import SYNC_APIS, HostWork
 from .intervals import Coverage
 from .kernels import kernel_rows
@@ -70,6 +71,7 @@ class StepGraph:
     tail_dispatch_us: float
     launch_latency_us: float
     gpu_name: str | None = None
+    arch: GpuArch | None = None  # which precisions the GPU has (the precision fix's choice)
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # predictions, computed once
 
     def with_(self, host: pd.DataFrame | None = None, gpu: pd.DataFrame | None = None,
@@ -222,6 +224,6 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
         host=table, gpu=gpu, start_us=lo, n_steps=max(len(steps), 1),
         tail_host_us=max(0.0, hi - last - t_inp - t_disp), tail_input_us=t_inp,
         tail_dispatch_us=t_disp, launch_latency_us=_launch_latency(table, gpu),
-        gpu_name=trace.info.gpu_name)
+        gpu_name=trace.info.gpu_name, arch=gpu_arch(trace.info.devices))
     graph.memo["profiled_step_ms"] = (hi - lo) / 1e3 / graph.n_steps
     return graph

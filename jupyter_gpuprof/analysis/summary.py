@@ -23,9 +23,11 @@ from .idle import gap_table, gpu_coverage, stream_table
 from .intervals import Coverage, union
 from .kernels import MATMUL_KINDS, kernel_rows, kernel_table, kind_summary
 from .launch import launch_stats
+from .loader_pace import LoaderPace
 from .memory import memory_table
 from .one_time import ONE_TIME_COLUMNS, one_time_table
 from .ops import op_rows, op_table, per_step
+from .spikes import Spikes, find_spikes
 from .step_graph import StepGraph, build_graph
 from .steps import Window, assign_steps, gpu_activity, step_table
 from .sync import sync_table
@@ -91,6 +93,24 @@ class Analysis:
     #: the real host speed where the step's length cannot show it
     host_probe_ms: float | None = None
     arch: GpuArch | None = None  # vendor and architecture: which precisions and peaks apply
+    spikes: Spikes | None = None  # the baseline's long steps and what ran in them
+    loader: LoaderPace | None = None  # the baseline's wait for data: does the loader pace it
+
+    @property
+    def wall_ms(self) -> float:
+        """What a step costs over the long run (the median plus its stalls' share): the basis
+        findings are priced on, the same as the median where the baseline has no stalls."""
+        s = self.spikes
+        if s is None or self.real.source != "baseline" or s.excess_ms_per_step <= 0:
+            return self.real.step_ms
+        return self.real.step_ms + s.excess_ms_per_step
+
+    def stall_ms(self, category: str) -> float:
+        """Long-run ms per step of the stalls a fix of `category` removes (0 without any)."""
+        s = self.spikes
+        if s is None or self.real.source != "baseline":
+            return 0.0
+        return s.excess_of(category)
     #: start-up, module loading, graph capture, allocator growth (one_time.ONE_TIME_COLUMNS)
     one_time: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=list(ONE_TIME_COLUMNS)))
@@ -164,9 +184,12 @@ def _host_scale(real: RealTime) -> float:
 
 def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
             flops_per_step: float | None = None,
-            host_probe_ms: float | None = None) -> Analysis:
+            host_probe_ms: float | None = None, stalls: list[dict[str, Any]] | None = None,
+            epoch_steps: int | None = None, loader: LoaderPace | None = None) -> Analysis:
     """Run every analysis on a trace; `baseline_step_ms` are unprofiled step times (ms),
-    `host_probe_ms` the host time of one unprofiled step (see `Analysis.host_probe_ms`)."""
+    `host_probe_ms` the host time of one unprofiled step (see `Analysis.host_probe_ms`),
+    `stalls` the events the capture stamped with their baseline step (capture/stalls.py),
+    `loader` the baseline's waits in DataLoader `__next__` (analysis/loader_pace.py)."""
     steps, window = step_table(trace)
     has_marks = bool(len(steps)) and int(steps["step"].iloc[0]) >= 0
     n = len(steps) if has_marks else 1
@@ -203,5 +226,7 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         comm=_comm(krows, n), n_steps=n, arch=arch, one_time=one_time_table(trace),
         graph=build_graph(trace, steps, window, host) if has_marks else None,
         host_probe_ms=host_probe_ms if host_probe_ms and host_probe_ms > 0 else None,
+        spikes=find_spikes(list(baseline_step_ms or []), stalls, epoch_steps),
+        loader=loader,
     )
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .driver import StepDriver
     from .flops import StepFlops
     from .settings import CaptureSettings
+    from .stalls import StallWatch
     from .training import TrainingCounters
 
 
@@ -31,6 +32,7 @@ class ProfileSession(Protocol):
     conditions: PhaseConditions
     callsites: CallSites
     training: TrainingCounters
+    stalls: StallWatch
     framework: dict[str, Any] | None
     fitted: str | None
 
@@ -65,7 +67,8 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     with contextlib.suppress(Exception):
         meta.env = collect_env()
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
-                     "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms}
+                     "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms,
+                     **session.stalls.to_meta(len(driver.baseline_ms))}
     meta.profiled_step_ms = driver.profiled_ms
     meta.conditions = session.conditions.finish()
     meta.flops_per_step = session.flops.flops

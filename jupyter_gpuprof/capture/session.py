@@ -25,6 +25,7 @@ from .flops import StepFlops
 from .frameworks import find_on_stack, steps_left
 from .ranks import job_rank, rank_selected
 from .settings import CaptureSettings, fit_schedule
+from .stalls import StallWatch
 from .training import TrainingCounters
 
 __all__ = ["CaptureSettings", "ProfileSession", "current_session", "step"]
@@ -72,6 +73,8 @@ class ProfileSession:
         self._manual = False
         self.boundaries = 0  # steps marked by the hook or step(): > 1 in one run means a loop
         self.training = TrainingCounters(on_backward_step=self._loop_boundary)
+        # epochs, saves, full GC passes and evals, by the baseline step they ran in
+        self.stalls = StallWatch(lambda: self.driver.n - self.driver.schedule.warmup)
         self.framework: dict[str, Any] | None = None
         self.fitted: str | None = None  # how the schedule was shrunk to a short training, if it was
         self._shared_folder = run is not None  # several ranks may write into it
@@ -111,6 +114,7 @@ class ProfileSession:
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         self.training.install()
+        self.stalls.install()
         # Body mode too: the hook counts optimizer steps and micro-batches for the meta.
         self._hook_handle = register_optimizer_step_post_hook(self._on_optimizer_step)
         if self.settings.mode == "body":
@@ -367,6 +371,7 @@ class ProfileSession:
             if self.ranges is not None:
                 self.ranges.remove()
             self.training.remove()
+            self.stalls.remove()
         finally:
             if _Active.session is self:
                 _Active.session = None

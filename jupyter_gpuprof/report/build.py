@@ -17,6 +17,7 @@ from ..advice.findings import Verdict
 from ..advice.passes import Context, finish
 from ..advice.verdict import Advice
 from ..analysis.distributed import Distributed, analyze_ranks, load_ranks
+from ..analysis.loader_pace import LoaderPace, loader_pace
 from ..analysis.one_job import job_warning, not_one_job
 from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
@@ -184,6 +185,19 @@ def _context(a: Analysis, meta: RunMeta | None, ranks: list[Analysis] | None = N
                    tries=list(meta.tries) if meta else [])
 
 
+def _stalls(baseline: Any) -> tuple[list[dict[str, Any]] | None, int | None,
+                                    LoaderPace | None]:
+    """The capture's stall events, epoch length and wait for data from a meta's `baseline`."""
+    if not isinstance(baseline, dict):
+        return None, None, None
+    events, epoch = baseline.get("stalls"), baseline.get("epoch_steps")
+    waits, workers = baseline.get("loader_ms"), baseline.get("loader_workers")
+    return (events if isinstance(events, list) else None,
+            int(epoch) if isinstance(epoch, int) and epoch > 0 else None,
+            loader_pace(waits if isinstance(waits, list) else None,
+                        workers if isinstance(workers, int) else 0))
+
+
 def _timeline(trace: Trace, a: Analysis) -> dict[str, Any]:
     """The bounded timeline the views draw (never the raw events)."""
     return build_timeline(trace, a.window, a.gaps, a.steps,
@@ -217,14 +231,16 @@ def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
                   data: Prefetch | None = None, host_probe_ms: float | None = None) -> Report:
     """Report for one trace file (baseline from the arguments or a sibling meta file)."""
     path = Path(path)
+    held: Any = meta.baseline if meta else None
     if baseline_step_ms is None and meta is None:
         side = sibling_meta(path)
         baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
         flops_per_step = flops_per_step or side.get("flops_per_step")
         host_probe_ms = host_probe_ms or side.get("host_probe_ms") or side.get(
             "baseline", {}).get("host_probe_ms")
+        held = side.get("baseline")
     trace = load_trace(path, data=data)
-    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms)
+    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms, *_stalls(held))
     report = Report(a, finish(_context(a, meta)), meta, str(path), timeline=_timeline(trace, a))
     report.baseline_ms = list(baseline_step_ms or [])
     return report
@@ -246,7 +262,7 @@ def analyze_run(run: Run) -> Report:
         else:
             trace = load_trace(traces[0])
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step,
-                        m.baseline.get("host_probe_ms"))
+                        m.baseline.get("host_probe_ms"), *_stalls(m.baseline))
             report = Report(a, finish(_context(a, m)), m, str(run.path),
                             timeline=_timeline(trace, a))
     except TraceError as e:

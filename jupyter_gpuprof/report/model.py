@@ -19,7 +19,7 @@ from .timeline_model import Timeline as Timeline  # re-exported: summarize and v
 __all__ = ["Distributed", "DistributedRank", "Imbalance", "Model", "RankBrief", "Timeline"]
 
 #: summary version (meta.json's is the store's): bump when an older cache would decode yet lack data
-SUMMARY_SCHEMA_VERSION = 4
+SUMMARY_SCHEMA_VERSION = 5
 
 
 class Source(Model):
@@ -52,6 +52,31 @@ class StepStats(Model):
     outliers: list[int]
 
 
+class Stall(Model):
+    """Adjacent spike steps of the baseline (`analysis.spikes.Stall`) and what ran in them."""
+
+    first: int
+    last: int
+    excess_ms: float
+    cause: str | None
+    category: str | None  # the fix category that removes it (input, host), if any
+    parts_ms: dict[str, float]  # its excess by cause ("unexplained": nothing recorded ran)
+    period_steps: int | None
+
+
+class Spikes(Model):
+    """The baseline's stalls and the wall time they cost (`analysis.spikes.Spikes`)."""
+
+    wall_ms: float  # a step over the long run: the median plus the stalls' share
+    mean_ms: float  # the baseline's own mean
+    share_pct: float
+    stalls: list[Stall]
+    epoch_steps: int | None
+    saw_epoch: bool
+    summary: str | None  # the sentence every view shows
+    note: str | None  # what the baseline could not see (an epoch longer than it)
+
+
 class Steps(StepStats):
     """The headline step time (baseline when measured, else profiled) and both series."""
 
@@ -66,6 +91,7 @@ class Steps(StepStats):
     step_source: str = "ProfilerStep"  # or Optimizer.step, gpu_user_annotation, none
     #: what one step is and how the capture found it (`advice.step_definition`)
     definition: str | None = None
+    spikes: Spikes | None = None  # long steps of the baseline, priced on the wall time
 
 
 class IdleByCause(Model):
@@ -141,6 +167,9 @@ class Finding(Model):
     where: Where | None = None
     try_fixes: list[str] = msgspec.field(default_factory=list)  # `--try` names that measure it
     measured_gain_pct: float | None = None  # what a significant try of its fix measured
+    #: of the median step where the baseline has stalls (`expected_gain_pct` is of the wall time)
+    step_gain_pct: float | None = None
+    predicted_wall_ms: float | None = None  # a step over the long run with the fix applied
 
 
 class OpRow(Model):

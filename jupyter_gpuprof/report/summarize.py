@@ -13,6 +13,7 @@ from ..advice.fix_table import TRIES_OF
 from ..advice.verdict import Advice, verdict_label
 from ..analysis.distributed import Distributed as DistributedAnalysis
 from ..analysis.ops import sort_for, sort_key
+from ..analysis.spikes import CATEGORY_OF
 from ..analysis.summary import Analysis
 from ..analysis.transfers import transfer_summary
 from ..step_definition import step_definition
@@ -85,7 +86,21 @@ def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -
                             "baseline_ms": _series(base), "profiled_ms": _series(prof),
                             "step_source": a.window.step_source,
                             "definition": step_definition(m.training, m.settings.get("mode"))
-                            if m else None}, Steps)
+                            if m else None, "spikes": _spikes(a)}, Steps)
+
+
+def _spikes(a: Analysis) -> dict[str, Any] | None:
+    """The baseline's stalls as the model holds them; None where it has none to price."""
+    s = a.spikes
+    if s is None or a.real.source != "baseline" or (not s.stalls and not s.unseen_epoch_note()):
+        return None
+    return {"wall_ms": a.wall_ms, "mean_ms": s.mean_ms, "share_pct": s.share_pct,
+            "stalls": [{"first": st.first, "last": st.last, "excess_ms": st.excess_ms,
+                        "cause": st.cause, "category": CATEGORY_OF.get(st.cause or "") or None,
+                        "parts_ms": {k or "unexplained": v for k, v in st.parts.items()},
+                        "period_steps": st.period_steps} for st in s.stalls],
+            "epoch_steps": s.epoch_steps, "saw_epoch": s.saw_epoch, "summary": s.summary(),
+            "note": s.unseen_epoch_note()}
 
 
 def _memory(a: Analysis, m: RunMeta | None) -> Memory:
@@ -97,6 +112,13 @@ def _memory(a: Analysis, m: RunMeta | None) -> Memory:
     return Memory(peaks=peaks, max_memory_allocated_bytes=captured,
                   peak_bytes=captured or (top.peak_allocated_bytes if top else None) or None,
                   gpu_total_bytes=(top.total_bytes if top else None) or None)
+
+
+def _try_fixes(f: Any) -> list[str]:
+    """The `--try` fixes that measure a finding: its own list (a rule that knows only one of
+    its category's fixes applies, as bf16 autocast where TF32 is on), else its category's."""
+    own = f.data.get("try_fixes") if isinstance(f.data, dict) else None
+    return list(own) if own else list(TRIES_OF.get(f.category, ()))
 
 
 def _syncs(a: Analysis) -> Syncs:
@@ -163,8 +185,8 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
         source=_source(a, m, path), steps=_steps(a, m, loose_baseline), gpu=_gpu(a),
         verdict=msgspec.convert({**advice.verdict.to_json(),
                                  "label": verdict_label(advice.verdict.category)}, Verdict),
-        findings=[msgspec.convert({**f.to_json(), "try_fixes": list(TRIES_OF.get(f.category, ()))},
-                                  Finding) for f in advice.findings],
+        findings=[msgspec.convert({**f.to_json(), "try_fixes": _try_fixes(f)}, Finding)
+                  for f in advice.findings],
         ops=rows(sort_for(a.ops, advice.verdict.category), OpRow, OP_ROWS),
         kernels=rows(kernels_per_step(a), KernelRow),
         kernel_kinds=rows(kinds_per_step(a), KernelKindRow, 50),

@@ -11,6 +11,18 @@ from typing import Any
 import msgspec
 
 
+class StallSchema(msgspec.Struct):
+    """One event that may stall a step (capture/stalls.py), by the baseline step it ran in."""
+
+    step: int
+    what: str
+    ms: float = 0.0
+    workers: int | None = None
+    persistent: bool | None = None
+    generation: int | None = None
+    batches: int | None = None  # a loader's batches per epoch
+
+
 class BaselineSchema(msgspec.Struct):
     """meta.json's `baseline`: the unprofiled step times."""
 
@@ -18,6 +30,10 @@ class BaselineSchema(msgspec.Struct):
     timing: str | None = None
     warmup_ms: list[float] = []
     host_probe_ms: float | None = None  # one step's host time from an empty GPU queue
+    stalls: list[StallSchema] = []  # loader epochs, saves, GC passes, evals
+    epoch_steps: int | None = None  # batches per epoch of the training DataLoader
+    loader_ms: list[float] = []  # each baseline step's wait in DataLoader __next__
+    loader_workers: int = 0  # worker processes of the loader waited on
 
 
 class EnvSchema(msgspec.Struct):

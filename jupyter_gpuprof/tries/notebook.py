@@ -32,11 +32,13 @@ LOSS_NAMES = ("loss", "l", "train_loss")
 
 
 def parse_fixes(text: str | None, findings: list[dict[str, Any]]) -> list[str]:
-    """The tries asked for: a comma list of FIX_NAMES, or 'auto' (the recommended ones)."""
+    """The tries asked for: a comma list of FIX_NAMES, or 'auto' (each finding's own tries, as
+    the report shows them, else its category's)."""
     if text in (None, "", "auto"):
         out: list[str] = []
         for f in findings:
-            out += [t for t in TRIES_OF.get(str(f.get("category")), ()) if t not in out]
+            own = f.get("try_fixes") or TRIES_OF.get(str(f.get("category")), ())
+            out += [t for t in own if t not in out]
         return out
     names = [n.strip() for n in str(text).split(",") if n.strip()]
     bad = [n for n in names if n not in FIX_NAMES]

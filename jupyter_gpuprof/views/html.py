@@ -9,7 +9,15 @@ from html import escape
 from typing import Any
 
 from .. import units
-from .text import banner, header_facts, ms_text, short_name, step_sentence, verdict_name
+from .text import (
+    banner,
+    header_facts,
+    ms_text,
+    short_name,
+    spikes_sentence,
+    step_sentence,
+    verdict_name,
+)
 from .whatif_text import (
     measured_for,
     one_time_lines,
@@ -84,6 +92,8 @@ def render_html(s: dict[str, Any]) -> str:
         parts.append(" " + " · ".join(f"<b>{escape(f)}</b>" for f in facts) + ".")
     if what := step_sentence(st):
         parts.append(f" {escape(what)}")
+    if stalls := spikes_sentence(st):
+        parts.append(f" <b>{escape(stalls)}</b>")
     parts.append("</p>")
     category = escape(verdict_name(v))
     parts.append(

@@ -105,6 +105,14 @@ def step_sentence(steps: dict[str, Any]) -> str | None:
     return f"{what[0].upper()}{what[1:]}." if what else None
 
 
+def spikes_sentence(steps: dict[str, Any]) -> str | None:
+    """The baseline's stalls and what they cost over the long run (the summary's
+    `steps.spikes`), and what it could not see, as one line."""
+    sp = steps.get("spikes") or {}
+    said = [x for x in (sp.get("summary"), sp.get("note")) if x]
+    return "Stalls: " + "; ".join(said) + "." if said else None
+
+
 def render_headline(s: dict[str, Any]) -> str:
     """A report's first screen: the verdict, the top fix as code, what it is worth, and how to
     measure it before editing anything."""
@@ -151,6 +159,8 @@ def render_text(s: dict[str, Any]) -> str:
         f"{len(st.get('outliers') or [])} outlier(s)")
     if what := step_sentence(st):
         lines.append(f"  {what}")
+    if stalls := spikes_sentence(st):
+        lines.append(f"  {stalls}")
     prof = st.get("profiled") or {}
     if st.get("source") == "baseline" and prof.get("n"):
         ratio = st.get("profiler_inflation") or 0.0

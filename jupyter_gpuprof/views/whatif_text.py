@@ -29,11 +29,16 @@ def one_time_lines(s: dict[str, Any]) -> list[str]:
 
 
 def predicted_step(f: dict[str, Any], steps: dict[str, Any]) -> str:
-    """' (step 12.0 → 7.1 ms predicted)' for a finding with a what-if prediction."""
+    """' (step 12.0 → 7.1 ms predicted)' for a finding with a what-if prediction; where stalls
+    make a step cost more than its median, the long-run step first."""
     pred, now = f.get("predicted_step_ms"), steps.get("median_ms")
+    wall, was = f.get("predicted_wall_ms"), (steps.get("spikes") or {}).get("wall_ms")
+    long_run = (f"a step over the long run {units.ms(was)} → {units.ms(wall)}"
+                if isinstance(wall, (int, float)) and isinstance(was, (int, float)) else "")
     if not isinstance(pred, (int, float)) or not isinstance(now, (int, float)):
-        return ""
-    return f" (step {units.ms(now)} → {units.ms(pred)} predicted)"
+        return f" ({long_run} predicted)" if long_run else ""
+    median = f"step {units.ms(now)} → {units.ms(pred)}"
+    return f" ({long_run}; median {median} predicted)" if long_run else f" ({median} predicted)"
 
 
 def try_hint(f: dict[str, Any]) -> str | None:

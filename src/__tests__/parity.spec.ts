@@ -23,6 +23,7 @@ interface IFacts {
   tries: string[];
   one_time: string[];
   step: string | null;
+  stalls: string | null;
   busy: string | null;
   peak: string | null;
   ops?: string[];
@@ -52,6 +53,7 @@ describe('the widget reads as the text report', () => {
     expect(stats).toContain(`median ${f.median},`);
     expect(stats).toContain(`p95 ${f.p95},`);
     expect(root.querySelector('.gpuprof-w-stepdef')?.textContent ?? null).toBe(f.step);
+    expect(root.querySelector('.gpuprof-w-spikes')?.textContent ?? null).toBe(f.stalls);
     if (f.busy) {
       expect(stats).toContain(f.busy);
     }

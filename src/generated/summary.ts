@@ -72,6 +72,7 @@ export interface Steps {
   profiled_ms: number[];
   step_source?: string;
   definition?: string | null;
+  spikes?: Spikes | null;
 }
 /**
  * Robust statistics of a series of step times (ms): `jupyter_gpuprof.stats.describe_steps`.
@@ -87,6 +88,33 @@ export interface StepStats {
   q3_ms: number | null;
   iqr_ms: number | null;
   outliers: number[];
+}
+/**
+ * The baseline's stalls and the wall time they cost (`analysis.spikes.Spikes`).
+ */
+export interface Spikes {
+  wall_ms: number;
+  mean_ms: number;
+  share_pct: number;
+  stalls: Stall[];
+  epoch_steps: number | null;
+  saw_epoch: boolean;
+  summary: string | null;
+  note: string | null;
+}
+/**
+ * Adjacent spike steps of the baseline (`analysis.spikes.Stall`) and what ran in them.
+ */
+export interface Stall {
+  first: number;
+  last: number;
+  excess_ms: number;
+  cause: string | null;
+  category: string | null;
+  parts_ms: {
+    [k: string]: number;
+  };
+  period_steps: number | null;
 }
 /**
  * How busy the GPU is, in the trace and reconciled with the unprofiled step.
@@ -153,6 +181,8 @@ export interface Finding {
   where?: Where | null;
   try_fixes?: string[];
   measured_gain_pct?: number | null;
+  step_gain_pct?: number | null;
+  predicted_wall_ms?: number | null;
 }
 /**
  * The user's line behind a finding (`capture.callsites`): a file or notebook cell.

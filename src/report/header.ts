@@ -68,6 +68,16 @@ export function stepSentence(st: { definition?: string | null }): string | null 
   return what ? `${what[0].toUpperCase()}${what.slice(1)}.` : null;
 }
 
+/** The baseline's stalls and their long-run cost (the summary's `steps.spikes`), and what it
+ * could not see, as one line (views/text.py `spikes_sentence`). */
+export function spikesSentence(st: {
+  spikes?: { summary?: string | null; note?: string | null } | null;
+}): string | null {
+  const sp = st.spikes ?? {};
+  const said = [sp.summary, sp.note].filter((x): x is string => !!x);
+  return said.length ? `Stalls: ${said.join('; ')}.` : null;
+}
+
 /** Title, banners, headline statistics and verdict. */
 export function header(sm: IReportSummary): HTMLDivElement {
   const st = sm.steps ?? {};
@@ -110,6 +120,10 @@ export function header(sm: IReportSummary): HTMLDivElement {
     const what = stepSentence(st);
     if (what) {
       head.append(h('div', { class: 'gpuprof-w-stepdef' }, what));
+    }
+    const stalls = spikesSentence(st);
+    if (stalls) {
+      head.append(h('div', { class: 'gpuprof-w-spikes' }, stalls));
     }
   }
   head.append(

@@ -40,9 +40,17 @@ export function whatifLines(sm: IReportSummary): string[] {
 export function predictedStep(f: IFinding, sm: IReportSummary): string {
   const pred = f.predicted_step_ms;
   const now = sm.steps?.median_ms;
-  return typeof pred === 'number' && typeof now === 'number'
-    ? ` (step ${ms(now)} → ${ms(pred)} predicted)`
-    : '';
+  const wall = f.predicted_wall_ms;
+  const was = sm.steps?.spikes?.wall_ms;
+  const longRun =
+    typeof wall === 'number' && typeof was === 'number'
+      ? `a step over the long run ${ms(was)} → ${ms(wall)}`
+      : '';
+  if (typeof pred !== 'number' || typeof now !== 'number') {
+    return longRun ? ` (${longRun} predicted)` : '';
+  }
+  const median = `step ${ms(now)} → ${ms(pred)}`;
+  return longRun ? ` (${longRun}; median ${median} predicted)` : ` (${median} predicted)`;
 }
 
 /** What the tries of a finding's fix measured (`measured_for`), or null. */

@@ -112,3 +112,91 @@ def test_the_memory_verdict_reads_memory_bandwidth():
     assert verdict_label("memory") == "memory bandwidth" and verdict_label("input") == "input"
     assert verdict_name({"category": "memory", "label": verdict_label("memory")}) == \
         "memory bandwidth"
+
+
+def test_tf32_matmuls_get_the_bf16_autocast_finding_priced_by_the_what_if(tmp_path):
+    """TF32 already on (the script sets it) is not "nothing to fix": bf16 runs the matmuls at
+    twice the TF32 rate on Hopper and halves the activations' bytes; --try amp measures it."""
+    from scenarios import tf32
+
+    advice = advise(scenario_analysis(tmp_path, tf32))
+    (f,) = [f for f in advice.findings if f.category == "precision"]
+    assert f.id == "bf16-autocast" and "autocast" in f.fix and "allow_tf32" not in f.fix
+    assert f.data["try_fixes"] == ["amp"]
+    # 8 ms of TF32 GEMM at twice the rate (the fp32 gelu unchanged: autocast's casts cost what
+    # its bytes save): the 9.1 ms GPU-bound step saves ≈4 ms
+    assert f.predicted_step_ms == pytest.approx(9.1 - 4.0, abs=0.3)
+    assert advice.verdict.category == "precision"
+
+
+def test_fp32_attention_beside_tf32_matmuls_is_priced_as_bf16_autocast(tmp_path):
+    """A small GEMM that misses the Tensor Cores must not hide the TF32 GEMMs and the fp32
+    memory-efficient attention beside it (nanoGPT fp32 on the H200: 0.3 ms of SIMT GEMM, 88 ms
+    of TF32 GEMM, 77 ms of fp32 attention; bf16 measured -56 %): the rule and the what-if price
+    the same bf16 autocast fix."""
+    from scenarios import tf32_attention
+
+    advice = advise(scenario_analysis(tmp_path, tf32_attention))
+    (f,) = [f for f in advice.findings if f.category == "precision"]
+    assert f.id == "bf16-autocast" and f.data["try_fixes"] == ["amp"]
+    assert f.data["fp32_attention_ms_per_step"] == pytest.approx(4.0, abs=0.01)
+    # GEMM 4 → 2 ms, attention 4 → 0.5 ms, the SIMT GEMM at the bf16 rate, gelu unchanged
+    assert f.predicted_step_ms == pytest.approx(9.31 - 2.0 - 3.5 - 0.17, abs=0.3)
+    assert "flash" in f.driver and advice.verdict.category == "precision"
+
+
+def test_no_tf32_finding_where_the_matmuls_are_bf16_already(tmp_path):
+    assert not [f for f in advise(scenario_analysis(tmp_path, SCENARIOS["compute"])).findings
+                if f.category == "precision"]
+
+
+def test_epoch_stalls_are_priced_on_the_wall_time_and_lead_where_they_cost_most(tmp_path):
+    """A launch-bound 10 ms step whose every 16th step waits 500 ms for new DataLoader workers
+    (the DCGAN example's loop): the median says launch, the user pays 41 ms a step over the
+    long run, most of it in the epoch stalls; the input finding prices them and leads."""
+    from scenarios import launch
+
+    base = [10.2] * 20
+    base[5] = 510.2
+    events = [{"step": 5, "what": "loader-start", "ms": 3.0, "workers": 2,
+               "persistent": False, "batches": 16}]
+    a = scenario_analysis(tmp_path, launch, base, events)
+    assert a.wall_ms == pytest.approx(10.2 + 500 / 16, rel=0.01)
+    advice = advise(a)
+    top = advice.findings[0]
+    assert advice.verdict.category == "input" and top.category == "input"
+    assert top.data["stall_ms_per_step"] == pytest.approx(500 / 16, rel=0.01)
+    assert top.expected_gain_pct == pytest.approx(100 * 0.9 * 31.25 / 41.45, abs=3)
+    assert "wall time" in advice.verdict.summary and "every 16 steps" in top.evidence
+    launch_gain = next(f for f in advice.findings if f.category == "launch")
+    # the same ms saved per step, a smaller share of the longer long-run step
+    assert launch_gain.expected_gain_pct < launch_gain.step_gain_pct
+    without = advise(scenario_analysis(tmp_path, launch, base))  # nothing says what ran there
+    assert without.verdict.category == "launch"
+
+
+def test_a_loop_waiting_for_its_dataloader_workers_is_input_bound_whatever_the_trace_says(
+        tmp_path):
+    """A launch-bound step in the trace whose unprofiled baseline waits 7 of its 10 ms for one
+    DataLoader worker (the MNIST examples: the profiler slows the training process until the
+    worker keeps up): the loader sets the pace, the input fix is priced on the wait, and
+    launch saves nothing until then. Loading in the training process (no workers) adds up
+    instead: every fix keeps its gain."""
+    from scenarios import launch
+
+    from jupyter_gpuprof.analysis.loader_pace import loader_pace
+
+    alone = advise(scenario_analysis(tmp_path, launch, 10.0))
+    assert alone.verdict.category == "launch"
+    paced = advise(scenario_analysis(tmp_path, launch, 10.0, loader=loader_pace([7.0] * 10, 1)))
+    assert paced.verdict.category == "input"
+    top = paced.findings[0]
+    assert top.category == "input" and top.expected_gain_pct >= 65
+    assert "waiting for its 1 DataLoader worker" in top.evidence
+    held = next(f for f in paced.findings if f.category == "launch")
+    assert held.expected_gain_pct == 0 and held.data["after_input_fix_gain_pct"] > 20
+    assert "set the pace" in held.evidence
+    inline = advise(scenario_analysis(tmp_path, launch, 10.0, loader=loader_pace([3.0] * 10, 0)))
+    own = next(f for f in inline.findings if f.category == "launch")
+    assert own.expected_gain_pct > 20 and "after_input_fix_gain_pct" not in own.data
+    assert next(f for f in inline.findings if f.category == "input").expected_gain_pct >= 25

@@ -20,6 +20,7 @@ from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.step_definition import step_definition
 from jupyter_gpuprof.store import RunStore
+from jupyter_gpuprof.views.text import render_text
 
 #: every script logs its iterations' wall time (its own clock) to the file it is given
 LOG = """
@@ -97,6 +98,29 @@ for i in range(40):
 save()
 """
 
+EPOCHS = LOG + """
+import time
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+torch.manual_seed(0)
+torch.set_num_threads(1)
+def slow_start(_):  # a worker's start-up (imports, opening files): paid again every epoch
+    time.sleep(0.3)
+data = TensorDataset(torch.randn(256, 64), torch.randn(256, 1))
+loader = DataLoader(data, batch_size=32, num_workers=2, worker_init_fn=slow_start,
+                    persistent_workers=PERSISTENT)
+model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(5):
+    for x, y in loader:           # 8 batches an epoch
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+        tick()
+save()
+"""
+
 FLAGS = ["--steps", "12", "--warmup", "2", "--wait", "1", "--prof-warmup", "1", "--active", "3",
          "--no-flops"]
 
@@ -154,3 +178,69 @@ def test_gradient_accumulation_is_named_only_when_it_is_one():
     lbfgs = {**one, "micro_batches_per_step": 0, "closure_evaluations_per_step": 4}
     assert "accumulation" not in step_definition(lbfgs, "script")
     assert step_definition({}, "body") == "a step is one run of the profiled cell"
+
+
+def test_epoch_boundary_stalls_are_found_attributed_and_priced_on_the_wall_time(tmp_path):
+    """DataLoader workers started again every epoch (the DCGAN example's loop): the median
+    step hides them, the wall time does not. The capture stamps each epoch's start with its
+    step, and the report names the stall, its period and what a step costs over the long run,
+    as the script's own clock pays it (the pricing of its fix: tests/advice/test_verdict.py)."""
+    run, own = _run(tmp_path, EPOCHS.replace("PERSISTENT", "False"))
+    starts = [e for e in run.meta.baseline["stalls"] if e["what"] == "loader-start"]
+    assert any(0 <= e["step"] < 12 for e in starts) and run.meta.baseline["epoch_steps"] == 8
+    summary = analyze_path(run.path).to_json()
+    spikes = summary["steps"]["spikes"]
+    (stall,) = [s for s in spikes["stalls"] if s["cause"] == "loader-start"]
+    assert stall["period_steps"] == 8 and stall["category"] == "input"
+    # the long-run step is what the script's own clock pays per iteration, spikes included
+    # (its epochs after the first: the first holds the start-up of the capture itself)
+    assert spikes["wall_ms"] == pytest.approx(statistics.fmean(own[8:]), rel=0.25)
+    assert "DataLoader workers started" in render_text(summary)
+
+
+def test_persistent_workers_leave_no_epoch_stall_to_price(tmp_path):
+    run, _ = _run(tmp_path, EPOCHS.replace("PERSISTENT", "True"))
+    assert not [e for e in run.meta.baseline["stalls"]
+                if e["what"] == "loader-start" and e["step"] >= 0]
+    spikes = analyze_path(run.path).to_json()["steps"]["spikes"] or {"stalls": []}
+    assert not [s for s in spikes["stalls"] if s["cause"] == "loader-start"]
+
+
+SLOW_WORKER = LOG + """
+import time
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+torch.manual_seed(0)
+torch.set_num_threads(1)
+class Slow(Dataset):  # a per-sample transform one worker cannot keep up with
+    def __len__(self):
+        return 4096
+    def __getitem__(self, i):
+        time.sleep(0.0005)
+        return torch.randn(64), torch.randn(1)
+loader = DataLoader(Slow(), batch_size=16, num_workers=1, persistent_workers=True)
+model = nn.Linear(64, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for x, y in loader:
+    opt.zero_grad()
+    nn.functional.mse_loss(model(x), y).backward()
+    opt.step()
+    tick()
+    if len(_times) > 40:
+        break
+save()
+"""
+
+
+def test_the_baseline_times_the_wait_for_a_worker_that_cannot_keep_up(tmp_path):
+    """One worker makes a 16-sample batch in ≥8 ms, the step itself takes well under 1 ms: the
+    training process waits for its data most of each unprofiled step, the capture says how
+    long, and the analysis finds the loader pacing the loop."""
+    run, own = _run(tmp_path, SLOW_WORKER)
+    waits = run.meta.baseline["loader_ms"]
+    assert len(waits) == 12 and run.meta.baseline["loader_workers"] == 1
+    step = statistics.median(run.meta.baseline["step_ms"])
+    assert statistics.median(waits) >= 0.6 * step  # most of the step is the wait
+    pace = analyze_path(run.path).analysis.loader  # its pricing: tests/advice/test_verdict.py
+    assert pace is not None and pace.workers == 1 and pace.paces(step)

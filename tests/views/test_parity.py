@@ -45,6 +45,7 @@ def facts(text: str) -> dict[str, Any]:
         "tries": [ln for ln in _section(lines, "Fixes tried (") if not ln.startswith("  Loss not")],
         "one_time": [ln for ln in lines if ln.startswith("One-time costs in the trace")],
         "step": next((ln.strip() for ln in lines if ln.startswith("  A step is ")), None),
+        "stalls": next((ln.strip() for ln in lines if ln.startswith("  Stalls: ")), None),
         "busy": next((m.group(0) for ln in lines
                       if (m := re.search(r"GPU busy \S+ real / \S+ under profiler", ln))), None),
         "peak": next((m.group(0) for ln in lines

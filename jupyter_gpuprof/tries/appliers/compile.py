@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ...capture.training import compiled_graphs
+from ...capture.training import BACKWARD_STEPS_AFTER, compiled_graphs
 from ..namespace import modules, torch_module
 from .base import StartupFix
 
@@ -49,6 +50,18 @@ def notebook(ns: dict[str, Any], step: Callable[[], object],
     return compiled(ns, step, MODE)
 
 
+#: the attribute where a framework's wrapper keeps the module it runs (Lightning Fabric's
+#: `_FabricModule`, whose __setattr__ writes through to the wrapped model: compiling the
+#: wrapper's forward there made the model call itself until the recursion limit)
+WRAPPED_MODULE_ATTR = "_forward_module"
+
+
+def unwrapped(module: Any) -> Any:
+    """The module to compile: the model a framework's wrapper runs, else `module` itself."""
+    inner = module.__dict__.get("_modules", {}).get(WRAPPED_MODULE_ATTR)
+    return inner if inner is not None else module
+
+
 class Startup(StartupFix):
     """torch.compile of the outermost modules the first step calls whose weights it trains."""
 
@@ -61,10 +74,20 @@ class Startup(StartupFix):
 
         self.called: dict[int, Any] = {}
         self.stepped = False
+        self._backwards = 0
         self._graphs_before = compiled_graphs()
         self._forward_hook = register_module_forward_pre_hook(self._note_call)
         # stays registered (torch iterates its hooks while calling this one), idle after once
         register_optimizer_step_post_hook(self._compile_at_first_step)
+        original, fix = self.torch.autograd.backward, self
+
+        @functools.wraps(original)
+        def backward(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            fix._after_backward()
+            return out
+
+        self.torch.autograd.backward = backward
 
     def _note_call(self, module: Any, _args: Any) -> None:
         """Remember a module the first step calls (returns None: the inputs stay as they are)."""
@@ -72,26 +95,40 @@ class Startup(StartupFix):
 
     def _compile_at_first_step(self, optimizer: Any, *_: Any) -> None:
         """At the first optimizer step: compile in place what its forward called."""
-        if self.stepped:
-            return
+        if not self.stepped:
+            owned = {id(p) for g in optimizer.param_groups for p in g["params"]}
+            self._compile(lambda m: any(id(p) in owned for p in m.parameters()))
+
+    def _after_backward(self) -> None:
+        """A loop with no optimizer (parameters updated by hand) steps at each backward()
+        once BACKWARD_STEPS_AFTER came without an optimizer step, as the capture counts it:
+        then compile what the forward called whose parameters got gradients."""
+        self._backwards += 1
+        if not self.stepped and self._backwards >= BACKWARD_STEPS_AFTER:
+            self._compile(lambda m: any(p.grad is not None for p in m.parameters()))
+
+    def _compile(self, trains: Callable[[Any], bool]) -> None:
+        """Compile in place the outermost called modules that `trains` says are trained."""
         self.stepped = True
         self._forward_hook.remove()  # it ran on every module call: stop paying for it
-        owned = {id(p) for g in optimizer.param_groups for p in g["params"]}
-        trained = [m for m in self.called.values()
-                   if any(id(p) in owned for p in m.parameters())]
+        trained = [m for m in self.called.values() if trains(m)]
         inner = {id(c) for m in trained for c in m.modules() if c is not m}
         for m in (m for m in trained if id(m) not in inner):
+            target = unwrapped(m)
             # forward, not module.compile(): that compiles _call_impl, and dynamo skips it
-            # for a pure torch.nn container (an nn.Sequential stayed eager in torch 2.13)
-            m.forward = self.torch.compile(m.forward, mode=self.mode)
-            self.applied.append(f"torch.compile({type(m).__name__}"
-                                + (f", mode={self.mode!r})" if self.mode else ")"))
+            # for a pure torch.nn container (an nn.Sequential stayed eager in torch 2.13);
+            # set on the instance itself: a wrapper's __setattr__ may pass it on elsewhere
+            object.__setattr__(target, "forward",
+                               self.torch.compile(target.forward, mode=self.mode))
+            self.applied.append(f"torch.compile({type(target).__name__}"
+                                + (f", mode={self.mode!r})" if self.mode else ")")
+                                + (f" inside {type(m).__name__}" if target is not m else ""))
         self.called.clear()
 
     def problem(self) -> str | None:
         if not self.applied:
             return ("no module to compile: the first step called no nn.Module whose "
-                    "parameters the optimizer updates")
+                    "parameters it trains")
         if compiled_graphs() <= self._graphs_before:
             return "torch.compile compiled no graph of the step's modules"
         return None

@@ -67,14 +67,16 @@ class Startup(StartupFix):
         dl.__init__ = __init__
 
     def _faster(self, given: dict[str, Any]) -> dict[str, Any]:
-        """The loader options to change: only those the script left at torch's defaults."""
+        """The loader options to change: those left at torch's defaults, and fewer workers
+        than the fix asks for (the sampler's order, and so the data, stay the same)."""
         iterable = isinstance(given.get("dataset"), self.torch.utils.data.IterableDataset)
         if iterable or given.get("batch_sampler") is not None:
             return {}  # workers would each yield the whole iterable: not the same data
         out: dict[str, Any] = {}
         workers = given.get("num_workers", 0)
-        if workers == 0:
-            workers = out["num_workers"] = min(MAX_LOADER_WORKERS, os.cpu_count() or 1)
+        enough = min(MAX_LOADER_WORKERS, os.cpu_count() or 1)
+        if workers < enough:  # fewer workers than the fix's text asks for: the loader's pace
+            workers = out["num_workers"] = enough
         if not given.get("pin_memory") and self.torch.cuda.is_available():
             out["pin_memory"] = True
         if workers > 0 and not given.get("persistent_workers"):

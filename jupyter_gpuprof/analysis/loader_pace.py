@@ -1,0 +1,46 @@
+"""Whether the DataLoader sets the step's pace: the unprofiled baseline's waits in `__next__`.
+
+Under the profiler the training process runs slower, so its DataLoader workers keep up and
+the trace shows little waiting for data; without the profiler the same loop can spend most
+of each step waiting for the next batch. The capture times `__next__` in the baseline
+(capture/stalls.py), and this is what those waits say: with worker processes, a training
+process that waits is paced by them, so a fix that makes the step's own work faster (launch,
+host, GPU) saves nothing until the loader is faster; without workers the loading is the
+process's own work, and every fix adds up.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: a wait shorter than this (ms) is the queue's own hand-over, not the loader's pace
+PACE_MIN_MS = 0.2
+#: the loader paces the loop when the training process waits this share of its step
+PACE_MIN_SHARE = 0.10
+
+
+@dataclass(frozen=True)
+class LoaderPace:
+    """The baseline's median wait per step in DataLoader `__next__`, and its loader's workers."""
+
+    wait_ms: float
+    workers: int
+    steps: int
+
+    def paces(self, step_ms: float) -> bool:
+        """True when worker processes set the step's pace (the training process waits)."""
+        return self.workers > 0 and self.wait_ms >= max(PACE_MIN_MS, PACE_MIN_SHARE * step_ms)
+
+    def saving_ms(self, step_ms: float, gpu_busy_ms: float) -> float:
+        """What a loader that keeps up saves a step: the wait, down to the GPU's own work."""
+        return max(0.0, min(self.wait_ms, step_ms - gpu_busy_ms))
+
+
+def loader_pace(wait_ms: Sequence[float] | None, workers: int | None) -> LoaderPace | None:
+    """The pace from the baseline's per-step waits (None when the capture timed none)."""
+    waits = [float(w) for w in wait_ms or [] if w is not None and w >= 0]
+    if not waits:
+        return None
+    return LoaderPace(statistics.median(waits), int(workers or 0), len(waits))

@@ -1,0 +1,156 @@
+"""Events that stall a step now and then, stamped with the step they ran in.
+
+A loop whose median step is fast can still spend most of its wall time in a few long steps:
+DataLoader workers started again at every epoch, a checkpoint written with `torch.save`, the
+garbage collector's full passes, an evaluation pass. The baseline's step times show the spikes
+(analysis/spikes.py); these records say what ran in them. Each hook is one Python call per
+event (an epoch, a save, a collection); per batch there are only two clock reads around
+DataLoader `__next__`, the training process's wait for its data (analysis/loader_pace.py), so
+the baseline stays honest.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: at most this many events are kept (a loop saving every step must not grow the meta)
+MAX_EVENTS = 500
+#: collections of the younger generations shorter than this are not worth a record (ms)
+GC_MIN_MS = 2.0
+LOADER_START, LOADER_ITER, SAVE, GC, EVAL = "loader-start", "loader-iter", "save", "gc", "eval"
+
+
+class StallWatch:
+    """Records DataLoader epochs, `torch.save`, full GC passes and `model.eval()` by step."""
+
+    def __init__(self, step_of: Callable[[], int]) -> None:
+        """`step_of`: the index of the baseline step running now (negative before it)."""
+        self.step_of = step_of
+        self.events: list[dict[str, Any]] = []
+        self.epoch_steps: int | None = None  # batches per epoch of the training loader
+        self._undo: list[Callable[[], None]] = []
+        self._loaders: set[int] = set()
+        self._gc_t: float | None = None
+        self._eval: dict[str, Any] | None = None
+        self._waits: dict[int, float] = {}  # baseline step -> ms in DataLoader __next__
+        self._workers = 0  # worker processes of the loader waited on
+
+    def _record(self, what: str, ms: float, **detail: Any) -> dict[str, Any]:
+        event = {"step": int(self.step_of()), "what": what, "ms": round(ms, 3), **detail}
+        if len(self.events) < MAX_EVENTS:
+            self.events.append(event)
+        return event
+
+    def install(self) -> None:
+        """Wrap DataLoader.__iter__, torch.save and Module.train; listen to the collector."""
+        import torch
+        from torch.utils.data import DataLoader, dataloader
+
+        self._wrap(DataLoader, "__iter__", self._loader_iter)
+        self._wrap(dataloader._BaseDataLoaderIter, "__next__", self._loader_next)
+        self._wrap(torch, "save", self._save)
+        self._wrap(torch.nn.Module, "train", self._train)
+        gc.callbacks.append(self._gc)
+        self._undo.append(lambda: gc.callbacks.remove(self._gc)
+                          if self._gc in gc.callbacks else None)
+
+    def _wrap(self, owner: Any, attr: str, make: Callable[[Any], Any]) -> None:
+        original = getattr(owner, attr)
+        wrapped = functools.wraps(original)(make(original))
+        setattr(owner, attr, wrapped)
+
+        def undo() -> None:
+            if getattr(owner, attr) is wrapped:  # nobody wrapped on top of us since
+                setattr(owner, attr, original)
+
+        self._undo.append(undo)
+
+    def _loader_iter(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def iterate(loader: Any, *args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            out = original(loader, *args, **kwargs)
+            workers = int(getattr(loader, "num_workers", 0) or 0)
+            persistent = bool(getattr(loader, "persistent_workers", False))
+            first = id(loader) not in self._loaders
+            self._loaders.add(id(loader))
+            started = workers > 0 and (first or not persistent)
+            try:
+                batches: int | None = len(loader)
+            except TypeError:  # an iterable dataset has no length
+                batches = None
+            if self.epoch_steps is None:  # the first loader iterated is the training one
+                self.epoch_steps = batches
+            self._record(LOADER_START if started else LOADER_ITER,
+                         (time.perf_counter() - t0) * 1e3, workers=workers,
+                         persistent=persistent, batches=batches)
+            return out
+
+        return iterate
+
+    def _loader_next(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def next_batch(it: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return original(it)
+            finally:
+                step = int(self.step_of())
+                if step >= 0:
+                    self._waits[step] = (self._waits.get(step, 0.0)
+                                         + (time.perf_counter() - t0) * 1e3)
+                    self._workers = max(self._workers, int(getattr(it, "_num_workers", 0) or 0))
+
+        return next_batch
+
+    def _save(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def save(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self._record(SAVE, (time.perf_counter() - t0) * 1e3)
+
+        return save
+
+    def _train(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def train(module: Any, mode: bool = True) -> Any:
+            now = time.perf_counter()
+            if not mode and self._eval is None:
+                self._eval = self._record(EVAL, 0.0)
+                self._eval["_t0"] = now
+            elif mode and self._eval is not None:
+                self._eval["ms"] = round((now - self._eval.pop("_t0")) * 1e3, 3)
+                self._eval = None
+            return original(module, mode)
+
+        return train
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_t = time.perf_counter()
+            return
+        if self._gc_t is None:
+            return
+        ms = (time.perf_counter() - self._gc_t) * 1e3
+        self._gc_t = None
+        generation = int(info.get("generation", 0))
+        if generation == 2 or ms >= GC_MIN_MS:
+            self._record(GC, ms, generation=generation)
+
+    def remove(self) -> None:
+        """Put back what install() wrapped."""
+        while self._undo:
+            self._undo.pop()()
+
+    def to_meta(self, n_steps: int) -> dict[str, Any]:
+        """meta.json's `baseline.stalls`, `epoch_steps`, and `loader_ms` (the wait in
+        DataLoader `__next__` of each of the `n_steps` baseline steps; empty when the loop
+        read no DataLoader) with `loader_workers`."""
+        events = [{k: v for k, v in e.items() if not k.startswith("_")} for e in self.events]
+        waits = ([round(self._waits.get(i, 0.0), 4) for i in range(n_steps)]
+                 if self._waits else [])
+        return {"stalls": events, "epoch_steps": self.epoch_steps, "loader_ms": waits,
+                "loader_workers": self._workers}
