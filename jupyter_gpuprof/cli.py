@@ -129,6 +129,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     job = launch(args, check_try)
     run = job.run
+    if job.interrupted:  # the user asked to stop: no analysis, no tries (its line is printed)
+        return job.code
     if run.trace_paths():
         try:
             if args.try_fixes is None:

@@ -59,6 +59,8 @@ class ScriptCapture:
 
         def excepthook(tp: Any, value: BaseException, tb: Any) -> None:
             self.error = value  # so meta.json says why the script died, not just "incomplete"
+            if isinstance(value, KeyboardInterrupt):
+                return  # Ctrl-C: `run` says so in one line; the script's frames tell nothing
             previous(tp, value, tb)
 
         sys.excepthook = excepthook

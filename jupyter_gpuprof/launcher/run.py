@@ -11,8 +11,10 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,10 @@ from ..protocol import (
 )
 from .torchrun import split_launcher
 
+#: after Ctrl-C the command has this long to write what it captured and end, then it is
+#: terminated, and killed INTERRUPT_KILL_S later (the user asked to stop: return within 5 s)
+INTERRUPT_GRACE_S, INTERRUPT_KILL_S = 3.0, 1.0
+
 
 class LaunchError(ValueError):
     """The command cannot be run as asked (printed as one line by the CLI)."""
@@ -42,6 +48,7 @@ class Launched:
     code: int
     command: list[str]  # as launched (rewritten for --ncu-rank)
     env: dict[str, str]  # the environment a try of this run starts from
+    interrupted: bool = False  # Ctrl-C ended it: no report, no tries, one line
 
 
 def settings_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -108,16 +115,35 @@ def ncu_command(args: argparse.Namespace, cmd: list[str]) -> list[str]:
     )
 
 
-def wait(proc: subprocess.Popen[bytes]) -> int:
-    """The command's exit status, shell style; Ctrl-C reaches it too (same process group), and
-    we wait for it to write its partial trace."""
-    while True:
-        try:
-            code = proc.wait()
-            break
-        except KeyboardInterrupt:
-            continue
-    return 128 - code if code < 0 else code  # killed by signal N -> 128 + N, like a shell
+def wait(proc: subprocess.Popen[bytes]) -> tuple[int, bool]:
+    """The command's exit status, shell style, and whether Ctrl-C ended it. Ctrl-C in a
+    terminal reaches the command too (same process group); a SIGINT sent to this process
+    alone is passed on. The command gets INTERRUPT_GRACE_S to write what it captured, then
+    is terminated, then killed."""
+    try:
+        code = proc.wait()
+        return (128 - code if code < 0 else code), False
+    except KeyboardInterrupt:
+        pass
+    ignore = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not stop us
+    try:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + INTERRUPT_GRACE_S
+        for stop in (None, proc.terminate, proc.kill):
+            if stop is not None:
+                stop()
+                deadline = time.monotonic() + INTERRUPT_KILL_S
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, ignore)
+    code = proc.returncode
+    return (128 - code if code < 0 else code), True
 
 
 def close_run(run_dir: Path, code: int) -> Any:
@@ -190,11 +216,17 @@ def launch(args: argparse.Namespace, check_try: Any = None) -> Launched:
         run.meta.status, run.meta.error = "failed", f"could not start {cmd[0]}: {e.strerror or e}"
         run.write_meta()
         raise LaunchError(run.meta.error) from None
-    code = wait(proc)
+    code, interrupted = wait(proc)
     run = close_run(run.path, code)
     ranks = run.meta.ranks
     some = (f"; traced ranks {format_ranks(ranks)} of {run.meta.world_size}"
             if ranks and len(ranks) < (run.meta.world_size or 0) else "")
-    print(f"gpuprof: run {run.meta.status}" + (f": {run.meta.error}" if run.meta.error else "")
-          + f"{some} ({run.path})", file=sys.stderr)
-    return Launched(run, code, launched, child_env(run.path, settings))
+    if interrupted:
+        kept = ("the capture is complete: jupyter gpuprof analyze "
+                if run.meta.status == "complete" else "what was measured is kept: ")
+        print(f"gpuprof: interrupted; {kept}{shlex.quote(str(run.path))}", file=sys.stderr)
+    else:
+        print(f"gpuprof: run {run.meta.status}" + (f": {run.meta.error}" if run.meta.error
+                                                    else "") + f"{some} ({run.path})",
+              file=sys.stderr)
+    return Launched(run, code, launched, child_env(run.path, settings), interrupted)
