@@ -252,8 +252,12 @@ class TestReadOnly:
         assert meta["name"] == "tinygpt before" and os.path.isdir(runs_root / BEFORE)
 
 
-async def test_thousand_runs_list_fast(jp_fetch, runs_root, tmp_path) -> None:
-    import time
+async def test_thousand_runs_list_from_their_cached_rows(jp_fetch, runs_root, tmp_path,
+                                                     monkeypatch) -> None:
+    """1,005 runs list in pages of 100, filtered by tag; after the first listing every
+    finished run's row comes from its cache (no summary is read again): what keeps a warm listing ~0.1 s on
+    2 cores (timed by benchmarks/bench_run_listing.py, docs/benchmarks.md §9, not here)."""
+    from jupyter_gpuprof.server import runs as server_runs
 
     shared = tmp_path / "summary.json"
     op = full_summary()["ops"][0]
@@ -265,12 +269,15 @@ async def test_thousand_runs_list_fast(jp_fetch, runs_root, tmp_path) -> None:
         folder = runs_root / f"20250101-{i:06d}-r{i}"
         write_meta(folder, name=f"r{i}", tags=["t"] if i % 3 == 0 else [])
         os.link(shared, folder / "summary.json")
-    t0 = time.perf_counter()
     cold = await get_json(jp_fetch, "runs")
-    t1 = time.perf_counter()
-    warm = await get_json(jp_fetch, "runs", tag="t", limit="50")
-    t2 = time.perf_counter()
     assert cold["total"] == 1005 and len(cold["runs"]) == 100
+
+    built = server_runs.build_row
+
+    def no_rebuild(run):  # a run being written is never cached: it changes under the list
+        assert run.meta.status == "running", f"row of {run.path.name} built again"
+        return built(run)
+
+    monkeypatch.setattr(server_runs, "build_row", no_rebuild)
+    warm = await get_json(jp_fetch, "runs", tag="t", limit="50")
     assert warm["total"] == 334 and warm["runs"][0]["verdict"] == "input-bound"
-    # docs/benchmarks.md: ~0.1 s warm for 1,000 runs on 2 cores; generous bounds for slow CI.
-    assert t1 - t0 < 10.0 and t2 - t1 < 2.0, (t1 - t0, t2 - t1)
