@@ -255,8 +255,9 @@ class TestReadOnly:
 async def test_thousand_runs_list_from_their_cached_rows(jp_fetch, runs_root, tmp_path,
                                                      monkeypatch) -> None:
     """1,005 runs list in pages of 100, filtered by tag; after the first listing every
-    finished run's row comes from its cache (no summary is read again): what keeps a warm listing ~0.1 s on
-    2 cores (timed by benchmarks/bench_run_listing.py, docs/benchmarks.md §9, not here)."""
+    finished run's row comes from its cache (no summary is read again): what keeps a warm
+    listing ~0.1 s on 2 cores (timed by benchmarks/bench_run_listing.py, docs/benchmarks.md
+    §9, not here)."""
     from jupyter_gpuprof.server import runs as server_runs
 
     shared = tmp_path / "summary.json"
