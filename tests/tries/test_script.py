@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+from script_tries import STEPS, run_try_on, try_log
 
 from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.store import Run, RunMeta, RunStore
@@ -78,10 +79,6 @@ def autocast_on(q):
     q.put(torch.is_autocast_enabled("cpu"))
 """
 
-FLAGS = ["--steps", "4", "--warmup", "2", "--wait", "0", "--prof-warmup", "0", "--active", "2"]
-STEPS = 1 + 2 + 4 + 2  # what the run needs; a try stops after 1 + 2 + 4
-
-
 def script(tmp_path, steps=STEPS + 2, fail_at=-1):
     p = tmp_path / "train.py"
     p.write_text(TRAIN.format(steps=steps, fail_at=fail_at))
@@ -91,22 +88,10 @@ def script(tmp_path, steps=STEPS + 2, fail_at=-1):
 
 def run_try(tmp_path, fixes, *extra, path=None):
     """`run --try FIXES` on the test script (or the edited one at `path`): status and run."""
-    root = tmp_path / "runs"
-    argv = ["run", "--runs-root", str(root), *FLAGS, *extra]
-    argv += ["--try", fixes] if fixes else ["--try"]
-    rc = main([*argv, "--", sys.executable, str(path or script(tmp_path))])
-    runs = RunStore(root).list()
-    assert len(runs) == 1, runs  # the tries are part of the run, never runs of their own
-    return rc, runs[0]
+    return run_try_on(tmp_path, path or script(tmp_path), fixes, *extra)
 
 
-def log(run, fix):
-    """What the script printed in the try of `fix`, by line head ('loader', 'tf32', 'step')."""
-    out: dict[str, list[list[str]]] = {}
-    for line in (run.path / "tries" / f"{fix}.log").read_text().splitlines():
-        head, *rest = line.split()
-        out.setdefault(head, []).append(rest)
-    return out
+log = try_log
 
 
 def test_amp_tf32_loader_each_applied_measured_and_stored(tmp_path, capfd):
@@ -365,65 +350,3 @@ def test_amp_on_a_gpu_without_bf16_is_refused_not_run_in_fp16(tmp_path, monkeypa
     error = read_try_result(run, "amp")["error"]
     assert error.startswith("RuntimeError: this GPU has no bf16") and "GradScaler" in error
 
-
-FABRIC = """
-import torch
-from torch import nn
-from lightning.fabric import Fabric
-torch.manual_seed(0)
-fabric = Fabric(accelerator="cpu", devices=1)
-model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-model, opt = fabric.setup(model, opt)
-for i in range(N_STEPS):
-    x, y = torch.randn(16, 32), torch.randn(16, 1)
-    opt.zero_grad()
-    loss = nn.functional.mse_loss(model(x), y)
-    fabric.backward(loss)
-    opt.step()
-    print("step", i, type(loss.grad_fn).__name__, flush=True)
-""".replace("N_STEPS", str(STEPS + 2))
-
-
-def test_compile_under_lightning_fabric_compiles_the_model_not_its_wrapper(tmp_path):
-    """Fabric's `_FabricModule` writes attributes through to the model it wraps: the compiled
-    wrapper's forward became the model's own, which called the wrapper again (Lightning's MNIST
-    example on the H200: `RecursionError` inside Dynamo). The model inside is compiled."""
-    path = tmp_path / "fabric_train.py"
-    path.write_text(FABRIC)
-    rc, run = run_try(tmp_path, "compile", "--warmup", "3", path=path)
-    (t,) = run.meta.tries
-    assert "error" not in t, t.get("error")
-    assert t["applied"] == ["torch.compile(Sequential) inside _FabricModule"]
-    assert t["compiled_graphs"] > 0 and len(t["step_ms"]) == 4
-
-
-BY_HAND = """
-import torch
-from torch import nn
-torch.manual_seed(0)
-model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
-for i in range(N_STEPS):
-    x, y = torch.randn(16, 32), torch.randn(16, 1)
-    model.zero_grad()
-    loss = nn.functional.mse_loss(model(x), y)
-    loss.backward()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(p.grad, alpha=-0.01)
-    print("step", i, type(loss.grad_fn).__name__, flush=True)
-"""
-
-
-def test_compile_finds_the_model_of_a_loop_that_updates_its_parameters_by_hand(tmp_path):
-    """The word-level LM example has no optimizer: the try waited for an optimizer step that
-    never came ("no module to compile"). It compiles once the loop steps by backward(), as
-    the capture counts its steps."""
-    from jupyter_gpuprof.capture.training import BACKWARD_STEPS_AFTER
-
-    path = tmp_path / "by_hand.py"
-    path.write_text(BY_HAND.replace("N_STEPS", str(BACKWARD_STEPS_AFTER + STEPS + 4)))
-    rc, run = run_try(tmp_path, "compile", path=path)
-    (t,) = run.meta.tries
-    assert "error" not in t, t.get("error")
-    assert t["applied"] == ["torch.compile(Sequential)"] and t["compiled_graphs"] > 0
