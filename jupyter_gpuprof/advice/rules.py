@@ -57,10 +57,12 @@ def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: st
     if measured_ms > 0 and _pct(a, measured_ms) > step_gain:
         step_gain, predicted = _pct(a, min(measured_ms, a.real.step_ms)), None
     paced = cat != "input" and a.loader is not None and a.loader.paces(a.real.step_ms)
-    if paced and step_gain >= T.MIN_FINDING_GAIN_PCT:
-        data["after_input_fix_gain_pct"] = round(step_gain, 1)
-        data["always"], step_gain, predicted = True, 0.0, None
-        evidence += _paced_text(a)
+    if paced:  # worth 0 now, whatever it is worth later; kept where that is worth saying
+        if step_gain >= T.MIN_FINDING_GAIN_PCT:
+            data["after_input_fix_gain_pct"] = round(step_gain, 1)
+            data["always"] = True
+            evidence += _paced_text(a)
+        step_gain, predicted = 0.0, None
     wall = a.wall_ms
     saved = step_gain / 100 * a.real.step_ms + stall_ms * T.STALL_SAVING
     gain = 100 * saved / wall if wall > 0 else step_gain
