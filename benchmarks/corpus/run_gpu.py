@@ -7,6 +7,8 @@ its own log parsed into iteration times (the independent clock); the same comman
 `jupyter gpuprof run --stop-after-capture` (exit status, seconds to the report, the report as
 text and JSON, and the run folder's trace kept as data); and each by-hand fix (the script's own
 options) alone, timed by its own log. Writes OUT/corpus.json; prints one line per run.
+CORPUS_FIXES=0 leaves the by-hand fixes out (an observer check: the script alone against the
+script under the tool, both by its own log).
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
         name: _tool(entry, base, folder, env, out, flags, name, kept)
         for name, flags in entry.get("tool_variants", {}).items()}
     result["fixes"] = {}
-    for name, fix in ({} if tool_only else entry.get("fixes", {})).items():
+    fixes = {} if tool_only or os.environ.get("CORPUS_FIXES") == "0" else entry.get("fixes", {})
+    for name, fix in fixes.items():
         where, extra = _variant(folder, name, fix)
         fixed = _run([*base, *extra], where, env, stop)
         result["fixes"][name] = {"code": fixed["code"], "wall_s": fixed["wall_s"],
@@ -172,6 +175,8 @@ def _tool(entry: dict[str, Any], base: list[str], folder: Path, env: dict[str, s
                         dirs_exist_ok=True)
     meta = _meta(folders[-1]) if folders else {}
     done = {"code": tool["code"], "wall_s": tool["wall_s"],
+            # the script's own clock while the tool ran it: the observer check's other side
+            "own": own_times(entry, tool),
             "verdict": (report.get("verdict") or {}).get("category"),
             "steps": {k: (report.get("steps") or {}).get(k)
                       for k in ("median_ms", "p95_ms", "mean_ms", "n", "definition")},

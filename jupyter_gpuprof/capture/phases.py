@@ -160,9 +160,12 @@ class PhaseRanges:
             register_module_forward_pre_hook,
         )
 
+        # Dynamo would compile the hooks' own frames when a compiled module calls them (and warn
+        # on get_ident): they run as plain Python, outside any graph.
         self._active_handles = [
-            register_module_forward_pre_hook(self._forward_pre),
-            register_module_forward_hook(self._forward_post, always_call=True),
+            register_module_forward_pre_hook(torch.compiler.disable(self._forward_pre)),
+            register_module_forward_hook(torch.compiler.disable(self._forward_post),
+                                         always_call=True),
         ]
         self._orig_backward = torch.autograd.backward
         self._wrapped_backward = self._wrap(BACKWARD, self._orig_backward)

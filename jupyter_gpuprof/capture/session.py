@@ -13,14 +13,8 @@ from ..store import Run, RunStore
 from . import outcome
 from .callsites import CallSites
 from .conditions import PhaseConditions
-from .driver import (
-    BASELINE_START,
-    CAPTURE_START,
-    DONE,
-    LAST_WARMUP,
-    Phase,
-    StepDriver,
-)
+from .driver import BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, Phase, StepDriver
+from .eager_probe import EagerProbeStep
 from .flops import StepFlops
 from .frameworks import find_on_stack, steps_left
 from .ranks import job_rank, rank_selected
@@ -64,6 +58,7 @@ class ProfileSession:
         self.flops = StepFlops()
         self.conditions = PhaseConditions()  # GPU clocks, throttling… during each phase
         self.callsites = CallSites()  # the user's lines behind the findings (one warm-up step)
+        self.eager = EagerProbeStep()  # that step runs eagerly: compiled code stays compiled
         self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event)
         self.ranges: Any = None
         self.finalized = False
@@ -214,6 +209,7 @@ class ProfileSession:
         `first_run_started` (perf_counter) lets that first run count as the first warm-up step.
         """
         self.flops.cancel()
+        self._end_probes()
         if self.ranges is not None:
             self.ranges.deactivate()
         self.driver.abort()  # stops a profiler that started at the first step (no warm-up)
@@ -235,6 +231,7 @@ class ProfileSession:
             self._manual = True
             if self.driver.phase in (Phase.IDLE, Phase.WARMUP):
                 self.flops.cancel()
+                self._end_probes()
                 self.driver.reset()  # hook-counted steps so far may not line up with step() calls
         self._guarded_boundary()
 
@@ -271,16 +268,15 @@ class ProfileSession:
         ranges = self.ranges
         self.conditions.on_event(event)
         if event == LAST_WARMUP:
-            if self.settings.count_flops:
-                self.flops.begin()
-            self.callsites.begin()
-        elif event == BASELINE_START:
-            self.flops.end()
-            self.callsites.end()
-        elif event == CAPTURE_START:
-            self.flops.end()
-            self.callsites.end()
-            if ranges is not None:
+            if self.eager.begin():
+                if self.settings.count_flops:
+                    self.flops.begin()
+                self.callsites.begin()
+            else:
+                self.flops.error = self.eager.skipped
+        elif event in (BASELINE_START, CAPTURE_START):
+            self._end_probes()
+            if event == CAPTURE_START and ranges is not None:
                 ranges.activate()
         elif event == DONE:
             if ranges is not None:
@@ -301,8 +297,7 @@ class ProfileSession:
         if self.ranges is not None:
             with contextlib.suppress(Exception):
                 self.ranges.deactivate()
-        self.flops.end()
-        self.callsites.end()
+        self._end_probes()
         try:
             self.driver.abort()
         except Exception as e:  # noqa: BLE001
@@ -362,8 +357,15 @@ class ProfileSession:
             self._remove_hooks()
         return self.run  # type: ignore[return-value]
 
+    def _end_probes(self) -> None:
+        """The probed warm-up step is over: keep its FLOPs and call sites, give back the stance."""
+        self.flops.end()
+        self.callsites.end()
+        self.eager.end()
+
     def _remove_hooks(self) -> None:
         self.callsites.end()  # never leave the call-site mode on the torch mode stack
+        self.eager.end()
         try:
             if self._hook_handle is not None:
                 self._hook_handle.remove()
