@@ -18,7 +18,7 @@ class StepCounts(TypedDict, total=False):
     """The capture's counts that say what a step is (meta.json's `training` holds them)."""
 
     manual: bool  # steps marked by jupyter_gpuprof.step()
-    steps_by: str  # optimizer.step() | backward()
+    steps_by: str | None  # optimizer.step() | backward(), None before a step is seen
     micro_batches_per_step: float | None
     optimizers_per_step: float | None
     closure_evaluations_per_step: float | None

@@ -130,12 +130,12 @@ class PhaseConditionsMeta(TypedDict, total=False):
     """GPU conditions sampled through NVML during one phase (capture/conditions.py)."""
 
     available: bool
-    reason: str  # why none were recorded (no NVML, no samples)
-    n_samples: int
-    sm_clock_mhz: SpreadMeta
-    mem_clock_mhz: SpreadMeta
-    power_w: SpreadMeta
-    temp_c: SpreadMeta
+    reason: str | None  # why none were recorded (no NVML, no samples)
+    n_samples: int | None
+    sm_clock_mhz: SpreadMeta | None
+    mem_clock_mhz: SpreadMeta | None
+    power_w: SpreadMeta | None
+    temp_c: SpreadMeta | None
     throttle: list[str]
     other_pids: list[int]
 
@@ -163,29 +163,30 @@ class StepChangeMeta(TypedDict, total=False):
 
 
 class TryMeta(TypedDict, total=False):
-    """One fix tried and measured (tries/<fix>.json), judged in meta.json's `tries`."""
+    """One fix tried and measured (tries/<fix>.json), judged in meta.json's `tries`; the
+    types of the report's `TryResult`, which summary.json's tries are checked against."""
 
     fix: str
     error: str | None  # why the try measured nothing (its first line)
-    source: str  # "script" for `run --try`; the notebook's tries leave it out
+    source: str | None  # "script" for `run --try`; the notebook's tries leave it out
     applied: list[str]  # what the fix changed
     step_ms: list[float]
     warmup_ms: list[float]
     timing: str | None
-    n: int
+    n: int | None
     median_ms: float | None
     p95_ms: float | None
     mean_ms: float | None
     min_ms: float | None
     max_ms: float | None
     peak_memory_bytes: int | None
-    compiled_graphs: int
-    loss_original: list[float]
-    loss_fixed: list[float]
+    compiled_graphs: int | None
+    loss_original: list[float] | None
+    loss_fixed: list[float] | None
     loss_rel_diff: float | None
     conditions: PhaseConditionsMeta | None
     reference: str  # what the try was measured against, when not the run's baseline
-    change: StepChangeMeta
+    change: StepChangeMeta | None
     predicted_gain_pct: float | None
     measured_gain_pct: float | None
 
