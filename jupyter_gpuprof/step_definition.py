@@ -9,12 +9,22 @@ optimizer, several backward calls before its step.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from . import units
 
 
-def step_definition(training: dict[str, Any] | None, mode: str | None) -> str | None:
+class StepCounts(TypedDict, total=False):
+    """The capture's counts that say what a step is (meta.json's `training` holds them)."""
+
+    manual: bool  # steps marked by jupyter_gpuprof.step()
+    steps_by: str | None  # optimizer.step() | backward(), None before a step is seen
+    micro_batches_per_step: float | None
+    optimizers_per_step: float | None
+    closure_evaluations_per_step: float | None
+
+
+def step_definition(training: StepCounts | None, mode: str | None) -> str | None:
     """One sentence on what a step is, from the capture's `training` counts; None without one."""
     t = training or {}
     if mode == "body":

@@ -13,6 +13,7 @@ from ..store import Run, RunStore
 class CallbackCapture:
     """One hook-driven capture per training run; steps come from the optimizer hook."""
 
+    # `settings`: the callback's **kwargs, passed through to CaptureSettings, which checks them
     def __init__(self, name: str, runs_root: str | os.PathLike[str] | None,
                  analyze: bool, settings: dict[str, Any]) -> None:
         self.name = name
@@ -23,6 +24,7 @@ class CallbackCapture:
         self.run: Run | None = None
         self.report: Any = None
 
+    # `framework`: capture/frameworks.py's block, typed as its describe_* functions give it
     def begin(self, framework: dict[str, Any] | None) -> None:
         """Open the run and install the hooks; the framework block fits the schedule."""
         if self.session is not None:  # the last training raised (HF has no exception event)

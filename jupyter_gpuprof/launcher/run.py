@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..capture.ranks import format_ranks, parse_ranks
 from ..protocol import (
@@ -30,6 +30,9 @@ from ..protocol import (
     PER_RUN,
 )
 from .torchrun import split_launcher
+
+if TYPE_CHECKING:
+    from ..capture.settings import CaptureSettings
 
 #: after Ctrl-C the command has this long to write what it captured and end, then it is
 #: terminated, and killed INTERRUPT_KILL_S later (the user asked to stop: return within 5 s)
@@ -51,21 +54,50 @@ class Launched:
     interrupted: bool = False  # Ctrl-C ended it: no report, no tries, one line
 
 
-def settings_from(args: argparse.Namespace) -> dict[str, Any]:
+class LaunchSettings(TypedDict):
+    """`CaptureSettings` keyword arguments, as the command's process reads them ($ENV_SETTINGS)."""
+
+    steps: int
+    warmup: int
+    wait: int
+    prof_warmup: int
+    active: int
+    with_stack: bool
+    phases: bool
+    record_shapes: bool
+    profile_memory: bool
+    count_flops: bool
+    ranks: str | None  # as typed: "0,3", "0-2", "none" (CaptureSettings parses it)
+
+
+def settings_from(args: argparse.Namespace) -> LaunchSettings:
     """The capture settings `run`'s options ask for (`CaptureSettings` keyword arguments)."""
-    return {
-        "steps": args.steps,
-        "warmup": args.warmup,
-        "wait": args.wait,
-        "prof_warmup": args.prof_warmup,
-        "active": args.active,
-        "with_stack": args.with_stack,
-        "phases": not args.no_phases,
-        "record_shapes": not args.no_shapes,
-        "profile_memory": not args.no_memory,
-        "count_flops": not args.no_flops,
-        "ranks": args.ranks or None,
-    }
+    return LaunchSettings(
+        steps=args.steps,
+        warmup=args.warmup,
+        wait=args.wait,
+        prof_warmup=args.prof_warmup,
+        active=args.active,
+        with_stack=args.with_stack,
+        phases=not args.no_phases,
+        record_shapes=not args.no_shapes,
+        profile_memory=not args.no_memory,
+        count_flops=not args.no_flops,
+        ranks=args.ranks or None,
+    )
+
+
+def script_settings(settings: LaunchSettings) -> CaptureSettings:
+    """The script mode's `CaptureSettings` of these options (checked: ValueError if invalid)."""
+    from ..capture.settings import CaptureSettings
+
+    s = settings
+    return CaptureSettings(steps=s["steps"], warmup=s["warmup"], wait=s["wait"],
+                           prof_warmup=s["prof_warmup"], active=s["active"],
+                           record_shapes=s["record_shapes"], profile_memory=s["profile_memory"],
+                           with_stack=s["with_stack"], phases=s["phases"],
+                           count_flops=s["count_flops"], mode="script",
+                           ranks=parse_ranks(s["ranks"]))
 
 
 def default_name(cmd: list[str]) -> str:
@@ -76,7 +108,7 @@ def default_name(cmd: list[str]) -> str:
     return Path(cmd[0]).name
 
 
-def child_env(run_dir: Path, settings: dict[str, Any], losses: str = "",
+def child_env(run_dir: Path, settings: LaunchSettings, losses: str = "",
               stop: bool = False) -> dict[str, str]:
     """The command's environment: bootstrap, run folder, settings, `run --try`'s loss label,
     `--stop-after-capture`."""
@@ -176,7 +208,6 @@ def close_run(run_dir: Path, code: int) -> Any:
 def launch(args: argparse.Namespace, check_try: Any = None) -> Launched:
     """Run `args.cmd` under the capture into a new run folder; `check_try(text, steps)`
     refuses a `--try` that cannot work before anything starts."""
-    from ..capture.settings import CaptureSettings
     from ..store import RunStore
 
     cmd = list(args.cmd)
@@ -187,7 +218,7 @@ def launch(args: argparse.Namespace, check_try: Any = None) -> Launched:
             "nothing to run: give a command after --, e.g. jupyter gpuprof run -- python train.py"
         )
     settings = settings_from(args)
-    CaptureSettings(**settings, mode="script")  # validate before creating a folder
+    script_settings(settings)  # validate before creating a folder
     if args.ncu_args is not None and args.ncu_rank is None:
         raise LaunchError("--ncu-args needs --ncu-rank R (the rank to run under Nsight Compute)")
     if args.try_fixes is not None and split_launcher(cmd) is not None:
@@ -199,7 +230,7 @@ def launch(args: argparse.Namespace, check_try: Any = None) -> Launched:
     launched = ncu_command(args, cmd) if args.ncu_rank is not None else cmd
     run = RunStore(args.runs_root).create(args.name or default_name(cmd))
     run.meta.code = shlex.join(cmd)
-    run.meta.settings = CaptureSettings(**settings, mode="script").to_meta()
+    run.meta.settings = script_settings(settings).to_meta()
     if launched is not cmd:
         run.meta.settings["ncu"] = {
             "rank": args.ncu_rank,

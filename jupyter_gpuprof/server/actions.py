@@ -6,10 +6,12 @@ here turns a request value into a path by itself.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypedDict
 
 from jupyter_gpuprof.store.layout import TRACE_FILE, rank_trace_name
+from jupyter_gpuprof.store.meta_blocks import EnvMeta, SettingsMeta
 from jupyter_gpuprof.store.runs import InvalidRunId, RunNotFound, RunStore
 from jupyter_gpuprof.store.safe_files import SymlinkRefused, open_read
 
@@ -20,29 +22,45 @@ MAX_TAG = 64
 MAX_TAGS = 32
 
 
-def get_run(root: Path, run_id: str) -> dict[str, Any]:
+class RunDetail(TypedDict):
+    """``GET /jupyter-gpuprof/runs/<id>`` (see docs/rest-api.md)."""
+
+    run: RunListing
+    settings: SettingsMeta
+    env: EnvMeta
+    baseline_steps: int
+    timing: str | None
+    traces: list[str]
+    has_code: bool
+
+
+def get_run(root: Path, run_id: str) -> RunDetail:
     """The run's row plus the metadata the detail view shows (settings, env, trace files)."""
     run = RunStore(root).get(run_id)
     meta = run.meta
-    return {
-        "run": build_row(run),
-        "settings": meta.settings,
-        "env": meta.env,
-        "baseline_steps": len(meta.baseline.get("step_ms") or []),
-        "timing": meta.baseline.get("timing"),
-        "traces": [p.name for p in run.trace_paths()],
-        "has_code": bool(meta.code),
-    }
+    return RunDetail(
+        run=build_row(run),
+        settings=meta.settings,
+        env=meta.env,
+        baseline_steps=len(meta.baseline.get("step_ms") or []),
+        timing=meta.baseline.get("timing"),
+        traces=[p.name for p in run.trace_paths()],
+        has_code=bool(meta.code),
+    )
 
 
-def get_summary(root: Path, run_id: str) -> dict[str, Any]:
+# The three routes below hand the report's JSON on untouched: its shape is the report model's
+# (report/model.py), which the server never reads, so it only needs a JSON object.
+
+
+def get_summary(root: Path, run_id: str) -> Mapping[str, object]:
     """The run's summary.json, analysed and cached on first request."""
     from jupyter_gpuprof.report import run_summary
 
     return run_summary(RunStore(root).get(run_id))
 
 
-def get_step_timeline(root: Path, run_id: str, step: str | None) -> dict[str, Any]:
+def get_step_timeline(root: Path, run_id: str, step: str | None) -> Mapping[str, object]:
     """Every event of one profiled step (`report.timeline_step`), for a zoomed-in timeline."""
     from jupyter_gpuprof.report.timeline_step import NoSuchStep, parse_step, run_step_timeline
 
@@ -59,9 +77,10 @@ def get_step_timeline(root: Path, run_id: str, step: str | None) -> dict[str, An
 
 def get_html(root: Path, run_id: str) -> dict[str, str]:
     """The static HTML report (every trace-derived name escaped by views.html)."""
+    from jupyter_gpuprof.report import run_summary
     from jupyter_gpuprof.views.html import render_html
 
-    return {"html": render_html(get_summary(root, run_id))}
+    return {"html": render_html(run_summary(RunStore(root).get(run_id)))}
 
 
 def get_code(root: Path, run_id: str) -> dict[str, str]:
@@ -124,7 +143,7 @@ def trace_file(root: Path, run_id: str, rank: str | None) -> tuple[str, BinaryIO
         raise RunNotFound(f"run {run_id!r} has no {name}") from None
 
 
-def compare_runs(root: Path, before: str | None, after: str | None) -> dict[str, Any]:
+def compare_runs(root: Path, before: str | None, after: str | None) -> Mapping[str, object]:
     """Comparison of two runs of the store (ids only: never paths)."""
     from jupyter_gpuprof.report.comparison import compare
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import msgspec
 
@@ -44,10 +45,34 @@ class RunListing(TypedDict):
     has_summary: bool
 
 
-def _verdict(summary: dict[str, Any] | None) -> tuple[str | None, str | None]:
+class Facets(TypedDict):
+    """The values the list's filters offer, over every run (not only the page)."""
+
+    verdicts: list[str]
+    tags: list[str]
+    statuses: list[str]
+
+
+class RunPage(TypedDict):
+    """``GET /jupyter-gpuprof/runs``: one page of rows and the filters' values."""
+
+    runs: list[RunListing]
+    total: int
+    offset: int
+    limit: int
+    facets: Facets
+
+
+def _block(summary: Mapping[str, object] | None, key: str) -> Mapping[str, object]:
+    """One object of a cached summary ({} when absent): its figures are then narrowed."""
+    value = (summary or {}).get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _verdict(summary: Mapping[str, object] | None) -> tuple[str | None, str | None]:
     """The verdict line and category of a cached ``summary.json`` (``Report.to_json()``)."""
-    verdict = (summary or {}).get("verdict")
-    if not isinstance(verdict, dict):
+    verdict = _block(summary, "verdict")
+    if not verdict:
         return None, None
     text = verdict.get("summary") or verdict.get("category")
     category = verdict.get("category")
@@ -61,6 +86,11 @@ def _num(x: object) -> float | None:
     return None
 
 
+def _text(x: object) -> str | None:
+    """A string figure of a cached summary, else None."""
+    return x if isinstance(x, str) else None
+
+
 def build_row(run: Run) -> RunListing:
     """A run's row from its meta.json and (when present) summary.json."""
     from jupyter_gpuprof.report import cached_summary  # validated against the report model
@@ -68,13 +98,13 @@ def build_row(run: Run) -> RunListing:
     meta = run.meta
     summary = cached_summary(run)
     verdict, category = _verdict(summary)
-    steps = (summary or {}).get("steps") or {}
+    steps = _block(summary, "steps")
     median, p95, n = _num(steps.get("median_ms")), _num(steps.get("p95_ms")), steps.get("n")
     base = [float(v) for v in meta.baseline.get("step_ms") or [] if _num(v) is not None]
     if median is None and base:  # not analysed yet: the baseline alone gives the step time
         st = describe_steps(base)
         median, p95, n = _num(st["median_ms"]), _num(st["p95_ms"]), st["n"]
-    source = (summary or {}).get("source") or {}
+    source = _block(summary, "source")
     trace_error = run.trace_error()
     return RunListing(
         id=run.id,
@@ -85,7 +115,7 @@ def build_row(run: Run) -> RunListing:
         verdict_category=category,
         error=first_line(trace_error or meta.error),
         tags=list(meta.tags),
-        gpu=source.get("gpu") or meta.env.get("gpu_name") or None,
+        gpu=_text(source.get("gpu")) or meta.env.get("gpu_name") or None,
         world_size=meta.world_size,
         median_ms=median,
         p95_ms=p95,
@@ -104,7 +134,7 @@ def describe_run(entry: Run | BrokenRun) -> RunListing:
             has_summary=False,
         )
     try:
-        row = cached_row(entry, lambda run: dict(build_row(run)))
+        row = cached_row(entry, build_row)
         try:
             checked = msgspec.convert(row, RunListing)
         except msgspec.ValidationError:  # a tampered listing.json: rebuild from the run
@@ -142,20 +172,20 @@ def _int(value: str | None, default: int, lo: int, hi: int, name: str) -> int:
 
 
 def list_runs(root: Path, q: str = "", verdict: str = "", tag: str = "", status: str = "",
-              offset: str | None = None, limit: str | None = None) -> dict[str, Any]:
+              offset: str | None = None, limit: str | None = None) -> RunPage:
     """A page of runs under ``root`` (newest first) matching the filters, with facet values."""
     start = _int(offset, 0, 0, 10**9, "offset")
     size = _int(limit, DEFAULT_LIMIT, 1, MAX_LIMIT, "limit")
     rows = [describe_run(entry) for entry in RunStore(root).list()]
     hits = [r for r in rows if _matches(r, q.strip(), verdict, tag, status)]
-    return {
-        "runs": hits[start:start + size],
-        "total": len(hits),
-        "offset": start,
-        "limit": size,
-        "facets": {
-            "verdicts": sorted({r["verdict_category"] for r in rows if r["verdict_category"]}),
-            "tags": sorted({t for r in rows for t in r["tags"]}),
-            "statuses": sorted({r["status"] for r in rows}),
-        },
-    }
+    return RunPage(
+        runs=hits[start:start + size],
+        total=len(hits),
+        offset=start,
+        limit=size,
+        facets=Facets(
+            verdicts=sorted({r["verdict_category"] for r in rows if r["verdict_category"]}),
+            tags=sorted({t for r in rows for t in r["tags"]}),
+            statuses=sorted({r["status"] for r in rows}),
+        ),
+    )

@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
+
+import msgspec
+
+from .meta_blocks import BaselineMeta
 
 META_FILE = "meta.json"
 SUMMARY_FILE = "summary.json"
@@ -23,6 +27,16 @@ LOOSE_TRACE_ENDINGS = (".pt.trace.json", ".pt.trace.json.gz", "trace.json.gz", "
 _OTHER_RANK_NAME = re.compile(r"(?:^|[_.-])rank[_-]?(\d+)(?=[._])", re.I)
 #: endings of any JSON trace, for a folder where no file matches a known name
 _JSON_ENDINGS = (".json", ".json.gz")
+
+
+class SiblingMeta(TypedDict, total=False):
+    """What a bare trace's meta file may say of its baseline: a run's meta.json, or a capture
+    script's own (`step_ms_all`)."""
+
+    step_ms_all: list[float]
+    baseline: BaselineMeta
+    flops_per_step: float | None
+    host_probe_ms: float | None
 
 
 def rank_trace_name(rank: int) -> str:
@@ -85,15 +99,16 @@ def is_run_folder(folder: Path) -> bool:
     return isinstance(data, dict) and "schema_version" in data
 
 
-def sibling_meta(trace: Path) -> dict[str, Any]:
-    """Baseline data stored beside a bare trace (`X.meta.json` or `meta.json`), if any."""
+def sibling_meta(trace: Path) -> SiblingMeta:
+    """Baseline data stored beside a bare trace (`X.meta.json` or `meta.json`), if any; a file
+    whose baseline fields have other types is passed over."""
     stem = trace.name.split(".")[0]
     for cand in (trace.with_name(f"{stem}.meta.json"), trace.with_name(META_FILE)):
         if cand.is_file():
             try:
                 data = json.loads(cand.read_text())
-            except (OSError, ValueError):
+                msgspec.convert(data, SiblingMeta)  # checks only: the file's own dict is kept
+            except (OSError, ValueError, msgspec.ValidationError):
                 continue
-            if isinstance(data, dict):
-                return data
+            return cast(SiblingMeta, data)
     return {}

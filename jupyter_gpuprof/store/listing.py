@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from .json_checks import decode
 from .run import META_FILE, SUMMARY_FILE, TRACE_ERROR_FILE, Run, atomic_write_bytes
 
 LISTING_FILE = "listing.json"
 CACHE_VERSION = 3  # 2: rows carry `interrupted` / trace errors; 3: n_steps became n_step_times
-
-Row = dict[str, Any]
 
 
 def _signature(folder: Path) -> list[list[int]]:
@@ -29,8 +26,13 @@ def _signature(folder: Path) -> list[list[int]]:
     return out
 
 
-def cached_row(run: Run, build: Callable[[Run], Row]) -> Row:
-    """The run's row from listing.json when still current, else ``build(run)`` (then cached)."""
+def cached_row(run: Run,
+               build: Callable[[Run], Mapping[str, object]]) -> Mapping[str, object]:
+    """The run's row from listing.json when still current, else ``build(run)`` (then cached).
+
+    The row's shape is its builder's (the server's `RunListing`): a cached one is the JSON
+    object as decoded, for the caller to check against that shape.
+    """
     sig = _signature(run.path)
     cache = run.path / LISTING_FILE
     try:

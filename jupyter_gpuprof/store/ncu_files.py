@@ -14,6 +14,7 @@ import gzip
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ def save_ncu(
     report: str | os.PathLike[str] | None,
     raw_csv: str | None,
     details_csv: str | None,
-    info: dict[str, Any],
+    info: Mapping[str, object],
     script: str | None = None,
 ) -> dict[str, Path]:
     """Store one profiling session's files under <run>/ncu/; returns what was written, by kind."""
@@ -108,7 +109,11 @@ def ncu_paths(run: Run, name: str) -> dict[str, Path]:
 
 
 def read_info(run: Run, name: str) -> dict[str, Any]:
-    """The session's JSON description ({} when missing, unreadable or a symlink)."""
+    """The session's JSON description ({} when missing, unreadable or a symlink).
+
+    Its keys are ncu's own (`ncu.session.describe` writes them, `ncu.results` reads them), so
+    the store hands the decoded object back as it is (`Any` values: ncu's to read).
+    """
     try:
         data = decode(run.read_file(f"{NCU_DIR}/{name}.json"))
     except (OSError, ValueError):

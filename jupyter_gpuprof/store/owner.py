@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import Any
+
+from .meta_blocks import OwnerMeta
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -27,13 +28,13 @@ def _start_ticks(pid: int) -> int | None:
         return None
 
 
-def current_owner() -> dict[str, Any]:
+def current_owner() -> OwnerMeta:
     """The owner record of this process, for meta.json's `owner`."""
     pid = os.getpid()
-    return {"pid": pid, "host": socket.gethostname(), "started": _start_ticks(pid)}
+    return OwnerMeta(pid=pid, host=socket.gethostname(), started=_start_ticks(pid))
 
 
-def owner_gone(owner: dict[str, Any] | None) -> bool:
+def owner_gone(owner: OwnerMeta | None) -> bool:
     """True when the owner is known to be dead: same host, and the pid gone or reused."""
     if not isinstance(owner, dict) or owner.get("host") != socket.gethostname():
         return False  # unknown owner, or another machine's process: cannot tell

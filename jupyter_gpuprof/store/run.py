@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,17 @@ from typing import Any
 from . import safe_files
 from .json_checks import decode
 from .layout import META_FILE, SUMMARY_FILE, TRACE_FILE, rank_of_trace, trace_name
+from .meta_blocks import (
+    BaselineMeta,
+    CallSiteMeta,
+    EnvMeta,
+    FrameworkMeta,
+    OwnerMeta,
+    PhaseConditionsMeta,
+    SettingsMeta,
+    TrainingMeta,
+    TryMeta,
+)
 from .meta_schema import MetaSchema
 from .owner import owner_gone
 
@@ -36,11 +48,11 @@ class RunMeta:
     created: str = ""
     status: str = "running"
     error: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
-    env: dict[str, Any] = field(default_factory=dict)
+    settings: SettingsMeta = field(default_factory=lambda: SettingsMeta())
+    env: EnvMeta = field(default_factory=lambda: EnvMeta())
     code: str = ""
     tags: list[str] = field(default_factory=list)
-    baseline: dict[str, Any] = field(default_factory=lambda: {"step_ms": [], "timing": None})
+    baseline: BaselineMeta = field(default_factory=lambda: BaselineMeta(step_ms=[], timing=None))
     profiled_step_ms: list[float] = field(default_factory=list)
     flops_per_step: float | None = None
     max_memory_allocated_bytes: int | None = None
@@ -48,17 +60,18 @@ class RunMeta:
     rank: int | None = None
     world_size: int | None = None
     ranks: list[int] | None = None  # distributed runs: the ranks that wrote a trace
-    owner: dict[str, Any] | None = None  # the creating process (store/owner.py)
+    owner: OwnerMeta | None = None  # the creating process (store/owner.py)
     # optimizer steps, micro-batches per step, loop/body decision, CUDA graph replays
-    training: dict[str, Any] = field(default_factory=dict)
+    training: TrainingMeta = field(default_factory=lambda: TrainingMeta())
     # the Trainer that ran the steps (transformers / lightning) and its settings that matter
-    framework: dict[str, Any] = field(default_factory=dict)
-    conditions: dict[str, Any] = field(default_factory=dict)  # GPU conditions per phase (NVML)
-    tries: list[dict[str, Any]] = field(default_factory=list)  # fixes tried and measured
-    callsites: list[dict[str, Any]] = field(default_factory=list)  # capture/callsites.py
+    framework: FrameworkMeta = field(default_factory=lambda: FrameworkMeta())
+    # GPU conditions per phase (NVML), by phase: baseline, capture
+    conditions: dict[str, PhaseConditionsMeta] = field(default_factory=dict)
+    tries: list[TryMeta] = field(default_factory=list)  # fixes tried and measured
+    callsites: list[CallSiteMeta] = field(default_factory=list)  # capture/callsites.py
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain dict for json.dumps."""
+    def to_json(self) -> dict[str, object]:
+        """Plain dict for json.dumps: meta.json's object, these fields by name."""
         return dataclasses.asdict(self)
 
     @classmethod
@@ -70,7 +83,7 @@ class RunMeta:
         meta = cls(**{k: v for k, v in data.items() if k in known})
         baseline: Any = meta.baseline  # as decoded: the JSON may hold anything here
         if not isinstance(baseline, dict):
-            meta.baseline = {"step_ms": [], "timing": None}
+            meta.baseline = BaselineMeta(step_ms=[], timing=None)
         meta.baseline.setdefault("step_ms", [])
         meta.baseline.setdefault("timing", None)
         for name in ("settings", "env", "training", "framework"):
@@ -192,12 +205,12 @@ class Run:
                 shutil.copyfileobj(src, gz, 1 << 20)
         return self.path / name
 
-    def write_summary(self, summary: dict[str, Any]) -> None:
+    def write_summary(self, summary: Mapping[str, object]) -> None:
         """Cache the report's JSON form as summary.json."""
         data = json.dumps(summary, default=str, allow_nan=False).encode()
         atomic_write_bytes(self.path / SUMMARY_FILE, data)
 
-    def read_summary(self) -> dict[str, Any] | None:
+    def read_summary(self) -> dict[str, object] | None:
         """The cached summary as strict JSON, or None when absent or unreadable (recomputed then).
 
         Its shape is the report model's to check (`report.cached_summary`): the store only

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO, cast
 
 from . import safe_files
 from .json_checks import decode
+from .meta_blocks import TryMeta
 from .run import Run
 
 TRIES_DIR = "tries"
@@ -29,20 +30,21 @@ def _name(fix: str, ending: str) -> str:
     return f"{TRIES_DIR}/{fix}{ending}"
 
 
-def write_try_result(run_path: str | Path, fix: str, result: dict[str, Any]) -> None:
+def write_try_result(run_path: str | Path, fix: str, result: TryMeta) -> None:
     """Save one try's measurement (or its error) as tries/<fix>.json, atomically."""
     safe_files.make_dir(Path(run_path), TRIES_DIR)
     data = json.dumps(result, default=str, allow_nan=False).encode()
     safe_files.write_bytes(Path(run_path), _name(fix, ".json"), data)
 
 
-def read_try_result(run: Run, fix: str) -> dict[str, Any] | None:
-    """The measurement a try process saved, or None when it saved nothing (it died first)."""
+def read_try_result(run: Run, fix: str) -> TryMeta | None:
+    """The measurement a try process saved, or None when it saved nothing (it died first) or
+    something that is not a try's result."""
     try:
-        value = decode(run.read_file(_name(fix, ".json")))
+        value = decode(run.read_file(_name(fix, ".json")), TryMeta)
     except (OSError, ValueError):
         return None
-    return value if isinstance(value, dict) else None
+    return cast(TryMeta, value)  # decode checked it against TryMeta
 
 
 def write_losses(run_path: str | Path, label: str, losses: list[float]) -> None:

@@ -1,0 +1,202 @@
+"""The typed blocks of meta.json (settings, env, baseline, training…), as plain JSON dicts.
+
+TypedDicts, so a block stays the dict json.dumps writes (meta.json unchanged) while every
+layer that fills or reads it sees its keys; `total=False` where the capture fills a block
+key by key or older runs lack keys. `meta_schema.MetaSchema` checks a meta.json against them.
+"""
+
+from __future__ import annotations
+
+from typing import Required, TypedDict
+
+from ..step_definition import StepCounts
+
+#: a setting's value as a framework block keeps it (`capture/frameworks.py` makes it plain)
+PlainValue = bool | int | float | str | None
+
+
+class ScheduleMeta(TypedDict):
+    """The profiler's schedule: steps skipped, warmed up and recorded."""
+
+    wait: int
+    warmup: int
+    active: int
+
+
+class NcuSettingsMeta(TypedDict):
+    """`run --ncu-rank`: which rank ran under Nsight Compute, with what options."""
+
+    rank: int
+    args: str
+    command: str
+
+
+class SettingsMeta(TypedDict, total=False):
+    """meta.json's `settings`: what the capture was asked to do (`CaptureSettings.to_meta`)."""
+
+    steps: int
+    warmup: int
+    record_shapes: bool
+    profile_memory: bool
+    with_stack: bool
+    phases: bool
+    count_flops: bool
+    mode: str
+    ranks: list[int] | None
+    schedule: ScheduleMeta
+    ncu: NcuSettingsMeta
+
+
+class EnvMeta(TypedDict, total=False):
+    """meta.json's `env`: versions and the GPU of the capturing process."""
+
+    python: str
+    torch: str
+    cuda: str | None
+    cuda_available: bool
+    platform: str
+    gpu_count: int
+    gpu_name: str | None
+    driver: str | None
+    gpu_device: int
+    gpu_capability: str
+    gpu_total_memory_bytes: int
+    gpu_sm_count: int
+
+
+class StallMeta(TypedDict, total=False):
+    """One event that may stall a step (capture/stalls.py), by the baseline step it ran in."""
+
+    step: Required[int]
+    what: Required[str]
+    ms: float
+    workers: int | None
+    persistent: bool | None
+    generation: int | None
+    batches: int | None  # a loader's batches per epoch
+
+
+class BaselineMeta(TypedDict, total=False):
+    """meta.json's `baseline`: the unprofiled step times and what ran during them."""
+
+    step_ms: list[float]  # RunMeta.from_json fills in step_ms and timing when missing
+    timing: str | None
+    warmup_ms: list[float]
+    host_probe_ms: float | None  # one step's host time from an empty GPU queue
+    stalls: list[StallMeta]  # loader epochs, saves, GC passes, evals
+    epoch_steps: int | None  # batches per epoch of the training DataLoader
+    loader_ms: list[float]  # each baseline step's wait in DataLoader __next__
+    loader_workers: int  # worker processes of the loader waited on
+
+
+class OwnerMeta(TypedDict, total=False):
+    """meta.json's `owner`: the process writing the run (store/owner.py)."""
+
+    pid: Required[int]
+    host: Required[str]
+    started: int | None  # its start time in clock ticks, to tell a reused pid
+
+
+class TrainingMeta(StepCounts, total=False):
+    """meta.json's `training`: what the capture counted of the training loop."""
+
+    optimizer_steps: int
+    backward_steps: int
+    cuda_graph_replays: int
+    compiled_graphs: int  # torch.compile in use in the process
+    mode: str
+    schedule_fitted: str  # how the schedule was shrunk to a short training
+
+
+class FrameworkMeta(TypedDict, total=False):
+    """meta.json's `framework`: the Trainer that ran the steps and its settings that matter."""
+
+    name: str  # transformers | lightning
+    version: str | None
+    args: dict[str, PlainValue]  # its arguments, by their names in that framework
+    max_steps: int
+    global_step: int
+
+
+class SpreadMeta(TypedDict):
+    """min, median and max of one figure sampled through a phase."""
+
+    min: float
+    median: float
+    max: float
+
+
+class PhaseConditionsMeta(TypedDict, total=False):
+    """GPU conditions sampled through NVML during one phase (capture/conditions.py)."""
+
+    available: bool
+    reason: str | None  # why none were recorded (no NVML, no samples)
+    n_samples: int | None
+    sm_clock_mhz: SpreadMeta | None
+    mem_clock_mhz: SpreadMeta | None
+    power_w: SpreadMeta | None
+    temp_c: SpreadMeta | None
+    throttle: list[str]
+    other_pids: list[int]
+
+
+class StepChangeMeta(TypedDict, total=False):
+    """Is a change of step time real (`analysis.compare.step_change`), as a try keeps it."""
+
+    n_before: int
+    n_after: int
+    median_before_ms: float | None
+    median_after_ms: float | None
+    delta_ms: float | None
+    delta_pct: float | None
+    ci_low_ms: float | None
+    ci_high_ms: float | None
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    p_value: float | None
+    confidence: float
+    verdict: str  # significant | noise | unreliable | insufficient data
+    significant: bool
+    speedup: float | None
+    direction: str  # faster | slower | unchanged
+    unreliable_reasons: list[str]
+
+
+class TryMeta(TypedDict, total=False):
+    """One fix tried and measured (tries/<fix>.json), judged in meta.json's `tries`; the
+    types of the report's `TryResult`, which summary.json's tries are checked against."""
+
+    fix: str
+    error: str | None  # why the try measured nothing (its first line)
+    source: str | None  # "script" for `run --try`; the notebook's tries leave it out
+    applied: list[str]  # what the fix changed
+    step_ms: list[float]
+    warmup_ms: list[float]
+    timing: str | None
+    n: int | None
+    median_ms: float | None
+    p95_ms: float | None
+    mean_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+    peak_memory_bytes: int | None
+    compiled_graphs: int | None
+    loss_original: list[float] | None
+    loss_fixed: list[float] | None
+    loss_rel_diff: float | None
+    conditions: PhaseConditionsMeta | None
+    reference: str  # what the try was measured against, when not the run's baseline
+    change: StepChangeMeta | None
+    predicted_gain_pct: float | None
+    measured_gain_pct: float | None
+
+
+class CallSiteMeta(TypedDict, total=False):
+    """One user call site of torch (capture/callsites.py)."""
+
+    call: Required[str]
+    file: Required[str]  # a path, or the cell ("In[3]") for notebook code
+    line: Required[int]
+    code: str
+    calls: int
+    cell: bool
