@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import statistics
 import threading
-from typing import Any
+from typing import Any, Literal, Required, TypedDict
 
 #: seconds between two samples (NVML queries cost well under a millisecond)
 SAMPLE_INTERVAL_S = 0.1
@@ -18,6 +18,44 @@ SAMPLE_INTERVAL_S = 0.1
 THROTTLE_BITS = {0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal",
                  0x40: "hw_thermal", 0x80: "hw_power_brake", 0x2: "applications_clocks",
                  0x10: "sync_boost"}
+
+
+SpreadKey = Literal["sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c"]
+#: the figures summarised by their spread, in the order the summary lists them
+SPREAD_KEYS: tuple[SpreadKey, ...] = ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c")
+
+
+class Sample(TypedDict):
+    """One NVML reading of the GPU."""
+
+    sm_clock_mhz: float
+    mem_clock_mhz: float
+    power_w: float
+    temp_c: float
+    throttle: list[str]
+    pids: list[int]
+
+
+class Spread(TypedDict):
+    """Minimum, median and maximum of one reading over a phase."""
+
+    min: float
+    median: float
+    max: float
+
+
+class ConditionsSummary(TypedDict, total=False):
+    """One phase's conditions, as meta.json keeps them (report: `model_cost.Conditions`)."""
+
+    available: Required[bool]
+    reason: str  # why none were recorded (no NVML, no samples)
+    n_samples: int
+    sm_clock_mhz: Spread
+    mem_clock_mhz: Spread
+    power_w: Spread
+    temp_c: Spread
+    throttle: list[str]
+    other_pids: list[int]
 
 
 def _load_nvml() -> Any:
@@ -37,7 +75,7 @@ class ConditionSampler:
         self.device_index = device_index
         self.interval_s = interval_s
         self._nvml = nvml
-        self.samples: list[dict[str, Any]] = []
+        self.samples: list[Sample] = []
         self.error: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -80,7 +118,7 @@ class ConditionSampler:
             "pids": sorted(int(p.pid) for p in procs),
         })
 
-    def stop(self) -> dict[str, Any]:
+    def stop(self) -> ConditionsSummary:
         """Stop sampling and return the summary."""
         self._stop.set()
         if self._thread is not None:
@@ -92,12 +130,12 @@ class ConditionSampler:
                 pass
         return self.summary()
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ConditionsSummary:
         """min/median/max of each figure, throttle reasons seen, other processes seen."""
         if not self.samples:
             return {"available": False, "reason": self.error or "no samples"}
-        out: dict[str, Any] = {"available": True, "n_samples": len(self.samples)}
-        for key in ("sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c"):
+        out: ConditionsSummary = {"available": True, "n_samples": len(self.samples)}
+        for key in SPREAD_KEYS:
             vals = [s[key] for s in self.samples]
             out[key] = {"min": min(vals), "median": statistics.median(vals), "max": max(vals)}
         out["throttle"] = sorted({r for s in self.samples for r in s["throttle"]})
@@ -116,7 +154,7 @@ class PhaseConditions:
         """`factory` makes one sampler per phase."""
         self._factory = factory
         self._running: tuple[str, ConditionSampler] | None = None
-        self.phases: dict[str, Any] = {}
+        self.phases: dict[str, ConditionsSummary] = {}
 
     def on_event(self, event: str) -> None:
         """'baseline' and 'capture' start a phase (ending the previous one); 'done' ends it."""
@@ -131,7 +169,7 @@ class PhaseConditions:
             self._running = None
             self.phases[name] = sampler.stop()
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> dict[str, ConditionsSummary]:
         """The conditions of every phase that ran (what the run's meta keeps)."""
         self._end()
         return self.phases

@@ -4,7 +4,24 @@ from __future__ import annotations
 
 import platform
 import sys
-from typing import Any
+from typing import NotRequired, TypedDict
+
+
+class EnvInfo(TypedDict):
+    """meta.json's `env`: versions, and the GPU when CUDA is available."""
+
+    python: str
+    torch: str
+    cuda: str | None
+    cuda_available: bool
+    platform: str
+    gpu_count: int
+    gpu_name: str | None
+    driver: str | None
+    gpu_device: NotRequired[int]
+    gpu_capability: NotRequired[str]
+    gpu_total_memory_bytes: NotRequired[int]
+    gpu_sm_count: NotRequired[int]
 
 
 def _driver_version() -> str | None:
@@ -22,12 +39,12 @@ def _driver_version() -> str | None:
         return None
 
 
-def collect_env() -> dict[str, Any]:
+def collect_env() -> EnvInfo:
     """Versions and devices of this process; never initialises CUDA on a machine without it."""
     import torch
 
     cuda = torch.cuda.is_available()
-    env: dict[str, Any] = {
+    env: EnvInfo = {
         "python": platform.python_version(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
@@ -40,14 +57,14 @@ def collect_env() -> dict[str, Any]:
     if cuda:
         dev = torch.cuda.current_device()
         props = torch.cuda.get_device_properties(dev)
-        env.update(
-            gpu_name=props.name,
-            gpu_device=dev,
-            gpu_capability=f"{props.major}.{props.minor}",
-            gpu_total_memory_bytes=int(props.total_memory),
-            gpu_sm_count=int(props.multi_processor_count),
-            driver=_driver_version(),
-        )
+        env.update({
+            "gpu_name": props.name,
+            "gpu_device": dev,
+            "gpu_capability": f"{props.major}.{props.minor}",
+            "gpu_total_memory_bytes": int(props.total_memory),
+            "gpu_sm_count": int(props.multi_processor_count),
+            "driver": _driver_version(),
+        })
     return env
 
 

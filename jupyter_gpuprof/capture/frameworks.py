@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from types import FrameType
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 #: TrainingArguments fields that change what the advice says
 HF_ARGS = ("bf16", "fp16", "tf32", "dataloader_num_workers", "dataloader_pin_memory",
@@ -20,7 +20,22 @@ _LIGHTNING_MODULES = ("lightning.pytorch", "pytorch_lightning")
 _MAX_FRAMES = 80  # the optimizer hook sits a few dozen frames below Trainer.fit at most
 
 
-def _plain(value: Any) -> Any:
+#: a setting as the run keeps it: a JSON scalar (anything else by its str())
+Plain = bool | int | float | str | None
+
+
+class FrameworkInfo(TypedDict):
+    """meta.json's `framework`: the Trainer's framework, the settings that change a fix, and
+    its step budget when known."""
+
+    name: str
+    version: str | None
+    args: dict[str, Plain]
+    max_steps: NotRequired[int]
+    global_step: NotRequired[int]
+
+
+def _plain(value: object) -> Plain:
     return value if isinstance(value, (bool, int, float, str, type(None))) else str(value)
 
 
@@ -39,13 +54,13 @@ def _lightning_trainer_classes() -> tuple[type, ...]:
     return tuple(found)
 
 
-def describe_hf(trainer: Any) -> dict[str, Any]:
+def describe_hf(trainer: Any) -> FrameworkInfo:
     """The `framework` block for a transformers Trainer: its TrainingArguments that matter."""
     import transformers
 
     args = trainer.args
     state = getattr(trainer, "state", None)
-    info: dict[str, Any] = {
+    info: FrameworkInfo = {
         "name": "transformers",
         "version": transformers.__version__,
         "args": {k: _plain(getattr(args, k, None)) for k in HF_ARGS},
@@ -57,10 +72,10 @@ def describe_hf(trainer: Any) -> dict[str, Any]:
     return info
 
 
-def describe_lightning(trainer: Any) -> dict[str, Any]:
+def describe_lightning(trainer: Any) -> FrameworkInfo:
     """The `framework` block for a Lightning Trainer: precision, accumulation, step budget."""
     mod = sys.modules.get("lightning") or sys.modules.get("pytorch_lightning")
-    info: dict[str, Any] = {
+    info: FrameworkInfo = {
         "name": "lightning",
         "version": getattr(mod, "__version__", None),
         "args": {
@@ -83,7 +98,7 @@ def describe_lightning(trainer: Any) -> dict[str, Any]:
     return info
 
 
-def describe_trainer(trainer: Any) -> dict[str, Any] | None:
+def describe_trainer(trainer: Any) -> FrameworkInfo | None:
     """The `framework` block for a trainer object of either framework, else None."""
     hf = _hf_trainer_class()
     if hf is not None and isinstance(trainer, hf):
@@ -94,7 +109,7 @@ def describe_trainer(trainer: Any) -> dict[str, Any] | None:
     return None
 
 
-def find_on_stack() -> dict[str, Any] | None:
+def find_on_stack() -> FrameworkInfo | None:
     """The framework block of the Trainer whose loop called us, or None (plain torch loop)."""
     hf = _hf_trainer_class()
     lightning = _lightning_trainer_classes()
@@ -124,7 +139,7 @@ def _attached_trainer(owner: Any) -> Any:
         return None
 
 
-def steps_left(framework: dict[str, Any] | None) -> int | None:
+def steps_left(framework: FrameworkInfo | None) -> int | None:
     """Optimizer steps the training still runs, counting the one just taken; None if unknown."""
     if not framework or "max_steps" not in framework:
         return None

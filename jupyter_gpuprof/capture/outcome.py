@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .conditions import PhaseConditions
     from .driver import StepDriver
     from .flops import StepFlops
+    from .frameworks import FrameworkInfo
     from .settings import CaptureSettings
     from .stalls import StallWatch
     from .training import TrainingCounters
@@ -33,7 +34,7 @@ class ProfileSession(Protocol):
     callsites: CallSites
     training: TrainingCounters
     stalls: StallWatch
-    framework: dict[str, Any] | None
+    framework: FrameworkInfo | None
     fitted: str | None
 
     @property
@@ -65,7 +66,7 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
 
     driver, settings = session.driver, session.settings
     with contextlib.suppress(Exception):
-        meta.env = collect_env()
+        meta.env = dict(collect_env())
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
                      "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms,
                      **session.stalls.to_meta(len(driver.baseline_ms))}
@@ -88,7 +89,7 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     if session.fitted:
         meta.training["schedule_fitted"] = session.fitted
     meta.framework = dict(session.framework or {})
-    meta.callsites = session.callsites.result()
+    meta.callsites = [dict(site) for site in session.callsites.result()]
 
 
 def incomplete_reason(session: ProfileSession) -> str:

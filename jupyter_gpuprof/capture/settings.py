@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from . import options
 from .driver import Schedule
 from .ranks import parse_ranks
 
 MODES = ("body", "loop", "script", "auto")
+
+
+class ScheduleMeta(TypedDict):
+    """The profiler's schedule, as meta.json's `settings.schedule` names it."""
+
+    wait: int
+    warmup: int
+    active: int
+
+
+class SettingsMeta(TypedDict):
+    """meta.json's `settings`: the capture's fields, the profiler's three under `schedule`."""
+
+    steps: int
+    warmup: int
+    record_shapes: bool
+    profile_memory: bool
+    with_stack: bool
+    phases: bool
+    count_flops: bool
+    mode: str
+    ranks: list[int] | None
+    schedule: ScheduleMeta
 
 
 @dataclass
@@ -38,11 +61,13 @@ class CaptureSettings:
     def schedule(self) -> Schedule:
         return Schedule(self.warmup, self.steps, self.wait, self.prof_warmup, self.active)
 
-    def to_meta(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["schedule"] = {"wait": self.wait, "warmup": self.prof_warmup, "active": self.active}
-        del d["wait"], d["prof_warmup"], d["active"]
-        return d
+    def to_meta(self) -> SettingsMeta:
+        return {"steps": self.steps, "warmup": self.warmup, "record_shapes": self.record_shapes,
+                "profile_memory": self.profile_memory, "with_stack": self.with_stack,
+                "phases": self.phases, "count_flops": self.count_flops, "mode": self.mode,
+                "ranks": None if self.ranks is None else list(self.ranks),
+                "schedule": {"wait": self.wait, "warmup": self.prof_warmup,
+                             "active": self.active}}
 
 
 def fit_schedule(settings: CaptureSettings, boundaries: int) -> CaptureSettings | None:

@@ -15,7 +15,7 @@ import functools
 import gc
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 #: at most this many events are kept (a loop saving every step must not grow the meta)
 MAX_EVENTS = 500
@@ -24,23 +24,51 @@ GC_MIN_MS = 2.0
 LOADER_START, LOADER_ITER, SAVE, GC, EVAL = "loader-start", "loader-iter", "save", "gc", "eval"
 
 
+class StallDetail(TypedDict, total=False):
+    """What an event says beyond its step, kind and time (a loader's, a collection's)."""
+
+    workers: int
+    persistent: bool
+    batches: int | None  # a loader's batches per epoch (None: an iterable dataset)
+    generation: int
+
+
+class StallEvent(StallDetail):
+    """One event that may stall a step, by the baseline step it ran in (meta.json)."""
+
+    step: int
+    what: str
+    ms: float
+
+
+class BaselineStalls(TypedDict):
+    """What the watch adds to meta.json's `baseline`."""
+
+    stalls: list[StallEvent]
+    epoch_steps: int | None
+    loader_ms: list[float]
+    loader_workers: int
+
+
 class StallWatch:
     """Records DataLoader epochs, `torch.save`, full GC passes and `model.eval()` by step."""
 
     def __init__(self, step_of: Callable[[], int]) -> None:
         """`step_of`: the index of the baseline step running now (negative before it)."""
         self.step_of = step_of
-        self.events: list[dict[str, Any]] = []
+        self.events: list[StallEvent] = []
         self.epoch_steps: int | None = None  # batches per epoch of the training loader
         self._undo: list[Callable[[], None]] = []
         self._loaders: set[int] = set()
         self._gc_t: float | None = None
-        self._eval: dict[str, Any] | None = None
+        self._eval: StallEvent | None = None  # the evaluation running now
+        self._eval_t0 = 0.0  # when it began (perf_counter)
         self._waits: dict[int, float] = {}  # baseline step -> ms in DataLoader __next__
         self._workers = 0  # worker processes of the loader waited on
 
-    def _record(self, what: str, ms: float, **detail: Any) -> dict[str, Any]:
-        event = {"step": int(self.step_of()), "what": what, "ms": round(ms, 3), **detail}
+    def _record(self, what: str, ms: float, **detail: Unpack[StallDetail]) -> StallEvent:
+        event: StallEvent = {"step": int(self.step_of()), "what": what, "ms": round(ms, 3),
+                             **detail}
         if len(self.events) < MAX_EVENTS:
             self.events.append(event)
         return event
@@ -120,15 +148,15 @@ class StallWatch:
             now = time.perf_counter()
             if not mode and self._eval is None:
                 self._eval = self._record(EVAL, 0.0)
-                self._eval["_t0"] = now
+                self._eval_t0 = now
             elif mode and self._eval is not None:
-                self._eval["ms"] = round((now - self._eval.pop("_t0")) * 1e3, 3)
+                self._eval["ms"] = round((now - self._eval_t0) * 1e3, 3)
                 self._eval = None
             return original(module, mode)
 
         return train
 
-    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+    def _gc(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._gc_t = time.perf_counter()
             return
@@ -145,11 +173,11 @@ class StallWatch:
         while self._undo:
             self._undo.pop()()
 
-    def to_meta(self, n_steps: int) -> dict[str, Any]:
+    def to_meta(self, n_steps: int) -> BaselineStalls:
         """meta.json's `baseline.stalls`, `epoch_steps`, and `loader_ms` (the wait in
         DataLoader `__next__` of each of the `n_steps` baseline steps; empty when the loop
         read no DataLoader) with `loader_workers`."""
-        events = [{k: v for k, v in e.items() if not k.startswith("_")} for e in self.events]
+        events = [e.copy() for e in self.events]
         waits = ([round(self._waits.get(i, 0.0), 4) for i in range(n_steps)]
                  if self._waits else [])
         return {"stalls": events, "epoch_steps": self.epoch_steps, "loader_ms": waits,

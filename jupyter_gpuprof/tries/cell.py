@@ -8,13 +8,15 @@ the run's meta and prints them under the report. `record_tries` and `next_step_l
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from ..advice.fix_table import fixes_help
 from ..store import Run
+from .records import TryRecord
 
 
-def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[dict[str, Any]]:
+def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryRecord]:
     """Run, judge, save and print the tries; a problem is printed, never raised."""
     if code is None:
         print("gpuprofile --try: a whole-loop cell cannot be re-run per step; "
@@ -38,32 +40,36 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[dict[st
     ns = shell.user_ns
     raw = run_tries(lambda: exec(code, ns), ns, fixes, warmup=args.warmup, steps=args.steps)
     tries = record_tries(run, summary, raw)
-    print("\n".join(try_lines(tries)))
+    print("\n".join(try_lines([dict(t) for t in tries])))
     if (line := next_step_line(findings, tries)) is not None:
         print(line)
     return tries
 
 
-def record_tries(run: Run, summary: dict[str, Any], raw: list[dict[str, Any]],
-                 control: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def record_tries(run: Run, summary: Mapping[str, object], raw: list[TryRecord],
+                 control: TryRecord | None = None) -> list[TryRecord]:
     """Judge measured tries against the run's baseline (and a script's control re-run); keep
-    them in its meta and summary."""
+    them in its meta and summary. `summary`: the report's summary JSON (report.run_summary)."""
     from ..advice.tries import judge_tries
 
-    tries = judge_tries(raw, list(run.meta.baseline.get("step_ms") or []),
-                        (run.meta.conditions or {}).get("baseline"),
-                        summary.get("findings") or [], control)
-    run.meta.tries = tries
+    findings = summary.get("findings")
+    judged = judge_tries([dict(t) for t in raw], list(run.meta.baseline.get("step_ms") or []),
+                         (run.meta.conditions or {}).get("baseline"),
+                         findings if isinstance(findings, list) else [],
+                         None if control is None else dict(control))
+    run.meta.tries = judged
     run.write_meta()
+    tries = cast("list[TryRecord]", judged)  # the raw records with their verdicts added
     run.write_summary({**summary, "tries": tries})  # the cached report shows them too
     return tries
 
 
-def next_step_line(findings: list[dict[str, Any]], tries: list[dict[str, Any]]) -> str | None:
+def next_step_line(findings: Sequence[Mapping[str, object]],
+                   tries: list[TryRecord]) -> str | None:
     """'Next step by measured gain: …' when a try measured a significant gain."""
     from ..advice.tries import rerank_findings
 
-    ranked = rerank_findings(findings, tries)
+    ranked = rerank_findings([dict(f) for f in findings], [dict(t) for t in tries])
     if not ranked or ranked[0].get("measured_gain_pct") is None:
         return None
     return (f"Next step by measured gain: [{ranked[0]['category']}] {ranked[0]['title']} "

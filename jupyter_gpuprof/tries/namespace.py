@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
 
 
 def torch_module() -> Any:
@@ -13,16 +17,18 @@ def torch_module() -> Any:
     return torch
 
 
-def modules(ns: dict[str, Any]) -> dict[str, Any]:
+def modules(ns: Mapping[str, object]) -> dict[str, torch.nn.Module]:
     """The namespace's nn.Module values by name."""
-    torch = torch_module()
-    return {k: v for k, v in ns.items() if isinstance(v, torch.nn.Module) and not k.startswith("_")}
+    from torch.nn import Module
+
+    return {k: v for k, v in ns.items() if isinstance(v, Module) and not k.startswith("_")}
 
 
-def optimizers(ns: dict[str, Any]) -> dict[str, Any]:
+def optimizers(ns: Mapping[str, object]) -> dict[str, torch.optim.Optimizer]:
     """The namespace's optimizers by name."""
-    torch = torch_module()
-    return {k: v for k, v in ns.items() if isinstance(v, torch.optim.Optimizer)}
+    from torch.optim import Optimizer
+
+    return {k: v for k, v in ns.items() if isinstance(v, Optimizer)}
 
 
 def to_host(x: Any) -> Any:

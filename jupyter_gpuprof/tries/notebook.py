@@ -13,31 +13,37 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from ..advice.fix_table import FIX_NAMES, TRIES_OF
 from ..capture import options
 from ..capture.conditions import ConditionSampler
 from ..capture.driver import default_clock
 from ..oneline import first_line
-from ..stats import headline_steps
 from . import appliers
 from .namespace import modules, optimizers, to_host, torch_module
+from .records import TryRecord, add_headline
+
+if TYPE_CHECKING:
+    import torch
+    from torch.optim.optimizer import StateDict
 
 #: steps whose loss is compared with the original's, from the same starting state
 LOSS_STEPS = 3
 LOSS_NAMES = ("loss", "l", "train_loss")
 
 
-def parse_fixes(text: str | None, findings: list[dict[str, Any]]) -> list[str]:
+def parse_fixes(text: str | None, findings: Sequence[Mapping[str, object]]) -> list[str]:
     """The tries asked for: a comma list of FIX_NAMES, or 'auto' (each finding's own tries, as
     the report shows them, else its category's)."""
     if text in (None, "", "auto"):
         out: list[str] = []
-        for f in findings:
-            own = f.get("try_fixes") or TRIES_OF.get(str(f.get("category")), ())
+        for f in findings:  # a finding as the summary's JSON holds it
+            given = f.get("try_fixes")
+            own = (given if isinstance(given, list) and given
+                   else TRIES_OF.get(str(f.get("category")), ()))
             out += [t for t in own if t not in out]
         return out
     names = [n.strip() for n in str(text).split(",") if n.strip()]
@@ -47,38 +53,58 @@ def parse_fixes(text: str | None, findings: list[dict[str, Any]]) -> list[str]:
     return names
 
 
+class RngStates(TypedDict):
+    """The random generators' states a try's steps advance (numpy's and CUDA's when in use)."""
+
+    torch: torch.Tensor
+    python: tuple[Any, ...]  # random.getstate(): opaque, handed back to random.setstate
+    numpy: NotRequired[Any]  # numpy's own state object, handed back to it as it was
+    cuda: NotRequired[list[torch.Tensor]]
+
+
+class BackendFlags(TypedDict):
+    """The backend flags a try may flip (tf32)."""
+
+    matmul_tf32: bool
+    cudnn_tf32: bool
+
+
+#: a module's copy: the module, its state dict and its parameters' gradients, in host memory
+ModuleCopy = tuple["torch.nn.Module", "dict[str, torch.Tensor]", "list[torch.Tensor | None]"]
+
+
 @dataclass
 class KernelState:
     """Copies of what a try may change, and `restore()` to put every one of them back."""
 
-    ns: dict[str, Any]
-    bindings: dict[str, Any] = field(default_factory=dict)
-    modules: dict[int, tuple[Any, dict[str, Any], list[Any]]] = field(default_factory=dict)
-    optimizers: dict[int, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
-    rng: dict[str, Any] = field(default_factory=dict)
-    flags: dict[str, Any] = field(default_factory=dict)
+    ns: dict[str, object]  # the IPython user namespace: the user's names, any values
+    rng: RngStates
+    flags: BackendFlags
+    bindings: dict[str, object] = field(default_factory=dict)
+    modules: dict[int, ModuleCopy] = field(default_factory=dict)
+    optimizers: dict[int, tuple[torch.optim.Optimizer, StateDict]] = field(default_factory=dict)
 
     @classmethod
-    def capture(cls, ns: dict[str, Any]) -> KernelState:
+    def capture(cls, ns: dict[str, object]) -> KernelState:
         """Copy the namespace's modules, optimizers, RNG states and backend flags now."""
         torch = torch_module()
-        s = cls(ns, bindings=dict(ns))
+        bindings = dict(ns)
+        module_copies: dict[int, ModuleCopy] = {}
         for m in modules(ns).values():
             params = list(m.parameters())
-            s.modules[id(m)] = (m, to_host(m.state_dict()),
-                                [None if p.grad is None else to_host(p.grad) for p in params])
-        for o in optimizers(ns).values():
-            s.optimizers[id(o)] = (o, to_host(o.state_dict()))
-        s.rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
+            module_copies[id(m)] = (m, to_host(m.state_dict()),
+                                    [None if p.grad is None else to_host(p.grad) for p in params])
+        optimizer_copies = {id(o): (o, to_host(o.state_dict())) for o in optimizers(ns).values()}
+        rng: RngStates = {"torch": torch.get_rng_state(), "python": random.getstate()}
         with contextlib.suppress(ImportError):
             import numpy as np
 
-            s.rng["numpy"] = np.random.get_state()
+            rng["numpy"] = np.random.get_state()
         if torch.cuda.is_available() and torch.cuda.is_initialized():
-            s.rng["cuda"] = torch.cuda.get_rng_state_all()
-        s.flags = {"matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
-                   "cudnn_tf32": torch.backends.cudnn.allow_tf32}
-        return s
+            rng["cuda"] = torch.cuda.get_rng_state_all()
+        flags: BackendFlags = {"matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
+                               "cudnn_tf32": torch.backends.cudnn.allow_tf32}
+        return cls(ns, rng, flags, bindings, module_copies, optimizer_copies)
 
     def restore(self) -> None:
         """Put back every copied value: names the try rebound, backend flags, then the values."""
@@ -108,7 +134,7 @@ class KernelState:
 
 
 @contextlib.contextmanager
-def applied(fix: str, ns: dict[str, Any], step: Callable[[], object],
+def applied(fix: str, ns: dict[str, object], step: Callable[[], object],
             cuda: bool) -> Iterator[Callable[[], object]]:
     """The step with `fix` applied by its applier (namespace and flags are put back by
     `KernelState`)."""
@@ -116,7 +142,7 @@ def applied(fix: str, ns: dict[str, Any], step: Callable[[], object],
         yield fixed
 
 
-def _loss(ns: dict[str, Any]) -> float | None:
+def _loss(ns: Mapping[str, object]) -> float | None:
     """The step's scalar loss, read from the namespace after it ran (None if not found)."""
     for k in LOSS_NAMES:
         v = ns.get(k)
@@ -125,7 +151,7 @@ def _loss(ns: dict[str, Any]) -> float | None:
     return None
 
 
-def _losses(step: Callable[[], object], ns: dict[str, Any], n: int) -> list[float]:
+def _losses(step: Callable[[], object], ns: Mapping[str, object], n: int) -> list[float]:
     """Losses of n steps (a read-back each: these steps are never timed)."""
     out = []
     for _ in range(n):
@@ -166,23 +192,23 @@ def _peak_memory(cuda: bool) -> int | None:
     return int(torch_module().cuda.max_memory_allocated()) if cuda else None
 
 
-def run_tries(step: Callable[[], object], ns: dict[str, Any], fixes: list[str],
+def run_tries(step: Callable[[], object], ns: dict[str, object], fixes: list[str],
               warmup: int = options.WARMUP, steps: int = options.STEPS,
-              sampler: Callable[[], ConditionSampler] = ConditionSampler) -> list[dict[str, Any]]:
+              sampler: Callable[[], ConditionSampler] = ConditionSampler) -> list[TryRecord]:
     """Each fix applied to the live step and measured; raw results (judged by advice.tries)."""
     torch = torch_module()
     cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     state = KernelState.capture(ns)
-    results: list[dict[str, Any]] = []
+    results: list[TryRecord] = []
     try:
         original = _losses(step, ns, LOSS_STEPS)
         state.restore()
         for fix in fixes:
-            out: dict[str, Any] = {"fix": fix}
+            out: TryRecord = {"fix": fix}
             try:
                 with applied(fix, ns, step, cuda) as fixed:
                     state.restore_values()  # a probing step may have run: start where all do
-                    out.update(_measure(fixed, ns, original, warmup, steps, cuda, sampler))
+                    _measure(fixed, ns, original, warmup, steps, cuda, sampler, out)
             except Exception as e:  # noqa: BLE001 - a failed try is a result, not a crash
                 first = (first_line(str(e)) or "")[:300]
                 out["error"] = f"{type(e).__name__}: {first}"
@@ -194,10 +220,11 @@ def run_tries(step: Callable[[], object], ns: dict[str, Any], fixes: list[str],
     return results
 
 
-def _measure(fixed: Callable[[], object], ns: dict[str, Any], original: list[float],
-             warmup: int, steps: int, cuda: bool,
-             sampler: Callable[[], ConditionSampler]) -> dict[str, Any]:
-    """Loss of the first steps against the original's, then warm-up and timed steps."""
+def _measure(fixed: Callable[[], object], ns: Mapping[str, object], original: list[float],
+             warmup: int, steps: int, cuda: bool, sampler: Callable[[], ConditionSampler],
+             out: TryRecord) -> None:
+    """Loss of the first steps against the original's, then warm-up and timed steps (into
+    `out`, once all are measured)."""
     losses = _losses(fixed, ns, LOSS_STEPS)
     _peak_memory_reset(cuda)
     conditions = sampler().start() if cuda else None
@@ -206,6 +233,8 @@ def _measure(fixed: Callable[[], object], ns: dict[str, Any], original: list[flo
     finally:
         cond = conditions.stop() if conditions is not None else None
     rel = loss_rel_diff(original, losses)
-    return {"step_ms": step_ms, "timing": timing, **headline_steps(step_ms),
-            "peak_memory_bytes": _peak_memory(cuda), "loss_original": original,
-            "loss_fixed": losses, "loss_rel_diff": rel, "conditions": cond}
+    peak = _peak_memory(cuda)
+    out["step_ms"], out["timing"] = step_ms, timing
+    add_headline(out, step_ms)
+    out.update({"peak_memory_bytes": peak, "loss_original": original, "loss_fixed": losses,
+                "loss_rel_diff": rel, "conditions": cond})

@@ -21,6 +21,7 @@ from ..oneline import error_line
 from ..store import Run
 from ..store.try_files import write_try_result
 from .appliers.base import StartupFix
+from .records import TryRecord
 from .startup import apply_fix
 
 #: exit status of a try process whose fix could not be switched on (nothing of the script ran)
@@ -73,17 +74,17 @@ class TrySession(ProfileSession):
         conditions = self.conditions.finish().get("baseline")
         if status == "complete":
             error = self.fix.problem()
-        out: dict[str, Any] = {"fix": self.fix.name, "applied": self.fix.applied}
+        out: TryRecord = {"fix": self.fix.name, "applied": self.fix.applied}
         if error:
             out["error"] = error
         else:
             from ..capture.environment import max_memory_allocated
 
-            out.update(step_ms=self.driver.baseline_ms, timing=self.driver.timing,
-                       warmup_ms=self.driver.warmup_ms, conditions=conditions,
-                       peak_memory_bytes=max_memory_allocated(),
-                       compiled_graphs=compiled_graphs())
-        write_try_result(self.run.path, self.fix.name, out)  # type: ignore[union-attr]
+            out.update({"step_ms": self.driver.baseline_ms, "timing": self.driver.timing,
+                        "warmup_ms": self.driver.warmup_ms, "conditions": conditions,
+                        "peak_memory_bytes": max_memory_allocated(),
+                        "compiled_graphs": compiled_graphs()})
+        write_try_result(self.run.path, self.fix.name, dict(out))  # type: ignore[union-attr]
         if cleanup:
             self._remove_hooks()
 

@@ -18,13 +18,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ..advice.fix_table import FIX_NAMES, fixes_help
 from ..protocol import ENV_LOSSES, ENV_RANKS, ENV_SETTINGS, ENV_TRY, ENV_TRY_TIMEOUT
 
 if TYPE_CHECKING:  # the CLI imports this module for its option: numpy and the store can wait
     from ..store import Run
+    from .records import LossComparison, TryRecord
 
 #: a try may run this many times the run's own wall time, and never less than TRY_TIMEOUT_MIN_S
 TRY_TIMEOUT_FACTOR = 3.0
@@ -67,7 +68,22 @@ def why_not(run: Run) -> str | None:
     return None
 
 
-def try_settings(run: Run) -> dict[str, Any]:
+class TrySettings(TypedDict):
+    """The capture settings a try process starts with ($ENV_SETTINGS; CaptureSettings' fields)."""
+
+    steps: int | None
+    warmup: int | None
+    wait: int
+    prof_warmup: int
+    active: int
+    phases: bool
+    count_flops: bool
+    record_shapes: bool
+    profile_memory: bool
+    with_stack: bool
+
+
+def try_settings(run: Run) -> TrySettings:
     """The capture settings of a try: the run's warm-up and baseline, and no profiler."""
     s = run.meta.settings
     return {"steps": s.get("steps"), "warmup": s.get("warmup"), "wait": 0, "prof_warmup": 0,
@@ -112,9 +128,8 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, 
 
 
 def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
-                fix: str) -> tuple[dict[str, Any], bool]:
+                fix: str) -> tuple[TryRecord, bool]:
     """Run the command once with `fix` on; its raw result (as tries/notebook.py gives)."""
-    from ..stats import headline_steps
     from ..store.try_files import (
         clear_try,
         last_log_line,
@@ -122,6 +137,7 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
         read_try_result,
         try_log_path,
     )
+    from .records import add_headline
 
     clear_try(run, fix)
     child_env = {**env, ENV_TRY: fix, ENV_SETTINGS: json.dumps(try_settings(run)),
@@ -136,26 +152,30 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
             return {"fix": fix, "error": f"could not start {cmd[0]}: {e.strerror or e}"}, False
         timeout_s = try_timeout_s(run)
         code, interrupted = _wait(proc, timeout_s)
-    result = read_try_result(run, fix)
+    # as the try process wrote it (tries/process.py)
+    result = cast("TryRecord | None", read_try_result(run, fix))
     if interrupted:
         return {"fix": fix, "error": "interrupted (Ctrl-C)"}, True
     if code is None:
         return {"fix": fix, "error": f"stopped after {timeout_s:.0f} s without finishing its "
                 f"baseline (output: {try_log_path(run, fix)}); ${ENV_TRY_TIMEOUT} sets how "
                 "long a try may run"}, False
-    if result is None and code == 0:
-        result = {"error": "the command ended without a training step in the try "
-                           "(no optimizer.step() seen)"}
-    elif result is None:
-        last = last_log_line(run, fix)
-        result = {"error": f"the command exited with status {code} before the try measured "
-                           "its steps" + (f": {last[:300]}" if last else "")}
-    elif not result.get("error"):
-        result.update(headline_steps(result.get("step_ms") or []), **_losses(run, fix))
-    return {**result, "fix": fix, "source": "script"}, False
+    if result is None:
+        if code == 0:
+            error = ("the command ended without a training step in the try "
+                     "(no optimizer.step() seen)")
+        else:
+            last = last_log_line(run, fix)
+            error = (f"the command exited with status {code} before the try measured its steps"
+                     + (f": {last[:300]}" if last else ""))
+        return {"error": error, "fix": fix, "source": "script"}, False
+    if result.get("error"):
+        return {**result, "fix": fix, "source": "script"}, False
+    add_headline(result, result.get("step_ms") or [])
+    return {**result, **_losses(run, fix), "fix": fix, "source": "script"}, False
 
 
-def _losses(run: Run, fix: str) -> dict[str, Any]:
+def _losses(run: Run, fix: str) -> LossComparison:
     """The try's first losses against the run's own (both seeded alike at start-up)."""
     from ..store.try_files import read_losses
     from .notebook import loss_rel_diff
@@ -166,8 +186,9 @@ def _losses(run: Run, fix: str) -> dict[str, Any]:
 
 
 def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
-                        text: str) -> dict[str, Any]:
-    """The run's summary, with the tries measured and stored when they can be."""
+                        text: str) -> dict[str, object]:
+    """The run's summary (its JSON, report.run_summary), with the tries measured and stored
+    when they can be."""
     from ..report import run_summary
     from ..store.try_files import try_log_path
     from .cell import record_tries
@@ -192,7 +213,7 @@ def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
     control, interrupted = run_one_try(run, cmd, env, CONTROL)
     _say("control: " + (f"failed: {control['error']}" if control.get("error")
                         else f"{control['median_ms']:.3f} ms/step median"))
-    raw: list[dict[str, Any]] = []
+    raw: list[TryRecord] = []
     for i, fix in enumerate([] if interrupted else fixes, 1):
         _say(f"try {i}/{len(fixes)}: {fix} (the command runs again; its output goes to "
              f"{try_log_path(run, fix)})")
@@ -216,7 +237,9 @@ def print_report_with_tries(run: Run, cmd: list[str], env: dict[str, str], text:
     from .cell import next_step_line
 
     print(render_text(summary))
-    if (line := next_step_line(summary.get("findings") or [], summary.get("tries") or [])):
+    findings, tries = summary.get("findings"), summary.get("tries")
+    if (line := next_step_line(findings if isinstance(findings, list) else [],
+                               cast("list[TryRecord]", tries or []))):
         print(line)
 
 

@@ -11,7 +11,7 @@ from .base import StartupFix
 
 
 @contextlib.contextmanager
-def notebook(ns: dict[str, Any], step: Callable[[], object],
+def notebook(ns: dict[str, object], step: Callable[[], object],
              cuda: bool) -> Iterator[Callable[[], object]]:
     """The step run under bf16 autocast (fp16 on a GPU without bf16)."""
     torch = torch_module()

@@ -15,11 +15,12 @@ from .base import StartupFix
 MODE: str | None = None
 
 
-def called_modules(ns: dict[str, Any], step: Callable[[], object]) -> list[str]:
+def called_modules(ns: dict[str, object], step: Callable[[], object]) -> list[str]:
     """Names of the namespace's modules the step calls (found with forward hooks, one step)."""
     called: list[str] = []
+    found = modules(ns)
     handles = [m.register_forward_pre_hook(lambda *_a, k=k: called.append(k))
-               for k, m in modules(ns).items()]
+               for k, m in found.items()]
     try:
         step()
     finally:
@@ -27,12 +28,12 @@ def called_modules(ns: dict[str, Any], step: Callable[[], object]) -> list[str]:
             h.remove()
     # keep the outermost ones: a submodule of a called module is compiled with it
     names = list(dict.fromkeys(called))
-    subs = {id(c) for k in names for c in ns[k].modules() if c is not ns[k]}
-    return [k for k in names if id(ns[k]) not in subs]
+    subs = {id(c) for k in names for c in found[k].modules() if c is not found[k]}
+    return [k for k in names if id(found[k]) not in subs]
 
 
 @contextlib.contextmanager
-def compiled(ns: dict[str, Any], step: Callable[[], object],
+def compiled(ns: dict[str, object], step: Callable[[], object],
              mode: str | None) -> Iterator[Callable[[], object]]:
     """The step with every module it calls rebound in `ns` to its compiled form."""
     names = called_modules(ns, step)
@@ -44,7 +45,7 @@ def compiled(ns: dict[str, Any], step: Callable[[], object],
     yield step
 
 
-def notebook(ns: dict[str, Any], step: Callable[[], object],
+def notebook(ns: dict[str, object], step: Callable[[], object],
              cuda: bool) -> contextlib.AbstractContextManager[Callable[[], object]]:
     """The step with its modules compiled (the caller's KernelState rebinds the originals)."""
     return compiled(ns, step, MODE)

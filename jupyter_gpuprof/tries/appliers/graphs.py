@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
 
 from . import compile as compile_fix
 
 MODE = "reduce-overhead"
 
 
-def notebook(ns: dict[str, Any], step: Callable[[], object],
+def notebook(ns: dict[str, object], step: Callable[[], object],
              cuda: bool) -> contextlib.AbstractContextManager[Callable[[], object]]:
     """The step with its modules compiled into CUDA graphs."""
     return compile_fix.compiled(ns, step, MODE)

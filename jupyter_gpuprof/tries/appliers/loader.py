@@ -5,21 +5,24 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..namespace import torch_module
 from .base import StartupFix
+
+if TYPE_CHECKING:
+    from torch.utils.data import DataLoader
 
 #: DataLoader settings the fix gives a loader left at torch's defaults
 LOADER_PREFETCH = 4
 MAX_LOADER_WORKERS = 8
 
 
-def rebuild_loaders(ns: dict[str, Any], cuda: bool) -> list[str]:
+def rebuild_loaders(ns: dict[str, object], cuda: bool) -> list[str]:
     """The namespace's DataLoaders rebuilt with workers, pinned memory and prefetch."""
-    dl = torch_module().utils.data.DataLoader
-    rebuilt: dict[int, Any] = {}
+    dl: type[DataLoader[Any]] = torch_module().utils.data.DataLoader
+    rebuilt: dict[int, DataLoader[Any]] = {}
     names = []
     for k, v in list(ns.items()):
         if isinstance(v, dl):
@@ -41,11 +44,20 @@ def rebuild_loaders(ns: dict[str, Any], cuda: bool) -> list[str]:
 
 
 @contextlib.contextmanager
-def notebook(ns: dict[str, Any], step: Callable[[], object],
+def notebook(ns: dict[str, object], step: Callable[[], object],
              cuda: bool) -> Iterator[Callable[[], object]]:
     """The step reading from rebuilt loaders (the caller's KernelState rebinds the originals)."""
     rebuild_loaders(ns, cuda)
     yield step
+
+
+class LoaderOptions(TypedDict, total=False):
+    """The DataLoader arguments the fix sets (only those it changes)."""
+
+    num_workers: int
+    pin_memory: bool
+    persistent_workers: bool
+    prefetch_factor: int
 
 
 class Startup(StartupFix):
@@ -66,13 +78,15 @@ class Startup(StartupFix):
 
         dl.__init__ = __init__
 
-    def _faster(self, given: dict[str, Any]) -> dict[str, Any]:
+    def _faster(self, given: Mapping[str, Any]) -> LoaderOptions:
         """The loader options to change: those left at torch's defaults, and fewer workers
-        than the fix asks for (the sampler's order, and so the data, stay the same)."""
+        than the fix asks for (the sampler's order, and so the data, stay the same). `given`:
+        the DataLoader call's own arguments, any values the user passed (inspect's bound
+        arguments)."""
         iterable = isinstance(given.get("dataset"), self.torch.utils.data.IterableDataset)
         if iterable or given.get("batch_sampler") is not None:
             return {}  # workers would each yield the whole iterable: not the same data
-        out: dict[str, Any] = {}
+        out: LoaderOptions = {}
         workers = given.get("num_workers", 0)
         enough = min(MAX_LOADER_WORKERS, os.cpu_count() or 1)
         if workers < enough:  # fewer workers than the fix's text asks for: the loader's pace

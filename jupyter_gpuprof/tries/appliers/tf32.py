@@ -11,7 +11,7 @@ from .base import StartupFix
 
 
 @contextlib.contextmanager
-def notebook(ns: dict[str, Any], step: Callable[[], object],
+def notebook(ns: dict[str, object], step: Callable[[], object],
              cuda: bool) -> Iterator[Callable[[], object]]:
     """The step as it is, with TF32 allowed (the caller's KernelState puts the flags back)."""
     torch = torch_module()
