@@ -19,7 +19,7 @@ import pandas as pd
 
 from .readers import open_text, raw_records
 from .rep_reader import report_records
-from .targets import TARGET_RANGE_PREFIX
+from .targets import TARGET_RANGE_PREFIX, ReplayTargetJson
 
 NCU_COLUMNS = {
     "id": "kernel index in the report (profiling order)",
@@ -261,7 +261,8 @@ def read_report(
 TARGET_RANGE = re.compile(re.escape(TARGET_RANGE_PREFIX) + r"(\d+)")
 
 
-def attribute_targets(kernels: pd.DataFrame, targets: list[dict[str, Any]]) -> pd.DataFrame:
+def attribute_targets(kernels: pd.DataFrame, targets: Sequence[ReplayTargetJson]
+                      ) -> pd.DataFrame:
     """Tie replayed kernels to their op (NVTX range `gpuprof_target_<i>`) and check their names.
 
     Adds `target` (-1 if none), `op`, `recorded_kernel` and `name_match` (the replay launched
