@@ -8,13 +8,51 @@ try's measured one.
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import NotRequired, TypedDict
 
 from .. import units
+from ..analysis.summary import Analysis
+from .findings import FindingJson
+from .verdict import Advice
 
 PRICE_ENV = "JUPYTER_GPUPROF_GPU_HOUR_PRICE"
 STEPS = 1000  # the unit a training run's cost is quoted in
 MS_PER_HOUR = 3.6e6
+
+
+class Worth(TypedDict):
+    """GPU-hours (and money, when a GPU-hour price is set) of 1,000 steps of some duration."""
+
+    gpu_hours_per_1k_steps: float
+    money_per_1k_steps: float | None
+
+
+class Saving(Worth):
+    """What one finding's predicted fix saves per 1,000 steps."""
+
+    id: str
+    category: str
+
+
+class CostBlock(TypedDict):
+    """The summary's `cost`: the step and its idle share per 1,000 steps, and each saving."""
+
+    price_per_gpu_hour: float | None
+    n_gpus: int
+    step: Worth
+    idle: Worth
+    savings: list[Saving]
+    headline: NotRequired[str | None]  # what the idle share costs, in one sentence
+
+
+class WhatIfBlocks(TypedDict):
+    """The summary's additive blocks; conditions and tries as the run meta holds them."""
+
+    cost: CostBlock | None
+    conditions: Mapping[str, object] | None
+    conditions_by_phase: Mapping[str, object] | None
+    tries: Sequence[Mapping[str, object]] | None
 
 
 def gpu_hour_price(configured: float | None = None) -> float | None:
@@ -37,24 +75,24 @@ def gpu_hours(step_ms: float, n_gpus: int = 1, steps: int = STEPS) -> float:
     return step_ms * steps * max(n_gpus, 1) / MS_PER_HOUR
 
 
-def cost_block(step_ms: float, idle_ms: float, findings: list[dict[str, Any]],
-               n_gpus: int = 1, price: float | None = None) -> dict[str, Any]:
+def cost_block(step_ms: float, idle_ms: float, findings: Sequence[FindingJson],
+               n_gpus: int = 1, price: float | None = None) -> CostBlock:
     """The summary's `cost` block: the step, its idle share and each finding's saving."""
-    def worth(ms: float) -> dict[str, Any]:
+    def worth(ms: float) -> Worth:
         h = gpu_hours(ms, n_gpus)
         return {"gpu_hours_per_1k_steps": h, "money_per_1k_steps": h * price if price else None}
 
-    saved = []
+    saved: list[Saving] = []
     for f in findings:
         pred = f.get("predicted_step_ms")
         if isinstance(pred, (int, float)) and step_ms > 0:
-            saved.append({"id": f.get("id"), "category": f.get("category"),
+            saved.append({"id": f["id"], "category": f["category"],
                           **worth(max(0.0, step_ms - pred))})
     return {"price_per_gpu_hour": price, "n_gpus": max(n_gpus, 1), "step": worth(step_ms),
             "idle": worth(max(0.0, idle_ms)), "savings": saved}
 
 
-def headline(cost: dict[str, Any] | None) -> str | None:
+def headline(cost: CostBlock | None) -> str | None:
     """One sentence for the report's top: what the GPU's idle share costs."""
     if not cost or not cost["step"]["gpu_hours_per_1k_steps"]:
         return None
@@ -68,8 +106,8 @@ def headline(cost: dict[str, Any] | None) -> str | None:
     return text + ")."
 
 
-def whatif_blocks(a: Any, advice: Any, meta: Any = None,
-                  price: float | None = None) -> dict[str, Any]:
+def whatif_blocks(a: Analysis, advice: Advice, meta: object = None,
+                  price: float | None = None) -> WhatIfBlocks:
     """The summary's additive blocks: `cost`, `conditions` (from the run meta) and `tries`.
 
     `a` is the Analysis, `advice` the Advice and `meta` the run's RunMeta (or None).

@@ -7,21 +7,26 @@ that ran it, unless that Trainer already has the setting (then the plain-torch f
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
 
 from .findings import Finding
 from .fixes import FRAMEWORK_FIXES
 from .verdict import Advice
 
+
+def _positive(value: object) -> bool:
+    """Whether a Trainer argument is a number above 0 (unset counts as 0)."""
+    return isinstance(value, (int, float)) and value > 0
+
+
 #: per framework and category: the setting that, when already on, makes its fix moot
-_ALREADY_ON: dict[tuple[str, str], Callable[[dict[str, Any]], bool]] = {
+_ALREADY_ON: dict[tuple[str, str], Callable[[Mapping[str, object]], bool]] = {
     ("transformers", "precision"): lambda a: bool(a.get("bf16") or a.get("fp16")),
-    ("transformers", "input"): lambda a: (a.get("dataloader_num_workers") or 0) > 0,
+    ("transformers", "input"): lambda a: _positive(a.get("dataloader_num_workers")),
     ("transformers", "launch"): lambda a: bool(a.get("torch_compile")),
     ("lightning", "precision"): lambda a: "16" in str(a.get("precision") or ""),
-    ("lightning", "input"): lambda a: (a.get("num_workers") or 0) > 0,
+    ("lightning", "input"): lambda a: _positive(a.get("num_workers")),
 }
 
 GRAPH_NOTE = ("kernels ran inside CUDA graphs ({replays} replays): per-kernel launch statistics "
@@ -29,19 +34,23 @@ GRAPH_NOTE = ("kernels ran inside CUDA graphs ({replays} replays): per-kernel la
 COMPILE_NOTE = "the model is compiled (torch.compile): kernels are fused, names are Triton's"
 
 
-def framework_fix(finding: Finding, framework: dict[str, Any]) -> str:
-    """The finding's fix as the framework's user writes it (the torch fix when none fits)."""
+def framework_fix(finding: Finding, framework: Mapping[str, object]) -> str:
+    """The finding's fix as the framework's user writes it (the torch fix when none fits).
+
+    `framework`: meta.json's `framework` (capture/frameworks.py): its `name` and Trainer `args`.
+    """
     name = framework.get("name")
     key = (str(name), finding.category)
     fix = FRAMEWORK_FIXES.get(key)
     already = _ALREADY_ON.get(key)
-    if fix is None or (already is not None and already(framework.get("args") or {})):
+    args = framework.get("args")
+    if fix is None or (already is not None and already(args if isinstance(args, Mapping) else {})):
         return finding.fix
     return fix
 
 
-def in_framework_terms(advice: Advice, framework: dict[str, Any] | None,
-                       training: dict[str, Any] | None) -> Advice:
+def in_framework_terms(advice: Advice, framework: Mapping[str, object] | None,
+                       training: Mapping[str, object] | None) -> Advice:
     """The advice with framework fixes and the compiled/graph caveats added to the verdict."""
     findings = advice.findings
     if framework and framework.get("name"):

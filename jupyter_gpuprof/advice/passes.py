@@ -10,9 +10,8 @@ the report builds every run's advice through it, so no part of a report is finis
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..analysis.distributed import Distributed
 from ..analysis.summary import Analysis
@@ -31,10 +30,11 @@ class Context:
     analysis: Analysis
     ranks: Sequence[Analysis] = ()
     distributed: Distributed | None = None
-    framework: dict[str, Any] | None = None
-    training: dict[str, Any] | None = None
-    callsites: list[dict[str, Any]] = field(default_factory=list)
-    tries: list[dict[str, Any]] = field(default_factory=list)
+    # meta.json's blocks as the store read them (capture's keys): each pass checks what it reads
+    framework: Mapping[str, object] | None = None
+    training: Mapping[str, object] | None = None
+    callsites: Sequence[Mapping[str, object]] = field(default_factory=list)
+    tries: Sequence[Mapping[str, object]] = field(default_factory=list)
 
 
 Pass = Callable[[Advice, Context], Advice]

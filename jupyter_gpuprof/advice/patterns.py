@@ -14,14 +14,14 @@ The rules price a bottleneck from the trace; this module makes the advice concre
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 import pandas as pd
 
 from .. import units
 from ..analysis.summary import Analysis
-from .findings import Finding
+from .findings import CallSite, Finding
 from .thresholds import PER_PARAM_MIN_CALLS
 
 #: calls that make the host wait for the GPU
@@ -102,9 +102,22 @@ def per_parameter_norms(a: Analysis) -> dict[str, float] | None:
     return None
 
 
-def _best(sites: list[dict[str, Any]], calls: Iterable[str],
-          near: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
-    """The most-called site of any of `calls`; with `near`, prefer lines that also run those."""
+#: the fields of a call site that `where` shows
+WHERE_FIELDS = ("file", "line", "code", "call", "calls", "cell")
+
+
+def _calls(site: Mapping[str, object]) -> int:
+    """How often the recorded step called from a site (0 when not recorded)."""
+    n = site.get("calls")
+    return int(n) if isinstance(n, (int, float)) else 0
+
+
+def _best(sites: Sequence[Mapping[str, object]], calls: Iterable[str],
+          near: Sequence[Mapping[str, object]] | None = None) -> CallSite | None:
+    """The most-called site of any of `calls`; with `near`, prefer lines that also run those.
+
+    `sites`: the call sites as meta.json holds them (capture/callsites.py), which the store
+    checks on load (`CallSiteSchema`): the one picked is returned as a `CallSite`."""
     wanted = set(calls)
     hits = [s for s in sites if s.get("call") in wanted]
     if not hits:
@@ -113,8 +126,8 @@ def _best(sites: list[dict[str, Any]], calls: Iterable[str],
         lines = {(s["file"], s["line"]) for s in near}
         close = [s for s in hits if (s["file"], s["line"]) in lines]
         hits = close or hits
-    top = max(hits, key=lambda s: int(s.get("calls") or 0))
-    return {k: top.get(k) for k in ("file", "line", "code", "call", "calls", "cell")}
+    top = max(hits, key=_calls)
+    return cast(CallSite, {k: top.get(k) for k in WHERE_FIELDS})
 
 
 def _calls_for(op: str) -> tuple[str, ...]:
@@ -123,8 +136,8 @@ def _calls_for(op: str) -> tuple[str, ...]:
     return OP_CALLS.get(op, ()) + (base, base + "_")
 
 
-def _hot_op_site(ops: pd.DataFrame, sites: list[dict[str, Any]],
-                 by: str = "cuda_self_us") -> dict[str, Any] | None:
+def _hot_op_site(ops: pd.DataFrame, sites: Sequence[Mapping[str, object]],
+                 by: str = "cuda_self_us") -> CallSite | None:
     """Call site of the first of the hottest ops (by `by`) that the user's code calls."""
     if not len(ops):
         return None
@@ -134,7 +147,8 @@ def _hot_op_site(ops: pd.DataFrame, sites: list[dict[str, Any]],
     return None
 
 
-def where_for(f: Finding, a: Analysis, sites: list[dict[str, Any]]) -> dict[str, Any] | None:
+def where_for(f: Finding, a: Analysis,
+              sites: Sequence[Mapping[str, object]]) -> CallSite | None:
     """The user's line behind a finding, when the capture recorded one."""
     if not sites:
         return None
@@ -175,7 +189,8 @@ def _pattern_only(a: Analysis) -> Finding:
 
 
 def refine(findings: list[Finding], a: Analysis,
-           sites: list[dict[str, Any]] | None) -> list[tuple[Finding, dict[str, Any] | None]]:
+           sites: Sequence[Mapping[str, object]] | None
+           ) -> list[tuple[Finding, CallSite | None]]:
     """Each finding with patterns applied, in-use advice dropped, and its user line.
 
     Per-parameter norm logging is reported even when its syncs cost too little to pass the

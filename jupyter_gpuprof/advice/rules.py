@@ -8,6 +8,7 @@ idle split (`Analysis.real.idle_by_cause_ms`), so profiler inflation is already 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Unpack
 
 from .. import units
 from ..analysis.loader_pace import PACE_MIN_MS
@@ -16,7 +17,7 @@ from ..analysis.summary import Analysis
 from ..categories import Category
 from . import fixes
 from . import thresholds as T
-from .findings import Finding
+from .findings import Finding, FindingData
 from .one_time_rule import one_time_rule
 from .precision_by_gpu import Fp32Work, fp32_masks, precision_advice
 from .whatif import predictions
@@ -43,7 +44,7 @@ def _short(name: str, width: int = 60) -> str:
 
 def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: str,
              cost_ms: float, saving: float, *, stall_ms: float = 0.0, measured_ms: float = 0.0,
-             **data: object) -> Finding | None:
+             **data: Unpack[FindingData]) -> Finding | None:
     """A priced finding: `cost_ms` per steady step (`saving` of it removed, or the what-if's
     prediction, never below `measured_ms`, a saving the unprofiled baseline measured) and
     `stall_ms` per step over the long run of the stalls its fix removes; the gain is of the
@@ -74,7 +75,7 @@ def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: st
     if stall_ms > 0:
         data["stall_ms_per_step"] = round(stall_ms, 3)
     stalled = wall != a.real.step_ms
-    return Finding(fid, cat, title, evidence, fix, cost_ms, round(gain, 1), dict(data),
+    return Finding(fid, cat, title, evidence, fix, cost_ms, round(gain, 1), FindingData(**data),
                    round(predicted.predicted_step_ms, 3) if predicted else None,
                    predicted.driver if predicted else "",
                    step_gain_pct=round(step_gain, 1) if stalled else None,

@@ -9,38 +9,77 @@ finding it fixes, and the tries are ranked by measured gain.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Required, TypedDict, cast
 
-from ..analysis.compare import step_change
-from .findings import Finding
+from ..analysis.compare import StepChange, step_change
+from .findings import Finding, FindingJson
 from .fix_table import CATEGORY_OF
 
 #: the control of a script's tries: the command re-run without a fix (`run --try`)
 CONTROL = "none"
 
 
-def judge_tries(raw: list[dict[str, Any]], baseline_ms: list[float],
-                baseline_conditions: dict[str, Any] | None,
-                findings: list[dict[str, Any]],
-                control: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+class JudgedTry(TypedDict, total=False):
+    """A try as tries/ measured it (its keys as they wrote them) with the judgement added here."""
+
+    fix: Required[str]
+    error: str  # why the try measured nothing
+    source: str  # "script" for `run --try`
+    applied: list[str]
+    step_ms: list[float]
+    warmup_ms: list[float]
+    timing: str | None
+    n: int | None
+    median_ms: float | None
+    p95_ms: float | None
+    mean_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+    peak_memory_bytes: int | None
+    compiled_graphs: int | None
+    loss_original: list[float]
+    loss_fixed: list[float]
+    loss_rel_diff: float | None
+    conditions: Mapping[str, object] | None  # GPU conditions while it ran (capture/conditions.py)
+    # added by `judge_tries`
+    predicted_gain_pct: float | None
+    reference: str  # what it was measured against, where not the run's baseline
+    change: StepChange
+    measured_gain_pct: float | None
+
+
+def _gain(value: object) -> float | None:
+    """A gain as JSON holds it (None when missing or not a number)."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def judge_tries(raw: Sequence[Mapping[str, object]], baseline_ms: list[float],
+                baseline_conditions: Mapping[str, object] | None,
+                findings: Sequence[Mapping[str, object]],
+                control: Mapping[str, object] | None = None) -> list[JudgedTry]:
     """Each try with `change`, `measured_gain_pct` and `predicted_gain_pct`; best first. With a
     `control` (the script re-run unchanged, in a process like the tries'), each try is
     measured against it, pair to pair: the run's own baseline ran with the capture installed
-    and at another time, so a difference from it can be the rerun's, not the fix's."""
+    and at another time, so a difference from it can be the rerun's, not the fix's.
+
+    `raw` and `control`: the tries as tries/ wrote them; `findings`: the summary's."""
     predicted = {f.get("category"): f.get("expected_gain_pct") for f in findings}
     paired = bool(control and not control.get("error") and control.get("step_ms"))
+    reference: object = baseline_ms
+    conditions: object = baseline_conditions
     if paired:
         assert control is not None
-        baseline_ms, baseline_conditions = control["step_ms"], control.get("conditions")
+        reference, conditions = control["step_ms"], control.get("conditions")
     out = []
-    for t in raw:
-        t = dict(t)
-        t["predicted_gain_pct"] = predicted.get(CATEGORY_OF.get(t["fix"], ""))
+    for raw_try in raw:
+        t = cast(JudgedTry, dict(raw_try))
+        t["predicted_gain_pct"] = _gain(predicted.get(CATEGORY_OF.get(t["fix"], "")))
         if paired:
             t["reference"] = CONTROL
         if not t.get("error") and t.get("step_ms"):
-            ch = step_change(baseline_ms, t["step_ms"],
-                             conditions=(baseline_conditions, t.get("conditions")))
+            ch = step_change(reference, t["step_ms"],
+                             conditions=(conditions, t.get("conditions")))
             t["change"] = ch
             before, after = ch["median_before_ms"], ch["median_after_ms"]
             t["measured_gain_pct"] = (100.0 * (1 - after / before)
@@ -49,18 +88,19 @@ def judge_tries(raw: list[dict[str, Any]], baseline_ms: list[float],
     return sorted(out, key=lambda t: -(t.get("measured_gain_pct") or -1e9))
 
 
-def measured_gains(tries: list[dict[str, Any]]) -> dict[str, float]:
-    """Each category's best gain a significant try measured."""
+def measured_gains(tries: Sequence[Mapping[str, object]]) -> dict[str, float]:
+    """Each category's best gain a significant try measured (`tries`: as meta.json holds them)."""
     best: dict[str, float] = {}
     for t in tries:
-        cat = CATEGORY_OF.get(t["fix"])
-        ch = t.get("change") or {}
-        if cat and ch.get("significant") and t.get("measured_gain_pct") is not None:
-            best[cat] = max(best.get(cat, -1e9), t["measured_gain_pct"])
+        cat = CATEGORY_OF.get(str(t["fix"]))
+        ch = t.get("change")
+        gain = _gain(t.get("measured_gain_pct"))
+        if cat and isinstance(ch, Mapping) and ch.get("significant") and gain is not None:
+            best[cat] = max(best.get(cat, -1e9), gain)
     return best
 
 
-def rerank(findings: list[Finding], tries: list[dict[str, Any]]) -> list[Finding]:
+def rerank(findings: list[Finding], tries: Sequence[Mapping[str, object]]) -> list[Finding]:
     """Findings with their measured gain, ranked by it where a significant try measured one
     (by the expected gain otherwise)."""
     best = measured_gains(tries)
@@ -69,10 +109,12 @@ def rerank(findings: list[Finding], tries: list[dict[str, Any]]) -> list[Finding
                                           else f.expected_gain_pct or 0))
 
 
-def rerank_findings(findings: list[dict[str, Any]],
-                    tries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Findings (as JSON) re-ranked by measured gain where a significant try measured one."""
+def rerank_findings(findings: Sequence[Mapping[str, object]],
+                    tries: Sequence[Mapping[str, object]]) -> list[FindingJson]:
+    """Findings (as JSON: the summary's) re-ranked by measured gain where a significant try
+    measured one."""
     best = measured_gains(tries)
-    ranked = [{**f, "measured_gain_pct": best.get(str(f.get("category")))} for f in findings]
+    ranked = [cast(FindingJson, {**f, "measured_gain_pct": best.get(str(f.get("category")))})
+              for f in findings]
     return sorted(ranked, key=lambda f: -(f["measured_gain_pct"] if f["measured_gain_pct"]
                                           is not None else f.get("expected_gain_pct") or 0))

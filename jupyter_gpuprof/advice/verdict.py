@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from .. import units
 from ..analysis.kernels import MATMUL_KINDS
@@ -11,7 +11,7 @@ from ..analysis.summary import Analysis
 from ..analysis.trace_formats import without_gpu_activity
 from ..categories import ABOUT, label
 from . import thresholds as T
-from .findings import Finding, Verdict
+from .findings import Finding, FindingJson, Verdict, VerdictJson
 from .one_time_rule import excluded_note
 from .rules import RULES
 
@@ -25,6 +25,13 @@ def verdict_label(category: str | None) -> str:
     return label(category)
 
 
+class AdviceJson(TypedDict):
+    """An `Advice` as JSON (`Advice.to_json`)."""
+
+    verdict: VerdictJson
+    findings: list[FindingJson]
+
+
 @dataclass
 class Advice:
     """Verdict plus findings, most valuable first."""
@@ -32,7 +39,7 @@ class Advice:
     verdict: Verdict
     findings: list[Finding] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> AdviceJson:
         """JSON-ready dict."""
         return {"verdict": self.verdict.to_json(),
                 "findings": [f.to_json() for f in self.findings]}

@@ -14,7 +14,8 @@ ran under different GPU conditions (`conditions.condition_changes`) it is ``unre
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -27,6 +28,96 @@ MIN_EFFECT_PCT = 1.0  # smaller changes are within run-to-run drift of a GPU, wh
 MIN_SAMPLES = 3
 TOP_DELTAS = 10
 SEED = 0
+
+
+class StepChange(TypedDict):
+    """Is a change of step time real: the median change, its interval, p-value and verdict."""
+
+    n_before: int
+    n_after: int
+    median_before_ms: float | None
+    median_after_ms: float | None
+    delta_ms: float | None
+    delta_pct: float | None
+    ci_low_ms: float | None
+    ci_high_ms: float | None
+    ci_low_pct: float | None
+    ci_high_pct: float | None
+    p_value: float | None
+    confidence: float
+    verdict: str  # significant | noise | unreliable | insufficient data
+    significant: bool
+    speedup: float | None
+    direction: str  # faster | slower | unchanged
+    unreliable_reasons: list[str]
+
+
+class DeltaRow(TypedDict):
+    """One name's total per step on each side and its change."""
+
+    name: str
+    before: float
+    after: float
+    delta: float
+    delta_pct: float | None
+
+
+class Deltas(TypedDict):
+    """A table's largest per-name changes, each way."""
+
+    regressions: list[DeltaRow]
+    improvements: list[DeltaRow]
+
+
+class SideVerdict(TypedDict):
+    """A side's verdict, as its summary states it."""
+
+    category: str | None
+    summary: str | None
+    confidence: str | None
+
+
+class FindingBrief(TypedDict):
+    """A side's finding, as far as the comparison names it."""
+
+    id: str | None
+    category: str | None
+    title: str | None
+    expected_gain_pct: float | None
+
+
+class ComparedRun(TypedDict):
+    """One side of a comparison: which run, its step figures, verdict, findings and samples."""
+
+    name: str | None
+    run_id: str | None
+    gpu: str | None
+    median_ms: float | None
+    p95_ms: float | None
+    verdict: SideVerdict
+    findings: list[FindingBrief]
+    step_ms: list[float]
+    step_source: str  # baseline | profiled
+
+
+class FindingChanges(TypedDict):
+    """Finding ids gone, new and kept from before to after."""
+
+    resolved: list[str]
+    new: list[str]
+    remaining: list[str]
+
+
+class SummaryComparison(TypedDict):
+    """The whole comparison (what the REST route and the CLI print)."""
+
+    before: ComparedRun
+    after: ComparedRun
+    steps: StepChange
+    ops: Deltas
+    kernel_kinds: Deltas
+    delta_unit: str
+    findings: FindingChanges
 
 
 def _clean(values: Any) -> np.ndarray:
@@ -73,25 +164,26 @@ def bootstrap_median_diff_ci(
 
 
 def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
-                conditions: tuple[Any, Any] | None = None) -> dict[str, Any]:
+                conditions: tuple[object, object] | None = None) -> StepChange:
     """Median change of step time (after vs before) with its interval, p-value and verdict.
 
     `conditions`: the GPU conditions (before, after) each side ran under, when recorded.
     """
     a, b = _clean(before_ms), _clean(after_ms)
-    out: dict[str, Any] = {
+    med_a = float(np.median(a)) if len(a) else None
+    med_b = float(np.median(b)) if len(b) else None
+    out: StepChange = {
         "n_before": len(a), "n_after": len(b),
-        "median_before_ms": float(np.median(a)) if len(a) else None,
-        "median_after_ms": float(np.median(b)) if len(b) else None,
+        "median_before_ms": med_a,
+        "median_after_ms": med_b,
         "delta_ms": None, "delta_pct": None, "ci_low_ms": None, "ci_high_ms": None,
         "ci_low_pct": None, "ci_high_pct": None, "p_value": None,
         "confidence": CONFIDENCE, "verdict": "insufficient data", "significant": False,
         "speedup": None, "direction": "unchanged",
         "unreliable_reasons": condition_changes(*conditions) if conditions else [],
     }
-    if len(a) < MIN_SAMPLES or len(b) < MIN_SAMPLES:
+    if len(a) < MIN_SAMPLES or len(b) < MIN_SAMPLES or med_a is None or med_b is None:
         return out
-    med_a, med_b = out["median_before_ms"], out["median_after_ms"]
     lo, hi = bootstrap_median_diff_ci(a, b, seed=seed)
     p = mann_whitney_p(a, b)
     delta = med_b - med_a
@@ -112,16 +204,16 @@ def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
     return out
 
 
-def table_deltas(before: list[dict[str, Any]], after: list[dict[str, Any]], key: str,
-                 value: str, top: int = TOP_DELTAS, per_before: float = 1.0,
-                 per_after: float = 1.0) -> dict[str, list[dict[str, Any]]]:
+def table_deltas(before: Sequence[Mapping[str, object]], after: Sequence[Mapping[str, object]],
+                 key: str, value: str, top: int = TOP_DELTAS, per_before: float = 1.0,
+                 per_after: float = 1.0) -> Deltas:
     """Per-name change of one column (e.g. ops' cuda_total_us): top regressions and improvements.
 
     Totals are divided by ``per_before``/``per_after`` (the profiled step counts) so windows of
     different lengths compare per step. Rows missing on one side count as 0 there (an op that
     disappeared is an improvement).
     """
-    def totals(rows: list[dict[str, Any]], per: float) -> dict[str, float]:
+    def totals(rows: Sequence[Mapping[str, object]], per: float) -> dict[str, float]:
         acc: dict[str, float] = {}
         for r in rows or []:
             name, v = r.get(key), r.get(value)
@@ -131,7 +223,7 @@ def table_deltas(before: list[dict[str, Any]], after: list[dict[str, Any]], key:
         return acc
 
     ta, tb = totals(before, per_before or 1.0), totals(after, per_after or 1.0)
-    rows: list[dict[str, Any]] = []
+    rows: list[DeltaRow] = []
     for name in ta.keys() | tb.keys():
         va, vb = ta.get(name, 0.0), tb.get(name, 0.0)
         rows.append({"name": name, "before": va, "after": vb, "delta": vb - va,
@@ -142,54 +234,81 @@ def table_deltas(before: list[dict[str, Any]], after: list[dict[str, Any]], key:
     return {"regressions": regressions, "improvements": improvements}
 
 
-def _step_samples(summary: dict[str, Any], override: Any = None) -> tuple[list[float], str]:
+def _part(x: object) -> Mapping[str, object]:
+    """A block of a summary as a mapping ({} when missing)."""
+    return x if isinstance(x, Mapping) else {}
+
+
+def _rows(x: object) -> list[Mapping[str, object]]:
+    """A table of a summary as its rows ([] when missing)."""
+    return [r for r in x if isinstance(r, Mapping)] if isinstance(x, list) else []
+
+
+def _text(x: object) -> str | None:
+    """A text field of a summary (None when missing)."""
+    return x if isinstance(x, str) else None
+
+
+def _number(x: object) -> float | None:
+    """A numeric field of a summary, as it is (None when missing)."""
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def _step_samples(summary: Mapping[str, object], override: Any = None
+                  ) -> tuple[list[float], str]:
     """The step times to compare: the unprofiled baseline, else the profiled steps."""
     if override is not None and len(override):
         return list(_clean(override)), "baseline"
-    steps = summary.get("steps") or {}
+    steps = _part(summary.get("steps"))
     if steps.get("baseline_ms"):
         return list(_clean(steps["baseline_ms"])), "baseline"
     return list(_clean(steps.get("profiled_ms"))), "profiled"
 
 
-def _profiled_steps(summary: dict[str, Any]) -> float:
+def _profiled_steps(summary: Mapping[str, object]) -> float:
     """How many steps the trace window holds (tables are totals over it)."""
-    n = ((summary.get("steps") or {}).get("profiled") or {}).get("n")
+    n = _part(_part(summary.get("steps")).get("profiled")).get("n")
     return float(n) if isinstance(n, (int, float)) and n > 0 else 1.0
 
 
-def _side(summary: dict[str, Any]) -> dict[str, Any]:
-    src, v = summary.get("source") or {}, summary.get("verdict") or {}
-    steps = summary.get("steps") or {}
+def _side(summary: Mapping[str, object], step_ms: list[float], source: str) -> ComparedRun:
+    src, v = _part(summary.get("source")), _part(summary.get("verdict"))
+    steps = _part(summary.get("steps"))
     return {
-        "name": src.get("name") or src.get("run_id") or src.get("path"),
-        "run_id": src.get("run_id"), "gpu": src.get("gpu"),
-        "median_ms": steps.get("median_ms"), "p95_ms": steps.get("p95_ms"),
-        "verdict": {"category": v.get("category"), "summary": v.get("summary"),
-                    "confidence": v.get("confidence")},
-        "findings": [{"id": f.get("id"), "category": f.get("category"), "title": f.get("title"),
-                      "expected_gain_pct": f.get("expected_gain_pct")}
-                     for f in summary.get("findings") or []],
+        "name": _text(src.get("name") or src.get("run_id") or src.get("path")),
+        "run_id": _text(src.get("run_id")), "gpu": _text(src.get("gpu")),
+        "median_ms": _number(steps.get("median_ms")), "p95_ms": _number(steps.get("p95_ms")),
+        "verdict": {"category": _text(v.get("category")), "summary": _text(v.get("summary")),
+                    "confidence": _text(v.get("confidence"))},
+        "findings": [{"id": _text(f.get("id")), "category": _text(f.get("category")),
+                      "title": _text(f.get("title")),
+                      "expected_gain_pct": _number(f.get("expected_gain_pct"))}
+                     for f in _rows(summary.get("findings"))],
+        "step_ms": step_ms, "step_source": source,
     }
 
 
-def compare_summaries(before: dict[str, Any], after: dict[str, Any],
-                      before_steps: Any = None, after_steps: Any = None) -> dict[str, Any]:
-    """The whole comparison as one JSON-ready dict (what the REST route and the CLI print)."""
+def compare_summaries(before: Mapping[str, object], after: Mapping[str, object],
+                      before_steps: Any = None, after_steps: Any = None) -> SummaryComparison:
+    """The whole comparison as one JSON-ready dict (what the REST route and the CLI print).
+
+    `before`, `after`: summaries (`Report.to_json()`) as their callers hold them, read field by
+    field (a field that is missing or of another type counts as absent)."""
     sa, src_a = _step_samples(before, before_steps)
     sb, src_b = _step_samples(after, after_steps)
     na, nb = _profiled_steps(before), _profiled_steps(after)
-    fa = {f["id"] for f in _side(before)["findings"]}
-    fb = {f["id"] for f in _side(after)["findings"]}
+    side_a, side_b = _side(before, sa, src_a), _side(after, sb, src_b)
+    fa = {f["id"] for f in side_a["findings"] if f["id"] is not None}
+    fb = {f["id"] for f in side_b["findings"] if f["id"] is not None}
     return {
-        "before": {**_side(before), "step_ms": sa, "step_source": src_a},
-        "after": {**_side(after), "step_ms": sb, "step_source": src_b},
+        "before": side_a,
+        "after": side_b,
         "steps": step_change(sa, sb, conditions=(before.get("conditions"),
                                                   after.get("conditions"))),
-        "ops": table_deltas(before.get("ops") or [], after.get("ops") or [],
+        "ops": table_deltas(_rows(before.get("ops")), _rows(after.get("ops")),
                             "name", "cuda_total_us", per_before=na, per_after=nb),
-        "kernel_kinds": table_deltas(before.get("kernel_kinds") or [],
-                                     after.get("kernel_kinds") or [], "kind", "total_us",
+        "kernel_kinds": table_deltas(_rows(before.get("kernel_kinds")),
+                                     _rows(after.get("kernel_kinds")), "kind", "total_us",
                                      per_before=na, per_after=nb),
         "delta_unit": "us_per_step",
         "findings": {"resolved": sorted(fa - fb), "new": sorted(fb - fa),

@@ -8,7 +8,7 @@ change the step time without any change to the code. The samples come from the c
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 #: median SM (or memory) clock lower by more than this share on one side: not comparable
 CLOCK_DROP_PCT = 5.0
@@ -17,16 +17,31 @@ SLOWING_THROTTLES = frozenset({"sw_power_cap", "hw_slowdown", "sw_thermal", "hw_
                                "hw_power_brake"})
 
 
-def _median(side: dict[str, Any], key: str) -> float | None:
+def _median(side: Mapping[str, object], key: str) -> float | None:
     """Median of one sampled figure of a side (None when it was not sampled)."""
-    v = (side.get(key) or {}).get("median")
+    figure = side.get(key)
+    v = figure.get("median") if isinstance(figure, Mapping) else None
     return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
 
-def condition_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
-    """Why the two sides' conditions differ enough to distrust a comparison ([] when not)."""
+def _listed(side: Mapping[str, object], key: str) -> list[object]:
+    """A list the capture recorded ([] when missing)."""
+    v = side.get(key)
+    return list(v) if isinstance(v, list) else []
+
+
+def _sampled(side: object) -> Mapping[str, object]:
+    """A side's samples as the meta holds them ({} when none were recorded)."""
+    return side if isinstance(side, Mapping) else {}
+
+
+def condition_changes(before: object, after: object) -> list[str]:
+    """Why the two sides' conditions differ enough to distrust a comparison ([] when not).
+
+    `before`, `after`: the conditions each side ran under, as the run meta recorded them (a
+    mapping of capture/conditions.py's figures; anything else counts as not sampled)."""
     reasons: list[str] = []
-    sides = {"before": before or {}, "after": after or {}}
+    sides = {"before": _sampled(before), "after": _sampled(after)}
     if not all(s.get("available") for s in sides.values()):
         return reasons
     for key, label in (("sm_clock_mhz", "SM clock"), ("mem_clock_mhz", "memory clock")):
@@ -35,11 +50,11 @@ def condition_changes(before: dict[str, Any] | None, after: dict[str, Any] | Non
             reasons.append(f"{label} {a:.0f} MHz before vs {b:.0f} MHz after "
                            f"({100 * (b - a) / a:+.0f}%)")
     for name, side in sides.items():
-        slow = sorted(set(side.get("throttle") or []) & SLOWING_THROTTLES)
+        slow = sorted(str(t) for t in set(_listed(side, "throttle")) & SLOWING_THROTTLES)
         if slow:
             reasons.append(f"the GPU throttled {name} ({', '.join(slow)})")
-    new = sorted(set(sides["after"].get("other_pids") or [])
-                 - set(sides["before"].get("other_pids") or []))
+    new = sorted(int(p) for p in set(_listed(sides["after"], "other_pids"))
+                 - set(_listed(sides["before"], "other_pids")) if isinstance(p, int))
     if new:
         reasons.append(f"another process appeared on the GPU (pid {', '.join(map(str, new))})")
     return reasons

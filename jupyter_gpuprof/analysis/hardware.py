@@ -8,8 +8,8 @@ NVIDIA GPU has 32) or the device name, never from the compute capability alone.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 # Dense (no sparsity) peaks in TFLOP/s from the vendors' data sheets, SXM parts unless named;
 # AMD figures are per device as the trace lists them (one MI250 GCD is one device).
@@ -72,13 +72,13 @@ _AMD = {  # computeMinor under computeMajor 9 -> (family, matrix dtypes, data-sh
 }
 
 
-def is_amd(device: dict[str, Any]) -> bool:
+def is_amd(device: Mapping[str, object]) -> bool:
     """Whether a deviceProperties entry is an AMD GPU (64-wide wavefronts, or its name)."""
     name = str(device.get("name") or "")
     return device.get("warpSize") == 64 or "AMD" in name or "Instinct" in name
 
 
-def gpu_arch(devices: list[dict[str, Any]]) -> GpuArch | None:
+def gpu_arch(devices: Sequence[Mapping[str, object]]) -> GpuArch | None:
     """Architecture of the first GPU in a trace's deviceProperties (None when unknown)."""
     if not devices:
         return None

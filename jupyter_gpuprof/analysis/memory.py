@@ -13,6 +13,11 @@ MEMORY_COLUMNS = {
 }
 
 
+def _int(value: object) -> int:
+    """A device property as an int (the trace's JSON is not checked: 0 when not a number)."""
+    return int(value) if isinstance(value, (int, float, str)) else 0
+
+
 def memory_table(trace: Trace) -> pd.DataFrame:
     """Peak allocated bytes per GPU (empty when memory was not profiled)."""
     mem = trace.memory
@@ -20,7 +25,7 @@ def memory_table(trace: Trace) -> pd.DataFrame:
     if mem.empty:
         return pd.DataFrame(columns=list(MEMORY_COLUMNS))
     peak = mem.groupby("device")["total_allocated"].max()
-    totals = {int(d.get("id", i)): int(d.get("totalGlobalMem", 0))
+    totals = {_int(d.get("id", i)): _int(d.get("totalGlobalMem", 0))
               for i, d in enumerate(trace.info.devices)}
     out = pd.DataFrame({"device": peak.index.astype(int), "peak_allocated_bytes": peak.values})
     out["total_bytes"] = out["device"].map(totals).fillna(0).astype("int64")

@@ -10,8 +10,9 @@ its excess once per epoch, however many epochs the baseline happened to see.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 import numpy as np
 
@@ -25,6 +26,15 @@ CAUSES = {"loader-start": "DataLoader workers started (a new epoch)",
 #: the fix category each cause belongs to (eval and unexplained spikes have none)
 CATEGORY_OF = {"loader-start": "input", "loader-iter": "input", "save": "host", "gc": "host",
                "": ""}  # "": what nothing recorded explains (no fix category takes it)
+
+
+class StallEvent(TypedDict):
+    """One event the capture stamped with its baseline step (capture/stalls.py)."""
+
+    step: int
+    what: str  # a key of CAUSES
+    ms: NotRequired[float]
+    batches: NotRequired[int | None]  # a loader's batches per epoch
 
 
 @dataclass(frozen=True)
@@ -119,8 +129,8 @@ def _clusters(ms: np.ndarray, threshold: float) -> list[tuple[int, int]]:
     return out
 
 
-def _parts(events: list[dict[str, Any]], first: int, last: int,
-           excess: float) -> tuple[dict[str, float], dict[str, Any] | None]:
+def _parts(events: list[StallEvent], first: int, last: int,
+           excess: float) -> tuple[dict[str, float], StallEvent | None]:
     """The stall's excess split by cause, and the event that names its period."""
     inside = [e for e in events if first - 1 <= int(e.get("step", -10**9)) <= last]
     parts: dict[str, float] = {}
@@ -142,7 +152,7 @@ def _parts(events: list[dict[str, Any]], first: int, last: int,
     return parts, named
 
 
-def _period(event: dict[str, Any], events: list[dict[str, Any]],
+def _period(event: StallEvent, events: list[StallEvent],
             epoch_steps: int | None) -> int | None:
     """Steps between two events like `event`: a loader's epoch, or the spacing they ran at."""
     if event["what"].startswith("loader"):
@@ -153,13 +163,17 @@ def _period(event: dict[str, Any], events: list[dict[str, Any]],
     return int(np.median(gaps)) if len(gaps) else None
 
 
-def find_spikes(step_ms: list[float], stalls: list[dict[str, Any]] | None = None,
+def find_spikes(step_ms: list[float], stalls: Sequence[Mapping[str, object]] | None = None,
                 epoch_steps: int | None = None) -> Spikes | None:
-    """The baseline's spikes and their causes; None without a baseline of a few steps."""
+    """The baseline's spikes and their causes; None without a baseline of a few steps.
+
+    `stalls`: meta.json's `baseline.stalls` as read; records without `what` and `step` are
+    left out, the rest are the capture's `StallEvent`s."""
     ms = np.asarray([float(x) for x in step_ms if x is not None and np.isfinite(x)], float)
     if len(ms) < 3:
         return None
-    events = [e for e in stalls or [] if isinstance(e, dict) and "what" in e and "step" in e]
+    events = [cast(StallEvent, e) for e in stalls or []
+              if isinstance(e, dict) and "what" in e and "step" in e]
     median = float(np.median(ms))
     threshold = max(SPIKE_FACTOR * median, median + SPIKE_MIN_MS)
     found = []

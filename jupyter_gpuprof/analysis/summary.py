@@ -8,9 +8,9 @@ unprofiled baseline really has (GPU kernel durations barely change under the pro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, cast
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,36 @@ from .trace import GPU_CATEGORIES, Trace, TraceInfo
 from .transfers import transfer_table
 
 IDLE_CAUSES = GAP_CAUSES
+
+
+class StepStats(TypedDict):
+    """`stats.describe_steps`' figures of a step-time series (ms; None without any step)."""
+
+    n: int
+    median_ms: float | None
+    p95_ms: float | None
+    mean_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+    q1_ms: float | None
+    q3_ms: float | None
+    iqr_ms: float | None
+    outliers: list[int]
+
+
+class FlopsFigures(TypedDict):
+    """FLOPs per step, the matmuls' dtype, its peak and what the step achieves of it."""
+
+    per_step: float | None
+    dtype: str
+    peak_tflops: float | None
+    achieved_tflops: float | None
+    mfu_pct: float | None
+
+
+def step_stats(step_ms: Sequence[float | None]) -> StepStats:
+    """`stats.describe_steps` with its shape named (a leaf module, typed loosely there)."""
+    return cast(StepStats, describe_steps(step_ms))
 
 
 @dataclass
@@ -77,15 +107,15 @@ class Analysis:
     syncs: pd.DataFrame
     memory: pd.DataFrame
     launch: dict[str, float]
-    baseline: dict[str, Any]
-    profiled: dict[str, Any]
+    baseline: StepStats
+    profiled: StepStats
     real: RealTime
     gpu_available: bool
     busy_pct: float  # GPU busy share of the profiled window
     input_host_pct: float  # data pipeline's share of the host timeline
     input_ms_per_step: float
     matmul_dtype: str
-    flops: dict[str, Any]
+    flops: FlopsFigures
     comm: dict[str, float]
     n_steps: int
     graph: StepGraph | None = None  # the steps' dependency graph, for what-if replays
@@ -134,14 +164,15 @@ def _matmul_dtype(rows: pd.DataFrame) -> str:
 
 
 def _flops(flops_per_step: float | None, real: RealTime, gpu: str | None,
-           dtype: str, arch: GpuArch | None) -> dict[str, Any]:
+           dtype: str, arch: GpuArch | None) -> FlopsFigures:
     peak = peak_tflops(gpu, mfu_dtype(dtype, arch), arch)
-    out: dict[str, Any] = {"per_step": flops_per_step, "dtype": dtype, "peak_tflops": peak,
-                           "achieved_tflops": None, "mfu_pct": None}
+    out: FlopsFigures = {"per_step": flops_per_step, "dtype": dtype, "peak_tflops": peak,
+                         "achieved_tflops": None, "mfu_pct": None}
     if flops_per_step and real.step_ms > 0:
-        out["achieved_tflops"] = flops_per_step / (real.step_ms * 1e-3) / 1e12
+        achieved = flops_per_step / (real.step_ms * 1e-3) / 1e12
+        out["achieved_tflops"] = achieved
         if peak:
-            out["mfu_pct"] = 100.0 * out["achieved_tflops"] / peak
+            out["mfu_pct"] = 100.0 * achieved / peak
     return out
 
 
@@ -160,12 +191,14 @@ def _comm(rows: pd.DataFrame, n: int) -> dict[str, float]:
             "overlap_pct": 100.0 * float(hidden.sum()) / total if total else float("nan")}
 
 
-def _reconcile(baseline: dict[str, Any], profiled: dict[str, Any], busy_us: float, n: int,
+def _reconcile(baseline: StepStats, profiled: StepStats, busy_us: float, n: int,
                window: Window,
                gaps: pd.DataFrame) -> RealTime:
     """Real step, GPU busy per step (work the steps launched) and idle rescaled to real time."""
     prof_ms = profiled["median_ms"] or window.dur_us / 1e3 / max(n, 1)
-    real_ms, source = (baseline["median_ms"], "baseline") if baseline["n"] else (prof_ms, "trace")
+    base_ms = baseline["median_ms"]
+    real_ms, source = (base_ms, "baseline") if baseline["n"] and base_ms is not None else (
+        prof_ms, "trace")
     busy_ms = busy_us / 1e3 / max(n, 1)
     trace_idle = float(gaps["dur_us"].sum()) / 1e3 / max(n, 1) if len(gaps) else 0.0
     idle = max(0.0, real_ms - busy_ms)
@@ -184,7 +217,8 @@ def _host_scale(real: RealTime) -> float:
 
 def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
             flops_per_step: float | None = None,
-            host_probe_ms: float | None = None, stalls: list[dict[str, Any]] | None = None,
+            host_probe_ms: float | None = None,
+            stalls: Sequence[Mapping[str, object]] | None = None,
             epoch_steps: int | None = None, loader: LoaderPace | None = None) -> Analysis:
     """Run every analysis on a trace; `baseline_step_ms` are unprofiled step times (ms),
     `host_probe_ms` the host time of one unprofiled step (see `Analysis.host_probe_ms`),
@@ -205,8 +239,8 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         krows = krows[assign_steps(gpu_activity(trace), steps) >= 0]
     else:
         krows = krows[(krows["ts_us"] < window.end_us) & (krows["end_us"] > window.start_us)]
-    baseline = describe_steps(baseline_step_ms or [])
-    profiled = describe_steps((steps["step_us"] / 1e3).tolist() if has_marks else [])
+    baseline = step_stats(baseline_step_ms or [])
+    profiled = step_stats((steps["step_us"] / 1e3).tolist() if has_marks else [])
     step_busy_us = float(steps["gpu_busy_us"].sum()) if has_marks else busy_us
     real = _reconcile(baseline, profiled, step_busy_us, n, window, gaps)
     input_us = host.input.overlap(np.array([window.start_us]), np.array([window.end_us]))[0]

@@ -13,13 +13,14 @@ The result is plain JSON (columnar lists, string tables).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from .hostwork import SYNC_APIS, is_input_range
 from .steps import STEP_NAME, Window
+from .timeline_detail import StepEvents
 from .trace import GPU_CATEGORIES, Trace, names_where
 
 #: most rectangles shipped over all lanes (gaps and step marks not counted)
@@ -34,6 +35,57 @@ MAX_GPU_STREAMS = 8
 MIN_LANE_RECTS = 50
 #: longest name kept in the string table (kernel names can run to kilobytes)
 MAX_NAME = 240
+
+
+class Lane(TypedDict):
+    """One lane's rectangles as columns (times in µs from the window start, names coded)."""
+
+    id: str
+    label: str
+    kind: str  # ranges | cpu | sync | gpu
+    n_events: int
+    start: list[float]
+    dur: list[float]
+    count: list[int]  # events each rectangle spans
+    name: list[int]  # its longest event's name, into `names`
+    op: NotRequired[list[int]]  # GPU lanes: the launching op, into `names`
+    shape: NotRequired[list[int]]  # and its input shapes
+
+
+class GapColumns(TypedDict):
+    """The longest GPU-idle gaps as columns (µs from the window start) with their causes."""
+
+    start: list[float]
+    dur: list[float]
+    cause: list[str]
+
+
+class StepMark(TypedDict):
+    """Where a profiled step starts and ends (µs from the window start)."""
+
+    step: int
+    start: float
+    end: float
+
+
+class TimelineData(TypedDict):
+    """The bounded timeline the views draw (see the module docstring)."""
+
+    dur_us: float
+    names: list[str]
+    lanes: list[Lane]
+    n_rects: int
+    n_events: int
+    max_rects: int
+    n_gaps: int
+    gaps: GapColumns
+    steps: list[StepMark]
+    input_ranges: bool
+    profiled_scale: float | None
+    phases: list[str]
+    strings: list[str]
+    detail: list[StepEvents | None]  # the events of a few typical steps, inline
+    ranks_aligned_by: NotRequired[str]  # a multi-rank timeline: how its ranks were lined up
 
 
 class NameTable:
@@ -130,7 +182,7 @@ class LaneSpec:
 
 def _lane(spec: LaneSpec, budget: int, window: Window, names: NameTable,
           ops: pd.Series | None, shapes: pd.Series | None,
-          keep_gaps: np.ndarray | None) -> dict[str, Any]:
+          keep_gaps: np.ndarray | None) -> Lane:
     """One lane's rectangles (times relative to the window start, µs)."""
     rows = in_window(spec.rows, window)
     ts = np.clip(rows["ts_us"].to_numpy(dtype=float), window.start_us, window.end_us)
@@ -138,7 +190,7 @@ def _lane(spec: LaneSpec, budget: int, window: Window, names: NameTable,
     start, stop, count, rep = level_of_detail(ts, end, budget, window.start_us, window.end_us,
                                               keep_gaps if spec.kind == "gpu" else None)
     name = rows["name"].astype(str).to_numpy()[rep]
-    out: dict[str, Any] = {
+    out: Lane = {
         "id": spec.id, "label": spec.label, "kind": spec.kind, "n_events": int(len(rows)),
         "start": np.round(start - window.start_us, 2).tolist(),
         "dur": np.round(stop - start, 2).tolist(), "count": count.tolist(),
@@ -236,7 +288,7 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
 def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
                    steps: pd.DataFrame | None = None, max_rects: int = MAX_RECTS,
                    profiled_scale: float | None = None, specs: list[LaneSpec] | None = None,
-                   with_detail: bool = True) -> dict[str, Any]:
+                   with_detail: bool = True) -> TimelineData:
     """The bounded timeline summary (see module docstring) of the analysed window.
 
     `specs`: the lanes to draw (default `lane_specs`); without `with_detail` no step carries
@@ -254,7 +306,8 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
     lanes = [_lane(s, budget, window, names, op_names, op_shapes, keep) for s in specs]
     step_rows = steps[steps["step"] >= 0] if steps is not None and len(steps) else None
     strings = NameTable()
-    detail = inline_detail(trace, window, specs, step_rows, strings) if with_detail else [
+    detail: list[StepEvents | None] = inline_detail(
+        trace, window, specs, step_rows, strings) if with_detail else [
         None] * (0 if step_rows is None else len(step_rows))
     scale = profiled_scale if profiled_scale is not None and np.isfinite(profiled_scale) else None
     return {

@@ -10,7 +10,7 @@ saved notebook small; a server slices any other step from the run's trace (`step
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,17 @@ PHASES = ("forward", "backward", "optimizer", "data", "other")
 MAX_INLINE_STEPS = 2
 #: most events over all inline steps (about 40 bytes each once encoded)
 MAX_INLINE_EVENTS = 30_000
+
+
+class StepEvents(TypedDict):
+    """One step's events as columns: lane index, start (µs from the step), duration, name
+    (into the string table) and phase (into `PHASES`)."""
+
+    lane: list[int]
+    start_us: list[float]
+    dur_us: list[float]
+    name: list[int]
+    phase: list[int]
 
 
 class StringTable(Protocol):
@@ -110,7 +121,7 @@ def _owner_times(trace: Trace, spec: LaneRows) -> np.ndarray:
 
 
 def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequence[LaneRows],
-           lo: float, hi: float, strings: StringTable) -> dict[str, list[Any]]:
+           lo: float, hi: float, strings: StringTable) -> StepEvents:
     """The events of all lanes the host started in [lo, hi), as columns (µs from `lo`).
 
     GPU work belongs to the step that launched it, even when it runs after the next step's
@@ -154,7 +165,7 @@ def _count(trace: Trace, lanes: Sequence[LaneRows], lo: float, hi: float) -> int
 
 def inline_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows],
                   steps: pd.DataFrame | None,
-                  strings: StringTable) -> list[dict[str, list[Any]] | None]:
+                  strings: StringTable) -> list[StepEvents | None]:
     """One entry per profiled step: its table for the most typical steps that fit, else None.
 
     The steps closest to the median step time go first (a typical step is what one studies).
@@ -162,7 +173,7 @@ def inline_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows],
     if steps is None or not len(steps):
         return []
     bounds = step_bounds(steps, window)
-    out: list[dict[str, list[Any]] | None] = [None] * len(bounds)
+    out: list[StepEvents | None] = [None] * len(bounds)
     dur = np.array([b - a for _, a, b in bounds])
     order = np.argsort(np.abs(dur - np.median(dur)), kind="stable")
     budget = MAX_INLINE_EVENTS
@@ -177,7 +188,7 @@ def inline_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows],
 
 
 def step_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows], steps: pd.DataFrame,
-                step: int, strings: StringTable) -> dict[str, list[Any]] | None:
+                step: int, strings: StringTable) -> StepEvents | None:
     """The event table of profiled step number `step` (None: no such step)."""
     for k, lo, hi in step_bounds(steps, window):
         if k == step:

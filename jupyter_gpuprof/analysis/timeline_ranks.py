@@ -15,18 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .summary import Analysis
 from .timeline import (
     MAX_GPU_STREAMS,
     MAX_RECTS,
     MIN_LANE_RECTS,
+    Lane,
     NameTable,
+    StepMark,
+    TimelineData,
     build_timeline,
     lane_specs,
 )
-from .timeline_detail import PHASES
+from .timeline_detail import PHASES, StepEvents
 from .trace import Trace
 
 #: most lanes over all ranks (a rank keeps its main thread and at least one GPU stream)
@@ -41,7 +43,7 @@ class RankLanes:
 
     rank: int
     origin_us: float  # absolute time (this rank's clock) of its window start
-    timeline: dict[str, Any]  # build_timeline's dict: lanes, names, steps, dur_us
+    timeline: TimelineData  # build_timeline's, without per-step events
 
 
 def rank_budget(n_ranks: int) -> tuple[int, int]:
@@ -107,7 +109,7 @@ def _shown(groups: Sequence[RankLanes], waited_for: int | None) -> list[RankLane
 
 
 def merge_rank_lanes(groups: Sequence[RankLanes], offsets: Mapping[int, float] | None = None,
-                     waited_for: int | None = None) -> dict[str, Any] | None:
+                     waited_for: int | None = None) -> TimelineData | None:
     """The multi-rank timeline (same shape as `build_timeline`'s): lanes "rank R · …" grouped
     by rank on one axis; steps are the first shown rank's. None without any lane."""
     groups = _shown([g for g in groups if g.timeline["lanes"]], waited_for)
@@ -115,20 +117,24 @@ def merge_rank_lanes(groups: Sequence[RankLanes], offsets: Mapping[int, float] |
         return None
     shifts, how = rank_shifts(groups, offsets)
     names = NameTable()
-    lanes = []
+    lanes: list[Lane] = []
     for g, shift in zip(groups, shifts, strict=True):
         table = g.timeline["names"]
         for lane in g.timeline["lanes"]:
-            moved = {**lane, "id": f"rank{g.rank}:{lane['id']}",
-                     "label": f"rank {g.rank} · {lane['label']}",
-                     "start": [round(t + shift, 2) for t in lane["start"]]}
-            for key in ("name", "op", "shape"):
-                if key in lane:
-                    moved[key] = [names.code(table[i]) for i in lane[key]]
+            moved: Lane = {**lane, "id": f"rank{g.rank}:{lane['id']}",
+                           "label": f"rank {g.rank} · {lane['label']}",
+                           "start": [round(t + shift, 2) for t in lane["start"]]}
+            moved["name"] = [names.code(table[i]) for i in lane["name"]]
+            if "op" in lane:
+                moved["op"] = [names.code(table[i]) for i in lane["op"]]
+            if "shape" in lane:
+                moved["shape"] = [names.code(table[i]) for i in lane["shape"]]
             lanes.append(moved)
     ref, ref_shift = groups[0].timeline, shifts[0]
-    steps = [{**s, "start": round(s["start"] + ref_shift, 2), "end": round(s["end"] + ref_shift, 2)}
-             for s in ref["steps"]]
+    steps: list[StepMark] = [
+        {**s, "start": round(s["start"] + ref_shift, 2), "end": round(s["end"] + ref_shift, 2)}
+        for s in ref["steps"]]
+    detail: list[StepEvents | None] = [None] * len(steps)
     return {
         "dur_us": round(max(g.timeline["dur_us"] + s for g, s in zip(groups, shifts,
                                                                    strict=True)), 2),
@@ -138,5 +144,5 @@ def merge_rank_lanes(groups: Sequence[RankLanes], offsets: Mapping[int, float] |
         "max_rects": sum(g.timeline["max_rects"] for g in groups), "n_gaps": 0,
         "gaps": {"start": [], "dur": [], "cause": []}, "steps": steps, "input_ranges": False,
         "profiled_scale": ref["profiled_scale"], "phases": list(PHASES), "strings": [],
-        "detail": [None] * len(steps), "ranks_aligned_by": how,
+        "detail": detail, "ranks_aligned_by": how,
     }

@@ -88,8 +88,9 @@ class _Event(msgspec.Struct, gc=False):
 
 
 class _Header(msgspec.Struct, gc=False):
-    deviceProperties: list[dict[str, Any]] = []
-    distributedInfo: dict[str, Any] | None = None
+    # the profiler's own fields, as it wrote them: each reader checks the ones it uses
+    deviceProperties: list[dict[str, object]] = []
+    distributedInfo: dict[str, object] | None = None
     schemaVersion: int | None = None
     cuda_runtime_version: int | None = None
     cuda_driver_version: int | None = None
@@ -119,7 +120,8 @@ class TraceInfo:
     """What the trace says about where it came from."""
 
     path: str
-    devices: list[dict[str, Any]] = field(default_factory=list)
+    #: the trace's deviceProperties, unchecked (`hardware.gpu_arch` reads the ones it needs)
+    devices: list[dict[str, object]] = field(default_factory=list)
     rank: int | None = None
     world_size: int | None = None
     t0_us: float = 0.0
@@ -231,10 +233,10 @@ def trace_info(file: _File, path: Path, n_total: int, n_kept: int) -> TraceInfo:
         n_events_total=n_total, n_events_skipped=n_total - n_kept,
     )
     dist = file.distributedInfo or {}
-    if isinstance(dist.get("rank"), int):
-        info.rank = dist["rank"]
-    if isinstance(dist.get("world_size"), int):
-        info.world_size = dist["world_size"]
+    if isinstance(rank := dist.get("rank"), int):
+        info.rank = rank
+    if isinstance(world_size := dist.get("world_size"), int):
+        info.world_size = world_size
     return info
 
 

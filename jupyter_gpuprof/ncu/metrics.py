@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import pandas as pd
 
 from .readers import open_text, raw_records
 from .rep_reader import report_records
-from .targets import TARGET_RANGE_PREFIX
+from .targets import TARGET_RANGE_PREFIX, ReplayTargetJson
 
 NCU_COLUMNS = {
     "id": "kernel index in the report (profiling order)",
@@ -153,13 +154,13 @@ def kernel_base(name: str) -> str:
     return base.rsplit("::", 1)[-1].strip() or name
 
 
-def _get(rec: dict[str, Any], key: str) -> float:
+def _get(rec: Mapping[str, object], key: str) -> float:
     """A metric as float, NaN when missing or not a number."""
     v = rec.get(key, math.nan)
     return float(v) if isinstance(v, (int, float)) else math.nan
 
 
-def _limiter(rec: dict[str, Any]) -> str:
+def _limiter(rec: Mapping[str, object]) -> str:
     """What caps theoretical occupancy (the lowest launch limit), '' at 100 %."""
     if _get(rec, M["occ_theoretical_pct"]) >= 100.0:
         return ""
@@ -170,29 +171,31 @@ def _limiter(rec: dict[str, Any]) -> str:
     return "+".join(k for k, v in limits.items() if v == low)
 
 
-def _row(rec: dict[str, Any], idx: int) -> dict[str, Any]:
-    """Our columns from one kernel's {metric: value} record (either reader)."""
-    row: dict[str, Any] = {"id": int(_get(rec, "ID")) if not math.isnan(_get(rec, "ID")) else idx}
+def _row(rec: Mapping[str, object], idx: int) -> dict[str, float | str]:
+    """Our columns (`NCU_COLUMNS`, `STALL_COLUMNS`) from one kernel's {metric: value} record
+    (either reader)."""
+    row: dict[str, float | str] = {
+        "id": int(_get(rec, "ID")) if not math.isnan(_get(rec, "ID")) else idx}
     name = str(rec.get("Kernel Name", ""))
     row.update(kernel=name, kernel_base=kernel_base(name), nvtx=_nvtx_text(rec))
-    for col, metric in M.items():
-        row[col] = _get(rec, metric)
-    row["duration_us"] = row["duration_us"] / 1e3
-    row["dram_gbs"] = row["dram_gbs"] / 1e9
+    nums = {col: _get(rec, metric) for col, metric in M.items()}
+    nums["duration_us"] = nums["duration_us"] / 1e3
+    nums["dram_gbs"] = nums["dram_gbs"] / 1e9
+    row.update(nums)
     row["dram_bytes"] = _get(rec, "dram__bytes_read.sum") + _get(rec, "dram__bytes_write.sum")
     row["occ_limiter"] = _limiter(rec)
     pipes = [_get(rec, m) for m in TENSOR_PIPES if not math.isnan(_get(rec, m))]
     row["tensor_pct"] = max(pipes) if pipes else math.nan
-    for col, metric in STALL_COLUMNS.items():
-        row[col] = _get(rec, metric)
-    stalls = {c[6:]: row[c] for c in STALL_COLUMNS if c != "stall_selected" and row[c] > 0}
+    stall_cycles = {col: _get(rec, metric) for col, metric in STALL_COLUMNS.items()}
+    row.update(stall_cycles)
+    stalls = {c[6:]: v for c, v in stall_cycles.items() if c != "stall_selected" and v > 0}
     row["stall_top"] = max(stalls, key=lambda k: stalls[k]) if stalls else ""
     row.update(_flops(rec))
     row["device"] = str(rec.get("device__attribute_display_name", ""))
     return row
 
 
-def _flops(rec: dict[str, Any]) -> dict[str, float]:
+def _flops(rec: Mapping[str, object]) -> dict[str, float]:
     """Work and peaks for a tensor-aware roofline (Nsight's chart counts FP32/FP64 only)."""
     srcs = [_get(rec, f"sm__ops_path_tensor_src_{s}.sum") for s in TENSOR_SRCS]
     tensor = sum(v for v in srcs if not math.isnan(v))
@@ -227,7 +230,7 @@ def _flops(rec: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def _nvtx_text(rec: dict[str, Any]) -> str:
+def _nvtx_text(rec: Mapping[str, object]) -> str:
     """The NVTX ranges a kernel ran in, as one text (CSV exports split them over columns)."""
     parts = [
         str(v) for k, v in rec.items() if "Range" in str(k) and isinstance(v, str) and v.strip()
@@ -235,7 +238,7 @@ def _nvtx_text(rec: dict[str, Any]) -> str:
     return " | ".join(parts)
 
 
-def frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+def frame(records: Sequence[Mapping[str, object]]) -> pd.DataFrame:
     """The documented per-kernel DataFrame (`NCU_COLUMNS` + `STALL_COLUMNS`) from metric records."""
     cols = list(NCU_COLUMNS) + list(STALL_COLUMNS)
     return pd.DataFrame([_row(r, i) for i, r in enumerate(records)], columns=cols)
@@ -258,7 +261,8 @@ def read_report(
 TARGET_RANGE = re.compile(re.escape(TARGET_RANGE_PREFIX) + r"(\d+)")
 
 
-def attribute_targets(kernels: pd.DataFrame, targets: list[dict[str, Any]]) -> pd.DataFrame:
+def attribute_targets(kernels: pd.DataFrame, targets: Sequence[ReplayTargetJson]
+                      ) -> pd.DataFrame:
     """Tie replayed kernels to their op (NVTX range `gpuprof_target_<i>`) and check their names.
 
     Adds `target` (-1 if none), `op`, `recorded_kernel` and `name_match` (the replay launched

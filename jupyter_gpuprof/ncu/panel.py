@@ -13,6 +13,8 @@ from html import escape
 from typing import Any
 
 from ..views.text import short_name
+from .session import SessionInfo
+from .targets import ReplayTargetJson
 
 CSS = """
 .gpuprof-ncu{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;max-width:1100px}
@@ -61,7 +63,7 @@ def stalls(row: Any, n: int = STALL_SHOWN) -> list[tuple[str, float]]:
     return sorted(pairs, key=lambda p: -p[1])[:n]
 
 
-def skipped_targets(info: dict[str, Any]) -> list[dict[str, Any]]:
+def skipped_targets(info: SessionInfo) -> list[ReplayTargetJson]:
     """Hot ops that replay could not profile, hotter than the last one it did profile."""
     targets = info.get("targets", [])
     done = [int(t["index"]) for t in targets if t.get("profiled")]
@@ -187,7 +189,7 @@ def _kernel_html(res: Any, row: Any) -> str:
 
 def render_ncu_html(res: Any) -> str:
     """All kernels of one session as a self-contained HTML fragment."""
-    info = res.info or {}
+    info: SessionInfo = res.info or SessionInfo()
     what = escape(str(info.get("mode", "ncu")))
     sub = []
     if info.get("seconds") is not None:
@@ -213,7 +215,7 @@ def render_ncu_html(res: Any) -> str:
 
 def render_ncu_text(res: Any) -> str:
     """The same panel as plain text (text/plain outputs, terminals, logs)."""
-    info = res.info or {}
+    info: SessionInfo = res.info or SessionInfo()
     lines = [f"Nsight Compute — {info.get('mode', 'ncu')}: {len(res.kernels)} kernels"]
     for t in skipped_targets(info):
         lines.append(f"  not replayed: {t.get('op')} ({t.get('skip_reason')})")

@@ -14,7 +14,6 @@ import io
 import math
 import os
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -71,7 +70,7 @@ def scaled(value: float, unit: str, base: str) -> float:
     return value * table[u] if u in table else value
 
 
-def raw_records(text: str, source: str = "<csv>") -> list[dict[str, Any]]:
+def raw_records(text: str, source: str = "<csv>") -> list[dict[str, float | str]]:
     """Parse a `--page raw --csv` export: one {column: value} dict per kernel (numbers as float)."""
     rows = [r for r in csv.reader(io.StringIO(text)) if r]
     head = next((i for i, r in enumerate(rows) if r and r[0] == "ID"), None)
@@ -85,7 +84,7 @@ def raw_records(text: str, source: str = "<csv>") -> list[dict[str, Any]]:
     for r in rows[head + (2 if has_units else 1) :]:
         if len(r) != len(names):
             continue  # program output or a warning line mixed into the file
-        rec: dict[str, Any] = {}
+        rec: dict[str, float | str] = {}  # Nsight's metric names: a number, else its text
         for i, (k, v) in enumerate(zip(names, r, strict=False)):
             num = number(v)
             unit = units[i] if has_units else ""

@@ -52,7 +52,7 @@ def import_ncu_report(ncu_path: str | None = None) -> Any:
 
 def report_records(
     path: str | os.PathLike[str], module: Any = None
-) -> tuple[list[dict[str, Any]], pd.DataFrame]:
+) -> tuple[list[dict[str, float | str]], pd.DataFrame]:
     """Metric records and rule results of a `.ncu-rep` (gzipped or not) through `ncu_report`."""
     mod = module or import_ncu_report()
     if mod is None:
@@ -80,14 +80,15 @@ def report_records(
     return records, rules
 
 
-def _walk(ctx: Any, mod: Any) -> tuple[list[dict[str, Any]], pd.DataFrame]:
+def _walk(ctx: Any, mod: Any) -> tuple[list[dict[str, float | str]], pd.DataFrame]:
     """Records and rule results of every profiled kernel in an ncu_report context."""
     records, rules, idx = [], [], 0
     for ri in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(ri)
         for ai in range(rng.num_actions()):
             act = rng.action_by_idx(ai)
-            rec: dict[str, Any] = {"ID": float(idx)}
+            # Nsight's metric names: a number, else the value ncu_report gives (its text)
+            rec: dict[str, float | str] = {"ID": float(idx)}
             for m in act.metric_names():
                 try:
                     val = act[m].value()

@@ -16,11 +16,14 @@ import shutil
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from .driver import build_command, export_csv, find_ncu, ncu_version, run_ncu
 from .options import NcuOptions
-from .targets import OUTER_RANGE, TARGET_RANGE_PREFIX, ReplayTarget
+from .targets import OUTER_RANGE, TARGET_RANGE_PREFIX, ReplayTarget, ReplayTargetJson
+
+if TYPE_CHECKING:  # the script imports torch: its types only, never the module
+    from .replay_script import ReplayOp, ReplayParams
 
 #: prefix of the status lines the script prints, one per target
 MARK = "GPUPROF_REPLAY "
@@ -31,12 +34,26 @@ SCRIPT_PATH = Path(__file__).with_name("replay_script.py")
 TARGET_FIELDS = ("index", "op", "dims", "types", "strides", "concrete")
 
 
+class ReplayRun(TypedDict):
+    """What one replay under ncu left: its report, CSV exports, script, parameters, targets."""
+
+    report: Path
+    raw: str
+    details: str
+    script: str
+    params: ReplayParams
+    seconds: float
+    ncu_version: str
+    command: list[str]
+    targets: list[ReplayTargetJson]
+
+
 def replay_params(
     targets: list[ReplayTarget], warmup: int = 3, limit: int | None = None
-) -> dict[str, Any]:
+) -> ReplayParams:
     """What the script needs: the replayable targets, and how many of them to profile."""
     data = [
-        {k: v for k, v in asdict(t).items() if k in TARGET_FIELDS}
+        cast("ReplayOp", {k: v for k, v in asdict(t).items() if k in TARGET_FIELDS})
         for t in targets
         if not t.skip_reason
     ]
@@ -50,7 +67,7 @@ def replay_params(
     }
 
 
-def write_replay(workdir: str | Path, params: dict[str, Any]) -> list[str]:
+def write_replay(workdir: str | Path, params: ReplayParams) -> list[str]:
     """Copy the script and its parameters into `workdir`; the argv that runs it (after python).
 
     A copy, not the package's file: run from inside the package, its folder would come first
@@ -89,7 +106,7 @@ def run_replay(
     ncu: str | None = None,
     python: str | None = None,
     top: int | None = None,
-) -> dict[str, Any]:
+) -> ReplayRun:
     """Profile the targets' replays under ncu: report, CSV exports, script, per-target status.
 
     Marks each live target `profiled` (it ran inside the range) or gives its `skip_reason`.
@@ -128,5 +145,5 @@ def run_replay(
         "seconds": result.seconds,
         "ncu_version": ".".join(map(str, version)),
         "command": cmd,
-        "targets": [asdict(t) for t in targets],
+        "targets": [cast(ReplayTargetJson, asdict(t)) for t in targets],
     }

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import torch
 
@@ -38,6 +38,36 @@ DTYPES = {
 for _name, _attr in (("c10::Float8_e4m3fn", "float8_e4m3fn"), ("c10::Float8_e5m2", "float8_e5m2")):
     if hasattr(torch, _attr):
         DTYPES[_name] = getattr(torch, _attr)
+
+
+class ReplayOp(TypedDict):
+    """One recorded op call to rebuild (`replay.TARGET_FIELDS` of a target)."""
+
+    index: int
+    op: str  # "aten::mm"
+    dims: list[Any]  # per input: its shape, or [] for a scalar (as the trace recorded them)
+    types: list[str]
+    strides: list[Any]
+    concrete: list[str]  # per input: a scalar's recorded text
+
+
+class ReplayParams(TypedDict):
+    """The script's parameters (the module docstring says what each is)."""
+
+    targets: list[ReplayOp]
+    warmup: int
+    limit: int
+    outer_range: str
+    target_range_prefix: str
+    mark: str
+
+
+class StatusLine(TypedDict):
+    """What the script prints of one target after `mark`."""
+
+    index: int
+    status: str  # ok | unused | error
+    error: NotRequired[str]
 
 
 def scalar(text: str) -> Any:
@@ -67,7 +97,7 @@ def tensor(dims: list[int], strides: list[int], dtype: torch.dtype, bound: float
     return flat.as_strided(dims, strides)
 
 
-def build(t: dict[str, Any]) -> list[Any]:
+def build(t: ReplayOp) -> list[Any]:
     """The op call's arguments rebuilt from what the trace recorded."""
     floats = [
         d
@@ -105,7 +135,7 @@ def fits(arg: Any, value: Any) -> bool:
     return "str" in ty
 
 
-def resolve(t: dict[str, Any], args: list[Any]) -> Callable[[], Any]:
+def resolve(t: ReplayOp, args: list[Any]) -> Callable[[], Any]:
     """A no-argument call of the first overload of the op that takes these arguments."""
     ns, name = t["op"].split("::", 1)
     packet = getattr(getattr(torch.ops, ns), name)
@@ -129,13 +159,13 @@ def sync() -> None:
 
 def report(mark: str, index: int, status: str, error: str = "") -> None:
     """One status line per target, which the caller parses from ncu's output."""
-    line: dict[str, Any] = {"index": index, "status": status}
+    line: StatusLine = {"index": index, "status": status}
     if error:
         line["error"] = error
     print(mark + json.dumps(line), flush=True)
 
 
-def prepare(params: dict[str, Any]) -> list[tuple[int, Callable[[], Any]]]:
+def prepare(params: ReplayParams) -> list[tuple[int, Callable[[], Any]]]:
     """Rebuild and warm up the first `limit` targets that rebuild; report every target."""
     calls: list[tuple[int, Callable[[], Any]]] = []
     for t in params["targets"]:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -26,7 +26,13 @@ from .metrics import attribute_targets, read_raw_csv, read_report
 from .options import NcuOptions
 from .readers import read_details_rules
 from .rules import interpret, ncu_findings, shape_flops
-from .session import StoredSession, capture_command, capture_replay, capture_source
+from .session import (
+    SessionInfo,
+    StoredSession,
+    capture_command,
+    capture_replay,
+    capture_source,
+)
 
 
 @dataclass
@@ -35,7 +41,7 @@ class NcuResults:
 
     kernels: pd.DataFrame
     rules: pd.DataFrame
-    info: dict[str, Any] = field(default_factory=dict)
+    info: SessionInfo = field(default_factory=SessionInfo)
     files: dict[str, Path] = field(default_factory=dict)
 
     def findings(self) -> list[Finding]:
@@ -75,7 +81,7 @@ class NcuResults:
 def build_results(
     kernels: pd.DataFrame,
     rules: pd.DataFrame,
-    info: dict[str, Any] | None = None,
+    info: SessionInfo | None = None,
     files: dict[str, Path] | None = None,
 ) -> NcuResults:
     """Add our interpretation (and shape FLOPs for replayed ops) to the metric table."""
@@ -112,7 +118,7 @@ def load_ncu(run: Run | str | Path, name: str | None = None) -> NcuResults:
         raise NcuReportError(f"{r.path}: no Nsight Compute results stored (run %ncu first)")
     name = name or names[-1]
     paths = ncu_paths(r, name)
-    info = read_info(r, name)
+    info = cast(SessionInfo, read_info(r, name))  # written by session.describe
     if "raw" in paths:
         kernels = read_raw_csv(paths["raw"])
         rules = read_details_rules(paths["details"]) if "details" in paths else pd.DataFrame()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import TypedDict
 
 import pandas as pd
 
@@ -86,7 +86,29 @@ def shape_flops(op: str, dims: list[list[int]]) -> float:
     return math.nan
 
 
-def roofline(row: pd.Series, op_flops: float = math.nan) -> dict[str, Any]:
+class RooflinePoint(TypedDict):
+    """Where one kernel sits on the tensor-aware roofline (NaN where unknown)."""
+
+    flops: float
+    flops_source: str  # shapes | counters | ""
+    intensity: float  # FLOPs per DRAM byte
+    achieved_tflops: float
+    roof_tflops: float
+    pct_of_roof: float
+    roof_bound: str  # memory | compute | ""
+
+
+class KernelReading(RooflinePoint):
+    """One kernel's verdict, why, what to try next, and its roofline point."""
+
+    id: int
+    kernel_base: str
+    verdict: str
+    why: str
+    next_step: str
+
+
+def roofline(row: pd.Series, op_flops: float = math.nan) -> RooflinePoint:
     """Tensor-aware roofline point of one kernel (FLOPs from shapes when given, else counters)."""
     counted = float(row.get("flops_tensor", 0) or 0) + float(row.get("flops_simt", 0) or 0)
     flops, src = (
@@ -101,7 +123,7 @@ def roofline(row: pd.Series, op_flops: float = math.nan) -> dict[str, Any]:
     if not peak == peak:
         peak = float(row.get("peak_fp32_flops", math.nan))
     bw = float(row.get("peak_dram_bps", math.nan))
-    out = {
+    out: RooflinePoint = {
         "flops": flops,
         "flops_source": src,
         "intensity": math.nan,
@@ -117,10 +139,12 @@ def roofline(row: pd.Series, op_flops: float = math.nan) -> dict[str, Any]:
         ai = flops / nbytes
         roof = min(peak, ai * bw)
         out.update(
-            intensity=ai,
-            roof_tflops=roof / 1e12,
-            pct_of_roof=100.0 * flops / dur / roof,
-            roof_bound="memory" if ai * bw < peak else "compute",
+            {
+                "intensity": ai,
+                "roof_tflops": roof / 1e12,
+                "pct_of_roof": 100.0 * flops / dur / roof,
+                "roof_bound": "memory" if ai * bw < peak else "compute",
+            }
         )
     return out
 
@@ -135,7 +159,8 @@ def _is_matmul(row: pd.Series, op: str) -> bool:
     return bool(MATMUL_OPS.match(op)) or bool(MATMUL_NAME.search(str(row.get("kernel", ""))))
 
 
-def interpret_kernel(row: pd.Series, op: str = "", op_flops: float = math.nan) -> dict[str, Any]:
+def interpret_kernel(row: pd.Series, op: str = "", op_flops: float = math.nan
+                     ) -> KernelReading:
     """One kernel's verdict, the numbers behind it and what to try next."""
     sm, mem = float(row["sm_pct"]), float(row["mem_pct"])
     tpct = float(row.get("tensor_pct", math.nan))

@@ -14,17 +14,42 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from ..store import Run, RunStore, open_run
 from ..store.ncu_files import save_ncu
 from .driver import build_command, export_csv, find_ncu, ncu_version, print_progress, run_ncu
 from .options import DEFAULT_LAUNCH_COUNT, NcuOptions
 from .replay import run_replay
-from .targets import replay_targets
+from .targets import ReplayTargetJson, replay_targets
+
+if TYPE_CHECKING:  # the script imports torch: its types only, never the module
+    from .replay_script import ReplayParams
 
 CELL_PRELUDE = '''"""A notebook cell run under Nsight Compute by %%ncu (jupyter_gpuprof)."""
 '''
+
+
+class SessionDetails(TypedDict, total=False):
+    """What a session's description says beyond its mode and options (`describe`)."""
+
+    top: int  # op replay: the kernels asked for
+    targets: list[ReplayTargetJson]
+    replay: ReplayParams  # `python <session>.replay.py <session>.json` reruns it
+    command: list[str]
+    ncu_version: str
+    seconds: float
+    ncu_seconds: float
+    trace: str
+
+
+class SessionInfo(SessionDetails, total=False):
+    """A session's description, stored as `<session>.json` ({} where none could be read)."""
+
+    mode: str  # op replay | script | cell | …
+    set: str
+    clock_control: str
+    filter: dict[str, object]  # the `NcuOptions`, field by field
 
 
 @dataclass
@@ -33,7 +58,7 @@ class StoredSession:
 
     run: Run
     name: str
-    info: dict[str, Any]
+    info: SessionInfo
 
 
 def session_name(mode: str) -> str:
@@ -51,7 +76,7 @@ def ncu_only_run(runs_root: str | None, mode: str, code: str) -> Run:
     return run
 
 
-def describe(mode: str, opts: NcuOptions, **extra: Any) -> dict[str, Any]:
+def describe(mode: str, opts: NcuOptions, **extra: Unpack[SessionDetails]) -> SessionInfo:
     """The session's description stored as `<session>.json`: what was profiled, and how."""
     return {
         "mode": mode,
@@ -98,7 +123,7 @@ def capture_replay(
         if run is None:  # a bare trace file: keep the results in a run of their own
             run = ncu_only_run(runs_root, "replay", f"replay of {trace}")
         name = session_name("replay")
-        save_ncu(run, name, out["report"], out["raw"], out["details"], info, out["script"])
+        save_ncu(run, name, out["report"], out["raw"], out["details"], dict(info), out["script"])
     info["seconds"] = time.monotonic() - start
     return StoredSession(run, name, info)
 
@@ -142,7 +167,7 @@ def capture_command(
             seconds=time.monotonic() - start,
         )
         name = session or session_name(mode.split()[0])
-        save_ncu(run, name, result.report, raw, details, info)
+        save_ncu(run, name, result.report, raw, details, dict(info))
     info["seconds"] = time.monotonic() - start
     return StoredSession(run, name, info)
 

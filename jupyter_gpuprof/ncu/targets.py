@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import msgspec
 
@@ -42,6 +42,24 @@ class ReplayTarget:
     skip_reason: str = ""
     profiled: bool = False  # replayed inside the profiled range (spares run only if needed)
     kernels: list[str] = field(default_factory=list)  # every hot kernel this call launched
+
+
+class ReplayTargetJson(TypedDict):
+    """A `ReplayTarget` as JSON (`dataclasses.asdict`; the session's description holds these)."""
+
+    index: int
+    kernel: str
+    op: str
+    dims: list[Any]
+    types: list[str]
+    strides: list[Any]
+    concrete: list[str]
+    launches: int
+    total_us: float
+    pct_of_gpu: float
+    skip_reason: str
+    profiled: bool
+    kernels: list[str]
 
 
 class _Args(msgspec.Struct, gc=False):
