@@ -96,7 +96,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         except (LookupError, OSError, ValueError):
             raise CliError(f"no such run, file or folder: {args.run}") from None
     # analysed afresh: a cached summary.json is not trusted for a file meant to be shared
-    out = write_export(analyze_path(path).to_json(), args.html)
+    out = write_export(analyze_path(path).summary_doc(), args.html)
     print(
         f"gpuprof: wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 import pandas as pd
@@ -28,8 +28,11 @@ from ..oneline import first_line
 from ..store.layout import folder_traces, is_run_folder, rank_in_name, sibling_meta
 from ..store.run import Run, RunMeta, open_run
 from ..store.runs import RunInProgress
-from .model import SUMMARY_SCHEMA_VERSION, Summary, from_builtins, to_builtins
+from .model import SUMMARY_SCHEMA_VERSION, Summary, Timeline, from_builtins, to_builtins
 from .summarize import summarize
+
+if TYPE_CHECKING:
+    from ..views.summary_doc import SummaryDoc
 
 
 class Report:
@@ -41,7 +44,7 @@ class Report:
     path: str | None
     ranks: list[Analysis]  # one per rank when the run has several
     distributed: Distributed | None  # cross-rank tables when the run has >= 2 ranks
-    timeline: dict[str, Any] | None  # bounded LOD timeline (analysis/timeline.py); None: no trace
+    timeline: Timeline | None  # bounded LOD timeline (analysis/timeline.py); None: no trace
     baseline_ms: list[float] | None  # baseline of a bare trace (no meta)
     job_warnings: list[str]  # the traces of a folder are not one job's ranks
     ncu: pd.DataFrame | None  # Nsight Compute's kernels, once `%ncu` profiled this run
@@ -50,7 +53,7 @@ class Report:
     def __init__(self, analysis: Analysis, advice: Advice, meta: RunMeta | None = None,
                  path: str | None = None, ranks: list[Analysis] | None = None,
                  distributed: Distributed | None = None,
-                 timeline: dict[str, Any] | None = None) -> None:
+                 timeline: Timeline | None = None) -> None:
         self.analysis = analysis
         self.advice = advice
         self.meta = meta
@@ -143,24 +146,28 @@ class Report:
         """The summary object (same as `jupyter gpuprof analyze --json`): the model, encoded."""
         return to_builtins(self.summary())
 
+    def summary_doc(self) -> SummaryDoc:
+        """The summary's JSON object as the views read it (`views.summary_doc`)."""
+        return cast("SummaryDoc", self.to_json())  # to_builtins encodes exactly that schema
+
     def to_text(self) -> str:
         """Plain-text report."""
         from ..views.text import render_text
-        return render_text(self.to_json())
+        return render_text(self.summary_doc())
 
     def headline(self) -> str:
         """The first screen: verdict, top fix as code, what it is worth, how to measure it."""
         from ..views.text import render_headline
-        return render_headline(self.to_json())
+        return render_headline(self.summary_doc())
 
     def _repr_html_(self) -> str:
         from ..views.html import render_html
-        return render_html(self.to_json())
+        return render_html(self.summary_doc())
 
     def widget(self) -> Any:
         """The interactive report (anywidget) built from this report's summary."""
         from ..views.widget import ReportWidget
-        return ReportWidget(self.to_json())
+        return ReportWidget(self.summary_doc())
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         """Display as the report widget, which also carries static HTML and text fallbacks."""
@@ -169,7 +176,7 @@ class Report:
     def _ipython_display_(self) -> None:
         """In IPython: the static copy as its own output, then the widget (views/widget.py)."""
         from ..views.widget import display_report
-        display_report(self.to_json())
+        display_report(self.summary_doc())
 
     def __repr__(self) -> str:
         return self.to_text()
@@ -198,10 +205,11 @@ def _stalls(baseline: Any) -> tuple[list[dict[str, Any]] | None, int | None,
                         workers if isinstance(workers, int) else 0))
 
 
-def _timeline(trace: Trace, a: Analysis) -> dict[str, Any]:
+def _timeline(trace: Trace, a: Analysis) -> Timeline:
     """The bounded timeline the views draw (never the raw events)."""
-    return build_timeline(trace, a.window, a.gaps, a.steps,
-                          profiled_scale=a.real.inflation if a.real.source == "baseline" else None)
+    return msgspec.convert(build_timeline(
+        trace, a.window, a.gaps, a.steps,
+        profiled_scale=a.real.inflation if a.real.source == "baseline" else None), Timeline)
 
 
 def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
@@ -221,8 +229,9 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
     offsets = dict(zip(dist.ranks["rank"], dist.ranks["clock_offset_us"], strict=True)) \
         if dist.n_matched else None
     waited = dist.slowest()
-    timeline = merge_rank_lanes([s.lanes for s in summaries if s.lanes is not None], offsets,
-                                None if waited is None else int(waited["rank"]))
+    merged = merge_rank_lanes([s.lanes for s in summaries if s.lanes is not None], offsets,
+                              None if waited is None else int(waited["rank"]))
+    timeline = msgspec.convert(merged, Timeline) if merged is not None else None
     return Report(analyses[0], advice, meta, path, analyses, dist, timeline)
 
 

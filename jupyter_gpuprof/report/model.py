@@ -161,6 +161,7 @@ class Finding(Model):
     fix: str
     expected_gain_pct: float
     cost_ms: float
+    #: each rule's own evidence figures (free-form; msgspec's schema has no `object` type)
     data: dict[str, Any]
     predicted_step_ms: float | None = None  # the what-if replay's step with the fix applied
     driver: str = ""  # which change to the step's graph produced the prediction

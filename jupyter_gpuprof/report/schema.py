@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -18,20 +17,24 @@ from .model import Summary
 SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 
 
-def summary_schema() -> dict[str, Any]:
+def summary_schema() -> dict[str, object]:
     """The JSON Schema (draft 2020-12) of `Summary`, as msgspec derives it from the classes.
 
     The root is the Summary object itself rather than a `$ref` to it: TypeScript generators
-    resolve references inside `$defs`, not a root that is only a reference.
+    resolve references inside `$defs`, not a root that is only a reference. A JSON Schema's
+    keys are the standard's, not ours: it is generated and written, never read here.
     """
-    generated: dict[str, Any] = msgspec.json.schema(Summary)
+    generated: dict[str, object] = msgspec.json.schema(Summary)
     _open_free_form(generated)
-    defs: dict[str, Any] = generated["$defs"]
-    root = defs.pop("Summary")
+    defs, root = generated["$defs"], None
+    if isinstance(defs, dict):
+        root = defs.pop("Summary")
+    if not isinstance(root, dict):
+        raise TypeError("msgspec's schema of Summary has no $defs entry for it")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **root, "$defs": defs}
 
 
-def _open_free_form(node: Any) -> None:
+def _open_free_form(node: object) -> None:
     """Say explicitly that a free-form object (a finding's `data`) takes any keys.
 
     msgspec leaves `additionalProperties` out there; the TypeScript generator runs with closed

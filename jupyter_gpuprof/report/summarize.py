@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import msgspec
 import pandas as pd
@@ -43,6 +43,7 @@ from .model import (
     OpRow,
     RankBrief,
     Source,
+    Spikes,
     Steps,
     StreamRow,
     Summary,
@@ -52,7 +53,7 @@ from .model import (
     TransferRow,
     Verdict,
 )
-from .model_cost import Cost, OneTimeCost
+from .model_cost import Conditions, Cost, OneTimeCost, TryResult
 
 TOP_ROWS = 15
 OP_ROWS = 200  # the widget's operator table sorts and filters these rows
@@ -89,18 +90,18 @@ def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -
                             if m else None, "spikes": _spikes(a)}, Steps)
 
 
-def _spikes(a: Analysis) -> dict[str, Any] | None:
+def _spikes(a: Analysis) -> Spikes | None:
     """The baseline's stalls as the model holds them; None where it has none to price."""
     s = a.spikes
     if s is None or a.real.source != "baseline" or (not s.stalls and not s.unseen_epoch_note()):
         return None
-    return {"wall_ms": a.wall_ms, "mean_ms": s.mean_ms, "share_pct": s.share_pct,
+    return msgspec.convert({"wall_ms": a.wall_ms, "mean_ms": s.mean_ms, "share_pct": s.share_pct,
             "stalls": [{"first": st.first, "last": st.last, "excess_ms": st.excess_ms,
                         "cause": st.cause, "category": CATEGORY_OF.get(st.cause or "") or None,
                         "parts_ms": {k or "unexplained": v for k, v in st.parts.items()},
                         "period_steps": st.period_steps} for st in s.stalls],
             "epoch_steps": s.epoch_steps, "saw_epoch": s.saw_epoch, "summary": s.summary(),
-            "note": s.unseen_epoch_note()}
+            "note": s.unseen_epoch_note()}, Spikes)
 
 
 def _memory(a: Analysis, m: RunMeta | None) -> Memory:
@@ -177,7 +178,7 @@ def _distributed(d: DistributedAnalysis | None, advice: Advice) -> Distributed |
 
 def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | None,
               ranks: list[Analysis], distributed: DistributedAnalysis | None,
-              timeline: dict[str, Any] | None, loose_baseline: list[float] | None,
+              timeline: Timeline | None, loose_baseline: list[float] | None,
               warnings: list[str]) -> Summary:
     """The typed summary of one analysed run (what `Report.to_json()` encodes)."""
     m = meta
@@ -200,7 +201,7 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
                          step_median_ms=r.profiled["median_ms"], busy_pct=r.busy_pct)
                for i, r in enumerate(ranks)],
         distributed=_distributed(distributed, advice),
-        timeline=msgspec.convert(timeline, Timeline) if timeline is not None else None,
+        timeline=timeline,
         basis=_basis(a, advice.verdict.category),
         warnings=list(warnings),
         **_whatif(a, advice, meta),
@@ -208,7 +209,17 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
     )
 
 
-def _whatif(a: Analysis, advice: Advice, meta: RunMeta | None) -> dict[str, Any]:
+class WhatIf(TypedDict):
+    """The summary's what-if blocks; conditions and tries are passed on as the capture and the
+    tries recorded them (encoded as they are: summary.json keeps their numbers' JSON form)."""
+
+    cost: Cost | None
+    conditions: Conditions | None
+    conditions_by_phase: dict[str, Conditions] | None
+    tries: list[TryResult] | None
+
+
+def _whatif(a: Analysis, advice: Advice, meta: RunMeta | None) -> WhatIf:
     """The cost, conditions and tries blocks (`advice.cost`), typed."""
     blocks = whatif_blocks(a, advice, meta)
     cost = msgspec.convert(blocks["cost"], Cost) if blocks["cost"] is not None else None

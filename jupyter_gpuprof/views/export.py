@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from .fallback import static_report
-from .figures import report_figures
+from .figures import Figure, report_figures
+from .summary_doc import SummaryDoc
 
 PAGE_CSS = "body{margin:16px auto;max-width:1120px;padding:0 12px}.gpuprof-fig{margin:12px 0}"
 
@@ -25,16 +25,16 @@ def plotly_js() -> str:
     return (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text("utf-8")
 
 
-def _json_for_script(obj: Any) -> str:
+def _json_for_script(obj: dict[str, Figure]) -> str:
     """JSON safe inside <script>: no '</' can close the tag, no '<!--' opens a comment."""
     return (json.dumps(obj).replace("<", "\\u003c").replace(">", "\\u003e")
             .replace("&", "\\u0026"))
 
 
-def export_html(summary: dict[str, Any], title: str | None = None) -> str:
+def export_html(summary: SummaryDoc, title: str | None = None) -> str:
     """The whole HTML document of a report summary."""
-    src = summary.get("source") or {}
-    title = title or f"GPU profile — {src.get('name') or src.get('path') or 'run'}"
+    src = summary["source"]
+    title = title or f"GPU profile — {src['name'] or src['path'] or 'run'}"
     figs = {k: v for k, v in report_figures(summary).items() if v["data"]}
     divs = "".join(f"<div class='gpuprof-fig' id='gpuprof-fig-{k}'></div>" for k in figs)
     script = ("const figs = JSON.parse(document.getElementById('gpuprof-figs').textContent);"
@@ -47,7 +47,7 @@ def export_html(summary: dict[str, Any], title: str | None = None) -> str:
             f"<script>{plotly_js()}</script><script>{script}</script></body></html>")
 
 
-def write_export(summary: dict[str, Any], out: str | Path) -> Path:
+def write_export(summary: SummaryDoc, out: str | Path) -> Path:
     """Write the HTML document of a summary to `out` (the caller analyses; views only draw)."""
     out = Path(out)
     out.write_text(export_html(summary), encoding="utf-8")

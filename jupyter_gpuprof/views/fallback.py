@@ -9,11 +9,11 @@ from the summary dict only; names are escaped.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from .. import units
 from .html import render_html
 from .png_charts import kinds_png, step_chart_png, timeline_png
+from .summary_doc import SummaryDoc
 
 #: first line of the notebook fallback: how to get the interactive report back
 TRUST_NOTICE = ("Interactive report: File ▸ Trust Notebook (and run the cell) to open it; "
@@ -27,9 +27,9 @@ CSS = """
 """
 
 
-def _transfers_html(s: dict[str, Any]) -> str:
-    rows = s.get("transfers") or []
-    syncs = s.get("syncs") or {}
+def _transfers_html(s: SummaryDoc) -> str:
+    rows = s["transfers"]
+    syncs = s["syncs"]
     out = ["<h4>Transfers &amp; syncs</h4>"]
     if rows:
         out.append("<table><tr><th>direction</th><th>memory</th><th>copies/step</th>"
@@ -54,24 +54,23 @@ def _transfers_html(s: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def static_report(s: dict[str, Any], notice: bool = True) -> str:
+def static_report(s: SummaryDoc, notice: bool = True) -> str:
     """The full static report fragment: numbers, verdict, findings, charts.
 
     `notice`: start with how to open the interactive report (notebook outputs; not exports).
     """
     charts = []
-    inp = s.get("input") or {}
+    inp = s["input"]
     if (inp.get("host_share_pct") or 0) >= 1:
         charts.append(f"<p>Data pipeline: {units.pct(inp['host_share_pct'])} of the host timeline "
                       f"({units.ms(inp.get('ms_per_step') or 0)} per profiled step).</p>")
-    if step := step_chart_png(s.get("steps") or {}):
+    if step := step_chart_png(s["steps"]):
         charts.append(f"<h4>Step time distribution (ms per step)</h4><p>{step}</p>")
-    if tl := timeline_png(s.get("timeline")):
-        scale = (s.get("timeline") or {}).get("profiled_scale")
+    if (timeline := s["timeline"]) is not None and (tl := timeline_png(timeline)):
+        scale = timeline["profiled_scale"]
         basis = f"profiled time, ×{scale:.2f} of real" if scale else "profiled time"
         charts.append(f"<h4>Timeline of the profiled steps ({basis})</h4><p>{tl}</p>")
-    n_steps = (s.get("basis") or {}).get("n_profiled_steps")
-    if kinds := kinds_png(s.get("kernel_kinds") or [], n_steps):
+    if kinds := kinds_png(s["kernel_kinds"]):
         charts.append(f"<h4>GPU time by kernel kind (ms per real step)</h4><p>{kinds}</p>")
     head = f"<p><b>{escape(TRUST_NOTICE)}</b></p>" if notice else ""
     return (f"<style>{CSS}</style><div class='gpuprof-static'>{head}{render_html(s)}"

@@ -8,19 +8,40 @@ since plotly renders hover text as HTML.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from .. import units
 from ..stats import describe_steps
 from .palette import CAUSE_COLORS, LANE_COLORS
+from .summary_doc import (
+    KernelKindDoc,
+    LaneDoc,
+    StepsDoc,
+    SummaryDoc,
+    SyncsDoc,
+    TimelineDoc,
+    TransferDoc,
+)
 
-_LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
-           "hovermode": "closest"}
+#: one plotly trace, shape, annotation or layout: plotly's own schema (its keys are plotly's
+#: and vary by trace type), built here and only ever serialised, never read back
+Plotly = dict[str, object]
 
 
-def _layout(title: str, **extra: Any) -> dict[str, Any]:
+class Figure(TypedDict):
+    """A plotly figure as plotly.js takes it (`Plotly.newPlot(div, data, layout)`)."""
+
+    data: list[Plotly]
+    layout: Plotly
+
+
+_LAYOUT: Plotly = {"template": "plotly_white",
+                   "margin": {"l": 60, "r": 20, "t": 40, "b": 40}, "hovermode": "closest"}
+
+
+def _layout(title: str, **extra: object) -> Plotly:
     return {**_LAYOUT, "title": {"text": escape(title)}, **extra}
 
 
@@ -28,15 +49,15 @@ def _outliers(v: np.ndarray) -> np.ndarray:
     return np.asarray(describe_steps(v.tolist())["outliers"], dtype=int)
 
 
-def step_time_figure(steps: dict[str, Any]) -> dict[str, Any]:
+def step_time_figure(steps: StepsDoc) -> Figure:
     """Strip + box per series (warm-up greyed, baseline, profiled): median, p95, outliers."""
-    data: list[dict[str, Any]] = []
-    annotations: list[dict[str, Any]] = []
-    shapes: list[dict[str, Any]] = []
-    for name, key, color in (("warm-up (excluded)", "warmup_ms", "#bbbbbb"),
-                             ("baseline (unprofiled)", "baseline_ms", "#2c7fb8"),
-                             ("profiled window", "profiled_ms", "#e6550d")):
-        vals = steps.get(key) or []
+    data: list[Plotly] = []
+    annotations: list[Plotly] = []
+    shapes: list[Plotly] = []
+    for name, series, color in (("warm-up (excluded)", steps.get("warmup_ms"), "#bbbbbb"),
+                                ("baseline (unprofiled)", steps.get("baseline_ms"), "#2c7fb8"),
+                                ("profiled window", steps.get("profiled_ms"), "#e6550d")):
+        vals = series or []
         if not vals:
             continue
         v = np.asarray(vals, dtype=float)
@@ -63,7 +84,7 @@ def step_time_figure(steps: dict[str, Any]) -> dict[str, Any]:
                                             annotations=annotations)}
 
 
-def _hover(tl: dict[str, Any], lane: dict[str, Any], i: int) -> str:
+def _hover(tl: TimelineDoc, lane: LaneDoc, i: int) -> str:
     names = tl["names"]
     parts = [escape(names[lane["name"][i]])]
     if lane.get("op") and names[lane["op"][i]]:
@@ -75,21 +96,21 @@ def _hover(tl: dict[str, Any], lane: dict[str, Any], i: int) -> str:
     return "<br>".join(parts)
 
 
-def timeline_figure(tl: dict[str, Any] | None) -> dict[str, Any]:
+def timeline_figure(tl: TimelineDoc | None) -> Figure:
     """CPU lanes above GPU stream lanes (bars), idle gaps shaded and labelled by cause."""
     if not tl or not tl.get("lanes"):
         return {"data": [], "layout": _layout("GPU timeline (not available)")}
     lanes = tl["lanes"]
     labels = [escape(lane["label"]) for lane in lanes]
-    data = []
+    data: list[Plotly] = []
     for lane, label in zip(lanes, labels, strict=True):
         data.append({"type": "bar", "orientation": "h", "base": [s / 1e3 for s in lane["start"]],
                      "x": [d / 1e3 for d in lane["dur"]], "y": [label] * len(lane["start"]),
                      "name": label, "marker": {"color": LANE_COLORS.get(lane["kind"], "#555")},
                      "hovertext": [_hover(tl, lane, i) for i in range(len(lane["start"]))],
                      "hoverinfo": "text", "showlegend": False})
-    gaps = tl.get("gaps") or {}
-    shapes = []
+    gaps = tl["gaps"]
+    shapes: list[Plotly] = []
     seen: set[str] = set()
     for s, d, cause in zip(gaps.get("start", []), gaps.get("dur", []), gaps.get("cause", []),
                            strict=False):
@@ -112,9 +133,9 @@ def timeline_figure(tl: dict[str, Any] | None) -> dict[str, Any]:
         dragmode="zoom")}
 
 
-def transfers_figure(transfers: list[dict[str, Any]], syncs: dict[str, Any]) -> dict[str, Any]:
+def transfers_figure(transfers: list[TransferDoc], syncs: SyncsDoc) -> Figure:
     """Bytes and bandwidth per copy direction (pageable vs pinned), then sync callers."""
-    data: list[dict[str, Any]] = []
+    data: list[Plotly] = []
     if transfers:
         labels = [f"{t['kind']} {'pageable' if t['pageable'] else 'pinned'}" for t in transfers]
         data.append({"type": "bar", "x": labels, "y": [t["bytes"] / 1e6 for t in transfers],
@@ -139,7 +160,7 @@ def transfers_figure(transfers: list[dict[str, Any]], syncs: dict[str, Any]) -> 
         xaxis2={"title": {"text": "GPU idle after them (ms per real step)"}})}
 
 
-def kernel_kinds_figure(kinds: list[dict[str, Any]]) -> dict[str, Any]:
+def kernel_kinds_figure(kinds: list[KernelKindDoc]) -> Figure:
     """GPU time by kernel kind, Tensor-Core kernels split out."""
     labels = [f"{k['kind']}{' (Tensor Cores)' if k.get('tensor_core') else ''}" for k in kinds]
     if not kinds:
@@ -155,9 +176,9 @@ def kernel_kinds_figure(kinds: list[dict[str, Any]]) -> dict[str, Any]:
                               yaxis={"autorange": "reversed"})}
 
 
-def report_figures(s: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def report_figures(s: SummaryDoc) -> dict[str, Figure]:
     """Every figure of a report summary, by panel."""
-    return {"steps": step_time_figure(s.get("steps") or {}),
-            "timeline": timeline_figure(s.get("timeline")),
-            "transfers": transfers_figure(s.get("transfers") or [], s.get("syncs") or {}),
-            "kinds": kernel_kinds_figure(s.get("kernel_kinds") or [])}
+    return {"steps": step_time_figure(s["steps"]),
+            "timeline": timeline_figure(s["timeline"]),
+            "transfers": transfers_figure(s["transfers"], s["syncs"]),
+            "kinds": kernel_kinds_figure(s["kernel_kinds"])}

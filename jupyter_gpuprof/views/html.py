@@ -5,10 +5,11 @@ Every name that comes from a trace (ops, kernels, user ranges) is escaped here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
 
 from .. import units
+from .summary_doc import FindingDoc, SummaryDoc
 from .text import (
     banner,
     header_facts,
@@ -44,7 +45,8 @@ def _f(v: float | None, unit: str = "", digits: int = 2) -> str:
     return "n/a" if v is None else f"{v:.{digits}f}{unit}"
 
 
-def _table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
+def _table(rows: Sequence[Mapping[str, object]], cols: list[tuple[str, str]]) -> str:
+    """Rows of one summary table (any block's rows: read by the keys `cols` names)."""
     head = "".join(f"<th class='{'n' if i == 0 else ''}'>{escape(t)}</th>"
                    for i, (_, t) in enumerate(cols))
     body = []
@@ -64,7 +66,7 @@ def _table(rows: list[dict[str, Any]], cols: list[tuple[str, str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _where(f: dict[str, Any]) -> str:
+def _where(f: FindingDoc) -> str:
     """The user's line behind a finding, when the capture recorded it."""
     w = f.get("where")
     if not w:
@@ -73,7 +75,7 @@ def _where(f: dict[str, Any]) -> str:
             f"<code>{escape(str(w['code']))}</code>")
 
 
-def render_html(s: dict[str, Any]) -> str:
+def render_html(s: SummaryDoc) -> str:
     """The report as one self-contained HTML fragment."""
     src, st, v = s["source"], s["steps"], s["verdict"]
     parts = [f"<style>{CSS}</style><div class='gpuprof-report'>",
@@ -116,10 +118,10 @@ def render_html(s: dict[str, Any]) -> str:
     if s.get("tries"):
         parts.append(f"<pre>{escape(chr(10).join(try_lines(s['tries'])).strip())}</pre>")
     parts += [f"<p>{escape(line)}</p>" for line in one_time_lines(s)]
-    dist = s.get("distributed") or {}
-    if dist.get("ranks"):
+    dist = s["distributed"]
+    if dist and dist["ranks"]:
         parts.append(
-            f"<h4>Ranks ({len(dist['ranks'])}; {int(dist.get('collectives_matched') or 0)} "
+            f"<h4>Ranks ({len(dist['ranks'])}; {int(dist['collectives_matched'] or 0)} "
             "collectives matched), ms per step</h4>" + _table(dist["ranks"], [
                 ("rank", "rank"), ("step_ms", "step"), ("compute_ms", "compute"),
                 ("comm_ms", "comm"), ("exposed_comm_ms", "exposed comm"),

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 from html import escape
-from typing import Any
 
 import numpy as np
 
 from .palette import CAUSE_COLORS, LANE_COLORS
 from .raster import Canvas, text_width
+from .summary_doc import KernelKindDoc, LaneDoc, StepsDoc, StepStatsDoc, TimelineDoc
 
 GRID, AXIS, MUTED = "#e6e6e6", "#444444", "#666666"
 #: height (px) of a static timeline lane while all lanes fit TIMELINE_PLOT_H
@@ -50,12 +50,14 @@ def _axis(c: Canvas, lo: float, hi: float, left: int, right: int, top: int, bott
     c.text(right - text_width(unit), bottom + 16, unit, MUTED)
 
 
-def step_chart_png(steps: dict[str, Any], width: int = 720) -> str:
+def step_chart_png(steps: StepsDoc, width: int = 720) -> str:
     """Each step's time (ms) as a dot, with the quartile box and median, per series."""
-    rows = [(name, [float(v) for v in steps.get(key) or []], color, steps.get(stats) or {})
-            for name, key, color, stats in (("warm-up", "warmup_ms", "#8c8c8c", ""),
-                                            ("baseline", "baseline_ms", "#1f5f8b", "baseline"),
-                                            ("profiled", "profiled_ms", "#b8460b", "profiled"))]
+    series: tuple[tuple[str, list[float], str, StepStatsDoc | None], ...] = (
+        ("warm-up", steps["warmup_ms"], "#8c8c8c", None),
+        ("baseline", steps["baseline_ms"], "#1f5f8b", steps["baseline"]),
+        ("profiled", steps["profiled_ms"], "#b8460b", steps["profiled"]))
+    rows = [(name, [float(v) for v in vals], color, stats)
+            for name, vals, color, stats in series]
     rows = [r for r in rows if r[1]]
     if not rows:
         return ""
@@ -76,7 +78,8 @@ def step_chart_png(steps: dict[str, Any], width: int = 720) -> str:
     for i, (name, vals, color, stats) in enumerate(rows):
         y = 10 + row_h * i + row_h // 2
         c.text(6, y - 5, f"{name} n={len(vals)}", color)
-        q1, med, q3 = stats.get("q1_ms"), stats.get("median_ms"), stats.get("q3_ms")
+        q1, med, q3 = (stats["q1_ms"], stats["median_ms"], stats["q3_ms"]) if stats \
+            else (None, None, None)
         if q1 is not None and med is not None and q3 is not None and len(vals) >= 2:
             # the summary's statistics, not computed again here
             c.rect(x(q1), y - 10, max(x(q3), x(q1) + 1), y + 10, color, alpha=0.18)
@@ -87,15 +90,10 @@ def step_chart_png(steps: dict[str, Any], width: int = 720) -> str:
     return c.img_tag("step time per step (ms): warm-up, unprofiled baseline, profiled steps")
 
 
-def kinds_png(kinds: list[dict[str, Any]], n_steps: int | None = None,
-              width: int = 720) -> str:
+def kinds_png(kinds: list[KernelKindDoc], width: int = 720) -> str:
     """GPU time by kernel kind, ms per real step (Tensor-Core use split out)."""
-    rows = []
-    for k in kinds[:12]:
-        ms = k.get("ms_per_step")
-        if ms is None:  # an older summary: profiled total over the steps
-            ms = (k.get("total_us") or 0.0) / 1e3 / max(n_steps or 1, 1)
-        rows.append((f"{k['kind']}{' (tc)' if k.get('tensor_core') else ''}", float(ms)))
+    rows = [(f"{k['kind']}{' (tc)' if k['tensor_core'] else ''}", float(k["ms_per_step"]))
+            for k in kinds[:12]]
     if not rows:
         return ""
     top = max(v for _, v in rows) or 1.0
@@ -115,19 +113,19 @@ def _lane_height(n_lanes: int) -> int:
     return max(MIN_LANE_H, min(LANE_H, TIMELINE_PLOT_H // max(n_lanes, 1)))
 
 
-def _rank_of(lane: dict[str, Any]) -> str | None:
+def _rank_of(lane: LaneDoc) -> str | None:
     """The rank prefix of a multi-rank lane id ('rank3:gpu:3:7' -> 'rank3'), else None."""
-    head = str(lane.get("id", "")).split(":", 1)[0]
+    head = lane["id"].split(":", 1)[0]
     return head if head.startswith("rank") else None
 
 
-def timeline_png(tl: dict[str, Any] | None, width: int = 900) -> str:
+def timeline_png(tl: TimelineDoc | None, width: int = 900) -> str:
     """Overview of the profiled window: lanes, idle gaps shaded by cause, step boundaries.
 
     Every lane is drawn (a multi-rank run's lane groups, one per rank, ruled apart): many
     lanes make each thinner and the image taller, never fewer ranks.
     """
-    if not tl or not tl.get("lanes") or not tl.get("dur_us"):
+    if not tl or not tl["lanes"] or not tl["dur_us"]:
         return ""
     lanes = tl["lanes"]
     left, top = 222, 8
@@ -137,12 +135,11 @@ def timeline_png(tl: dict[str, Any] | None, width: int = 900) -> str:
     bottom = top + lane_h * len(lanes)
     c = Canvas(width, bottom + 52)
     scale = plot_w / float(tl["dur_us"])
-    gaps = tl.get("gaps") or {}
-    for s, d, cause in zip(gaps.get("start", []), gaps.get("dur", []), gaps.get("cause", []),
-                           strict=False):
+    gaps = tl["gaps"]
+    for s, d, cause in zip(gaps["start"], gaps["dur"], gaps["cause"], strict=False):
         c.rect(left + s * scale, top, left + (s + d) * scale, bottom,
                CAUSE_COLORS.get(cause, "#999999"), alpha=0.22)
-    for st in tl.get("steps") or []:
+    for st in tl["steps"]:
         c.rect(left + st["start"] * scale, top, left + st["start"] * scale + 1, bottom, MUTED)
     for i, lane in enumerate(lanes):
         y = top + i * lane_h
@@ -157,6 +154,6 @@ def timeline_png(tl: dict[str, Any] | None, width: int = 900) -> str:
     for cause, color in CAUSE_COLORS.items():  # the legend of the shaded idle gaps
         c.rect(x, bottom + 34, x + 10, bottom + 44, color)
         x = c.text(x + 14, bottom + 36, cause, AXIS) + 12
-    scale_note = tl.get("profiled_scale")
+    scale_note = tl["profiled_scale"]
     note = f"profiled time ({scale_note:.2f}× the real step)" if scale_note else "profiled time"
     return c.img_tag(escape(f"timeline of the profiled steps, {note}; idle gaps by cause"))

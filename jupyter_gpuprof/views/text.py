@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import units
 from .palette import NO_GPU_BANNER, PARTIAL_BANNER
+from .summary_doc import DistributedDoc, StepsDoc, SummaryDoc, VerdictDoc
 from .whatif_text import (
     measured_for,
     one_time_lines,
@@ -25,13 +24,13 @@ def short_name(name: str, width: int = 70) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def banner(summary: dict[str, Any]) -> str | None:
+def banner(summary: SummaryDoc) -> str | None:
     """The one-line warning shown above a report, if any."""
-    src = summary.get("source", {})
-    if src.get("status") == "failed":
-        return PARTIAL_BANNER.format(error=src.get("error"))
-    if not summary.get("gpu", {}).get("available"):
-        said = (summary.get("verdict") or {}).get("summary") or ""
+    src = summary["source"]
+    if src["status"] == "failed":
+        return PARTIAL_BANNER.format(error=src["error"])
+    if not summary["gpu"]["available"]:
+        said = summary["verdict"]["summary"] or ""
         if said and "CPU-only" not in said:  # an MTIA or range-profiler trace: what it holds
             return "GPU metrics unavailable: " + said.split(". ")[0] + "."
         return NO_GPU_BANNER
@@ -42,78 +41,76 @@ def _n(v: float | None, width: int) -> str:
     return f"{'n/a':>{width}}" if v is None else f"{v:>{width}.1f}"
 
 
-def rank_lines(d: dict[str, Any] | None) -> list[str]:
+def rank_lines(d: DistributedDoc | None) -> list[str]:
     """The ranks section: step time, compute vs comm and imbalance per rank (ms per step)."""
     if not d or not d.get("ranks"):
         return []
-    out = ["", f"Ranks ({len(d['ranks'])}; {d.get('collectives_matched', 0)} collectives "
+    out = ["", f"Ranks ({len(d['ranks'])}; {d['collectives_matched']} collectives "
                f"matched across ranks), ms per step:",
            f"{'rank':>6}{'step':>9}{'compute':>9}{'comm':>8}{'exposed':>9}{'wait':>8}"
            f"{'idle':>8}{'extra':>8}  phase"]
     for r in d["ranks"]:
         out.append(f"{r['rank']:>6}{_n(r['step_ms'], 9)}{_n(r['compute_ms'], 9)}"
                    f"{_n(r['comm_ms'], 8)}{_n(r['exposed_comm_ms'], 9)}{_n(r['wait_ms'], 8)}"
-                   f"{_n(r['idle_ms'], 8)}{_n(r.get('extra_ms'), 8)}  {r.get('phase') or ''}"
-                   + ("  <- straggler" if r.get("straggler") else ""))
+                   f"{_n(r['idle_ms'], 8)}{_n(r['extra_ms'], 8)}  {r['phase'] or ''}"
+                   + ("  <- straggler" if r["straggler"] else ""))
     return out
 
 
-def throughput(s: dict[str, Any]) -> str | None:
-    """Achieved TFLOP/s and MFU, when FLOPs were counted."""
-    f = s.get("flops") or {}
-    if not f.get("achieved_tflops"):
+def throughput(s: SummaryDoc) -> str | None:
+    """Achieved TFLOP/s and MFU, when FLOPs were counted (achieved needs FLOPs per step)."""
+    f = s["flops"]
+    if not f["achieved_tflops"] or f["per_step"] is None:
         return None
-    text = f"Achieved {f['achieved_tflops']:.1f} TFLOP/s ({f.get('dtype') or '?'} matmuls)"
-    if f.get("mfu_pct") is not None:
+    text = f"Achieved {f['achieved_tflops']:.1f} TFLOP/s ({f['dtype'] or '?'} matmuls)"
+    if f["mfu_pct"] is not None:
         text += f", MFU {units.pct(f['mfu_pct'], 1)} of the {f['peak_tflops']:.0f} TFLOP/s peak"
     return text + f"; {f['per_step'] / 1e12:.2f} TFLOP per step"
 
 
-def peak_memory(s: dict[str, Any]) -> str | None:
+def peak_memory(s: SummaryDoc) -> str | None:
     """The summary's one peak GPU memory (`memory.peak_bytes`) and its share of the GPU's."""
-    mem = s.get("memory") or {}
-    nbytes, total = mem.get("peak_bytes"), mem.get("gpu_total_bytes")
+    nbytes, total = s["memory"]["peak_bytes"], s["memory"]["gpu_total_bytes"]
     if not nbytes:
         return None
     share = f" of {total / 1e9:.0f} GB ({units.pct(100 * nbytes / total)})" if total else ""
     return f"Peak memory {units.gb(nbytes)}{share}"
 
 
-def header_facts(s: dict[str, Any]) -> list[str]:
+def header_facts(s: SummaryDoc) -> list[str]:
     """The header's one-line facts beside the step time: GPU busy once, MFU, peak memory."""
     facts = []
-    gpu = s.get("gpu") or {}
-    if gpu.get("available"):
+    gpu = s["gpu"]
+    if gpu["available"]:
         facts.append(f"GPU busy {units.pct(gpu['busy_pct_real'])} real / "
                      f"{units.pct(gpu['busy_pct'])} under profiler")
-    f = s.get("flops") or {}
-    if f.get("mfu_pct") is not None:
-        facts.append(f"MFU {units.pct(f['mfu_pct'], 1)}")
+    if (mfu := s["flops"]["mfu_pct"]) is not None:
+        facts.append(f"MFU {units.pct(mfu, 1)}")
     if (mem := peak_memory(s)) is not None:
         facts.append(mem)
     return facts
 
 
-def verdict_name(v: dict[str, Any]) -> str:
+def verdict_name(v: VerdictDoc) -> str:
     """The verdict as a reader names it ("memory bandwidth", not "memory")."""
-    return str(v.get("label") or v.get("category") or "unavailable")
+    return v.get("label") or v.get("category") or "unavailable"
 
 
-def step_sentence(steps: dict[str, Any]) -> str | None:
+def step_sentence(steps: StepsDoc) -> str | None:
     """What one step is (the summary's `steps.definition`), as a sentence."""
-    what = steps.get("definition")
+    what = steps["definition"]
     return f"{what[0].upper()}{what[1:]}." if what else None
 
 
-def spikes_sentence(steps: dict[str, Any]) -> str | None:
+def spikes_sentence(steps: StepsDoc) -> str | None:
     """The baseline's stalls and what they cost over the long run (the summary's
     `steps.spikes`), and what it could not see, as one line."""
-    sp = steps.get("spikes") or {}
-    said = [x for x in (sp.get("summary"), sp.get("note")) if x]
+    sp = steps["spikes"]
+    said = [x for x in ((sp["summary"], sp["note"]) if sp else ()) if x]
     return "Stalls: " + "; ".join(said) + "." if said else None
 
 
-def render_headline(s: dict[str, Any]) -> str:
+def render_headline(s: SummaryDoc) -> str:
     """A report's first screen: the verdict, the top fix as code, what it is worth, and how to
     measure it before editing anything."""
     v, st = s["verdict"], s["steps"]
@@ -137,7 +134,7 @@ def render_headline(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_text(s: dict[str, Any]) -> str:
+def render_text(s: SummaryDoc) -> str:
     """The whole report as text."""
     lines: list[str] = []
     src, st, gpu, v = s["source"], s["steps"], s["gpu"], s["verdict"]
@@ -161,7 +158,7 @@ def render_text(s: dict[str, Any]) -> str:
         lines.append(f"  {what}")
     if stalls := spikes_sentence(st):
         lines.append(f"  {stalls}")
-    prof = st.get("profiled") or {}
+    prof = st["profiled"]
     if st.get("source") == "baseline" and prof.get("n"):
         ratio = st.get("profiler_inflation") or 0.0
         why = ("the profiler's own cost" if ratio > 1.05 else

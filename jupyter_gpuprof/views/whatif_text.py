@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from .. import units
+from .summary_doc import ConditionsDoc, FindingDoc, StepsDoc, SummaryDoc, TryDoc
 
 
-def whatif_header(s: dict[str, Any]) -> list[str]:
+def whatif_header(s: SummaryDoc) -> list[str]:
     """What the idle share costs, and the GPU conditions of the baseline."""
     out = []
-    if (h := (s.get("cost") or {}).get("headline")) is not None:
+    if (cost := s["cost"]) is not None and (h := cost["headline"]) is not None:
         out.append(h)
-    if s.get("conditions"):
-        out.append(f"Conditions (baseline): {describe(s['conditions'])}")
+    if conditions := s["conditions"]:
+        out.append(f"Conditions (baseline): {describe(conditions)}")
     return out
 
 
-def one_time_lines(s: dict[str, Any]) -> list[str]:
+def one_time_lines(s: SummaryDoc) -> list[str]:
     """The one-time costs the trace holds (start-up, module loading, graph capture, allocator
     growth): named, and kept out of the step's figures."""
     rows = s.get("one_time") or []
@@ -28,11 +29,12 @@ def one_time_lines(s: dict[str, Any]) -> list[str]:
         + (f"; {len(rows) - 5} more" if len(rows) > 5 else "")]
 
 
-def predicted_step(f: dict[str, Any], steps: dict[str, Any]) -> str:
+def predicted_step(f: FindingDoc, steps: StepsDoc) -> str:
     """' (step 12.0 → 7.1 ms predicted)' for a finding with a what-if prediction; where stalls
     make a step cost more than its median, the long-run step first."""
     pred, now = f.get("predicted_step_ms"), steps.get("median_ms")
-    wall, was = f.get("predicted_wall_ms"), (steps.get("spikes") or {}).get("wall_ms")
+    spikes = steps["spikes"]
+    wall, was = f.get("predicted_wall_ms"), spikes["wall_ms"] if spikes else None
     long_run = (f"a step over the long run {units.ms(was)} → {units.ms(wall)}"
                 if isinstance(wall, (int, float)) and isinstance(was, (int, float)) else "")
     if not isinstance(pred, (int, float)) or not isinstance(now, (int, float)):
@@ -41,7 +43,7 @@ def predicted_step(f: dict[str, Any], steps: dict[str, Any]) -> str:
     return f" ({long_run}; median {median} predicted)" if long_run else f" ({median} predicted)"
 
 
-def try_hint(f: dict[str, Any]) -> str | None:
+def try_hint(f: FindingDoc) -> str | None:
     """How to measure a finding's fix before editing any code, when `--try` can apply it."""
     names = ",".join(f.get("try_fixes") or [])
     if not names:
@@ -50,7 +52,7 @@ def try_hint(f: dict[str, Any]) -> str | None:
             f"jupyter gpuprof run --try {names} -- python train.py (a script)")
 
 
-def measured_for(f: dict[str, Any], tries: list[dict[str, Any]] | None) -> str | None:
+def measured_for(f: FindingDoc, tries: Sequence[TryDoc] | None) -> str | None:
     """What the tries of a finding's fix measured, beside its prediction."""
     done = [t for t in tries or [] if t.get("fix") in (f.get("try_fixes") or [])
             and isinstance(t.get("measured_gain_pct"), (int, float))]
@@ -58,32 +60,33 @@ def measured_for(f: dict[str, Any], tries: list[dict[str, Any]] | None) -> str |
         return None
     return "Measured: " + "; ".join(
         f"--try {t['fix']} {units.signed_pct(t['measured_gain_pct'])} "
-        f"({(t.get('change') or {}).get('verdict', 'not judged')})" for t in done)
+        f"({ch['verdict'] if (ch := t.get('change')) else 'not judged'})" for t in done)
 
 
-def try_line(t: dict[str, Any]) -> list[str]:
+def try_line(t: TryDoc) -> list[str]:
     """One try as the report writes it: measured against its prediction, or why it failed."""
     if t.get("error"):
         return [f"  {t['fix']:<8} failed: {t['error']}"]
-    ch = t.get("change") or {}
-    ci = (f"95% CI [{units.signed_pct(-ch['ci_high_pct'])}, {units.signed_pct(-ch['ci_low_pct'])}]"
-          if ch.get("ci_low_pct") is not None and ch.get("ci_high_pct") is not None else "")
-    pred = t.get("predicted_gain_pct")
+    ch = t.get("change")
+    low, high = (ch["ci_low_pct"], ch["ci_high_pct"]) if ch else (None, None)
+    ci = (f"95% CI [{units.signed_pct(-high)}, {units.signed_pct(-low)}]"
+          if low is not None and high is not None else "")
+    pred, loss = t.get("predicted_gain_pct"), t.get("loss_rel_diff")
     line = (f"  {t['fix']:<8} {units.ms(t.get('median_ms'))}, measured gain "
             f"{units.signed_pct(t.get('measured_gain_pct'))} {ci} "
-            f"{str(ch.get('verdict', '')).upper()}"
+            f"{(ch['verdict'] if ch else '').upper()}"
             + (f"; predicted {units.pct(pred)}" if isinstance(pred, (int, float)) else "")
             + (f"; peak memory {units.gb(t['peak_memory_bytes'])}"
                if t.get("peak_memory_bytes") else "")
-            + (f"; loss differs {units.pct(100 * t['loss_rel_diff'], 2)} over the first steps"
-               if isinstance(t.get("loss_rel_diff"), (int, float)) else ""))
+            + (f"; loss differs {units.pct(100 * loss, 2)} over the first steps"
+               if isinstance(loss, (int, float)) else ""))
     out = [line]
-    if ch.get("unreliable_reasons"):
+    if ch and ch["unreliable_reasons"]:
         out.append(f"           unreliable: {'; '.join(ch['unreliable_reasons'])}")
     return out
 
 
-def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
+def try_lines(tries: Sequence[TryDoc] | None) -> list[str]:
     """The fixes tried in the live kernel, with what they measured against the prediction."""
     if not tries:
         return []
@@ -100,13 +103,16 @@ def try_lines(tries: list[dict[str, Any]] | None) -> list[str]:
     return out
 
 
-def describe(c: dict[str, Any] | None) -> str:
+def describe(c: ConditionsDoc | None) -> str:
     """One line for the report: the conditions a measurement ran under."""
     if not c or not c.get("available"):
-        return f"GPU conditions not recorded ({(c or {}).get('reason') or 'NVML not installed'})"
-    sm, temp, pw = c.get("sm_clock_mhz") or {}, c.get("temp_c") or {}, c.get("power_w") or {}
-    text = (f"SM clock {units.num(sm.get('min'))}–{units.num(sm.get('max'))} MHz, "
-            f"{units.num(temp.get('max'))} °C max, {units.num(pw.get('median'))} W median")
+        why = c.get("reason") if c else None
+        return f"GPU conditions not recorded ({why or 'NVML not installed'})"
+    sm, temp, pw = c.get("sm_clock_mhz"), c.get("temp_c"), c.get("power_w")
+    text = (f"SM clock {units.num(sm['min'] if sm else None)}–"
+            f"{units.num(sm['max'] if sm else None)} MHz, "
+            f"{units.num(temp['max'] if temp else None)} °C max, "
+            f"{units.num(pw['median'] if pw else None)} W median")
     if c.get("throttle"):
         text += f", throttle: {', '.join(c['throttle'])}"
     if c.get("other_pids"):

@@ -15,12 +15,13 @@ static output right above it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anywidget
 import traitlets
 
 from .fallback import static_report
+from .summary_doc import SummaryDoc
 from .text import render_text
 
 STATIC = Path(__file__).parent / "static"
@@ -58,13 +59,14 @@ class ReportWidget(anywidget.AnyWidget):
     #: the summary is the widget's whole state: the front end draws every chart from it
     summary = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, summary: dict[str, Any], with_fallback: bool = True,
+    def __init__(self, summary: SummaryDoc, with_fallback: bool = True,
                  **kwargs: Any) -> None:
         super().__init__(summary=summary, **kwargs)
         # False when `display_report` shows the static copy as an output of its own
         self.with_fallback = with_fallback
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    def _repr_mimebundle_(self, **kwargs: Any
+                          ) -> tuple[dict[str, object], dict[str, object]] | None:
         """The widget view plus static `text/html` and `text/plain` for kernel-less viewers
         (only `text/plain`, one line, when the static copy is its own output)."""
         bundle = super()._repr_mimebundle_(**kwargs)
@@ -73,20 +75,22 @@ class ReportWidget(anywidget.AnyWidget):
         data, meta = bundle if isinstance(bundle, tuple) else (bundle, {})
         if not self.with_fallback:
             return {**data, "text/plain": WIDGET_TEXT}, meta
-        data = {**data, "text/html": static_report(self.summary),
-                "text/plain": render_text(self.summary)}
-        return data, meta
+        return {**data, **static_bundle(self._summary_doc())}, meta
+
+    def _summary_doc(self) -> SummaryDoc:
+        """The synced trait: the summary this widget was given."""
+        return cast(SummaryDoc, self.summary)
 
     def __repr__(self) -> str:
-        return render_text(self.summary)
+        return render_text(self._summary_doc())
 
 
-def static_bundle(summary: dict[str, Any]) -> dict[str, str]:
+def static_bundle(summary: SummaryDoc) -> dict[str, str]:
     """The static copy of a report as a display bundle (every front end can show it)."""
     return {"text/html": static_report(summary), "text/plain": render_text(summary)}
 
 
-def display_report(summary: dict[str, Any]) -> ReportWidget:
+def display_report(summary: SummaryDoc) -> ReportWidget:
     """Show a report in IPython: the static copy, then the widget (see the module docstring)."""
     from IPython.display import display
 

@@ -1,5 +1,6 @@
 """Colours and banner wording have one source (`views/palette.py`) for Python and the widget."""
 
+import json
 
 from paths import ROOT
 
@@ -26,6 +27,9 @@ def test_front_end_copies_no_palette_value():
 
 
 def test_python_banners_are_the_palette_ones():
-    assert banner({"source": {}, "gpu": {"available": False}}) == palette.NO_GPU_BANNER
-    failed = banner({"source": {"status": "failed", "error": "boom"}, "gpu": {"available": True}})
+    s = json.loads((ROOT / "tests" / "data" / "expected" / "compute.summary.json").read_text())
+    cpu_only = {**s, "gpu": {**s["gpu"], "available": False},
+                "verdict": {**s["verdict"], "summary": ""}}
+    assert banner(cpu_only) == palette.NO_GPU_BANNER
+    failed = banner({**s, "source": {**s["source"], "status": "failed", "error": "boom"}})
     assert failed == palette.PARTIAL_BANNER.format(error="boom")
