@@ -8,11 +8,12 @@ try's measured one.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import NotRequired, TypedDict
 
 from .. import units
 from ..analysis.summary import Analysis
+from ..store.meta_blocks import PhaseConditionsMeta, TryMeta
 from .findings import FindingJson
 from .verdict import Advice
 
@@ -50,9 +51,9 @@ class WhatIfBlocks(TypedDict):
     """The summary's additive blocks; conditions and tries as the run meta holds them."""
 
     cost: CostBlock | None
-    conditions: Mapping[str, object] | None
-    conditions_by_phase: Mapping[str, object] | None
-    tries: Sequence[Mapping[str, object]] | None
+    conditions: PhaseConditionsMeta | None
+    conditions_by_phase: dict[str, PhaseConditionsMeta] | None
+    tries: list[TryMeta] | None
 
 
 def gpu_hour_price(configured: float | None = None) -> float | None:

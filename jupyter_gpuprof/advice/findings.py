@@ -6,8 +6,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TypedDict, cast
 
 from ..categories import CATEGORIES, NO_VERDICT
+from ..store.meta_blocks import CallSiteMeta
 
-__all__ = ["CATEGORIES", "CallSite", "Finding", "FindingData", "FindingJson", "Verdict",
+__all__ = ["CATEGORIES", "CallSiteMeta", "Finding", "FindingData", "FindingJson", "Verdict",
            "VerdictJson"]
 
 
@@ -56,17 +57,6 @@ class FindingData(TypedDict, total=False):
     source: str
 
 
-class CallSite(TypedDict):
-    """The user's line behind a finding, as the capture recorded it (capture/callsites.py)."""
-
-    file: str  # a path, or the cell ("In[3]") for notebook code
-    line: int
-    code: str
-    call: str  # the torch call made there
-    calls: int  # calls seen from that line in the recorded step
-    cell: bool
-
-
 class FindingJson(TypedDict):
     """A `Finding` as JSON (`Finding.to_json`)."""
 
@@ -80,7 +70,7 @@ class FindingJson(TypedDict):
     data: FindingData
     predicted_step_ms: float | None
     driver: str
-    where: CallSite | None
+    where: CallSiteMeta | None
     measured_gain_pct: float | None
     step_gain_pct: float | None
     predicted_wall_ms: float | None
@@ -109,7 +99,7 @@ class Finding:
     data: FindingData = field(default_factory=FindingData)
     predicted_step_ms: float | None = None  # the what-if replay's step with the fix applied
     driver: str = ""  # which change to the step's graph produced the prediction
-    where: CallSite | None = None  # the user's line behind it (advice.patterns.where_for)
+    where: CallSiteMeta | None = None  # the user's line behind it (advice.patterns.where_for)
     measured_gain_pct: float | None = None  # what a significant try of its fix measured
     #: of the median step, where the baseline has stalls (the wall time differs from it)
     step_gain_pct: float | None = None

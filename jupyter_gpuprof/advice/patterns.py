@@ -21,7 +21,8 @@ import pandas as pd
 
 from .. import units
 from ..analysis.summary import Analysis
-from .findings import CallSite, Finding
+from ..store.meta_blocks import CallSiteMeta
+from .findings import Finding
 from .thresholds import PER_PARAM_MIN_CALLS
 
 #: calls that make the host wait for the GPU
@@ -113,11 +114,11 @@ def _calls(site: Mapping[str, object]) -> int:
 
 
 def _best(sites: Sequence[Mapping[str, object]], calls: Iterable[str],
-          near: Sequence[Mapping[str, object]] | None = None) -> CallSite | None:
+          near: Sequence[Mapping[str, object]] | None = None) -> CallSiteMeta | None:
     """The most-called site of any of `calls`; with `near`, prefer lines that also run those.
 
     `sites`: the call sites as meta.json holds them (capture/callsites.py), which the store
-    checks on load (`CallSiteSchema`): the one picked is returned as a `CallSite`."""
+    checks on load (`CallSiteSchema`): the one picked is returned as a `CallSiteMeta`."""
     wanted = set(calls)
     hits = [s for s in sites if s.get("call") in wanted]
     if not hits:
@@ -127,7 +128,7 @@ def _best(sites: Sequence[Mapping[str, object]], calls: Iterable[str],
         close = [s for s in hits if (s["file"], s["line"]) in lines]
         hits = close or hits
     top = max(hits, key=_calls)
-    return cast(CallSite, {k: top.get(k) for k in WHERE_FIELDS})
+    return cast(CallSiteMeta, {k: top.get(k) for k in WHERE_FIELDS})
 
 
 def _calls_for(op: str) -> tuple[str, ...]:
@@ -137,7 +138,7 @@ def _calls_for(op: str) -> tuple[str, ...]:
 
 
 def _hot_op_site(ops: pd.DataFrame, sites: Sequence[Mapping[str, object]],
-                 by: str = "cuda_self_us") -> CallSite | None:
+                 by: str = "cuda_self_us") -> CallSiteMeta | None:
     """Call site of the first of the hottest ops (by `by`) that the user's code calls."""
     if not len(ops):
         return None
@@ -148,7 +149,7 @@ def _hot_op_site(ops: pd.DataFrame, sites: Sequence[Mapping[str, object]],
 
 
 def where_for(f: Finding, a: Analysis,
-              sites: Sequence[Mapping[str, object]]) -> CallSite | None:
+              sites: Sequence[Mapping[str, object]]) -> CallSiteMeta | None:
     """The user's line behind a finding, when the capture recorded one."""
     if not sites:
         return None
@@ -190,7 +191,7 @@ def _pattern_only(a: Analysis) -> Finding:
 
 def refine(findings: list[Finding], a: Analysis,
            sites: Sequence[Mapping[str, object]] | None
-           ) -> list[tuple[Finding, CallSite | None]]:
+           ) -> list[tuple[Finding, CallSiteMeta | None]]:
     """Each finding with patterns applied, in-use advice dropped, and its user line.
 
     Per-parameter norm logging is reported even when its syncs cost too little to pass the

@@ -10,43 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Required, TypedDict, cast
+from typing import cast
 
-from ..analysis.compare import StepChange, step_change
+from ..analysis.compare import step_change
+from ..store.meta_blocks import TryMeta
 from .findings import Finding, FindingJson
 from .fix_table import CATEGORY_OF
 
 #: the control of a script's tries: the command re-run without a fix (`run --try`)
 CONTROL = "none"
-
-
-class JudgedTry(TypedDict, total=False):
-    """A try as tries/ measured it (its keys as they wrote them) with the judgement added here."""
-
-    fix: Required[str]
-    error: str  # why the try measured nothing
-    source: str  # "script" for `run --try`
-    applied: list[str]
-    step_ms: list[float]
-    warmup_ms: list[float]
-    timing: str | None
-    n: int | None
-    median_ms: float | None
-    p95_ms: float | None
-    mean_ms: float | None
-    min_ms: float | None
-    max_ms: float | None
-    peak_memory_bytes: int | None
-    compiled_graphs: int | None
-    loss_original: list[float]
-    loss_fixed: list[float]
-    loss_rel_diff: float | None
-    conditions: Mapping[str, object] | None  # GPU conditions while it ran (capture/conditions.py)
-    # added by `judge_tries`
-    predicted_gain_pct: float | None
-    reference: str  # what it was measured against, where not the run's baseline
-    change: StepChange
-    measured_gain_pct: float | None
 
 
 def _gain(value: object) -> float | None:
@@ -57,7 +29,7 @@ def _gain(value: object) -> float | None:
 def judge_tries(raw: Sequence[Mapping[str, object]], baseline_ms: list[float],
                 baseline_conditions: Mapping[str, object] | None,
                 findings: Sequence[Mapping[str, object]],
-                control: Mapping[str, object] | None = None) -> list[JudgedTry]:
+                control: Mapping[str, object] | None = None) -> list[TryMeta]:
     """Each try with `change`, `measured_gain_pct` and `predicted_gain_pct`; best first. With a
     `control` (the script re-run unchanged, in a process like the tries'), each try is
     measured against it, pair to pair: the run's own baseline ran with the capture installed
@@ -73,7 +45,7 @@ def judge_tries(raw: Sequence[Mapping[str, object]], baseline_ms: list[float],
         reference, conditions = control["step_ms"], control.get("conditions")
     out = []
     for raw_try in raw:
-        t = cast(JudgedTry, dict(raw_try))
+        t = cast(TryMeta, dict(raw_try))
         t["predicted_gain_pct"] = _gain(predicted.get(CATEGORY_OF.get(t["fix"], "")))
         if paired:
             t["reference"] = CONTROL

@@ -19,6 +19,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+from ..store.meta_blocks import StepChangeMeta
 from .conditions import condition_changes
 
 ALPHA = 0.05
@@ -28,28 +29,6 @@ MIN_EFFECT_PCT = 1.0  # smaller changes are within run-to-run drift of a GPU, wh
 MIN_SAMPLES = 3
 TOP_DELTAS = 10
 SEED = 0
-
-
-class StepChange(TypedDict):
-    """Is a change of step time real: the median change, its interval, p-value and verdict."""
-
-    n_before: int
-    n_after: int
-    median_before_ms: float | None
-    median_after_ms: float | None
-    delta_ms: float | None
-    delta_pct: float | None
-    ci_low_ms: float | None
-    ci_high_ms: float | None
-    ci_low_pct: float | None
-    ci_high_pct: float | None
-    p_value: float | None
-    confidence: float
-    verdict: str  # significant | noise | unreliable | insufficient data
-    significant: bool
-    speedup: float | None
-    direction: str  # faster | slower | unchanged
-    unreliable_reasons: list[str]
 
 
 class DeltaRow(TypedDict):
@@ -113,7 +92,7 @@ class SummaryComparison(TypedDict):
 
     before: ComparedRun
     after: ComparedRun
-    steps: StepChange
+    steps: StepChangeMeta
     ops: Deltas
     kernel_kinds: Deltas
     delta_unit: str
@@ -164,7 +143,7 @@ def bootstrap_median_diff_ci(
 
 
 def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
-                conditions: tuple[object, object] | None = None) -> StepChange:
+                conditions: tuple[object, object] | None = None) -> StepChangeMeta:
     """Median change of step time (after vs before) with its interval, p-value and verdict.
 
     `conditions`: the GPU conditions (before, after) each side ran under, when recorded.
@@ -172,7 +151,7 @@ def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
     a, b = _clean(before_ms), _clean(after_ms)
     med_a = float(np.median(a)) if len(a) else None
     med_b = float(np.median(b)) if len(b) else None
-    out: StepChange = {
+    out: StepChangeMeta = {
         "n_before": len(a), "n_after": len(b),
         "median_before_ms": med_a,
         "median_after_ms": med_b,

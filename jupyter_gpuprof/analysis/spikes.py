@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict, cast
+from typing import cast
 
 import numpy as np
+
+from ..store.meta_blocks import StallMeta
 
 #: a step this many times the median, and `SPIKE_MIN_MS` above it, is a spike
 SPIKE_FACTOR = 2.0
@@ -26,15 +28,6 @@ CAUSES = {"loader-start": "DataLoader workers started (a new epoch)",
 #: the fix category each cause belongs to (eval and unexplained spikes have none)
 CATEGORY_OF = {"loader-start": "input", "loader-iter": "input", "save": "host", "gc": "host",
                "": ""}  # "": what nothing recorded explains (no fix category takes it)
-
-
-class StallEvent(TypedDict):
-    """One event the capture stamped with its baseline step (capture/stalls.py)."""
-
-    step: int
-    what: str  # a key of CAUSES
-    ms: NotRequired[float]
-    batches: NotRequired[int | None]  # a loader's batches per epoch
 
 
 @dataclass(frozen=True)
@@ -129,8 +122,8 @@ def _clusters(ms: np.ndarray, threshold: float) -> list[tuple[int, int]]:
     return out
 
 
-def _parts(events: list[StallEvent], first: int, last: int,
-           excess: float) -> tuple[dict[str, float], StallEvent | None]:
+def _parts(events: list[StallMeta], first: int, last: int,
+           excess: float) -> tuple[dict[str, float], StallMeta | None]:
     """The stall's excess split by cause, and the event that names its period."""
     inside = [e for e in events if first - 1 <= int(e.get("step", -10**9)) <= last]
     parts: dict[str, float] = {}
@@ -152,7 +145,7 @@ def _parts(events: list[StallEvent], first: int, last: int,
     return parts, named
 
 
-def _period(event: StallEvent, events: list[StallEvent],
+def _period(event: StallMeta, events: list[StallMeta],
             epoch_steps: int | None) -> int | None:
     """Steps between two events like `event`: a loader's epoch, or the spacing they ran at."""
     if event["what"].startswith("loader"):
@@ -168,11 +161,11 @@ def find_spikes(step_ms: list[float], stalls: Sequence[Mapping[str, object]] | N
     """The baseline's spikes and their causes; None without a baseline of a few steps.
 
     `stalls`: meta.json's `baseline.stalls` as read; records without `what` and `step` are
-    left out, the rest are the capture's `StallEvent`s."""
+    left out, the rest are the capture's `StallMeta`s."""
     ms = np.asarray([float(x) for x in step_ms if x is not None and np.isfinite(x)], float)
     if len(ms) < 3:
         return None
-    events = [cast(StallEvent, e) for e in stalls or []
+    events = [cast(StallMeta, e) for e in stalls or []
               if isinstance(e, dict) and "what" in e and "step" in e]
     median = float(np.median(ms))
     threshold = max(SPIKE_FACTOR * median, median + SPIKE_MIN_MS)

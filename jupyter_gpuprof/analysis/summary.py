@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict, cast
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
 
 from ..categories import GAP_CAUSES
-from ..stats import describe_steps
+from ..stats import StepStats, describe_steps
 from .hardware import GpuArch, gpu_arch, mfu_dtype, peak_tflops
 from .hostwork import classify_host
 from .idle import gap_table, gpu_coverage, stream_table
@@ -37,21 +37,6 @@ from .transfers import transfer_table
 IDLE_CAUSES = GAP_CAUSES
 
 
-class StepStats(TypedDict):
-    """`stats.describe_steps`' figures of a step-time series (ms; None without any step)."""
-
-    n: int
-    median_ms: float | None
-    p95_ms: float | None
-    mean_ms: float | None
-    min_ms: float | None
-    max_ms: float | None
-    q1_ms: float | None
-    q3_ms: float | None
-    iqr_ms: float | None
-    outliers: list[int]
-
-
 class FlopsFigures(TypedDict):
     """FLOPs per step, the matmuls' dtype, its peak and what the step achieves of it."""
 
@@ -63,8 +48,8 @@ class FlopsFigures(TypedDict):
 
 
 def step_stats(step_ms: Sequence[float | None]) -> StepStats:
-    """`stats.describe_steps` with its shape named (a leaf module, typed loosely there)."""
-    return cast(StepStats, describe_steps(step_ms))
+    """`stats.describe_steps` (the step statistics every view reads)."""
+    return describe_steps(step_ms)
 
 
 @dataclass

@@ -17,7 +17,9 @@ import sys
 import sysconfig
 from collections import Counter
 from types import FrameType
-from typing import Any, TypedDict
+from typing import Any
+
+from ..store.meta_blocks import CallSiteMeta
 
 #: most call sites kept in the run (by calls)
 MAX_SITES = 300
@@ -27,17 +29,6 @@ DATA_NEXT = "DataLoader.__next__"
 #: torch calls that say nothing about the user's work (attribute access, profiler ranges)
 SKIP_CALLS = frozenset({"__get__", "__set__", "_record_function_enter_new",
                         "_record_function_exit._RecordFunction", "_record_function_exit"})
-
-
-class CallSite(TypedDict):
-    """One user call site of torch, as the run keeps it (meta.json's `callsites`)."""
-
-    call: str
-    file: str  # the file, or the notebook cell
-    line: int
-    code: str
-    calls: int
-    cell: bool
 
 
 def _library_roots() -> tuple[str, ...]:
@@ -161,9 +152,9 @@ class CallSites:
     def active(self) -> bool:
         return self._mode is not None
 
-    def result(self) -> list[CallSite]:
+    def result(self) -> list[CallSiteMeta]:
         """The most frequent call sites: call, file (or notebook cell), line, code, calls."""
-        out: list[CallSite] = []
+        out: list[CallSiteMeta] = []
         for (call, filename, line), calls in self.counts.most_common(MAX_SITES):
             code = linecache.getline(filename, line).strip()[:MAX_CODE]
             cell = _cell_of(filename)

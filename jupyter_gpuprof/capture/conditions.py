@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import statistics
 import threading
-from typing import Any, Literal, Required, TypedDict
+from typing import Any, Literal, TypedDict
+
+from ..store.meta_blocks import PhaseConditionsMeta
 
 #: seconds between two samples (NVML queries cost well under a millisecond)
 SAMPLE_INTERVAL_S = 0.1
@@ -34,28 +36,6 @@ class Sample(TypedDict):
     temp_c: float
     throttle: list[str]
     pids: list[int]
-
-
-class Spread(TypedDict):
-    """Minimum, median and maximum of one reading over a phase."""
-
-    min: float
-    median: float
-    max: float
-
-
-class ConditionsSummary(TypedDict, total=False):
-    """One phase's conditions, as meta.json keeps them (report: `model_cost.Conditions`)."""
-
-    available: Required[bool]
-    reason: str  # why none were recorded (no NVML, no samples)
-    n_samples: int
-    sm_clock_mhz: Spread
-    mem_clock_mhz: Spread
-    power_w: Spread
-    temp_c: Spread
-    throttle: list[str]
-    other_pids: list[int]
 
 
 def _load_nvml() -> Any:
@@ -118,7 +98,7 @@ class ConditionSampler:
             "pids": sorted(int(p.pid) for p in procs),
         })
 
-    def stop(self) -> ConditionsSummary:
+    def stop(self) -> PhaseConditionsMeta:
         """Stop sampling and return the summary."""
         self._stop.set()
         if self._thread is not None:
@@ -130,11 +110,11 @@ class ConditionSampler:
                 pass
         return self.summary()
 
-    def summary(self) -> ConditionsSummary:
+    def summary(self) -> PhaseConditionsMeta:
         """min/median/max of each figure, throttle reasons seen, other processes seen."""
         if not self.samples:
             return {"available": False, "reason": self.error or "no samples"}
-        out: ConditionsSummary = {"available": True, "n_samples": len(self.samples)}
+        out: PhaseConditionsMeta = {"available": True, "n_samples": len(self.samples)}
         for key in SPREAD_KEYS:
             vals = [s[key] for s in self.samples]
             out[key] = {"min": min(vals), "median": statistics.median(vals), "max": max(vals)}
@@ -154,7 +134,7 @@ class PhaseConditions:
         """`factory` makes one sampler per phase."""
         self._factory = factory
         self._running: tuple[str, ConditionSampler] | None = None
-        self.phases: dict[str, ConditionsSummary] = {}
+        self.phases: dict[str, PhaseConditionsMeta] = {}
 
     def on_event(self, event: str) -> None:
         """'baseline' and 'capture' start a phase (ending the previous one); 'done' ends it."""
@@ -169,7 +149,7 @@ class PhaseConditions:
             self._running = None
             self.phases[name] = sampler.stop()
 
-    def finish(self) -> dict[str, ConditionsSummary]:
+    def finish(self) -> dict[str, PhaseConditionsMeta]:
         """The conditions of every phase that ran (what the run's meta keeps)."""
         self._end()
         return self.phases

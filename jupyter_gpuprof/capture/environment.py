@@ -4,24 +4,8 @@ from __future__ import annotations
 
 import platform
 import sys
-from typing import NotRequired, TypedDict
 
-
-class EnvInfo(TypedDict):
-    """meta.json's `env`: versions, and the GPU when CUDA is available."""
-
-    python: str
-    torch: str
-    cuda: str | None
-    cuda_available: bool
-    platform: str
-    gpu_count: int
-    gpu_name: str | None
-    driver: str | None
-    gpu_device: NotRequired[int]
-    gpu_capability: NotRequired[str]
-    gpu_total_memory_bytes: NotRequired[int]
-    gpu_sm_count: NotRequired[int]
+from ..store.meta_blocks import EnvMeta
 
 
 def _driver_version() -> str | None:
@@ -39,12 +23,12 @@ def _driver_version() -> str | None:
         return None
 
 
-def collect_env() -> EnvInfo:
+def collect_env() -> EnvMeta:
     """Versions and devices of this process; never initialises CUDA on a machine without it."""
     import torch
 
     cuda = torch.cuda.is_available()
-    env: EnvInfo = {
+    env: EnvMeta = {
         "python": platform.python_version(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import sys
 from types import FrameType
-from typing import Any, NotRequired, TypedDict
+from typing import Any
+
+from ..store.meta_blocks import FrameworkMeta
 
 #: TrainingArguments fields that change what the advice says
 HF_ARGS = ("bf16", "fp16", "tf32", "dataloader_num_workers", "dataloader_pin_memory",
@@ -22,17 +24,6 @@ _MAX_FRAMES = 80  # the optimizer hook sits a few dozen frames below Trainer.fit
 
 #: a setting as the run keeps it: a JSON scalar (anything else by its str())
 Plain = bool | int | float | str | None
-
-
-class FrameworkInfo(TypedDict):
-    """meta.json's `framework`: the Trainer's framework, the settings that change a fix, and
-    its step budget when known."""
-
-    name: str
-    version: str | None
-    args: dict[str, Plain]
-    max_steps: NotRequired[int]
-    global_step: NotRequired[int]
 
 
 def _plain(value: object) -> Plain:
@@ -54,13 +45,13 @@ def _lightning_trainer_classes() -> tuple[type, ...]:
     return tuple(found)
 
 
-def describe_hf(trainer: Any) -> FrameworkInfo:
+def describe_hf(trainer: Any) -> FrameworkMeta:
     """The `framework` block for a transformers Trainer: its TrainingArguments that matter."""
     import transformers
 
     args = trainer.args
     state = getattr(trainer, "state", None)
-    info: FrameworkInfo = {
+    info: FrameworkMeta = {
         "name": "transformers",
         "version": transformers.__version__,
         "args": {k: _plain(getattr(args, k, None)) for k in HF_ARGS},
@@ -72,10 +63,10 @@ def describe_hf(trainer: Any) -> FrameworkInfo:
     return info
 
 
-def describe_lightning(trainer: Any) -> FrameworkInfo:
+def describe_lightning(trainer: Any) -> FrameworkMeta:
     """The `framework` block for a Lightning Trainer: precision, accumulation, step budget."""
     mod = sys.modules.get("lightning") or sys.modules.get("pytorch_lightning")
-    info: FrameworkInfo = {
+    info: FrameworkMeta = {
         "name": "lightning",
         "version": getattr(mod, "__version__", None),
         "args": {
@@ -98,7 +89,7 @@ def describe_lightning(trainer: Any) -> FrameworkInfo:
     return info
 
 
-def describe_trainer(trainer: Any) -> FrameworkInfo | None:
+def describe_trainer(trainer: Any) -> FrameworkMeta | None:
     """The `framework` block for a trainer object of either framework, else None."""
     hf = _hf_trainer_class()
     if hf is not None and isinstance(trainer, hf):
@@ -109,7 +100,7 @@ def describe_trainer(trainer: Any) -> FrameworkInfo | None:
     return None
 
 
-def find_on_stack() -> FrameworkInfo | None:
+def find_on_stack() -> FrameworkMeta | None:
     """The framework block of the Trainer whose loop called us, or None (plain torch loop)."""
     hf = _hf_trainer_class()
     lightning = _lightning_trainer_classes()
@@ -139,7 +130,7 @@ def _attached_trainer(owner: Any) -> Any:
         return None
 
 
-def steps_left(framework: FrameworkInfo | None) -> int | None:
+def steps_left(framework: FrameworkMeta | None) -> int | None:
     """Optimizer steps the training still runs, counting the one just taken; None if unknown."""
     if not framework or "max_steps" not in framework:
         return None

@@ -13,11 +13,11 @@ from ..step_definition import step_definition
 
 if TYPE_CHECKING:
     from ..store import Run, RunMeta
+    from ..store.meta_blocks import FrameworkMeta, TrainingMeta
     from .callsites import CallSites
     from .conditions import PhaseConditions
     from .driver import StepDriver
     from .flops import StepFlops
-    from .frameworks import FrameworkInfo
     from .settings import CaptureSettings
     from .stalls import StallWatch
     from .training import TrainingCounters
@@ -34,7 +34,7 @@ class ProfileSession(Protocol):
     callsites: CallSites
     training: TrainingCounters
     stalls: StallWatch
-    framework: FrameworkInfo | None
+    framework: FrameworkMeta | None
     fitted: str | None
 
     @property
@@ -66,7 +66,7 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
 
     driver, settings = session.driver, session.settings
     with contextlib.suppress(Exception):
-        meta.env = dict(collect_env())
+        meta.env = collect_env()
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
                      "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms,
                      **session.stalls.to_meta(len(driver.baseline_ms))}
@@ -88,8 +88,8 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
                      "manual": session.manual}
     if session.fitted:
         meta.training["schedule_fitted"] = session.fitted
-    meta.framework = dict(session.framework or {})
-    meta.callsites = [dict(site) for site in session.callsites.result()]
+    meta.framework = session.framework.copy() if session.framework else {}
+    meta.callsites = session.callsites.result()
 
 
 def incomplete_reason(session: ProfileSession) -> str:
@@ -126,7 +126,7 @@ def describe(session: ProfileSession) -> str:
     prof = describe_steps(d.profiled_ms)
     if prof["n"]:
         timing += f"; profiled {prof['median_ms']:.3f} ms/step median over {prof['n']} steps"
-    training = {**session.training.to_meta(), "manual": session.manual}
+    training: TrainingMeta = {**session.training.to_meta(), "manual": session.manual}
     if (what := step_definition(training, session.settings.mode)) is not None:
         timing += f"; {what}"
     return f"gpuprofile: {timing} -> {path}"

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..oneline import error_line
 from ..store import Run, RunStore
+from ..store.meta_blocks import FrameworkMeta
 from . import outcome
 from .callsites import CallSites
 from .conditions import PhaseConditions
@@ -70,7 +71,7 @@ class ProfileSession:
         self.training = TrainingCounters(on_backward_step=self._loop_boundary)
         # epochs, saves, full GC passes and evals, by the baseline step they ran in
         self.stalls = StallWatch(lambda: self.driver.n - self.driver.schedule.warmup)
-        self.framework: dict[str, Any] | None = None
+        self.framework: FrameworkMeta | None = None
         self.fitted: str | None = None  # how the schedule was shrunk to a short training, if it was
         self._shared_folder = run is not None  # several ranks may write into it
 
@@ -179,7 +180,7 @@ class ProfileSession:
         if left is not None and not self.driver.started:
             self.fit_to(left)
 
-    def use_framework(self, framework: dict[str, Any]) -> None:
+    def use_framework(self, framework: FrameworkMeta) -> None:
         """A callback hands in its trainer's description (before the first step)."""
         self.framework = framework
         left = steps_left(framework)

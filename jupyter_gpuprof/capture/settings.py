@@ -3,36 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TypedDict
 
+from ..store.meta_blocks import SettingsMeta
 from . import options
 from .driver import Schedule
 from .ranks import parse_ranks
 
 MODES = ("body", "loop", "script", "auto")
-
-
-class ScheduleMeta(TypedDict):
-    """The profiler's schedule, as meta.json's `settings.schedule` names it."""
-
-    wait: int
-    warmup: int
-    active: int
-
-
-class SettingsMeta(TypedDict):
-    """meta.json's `settings`: the capture's fields, the profiler's three under `schedule`."""
-
-    steps: int
-    warmup: int
-    record_shapes: bool
-    profile_memory: bool
-    with_stack: bool
-    phases: bool
-    count_flops: bool
-    mode: str
-    ranks: list[int] | None
-    schedule: ScheduleMeta
 
 
 @dataclass

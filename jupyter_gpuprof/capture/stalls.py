@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TypedDict, Unpack
 
+from ..store.meta_blocks import StallMeta
+
 #: at most this many events are kept (a loop saving every step must not grow the meta)
 MAX_EVENTS = 500
 #: collections of the younger generations shorter than this are not worth a record (ms)
@@ -33,18 +35,10 @@ class StallDetail(TypedDict, total=False):
     generation: int
 
 
-class StallEvent(StallDetail):
-    """One event that may stall a step, by the baseline step it ran in (meta.json)."""
-
-    step: int
-    what: str
-    ms: float
-
-
 class BaselineStalls(TypedDict):
     """What the watch adds to meta.json's `baseline`."""
 
-    stalls: list[StallEvent]
+    stalls: list[StallMeta]
     epoch_steps: int | None
     loader_ms: list[float]
     loader_workers: int
@@ -56,18 +50,18 @@ class StallWatch:
     def __init__(self, step_of: Callable[[], int]) -> None:
         """`step_of`: the index of the baseline step running now (negative before it)."""
         self.step_of = step_of
-        self.events: list[StallEvent] = []
+        self.events: list[StallMeta] = []
         self.epoch_steps: int | None = None  # batches per epoch of the training loader
         self._undo: list[Callable[[], None]] = []
         self._loaders: set[int] = set()
         self._gc_t: float | None = None
-        self._eval: StallEvent | None = None  # the evaluation running now
+        self._eval: StallMeta | None = None  # the evaluation running now
         self._eval_t0 = 0.0  # when it began (perf_counter)
         self._waits: dict[int, float] = {}  # baseline step -> ms in DataLoader __next__
         self._workers = 0  # worker processes of the loader waited on
 
-    def _record(self, what: str, ms: float, **detail: Unpack[StallDetail]) -> StallEvent:
-        event: StallEvent = {"step": int(self.step_of()), "what": what, "ms": round(ms, 3),
+    def _record(self, what: str, ms: float, **detail: Unpack[StallDetail]) -> StallMeta:
+        event: StallMeta = {"step": int(self.step_of()), "what": what, "ms": round(ms, 3),
                              **detail}
         if len(self.events) < MAX_EVENTS:
             self.events.append(event)

@@ -21,6 +21,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..store.meta_blocks import TrainingMeta
+
 
 def _median(values: list[int]) -> float | None:
     if not values:
@@ -145,7 +147,7 @@ class TrainingCounters:
         while self._undo:
             self._undo.pop()()
 
-    def to_meta(self) -> dict[str, Any]:
+    def to_meta(self) -> TrainingMeta:
         """The `training` block of meta.json."""
         return {
             "optimizer_steps": self.optimizer_steps,

@@ -8,6 +8,7 @@ from typing import Any
 from ..capture.session import ProfileSession, current_session
 from ..capture.settings import CaptureSettings
 from ..store import Run, RunStore
+from ..store.meta_blocks import FrameworkMeta
 
 
 class CallbackCapture:
@@ -25,7 +26,7 @@ class CallbackCapture:
         self.report: Any = None
 
     # `framework`: capture/frameworks.py's block, typed as its describe_* functions give it
-    def begin(self, framework: dict[str, Any] | None) -> None:
+    def begin(self, framework: FrameworkMeta | None) -> None:
         """Open the run and install the hooks; the framework block fits the schedule."""
         if self.session is not None:  # the last training raised (HF has no exception event)
             self.end(RuntimeError("the training stopped before its end"))

@@ -329,6 +329,11 @@ def cached_summary(run: Run) -> dict[str, Any] | None:
     return cached
 
 
+def run_summary_doc(run: Run) -> SummaryDoc:
+    """`run_summary` as the views read it (the model decoded it before it was cached)."""
+    return cast("SummaryDoc", run_summary(run))
+
+
 def run_summary(run: Run) -> dict[str, Any]:
     """The run's summary: the cached summary.json when valid, else analysed now (and cached)."""
     cached = cached_summary(run)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import units
-from ..analysis.compare import compare_summaries
+from ..analysis.compare import SummaryComparison, compare_summaries
 from ..store import Run, RunStore, open_run
 from ..store.layout import is_run_folder
 from .build import Report, analyze_path, run_summary
@@ -17,7 +17,7 @@ from .build import Report, analyze_path, run_summary
 class Comparison:
     """The result of `compare`: `.to_json()`, `.to_text()`, and rich display in notebooks."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: SummaryComparison) -> None:
         self.data = data
 
     @property
@@ -25,7 +25,7 @@ class Comparison:
         """Whether the step-time change is real (not run-to-run noise)."""
         return bool(self.data["steps"]["significant"])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SummaryComparison:
         """The comparison object (same as `jupyter gpuprof compare --json` and the REST route)."""
         return self.data
 
@@ -44,7 +44,7 @@ def _ms(v: float | None) -> str:
     return units.ms(v)
 
 
-def render_text(c: dict[str, Any]) -> str:
+def render_text(c: SummaryComparison) -> str:
     """The comparison as a few lines of text."""
     st, a, b = c["steps"], c["before"], c["after"]
     lines = [f"Before: {a['name']}  ({a['step_source']} steps, n={st['n_before']})",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypedDict, TypeVar, cast
 
 import msgspec
 import pandas as pd
@@ -223,5 +223,9 @@ def _whatif(a: Analysis, advice: Advice, meta: RunMeta | None) -> WhatIf:
     """The cost, conditions and tries blocks (`advice.cost`), typed."""
     blocks = whatif_blocks(a, advice, meta)
     cost = msgspec.convert(blocks["cost"], Cost) if blocks["cost"] is not None else None
-    return {"cost": cost, "conditions": blocks["conditions"],
-            "conditions_by_phase": blocks["conditions_by_phase"], "tries": blocks["tries"]}
+    # The meta's blocks go in as the dicts MetaSchema checked: msgspec encodes them as the
+    # models' JSON, and decoding the summary gives the models (conditions and tries unchanged).
+    return {"cost": cost, "conditions": cast("Conditions | None", blocks["conditions"]),
+            "conditions_by_phase": cast("dict[str, Conditions] | None",
+                                        blocks["conditions_by_phase"]),
+            "tries": cast("list[TryResult] | None", blocks["tries"])}

@@ -77,10 +77,10 @@ def get_step_timeline(root: Path, run_id: str, step: str | None) -> Mapping[str,
 
 def get_html(root: Path, run_id: str) -> dict[str, str]:
     """The static HTML report (every trace-derived name escaped by views.html)."""
-    from jupyter_gpuprof.report import run_summary
+    from jupyter_gpuprof.report.build import run_summary_doc
     from jupyter_gpuprof.views.html import render_html
 
-    return {"html": render_html(run_summary(RunStore(root).get(run_id)))}
+    return {"html": render_html(run_summary_doc(RunStore(root).get(run_id)))}
 
 
 def get_code(root: Path, run_id: str) -> dict[str, str]:

@@ -166,7 +166,7 @@ class TryMeta(TypedDict, total=False):
     """One fix tried and measured (tries/<fix>.json), judged in meta.json's `tries`; the
     types of the report's `TryResult`, which summary.json's tries are checked against."""
 
-    fix: str
+    fix: Required[str]
     error: str | None  # why the try measured nothing (its first line)
     source: str | None  # "script" for `run --try`; the notebook's tries leave it out
     applied: list[str]  # what the fix changed

@@ -13,10 +13,11 @@ from typing import Any, cast
 
 from ..advice.fix_table import fixes_help
 from ..store import Run
-from .records import TryRecord
+from ..store.meta_blocks import TryMeta
+from ..views.summary_doc import TryDoc
 
 
-def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryRecord]:
+def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryMeta]:
     """Run, judge, save and print the tries; a problem is printed, never raised."""
     if code is None:
         print("gpuprofile --try: a whole-loop cell cannot be re-run per step; "
@@ -40,32 +41,30 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryReco
     ns = shell.user_ns
     raw = run_tries(lambda: exec(code, ns), ns, fixes, warmup=args.warmup, steps=args.steps)
     tries = record_tries(run, summary, raw)
-    print("\n".join(try_lines([dict(t) for t in tries])))
+    print("\n".join(try_lines(cast("list[TryDoc]", tries))))  # the summary's tries, judged
     if (line := next_step_line(findings, tries)) is not None:
         print(line)
     return tries
 
 
-def record_tries(run: Run, summary: Mapping[str, object], raw: list[TryRecord],
-                 control: TryRecord | None = None) -> list[TryRecord]:
+def record_tries(run: Run, summary: Mapping[str, object], raw: list[TryMeta],
+                 control: TryMeta | None = None) -> list[TryMeta]:
     """Judge measured tries against the run's baseline (and a script's control re-run); keep
     them in its meta and summary. `summary`: the report's summary JSON (report.run_summary)."""
     from ..advice.tries import judge_tries
 
     findings = summary.get("findings")
-    judged = judge_tries([dict(t) for t in raw], list(run.meta.baseline.get("step_ms") or []),
-                         (run.meta.conditions or {}).get("baseline"),
-                         findings if isinstance(findings, list) else [],
-                         None if control is None else dict(control))
-    run.meta.tries = judged
+    tries = judge_tries(raw, list(run.meta.baseline.get("step_ms") or []),
+                        (run.meta.conditions or {}).get("baseline"),
+                        findings if isinstance(findings, list) else [], control)
+    run.meta.tries = tries
     run.write_meta()
-    tries = cast("list[TryRecord]", judged)  # the raw records with their verdicts added
     run.write_summary({**summary, "tries": tries})  # the cached report shows them too
     return tries
 
 
 def next_step_line(findings: Sequence[Mapping[str, object]],
-                   tries: list[TryRecord]) -> str | None:
+                   tries: list[TryMeta]) -> str | None:
     """'Next step by measured gain: …' when a try measured a significant gain."""
     from ..advice.tries import rerank_findings
 

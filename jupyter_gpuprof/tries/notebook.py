@@ -22,9 +22,10 @@ from ..capture import options
 from ..capture.conditions import ConditionSampler
 from ..capture.driver import default_clock
 from ..oneline import first_line
+from ..store.meta_blocks import TryMeta
 from . import appliers
 from .namespace import modules, optimizers, to_host, torch_module
-from .records import TryRecord, add_headline
+from .records import add_headline
 
 if TYPE_CHECKING:
     import torch
@@ -194,17 +195,17 @@ def _peak_memory(cuda: bool) -> int | None:
 
 def run_tries(step: Callable[[], object], ns: dict[str, object], fixes: list[str],
               warmup: int = options.WARMUP, steps: int = options.STEPS,
-              sampler: Callable[[], ConditionSampler] = ConditionSampler) -> list[TryRecord]:
+              sampler: Callable[[], ConditionSampler] = ConditionSampler) -> list[TryMeta]:
     """Each fix applied to the live step and measured; raw results (judged by advice.tries)."""
     torch = torch_module()
     cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     state = KernelState.capture(ns)
-    results: list[TryRecord] = []
+    results: list[TryMeta] = []
     try:
         original = _losses(step, ns, LOSS_STEPS)
         state.restore()
         for fix in fixes:
-            out: TryRecord = {"fix": fix}
+            out: TryMeta = {"fix": fix}
             try:
                 with applied(fix, ns, step, cuda) as fixed:
                     state.restore_values()  # a probing step may have run: start where all do
@@ -222,7 +223,7 @@ def run_tries(step: Callable[[], object], ns: dict[str, object], fixes: list[str
 
 def _measure(fixed: Callable[[], object], ns: Mapping[str, object], original: list[float],
              warmup: int, steps: int, cuda: bool, sampler: Callable[[], ConditionSampler],
-             out: TryRecord) -> None:
+             out: TryMeta) -> None:
     """Loss of the first steps against the original's, then warm-up and timed steps (into
     `out`, once all are measured)."""
     losses = _losses(fixed, ns, LOSS_STEPS)

@@ -19,9 +19,9 @@ from ..capture.settings import CaptureSettings
 from ..capture.training import compiled_graphs
 from ..oneline import error_line
 from ..store import Run
+from ..store.meta_blocks import TryMeta
 from ..store.try_files import write_try_result
 from .appliers.base import StartupFix
-from .records import TryRecord
 from .startup import apply_fix
 
 #: exit status of a try process whose fix could not be switched on (nothing of the script ran)
@@ -74,7 +74,7 @@ class TrySession(ProfileSession):
         conditions = self.conditions.finish().get("baseline")
         if status == "complete":
             error = self.fix.problem()
-        out: TryRecord = {"fix": self.fix.name, "applied": self.fix.applied}
+        out: TryMeta = {"fix": self.fix.name, "applied": self.fix.applied}
         if error:
             out["error"] = error
         else:
@@ -84,7 +84,7 @@ class TrySession(ProfileSession):
                         "warmup_ms": self.driver.warmup_ms, "conditions": conditions,
                         "peak_memory_bytes": max_memory_allocated(),
                         "compiled_graphs": compiled_graphs()})
-        write_try_result(self.run.path, self.fix.name, dict(out))  # type: ignore[union-attr]
+        write_try_result(self.run.path, self.fix.name, out)  # type: ignore[union-attr]
         if cleanup:
             self._remove_hooks()
 

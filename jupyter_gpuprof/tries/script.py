@@ -25,7 +25,9 @@ from ..protocol import ENV_LOSSES, ENV_RANKS, ENV_SETTINGS, ENV_TRY, ENV_TRY_TIM
 
 if TYPE_CHECKING:  # the CLI imports this module for its option: numpy and the store can wait
     from ..store import Run
-    from .records import LossComparison, TryRecord
+    from ..store.meta_blocks import TryMeta
+    from ..views.summary_doc import SummaryDoc
+    from .records import LossComparison
 
 #: a try may run this many times the run's own wall time, and never less than TRY_TIMEOUT_MIN_S
 TRY_TIMEOUT_FACTOR = 3.0
@@ -128,7 +130,7 @@ def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, 
 
 
 def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
-                fix: str) -> tuple[TryRecord, bool]:
+                fix: str) -> tuple[TryMeta, bool]:
     """Run the command once with `fix` on; its raw result (as tries/notebook.py gives)."""
     from ..store.try_files import (
         clear_try,
@@ -153,7 +155,7 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
         timeout_s = try_timeout_s(run)
         code, interrupted = _wait(proc, timeout_s)
     # as the try process wrote it (tries/process.py)
-    result = cast("TryRecord | None", read_try_result(run, fix))
+    result = read_try_result(run, fix)
     if interrupted:
         return {"fix": fix, "error": "interrupted (Ctrl-C)"}, True
     if code is None:
@@ -213,7 +215,7 @@ def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
     control, interrupted = run_one_try(run, cmd, env, CONTROL)
     _say("control: " + (f"failed: {control['error']}" if control.get("error")
                         else f"{control['median_ms']:.3f} ms/step median"))
-    raw: list[TryRecord] = []
+    raw: list[TryMeta] = []
     for i, fix in enumerate([] if interrupted else fixes, 1):
         _say(f"try {i}/{len(fixes)}: {fix} (the command runs again; its output goes to "
              f"{try_log_path(run, fix)})")
@@ -236,10 +238,10 @@ def print_report_with_tries(run: Run, cmd: list[str], env: dict[str, str], text:
     from ..views.text import render_text
     from .cell import next_step_line
 
-    print(render_text(summary))
+    print(render_text(cast("SummaryDoc", summary)))  # run_summary's, with the judged tries
     findings, tries = summary.get("findings"), summary.get("tries")
     if (line := next_step_line(findings if isinstance(findings, list) else [],
-                               cast("list[TryRecord]", tries or []))):
+                               cast("list[TryMeta]", tries or []))):
         print(line)
 
 

@@ -62,7 +62,9 @@ def step_time_figure(steps: StepsDoc) -> Figure:
             continue
         v = np.asarray(vals, dtype=float)
         st = describe_steps(vals)
-        med, p95 = float(st["median_ms"]), float(st["p95_ms"])
+        if st["median_ms"] is None or st["p95_ms"] is None:
+            continue  # no finite step time in the series
+        med, p95 = st["median_ms"], st["p95_ms"]
         data.append({"type": "box", "x": vals, "name": name, "orientation": "h",
                      "boxpoints": "all", "jitter": 0.4, "pointpos": 0,
                      "marker": {"color": color, "size": 5}, "line": {"color": color},
