@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from ..store.meta_blocks import FrameworkMeta, PlainValue, TrainingMeta
 from .findings import Finding
 from .fixes import FRAMEWORK_FIXES
 from .verdict import Advice
@@ -21,7 +22,7 @@ def _positive(value: object) -> bool:
 
 
 #: per framework and category: the setting that, when already on, makes its fix moot
-_ALREADY_ON: dict[tuple[str, str], Callable[[Mapping[str, object]], bool]] = {
+_ALREADY_ON: dict[tuple[str, str], Callable[[Mapping[str, PlainValue]], bool]] = {
     ("transformers", "precision"): lambda a: bool(a.get("bf16") or a.get("fp16")),
     ("transformers", "input"): lambda a: _positive(a.get("dataloader_num_workers")),
     ("transformers", "launch"): lambda a: bool(a.get("torch_compile")),
@@ -34,7 +35,7 @@ GRAPH_NOTE = ("kernels ran inside CUDA graphs ({replays} replays): per-kernel la
 COMPILE_NOTE = "the model is compiled (torch.compile): kernels are fused, names are Triton's"
 
 
-def framework_fix(finding: Finding, framework: Mapping[str, object]) -> str:
+def framework_fix(finding: Finding, framework: FrameworkMeta) -> str:
     """The finding's fix as the framework's user writes it (the torch fix when none fits).
 
     `framework`: meta.json's `framework` (capture/frameworks.py): its `name` and Trainer `args`.
@@ -43,14 +44,13 @@ def framework_fix(finding: Finding, framework: Mapping[str, object]) -> str:
     key = (str(name), finding.category)
     fix = FRAMEWORK_FIXES.get(key)
     already = _ALREADY_ON.get(key)
-    args = framework.get("args")
-    if fix is None or (already is not None and already(args if isinstance(args, Mapping) else {})):
+    if fix is None or (already is not None and already(framework.get("args") or {})):
         return finding.fix
     return fix
 
 
-def in_framework_terms(advice: Advice, framework: Mapping[str, object] | None,
-                       training: Mapping[str, object] | None) -> Advice:
+def in_framework_terms(advice: Advice, framework: FrameworkMeta | None,
+                       training: TrainingMeta | None) -> Advice:
     """The advice with framework fixes and the compiled/graph caveats added to the verdict."""
     findings = advice.findings
     if framework and framework.get("name"):

@@ -10,11 +10,12 @@ the report builds every run's advice through it, so no part of a report is finis
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..analysis.distributed import Distributed
 from ..analysis.summary import Analysis
+from ..store.meta_blocks import CallSiteMeta, FrameworkMeta, TrainingMeta, TryMeta
 from .distributed_rules import merge_advice
 from .frameworks import in_framework_terms
 from .patterns import refine
@@ -31,10 +32,10 @@ class Context:
     ranks: Sequence[Analysis] = ()
     distributed: Distributed | None = None
     # meta.json's blocks as the store read them (capture's keys): each pass checks what it reads
-    framework: Mapping[str, object] | None = None
-    training: Mapping[str, object] | None = None
-    callsites: Sequence[Mapping[str, object]] = field(default_factory=list)
-    tries: Sequence[Mapping[str, object]] = field(default_factory=list)
+    framework: FrameworkMeta | None = None
+    training: TrainingMeta | None = None
+    callsites: Sequence[CallSiteMeta] = field(default_factory=list)
+    tries: Sequence[TryMeta] = field(default_factory=list)
 
 
 Pass = Callable[[Advice, Context], Advice]

@@ -14,7 +14,7 @@ The rules price a bottleneck from the trace; this module makes the advice concre
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import cast
 
 import pandas as pd
@@ -107,14 +107,14 @@ def per_parameter_norms(a: Analysis) -> dict[str, float] | None:
 WHERE_FIELDS = ("file", "line", "code", "call", "calls", "cell")
 
 
-def _calls(site: Mapping[str, object]) -> int:
+def _calls(site: CallSiteMeta) -> int:
     """How often the recorded step called from a site (0 when not recorded)."""
     n = site.get("calls")
     return int(n) if isinstance(n, (int, float)) else 0
 
 
-def _best(sites: Sequence[Mapping[str, object]], calls: Iterable[str],
-          near: Sequence[Mapping[str, object]] | None = None) -> CallSiteMeta | None:
+def _best(sites: Sequence[CallSiteMeta], calls: Iterable[str],
+          near: Sequence[CallSiteMeta] | None = None) -> CallSiteMeta | None:
     """The most-called site of any of `calls`; with `near`, prefer lines that also run those.
 
     `sites`: the call sites as meta.json holds them (capture/callsites.py), which the store
@@ -137,7 +137,7 @@ def _calls_for(op: str) -> tuple[str, ...]:
     return OP_CALLS.get(op, ()) + (base, base + "_")
 
 
-def _hot_op_site(ops: pd.DataFrame, sites: Sequence[Mapping[str, object]],
+def _hot_op_site(ops: pd.DataFrame, sites: Sequence[CallSiteMeta],
                  by: str = "cuda_self_us") -> CallSiteMeta | None:
     """Call site of the first of the hottest ops (by `by`) that the user's code calls."""
     if not len(ops):
@@ -149,7 +149,7 @@ def _hot_op_site(ops: pd.DataFrame, sites: Sequence[Mapping[str, object]],
 
 
 def where_for(f: Finding, a: Analysis,
-              sites: Sequence[Mapping[str, object]]) -> CallSiteMeta | None:
+              sites: Sequence[CallSiteMeta]) -> CallSiteMeta | None:
     """The user's line behind a finding, when the capture recorded one."""
     if not sites:
         return None
@@ -190,7 +190,7 @@ def _pattern_only(a: Analysis) -> Finding:
 
 
 def refine(findings: list[Finding], a: Analysis,
-           sites: Sequence[Mapping[str, object]] | None
+           sites: Sequence[CallSiteMeta] | None
            ) -> list[tuple[Finding, CallSiteMeta | None]]:
     """Each finding with patterns applied, in-use advice dropped, and its user line.
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import cast
 
 from ..analysis.compare import step_change
-from ..store.meta_blocks import TryMeta
+from ..store.meta_blocks import PhaseConditionsMeta, TryMeta
 from .findings import Finding, FindingJson
 from .fix_table import CATEGORY_OF
 
@@ -26,10 +26,10 @@ def _gain(value: object) -> float | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def judge_tries(raw: Sequence[Mapping[str, object]], baseline_ms: list[float],
-                baseline_conditions: Mapping[str, object] | None,
+def judge_tries(raw: Sequence[TryMeta], baseline_ms: list[float],
+                baseline_conditions: PhaseConditionsMeta | None,
                 findings: Sequence[Mapping[str, object]],
-                control: Mapping[str, object] | None = None) -> list[TryMeta]:
+                control: TryMeta | None = None) -> list[TryMeta]:
     """Each try with `change`, `measured_gain_pct` and `predicted_gain_pct`; best first. With a
     `control` (the script re-run unchanged, in a process like the tries'), each try is
     measured against it, pair to pair: the run's own baseline ran with the capture installed
@@ -60,7 +60,7 @@ def judge_tries(raw: Sequence[Mapping[str, object]], baseline_ms: list[float],
     return sorted(out, key=lambda t: -(t.get("measured_gain_pct") or -1e9))
 
 
-def measured_gains(tries: Sequence[Mapping[str, object]]) -> dict[str, float]:
+def measured_gains(tries: Sequence[TryMeta]) -> dict[str, float]:
     """Each category's best gain a significant try measured (`tries`: as meta.json holds them)."""
     best: dict[str, float] = {}
     for t in tries:
@@ -72,7 +72,7 @@ def measured_gains(tries: Sequence[Mapping[str, object]]) -> dict[str, float]:
     return best
 
 
-def rerank(findings: list[Finding], tries: Sequence[Mapping[str, object]]) -> list[Finding]:
+def rerank(findings: list[Finding], tries: Sequence[TryMeta]) -> list[Finding]:
     """Findings with their measured gain, ranked by it where a significant try measured one
     (by the expected gain otherwise)."""
     best = measured_gains(tries)
@@ -82,7 +82,7 @@ def rerank(findings: list[Finding], tries: Sequence[Mapping[str, object]]) -> li
 
 
 def rerank_findings(findings: Sequence[Mapping[str, object]],
-                    tries: Sequence[Mapping[str, object]]) -> list[FindingJson]:
+                    tries: Sequence[TryMeta]) -> list[FindingJson]:
     """Findings (as JSON: the summary's) re-ranked by measured gain where a significant try
     measured one."""
     best = measured_gains(tries)

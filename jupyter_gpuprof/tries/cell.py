@@ -68,7 +68,7 @@ def next_step_line(findings: Sequence[Mapping[str, object]],
     """'Next step by measured gain: …' when a try measured a significant gain."""
     from ..advice.tries import rerank_findings
 
-    ranked = rerank_findings([dict(f) for f in findings], [dict(t) for t in tries])
+    ranked = rerank_findings(findings, tries)
     if not ranked or ranked[0].get("measured_gain_pct") is None:
         return None
     return (f"Next step by measured gain: [{ranked[0]['category']}] {ranked[0]['title']} "
