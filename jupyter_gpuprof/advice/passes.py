@@ -19,7 +19,7 @@ from ..store.meta_blocks import CallSiteMeta, FrameworkMeta, TrainingMeta, TryMe
 from .distributed_rules import merge_advice
 from .frameworks import in_framework_terms
 from .patterns import refine
-from .tries import rerank
+from .tries import rerank, verdict_after_tries
 from .verdict import Advice, advise
 
 
@@ -61,10 +61,12 @@ def refinements(advice: Advice, ctx: Context) -> Advice:
 
 
 def measured(advice: Advice, ctx: Context) -> Advice:
-    """Findings re-ranked by what their tries measured, where a significant try measured it."""
+    """Findings re-ranked by what their tries measured, where a significant try measured it,
+    and the verdict after them: measured beats predicted."""
     if not ctx.tries:
         return advice
-    return Advice(advice.verdict, rerank(advice.findings, ctx.tries))
+    ranked = rerank(advice.findings, ctx.tries)
+    return Advice(verdict_after_tries(advice.verdict, ranked), ranked)
 
 
 #: the passes, in order (rules and the verdict come first, from `advise`)

@@ -12,9 +12,11 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from .. import units
 from ..analysis.compare import step_change
+from ..categories import summary as verdict_summary
 from ..store.meta_blocks import PhaseConditionsMeta, TryMeta
-from .findings import Finding, FindingJson
+from .findings import Finding, FindingJson, Verdict
 from .fix_table import CATEGORY_OF
 
 #: the control of a script's tries: the command re-run without a fix (`run --try`)
@@ -90,3 +92,30 @@ def rerank_findings(findings: Sequence[Mapping[str, object]],
               for f in findings]
     return sorted(ranked, key=lambda f: -(f["measured_gain_pct"] if f["measured_gain_pct"]
                                           is not None else f.get("expected_gain_pct") or 0))
+
+
+def verdict_after_tries(verdict: Verdict, ranked: Sequence[Finding]) -> Verdict:
+    """The verdict once tries have measured: it names the finding ranked first, so a fix whose
+    try measured a real gain leads over a prediction, and one that measured slower does not.
+
+    A verdict with no priced finding of its own (a straggler, comm, one-time work) stands."""
+    if not ranked or verdict.category not in {f.category for f in ranked}:
+        return verdict
+    top = ranked[0]
+    mine = next(f for f in ranked if f.category == verdict.category)
+    measured = (f"its fix measured {units.pct(top.measured_gain_pct)} faster (predicted "
+                f"≈{units.pct(top.expected_gain_pct)})" if top.measured_gain_pct is not None
+                else None)
+    if top.category == verdict.category:
+        if measured is None:
+            return verdict
+        return dataclasses.replace(verdict,
+                                   summary=f"{verdict_summary(top.category)}: {measured}.")
+    gain = measured or f"fixing it should save ≈{units.pct(top.expected_gain_pct)}"
+    moved = (f"measured {units.pct(abs(mine.measured_gain_pct))} "
+             f"{'slower' if mine.measured_gain_pct < 0 else 'faster'}"
+             if mine.measured_gain_pct is not None else "was not measured")
+    note = (f"{verdict.category} was predicted ≈{units.pct(mine.expected_gain_pct)}; "
+            f"its fix {moved}")
+    return Verdict(top.category, f"{verdict_summary(top.category)}: {gain}.", verdict.confidence,
+                   [*verdict.reasons, note])

@@ -59,3 +59,23 @@ def test_measured_tries_rank_the_findings_in_every_report(tmp_path):
     ranked = analyze_path(run).to_json()["findings"]
     assert [f["category"] for f in ranked][:2] == ["launch", "input"]
     assert ranked[0]["measured_gain_pct"] == 31.0 and ranked[1]["measured_gain_pct"] is None
+
+
+def test_the_measured_pass_hands_the_verdict_to_the_finding_ranked_first():
+    """The rule without the recorded runs: a verdict whose try measured slower gives way."""
+    from jupyter_gpuprof.advice.findings import Finding, Verdict
+    from jupyter_gpuprof.advice.tries import verdict_after_tries
+
+    def finding(category, expected, measured=None):
+        return Finding(id=category, category=category, title=category, evidence="", fix="",
+                       cost_ms=1.0, expected_gain_pct=expected, measured_gain_pct=measured)
+
+    v = Verdict("launch", "launch summary", "high", [])
+    ranked = [finding("host", 20.0), finding("launch", 60.0, -30.0)]
+    after = verdict_after_tries(v, ranked)
+    assert after.category == "host" and "fixing it should save ≈20%" in after.summary
+    assert after.reasons == ["launch was predicted ≈60%; its fix measured 30% slower"]
+    unmeasured = [finding("launch", 60.0), finding("host", 20.0)]
+    assert verdict_after_tries(v, unmeasured) is v
+    straggler = Verdict("straggler", "rank 1", "high", [])
+    assert verdict_after_tries(straggler, ranked) is straggler  # no priced finding of its own
