@@ -4,7 +4,25 @@
  * event a few pixels wide is always its own rectangle. A window narrow enough shows every event
  * as its own named rectangle.
  */
-import { IStepDetail, ITimeline } from './summary';
+import { ITimeline } from './summary';
+
+/** One profiled step's events as columns (the summary's `timeline.detail[i]`, times from the step start). */
+export interface IStepDetail {
+  lane: number[];
+  start_us: number[];
+  dur_us: number[];
+  name: number[];
+  phase: number[];
+}
+
+/** The timeline fields the report reads beyond the bounded lanes (absent in older summaries). */
+export interface ITimelineDetailed extends ITimeline {
+  steps?: { step: number; start: number; end: number }[];
+  profiled_scale?: number | null;
+  phases?: string[];
+  strings?: string[];
+  detail?: (IStepDetail | null)[];
+}
 
 /** The events of one lane, sorted by start, in µs from the timeline start. */
 export interface ILaneEvents {
@@ -27,14 +45,14 @@ export interface IRect {
 
 /** Every lane's events: the bounded lanes, with the steps that carry detail replaced by their real events. */
 export function laneEvents(
-  tl: Pick<ITimeline, 'lanes' | 'names' | 'steps' | 'phases' | 'strings' | 'detail'>,
+  tl: ITimelineDetailed,
   extra: Map<number, IStepDetail & { strings: string[] }> = new Map()
 ): ILaneEvents[] {
-  const steps = tl.steps;
-  const phases = tl.phases;
+  const steps = tl.steps ?? [];
+  const phases = tl.phases ?? [];
   const detailed: { start: number; end: number; d: IStepDetail; strings: string[] }[] = [];
   steps.forEach((st, i) => {
-    const own = tl.detail[i];
+    const own = (tl.detail ?? [])[i];
     const loaded = extra.get(st.step);
     const d = own ?? loaded;
     if (d) {
@@ -42,7 +60,7 @@ export function laneEvents(
         start: st.start,
         end: st.end,
         d,
-        strings: own ? tl.strings : loaded!.strings
+        strings: own ? (tl.strings ?? []) : loaded!.strings
       });
     }
   });
