@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..capture.driver import CAPTURE_START
+from ..capture.driver import CAPTURE_START, LAST_WARMUP
 from ..capture.session import ProfileSession
 from ..capture.settings import CaptureSettings
 from ..capture.training import compiled_graphs
@@ -53,6 +53,8 @@ class TrySession(ProfileSession):
         return _NoProfiler()
 
     def _on_event(self, event: str) -> None:
+        if event == LAST_WARMUP:
+            return  # a try measures; FLOPs and call sites are the run's (and would probe eagerly)
         if event != CAPTURE_START:
             super()._on_event(event)
             return
