@@ -121,7 +121,7 @@ export function distributionChart(
  * in the Python advice, so the sidebar and the verdict cannot disagree.
  */
 export function straggler(ranks: readonly IRankRow[]): number | null {
-  return ranks.find(r => r.straggler === true)?.rank ?? null;
+  return ranks.find(r => r.straggler)?.rank ?? null;
 }
 
 /** One bar per rank: compute and communication time per step, straggler highlighted. */
@@ -130,7 +130,7 @@ export function rankChart(ranks: readonly IRankRow[]): SVGSVGElement {
   const rowH = 22;
   const pad = { l: 60, r: 80, t: 8 };
   const H = pad.t * 2 + rowH * ranks.length;
-  const peak = Math.max(1e-9, ...ranks.map(r => (r.compute_ms ?? 0) + (r.comm_ms ?? 0)));
+  const peak = Math.max(1e-9, ...ranks.map(r => r.compute_ms + r.comm_ms));
   const scale = (v: number) => (v / peak) * (W - pad.l - pad.r);
   const slow = straggler(ranks);
   const root = svg('svg', {
@@ -143,8 +143,8 @@ export function rankChart(ranks: readonly IRankRow[]): SVGSVGElement {
   });
   ranks.forEach((r, i) => {
     const top = pad.t + i * rowH;
-    const compute = scale(r.compute_ms ?? 0);
-    const comm = scale(r.comm_ms ?? 0);
+    const compute = scale(r.compute_ms);
+    const comm = scale(r.comm_ms);
     const label = `rank ${r.rank}${r.rank === slow ? ' ⚠' : ''}`;
     root.append(
       svg('text', { x: 4, y: top + 15, class: 'jp-gpuprof-axis-label' }, label),

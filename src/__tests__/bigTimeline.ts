@@ -1,5 +1,5 @@
 /** A timeline in the summary's shape with 1,200 kernels per step, for the level-of-detail tests. */
-import { IStepDetail, ITimelineDetailed } from '../report/lod';
+import { IStepDetail, ITimeline } from '../report/summary';
 
 export const KERNELS_PER_STEP = 1200;
 export const STEP_US = 62_000;
@@ -33,7 +33,7 @@ export function stepDetail(nameBase: number): IStepDetail {
 }
 
 /** Two profiled steps; the first carries its events, the second is left to a server. */
-export function bigTimeline(withSecond = false): ITimelineDetailed {
+export function bigTimeline(withSecond = false): ITimeline {
   const strings = ['forward', 'backward', 'optimizer'];
   for (let k = 0; k < KERNELS_PER_STEP; k++) {
     strings.push(`sm90_gemm_kernel_${k}`);
@@ -42,10 +42,21 @@ export function bigTimeline(withSecond = false): ITimelineDetailed {
     dur_us: 2 * STEP_US,
     names: ['2 steps of kernels'],
     lanes: [
-      { label: 'main thread', kind: 'ranges', start: [], dur: [], count: [], name: [] },
       {
+        id: 'cpu:main',
+        label: 'main thread',
+        kind: 'ranges',
+        n_events: 0,
+        start: [],
+        dur: [],
+        count: [],
+        name: []
+      },
+      {
+        id: 'gpu:0:7',
         label: 'stream 7 compute',
         kind: 'gpu',
+        n_events: 2 * KERNELS_PER_STEP,
         start: [0, STEP_US],
         dur: [STEP_US - 400, STEP_US - 400],
         count: [KERNELS_PER_STEP, KERNELS_PER_STEP],
@@ -54,7 +65,10 @@ export function bigTimeline(withSecond = false): ITimelineDetailed {
     ],
     n_rects: 2,
     n_events: 2 * KERNELS_PER_STEP,
+    max_rects: 20_000,
+    n_gaps: 1,
     gaps: { start: [30_000], dur: [800], cause: ['sync'] },
+    input_ranges: false,
     steps: [
       { step: 3, start: 0, end: STEP_US },
       { step: 4, start: STEP_US, end: 2 * STEP_US }

@@ -1,6 +1,8 @@
 import { GpuProfApi, IRunListing } from '../api';
 import { RunDetail } from '../detail';
 import { IRunsApi, RunsModel } from '../model';
+import { IReportSummary } from '../report/summary';
+import { opRow, rankWith, realSummary, summaryWith } from './reportFixture';
 
 const PAYLOAD = '<img src=x onerror=alert(1)>';
 
@@ -17,7 +19,7 @@ const run: IRunListing = {
   tags: ['ddp']
 };
 
-function detailWith(summary: unknown) {
+function detailWith(summary: IReportSummary) {
   const api = { summary: jest.fn().mockResolvedValue(summary) } as unknown as GpuProfApi;
   const model = new RunsModel({} as IRunsApi);
   return new RunDetail(api, model, run);
@@ -31,23 +33,42 @@ function buttonsNamed(detail: RunDetail, label: string): number {
 
 describe('RunDetail', () => {
   it('shows a ranks panel with the straggler for distributed runs', async () => {
-    const detail = detailWith({
-      distributed: {
-        ranks: [
-          { rank: 0, step_ms: 67.1, compute_ms: 47.9, comm_ms: 48.6, extra_ms: -18.7 },
-          {
-            rank: 1,
-            step_ms: 67.1,
-            compute_ms: 66.4,
-            comm_ms: 4.6,
-            extra_ms: 18.7,
-            phase: 'gpu_work',
-            straggler: true
-          }
-        ]
-      },
-      verdict: { category: 'straggler', confidence: 'high', summary: 'rank 1 is slow' }
-    });
+    const detail = detailWith(
+      summaryWith({
+        distributed: {
+          ranks: [
+            rankWith({
+              rank: 0,
+              step_ms: 67.1,
+              compute_ms: 47.9,
+              comm_ms: 48.6,
+              extra_ms: -18.7,
+              phase: null,
+              straggler: false
+            }),
+            rankWith({
+              rank: 1,
+              step_ms: 67.1,
+              compute_ms: 66.4,
+              comm_ms: 4.6,
+              extra_ms: 18.7,
+              phase: 'gpu_work',
+              straggler: true
+            })
+          ],
+          imbalance: [],
+          collectives_matched: 0,
+          collectives_unmatched: 0
+        },
+        verdict: {
+          category: 'straggler',
+          label: 'straggler rank',
+          confidence: 'high',
+          summary: 'rank 1 is slow',
+          reasons: []
+        }
+      })
+    );
     await detail.load();
     const ranks = detail.node.querySelector('.jp-gpuprof-ranks');
     expect(ranks?.querySelector('h3')?.textContent).toBe('Ranks (2)');
@@ -72,11 +93,23 @@ describe('RunDetail', () => {
   });
 
   it('has no ranks panel for one process; names from the summary never become markup', async () => {
-    const detail = detailWith({
-      distributed: null,
-      source: { name: PAYLOAD },
-      ops: [{ name: `<script>alert(2)</script>`, calls: 1, cuda_total_us: 5 }]
-    });
+    const detail = detailWith(
+      summaryWith({
+        distributed: null,
+        source: { ...realSummary().source, name: PAYLOAD },
+        ops: [
+          opRow({
+            name: `<script>alert(2)</script>`,
+            calls: 1,
+            cpu_total_us: 0,
+            cpu_self_us: 0,
+            cuda_total_us: 5,
+            cuda_self_us: 0,
+            input_dims: ''
+          })
+        ]
+      })
+    );
     await detail.load();
     expect(detail.node.querySelector('.jp-gpuprof-ranks')?.childElementCount).toBe(0);
     expect(detail.node.querySelector('.jp-gpuprof-detail-title')?.textContent).toBe(PAYLOAD);
@@ -108,7 +141,9 @@ describe('RunDetail', () => {
   });
 
   it('offers Download trace once: the report toolbar has it, the header does not', async () => {
-    const detail = detailWith({ distributed: null, source: { name: 'r' } });
+    const detail = detailWith(
+      summaryWith({ distributed: null, source: { ...realSummary().source, name: 'r' } })
+    );
     await detail.load();
     expect(buttonsNamed(detail, 'Download trace')).toBe(1);
     const toolbarButton = Array.from(

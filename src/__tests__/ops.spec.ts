@@ -2,11 +2,14 @@ import { makeBasis } from '../report/basis';
 import { defaultOpSort, filterOps, opRows, opsPanel } from '../report/ops';
 import { IReportSummary } from '../report/summary';
 import { IColumn, sortRows } from '../report/table';
-import { PAYLOAD, sampleSummary } from './reportFixture';
+import { opRow, PAYLOAD, sampleSummary } from './reportFixture';
 
 const names = (panel: HTMLElement) =>
   Array.from(panel.querySelectorAll('tbody tr')).map(r => r.querySelector('td')?.textContent);
-const gpuBound = (): IReportSummary => ({ ...sampleSummary(), verdict: { category: 'compute' } });
+const gpuBound = (): IReportSummary => {
+  const sm = sampleSummary();
+  return { ...sm, verdict: { ...sm.verdict, category: 'compute', label: 'compute' } };
+};
 const panelOf = (sm: IReportSummary) => opsPanel(sm, makeBasis(sm, 'step'));
 
 describe('operator table', () => {
@@ -37,7 +40,8 @@ describe('operator table', () => {
   });
 
   it("takes the step of the summary's basis for the % of step", () => {
-    const sm = { ...gpuBound(), basis: { real_step_ms: 4 } } as IReportSummary;
+    const sm = gpuBound();
+    sm.basis = { ...sm.basis, real_step_ms: 4 };
     const row = panelOf(sm).querySelectorAll('tbody tr')[0].children;
     expect(row[4].textContent).toBe('25.0 %');
     expect(panelOf(sm).querySelector('.gpuprof-w-hint')?.textContent).toContain(
@@ -48,11 +52,19 @@ describe('operator table', () => {
   it('takes the profiler out of host times per real step, as Python does; totals stay profiled', () => {
     // 6 ms of host time over 3 profiled steps, each step profiled at twice the real length:
     // 2 ms per profiled step, 1 ms per real step (cpu_self_ms_per_step in Python)
-    const sm = {
-      ...gpuBound(),
-      basis: { profiled_scale: 2 },
-      ops: [{ name: 'aten::to', calls: 3, cpu_self_us: 6000, cpu_total_us: 6000, cuda_self_us: 0 }]
-    } as IReportSummary;
+    const sm = gpuBound();
+    sm.basis = { ...sm.basis, profiled_scale: 2 };
+    sm.ops = [
+      opRow({
+        name: 'aten::to',
+        calls: 3,
+        cpu_self_us: 6000,
+        cpu_total_us: 6000,
+        cuda_self_us: 0,
+        cuda_total_us: 0,
+        input_dims: ''
+      })
+    ];
     const cells = (kind: 'step' | 'total') =>
       Array.from(opsPanel(sm, makeBasis(sm, kind)).querySelectorAll('tbody tr')[0].children).map(
         c => c.textContent
@@ -63,10 +75,11 @@ describe('operator table', () => {
 
   it("keeps the summary's order and marks the column Python ordered it by", () => {
     // a sync or input verdict: Python leads with host time (the culprit call first)
-    const sm = { ...sampleSummary(), basis: { ops_sorted_by: 'cpu_total_us' } } as IReportSummary;
+    const sm = sampleSummary();
+    sm.basis = { ...sm.basis, ops_sorted_by: 'cpu_total_us' };
     expect(defaultOpSort(sm)).toBe('cpu_total_us');
     expect(defaultOpSort(gpuBound())).toBe('device_self_us');
-    const given = (sm.ops ?? []).map(o => o.name);
+    const given = sm.ops.map(o => o.name);
     const panel = panelOf(sm);
     expect(names(panel)).toEqual(given); // never re-sorted: the order is the model's
     expect((panel.querySelector('th.sorted') as HTMLElement).dataset.key).toBe('cpu_total_us');
@@ -122,7 +135,7 @@ describe('operator table', () => {
     side.value = 'cpu';
     side.dispatchEvent(new Event('change'));
     expect(names(panel)).toEqual([PAYLOAD]);
-    expect(filterOps(opRows(gpuBound().ops!), '', 'cuda').map(r => r.name)).toEqual([
+    expect(filterOps(opRows(gpuBound().ops), '', 'cuda').map(r => r.name)).toEqual([
       'aten::mm',
       'aten::add'
     ]);

@@ -1,9 +1,9 @@
 import { ms } from '../report/dom';
 import { banner } from '../report/header';
 import { PANELS, renderReport } from '../report/report';
-import render from '../report/widget';
+import render, { IWidgetModel } from '../report/widget';
 import { IReportSummary } from '../report/summary';
-import { PAYLOAD, sampleSummary } from './reportFixture';
+import { emptySummary, noSteps, PAYLOAD, sampleSummary, summaryWith } from './reportFixture';
 
 const text = (root: Element, selector: string) => root.querySelector(selector)?.textContent ?? null;
 
@@ -59,20 +59,33 @@ describe('renderReport', () => {
   });
 
   it('warns about CPU-only runs, failed cells and step-less captures', () => {
-    const cpu: IReportSummary = { ...sampleSummary(), gpu: { available: false } };
+    const sm = sampleSummary();
+    const cpu: IReportSummary = { ...sm, gpu: { ...sm.gpu, available: false } };
     expect(banner(cpu)).toContain('GPU metrics unavailable');
     const failed: IReportSummary = {
-      ...sampleSummary(),
-      source: { status: 'failed', error: 'ValueError: bad' }
+      ...sm,
+      source: { ...sm.source, status: 'failed', error: 'ValueError: bad' }
     };
     expect(banner(failed)).toBe('Partial report: the profiled code raised (ValueError: bad).');
-    const root = renderReport({ gpu: { available: false } });
+    const root = renderReport(
+      summaryWith({
+        gpu: { ...sm.gpu, available: false },
+        steps: noSteps(),
+        verdict: {
+          category: null,
+          label: 'unavailable',
+          summary: '',
+          confidence: 'low',
+          reasons: []
+        }
+      })
+    );
     const banners = Array.from(root.querySelectorAll('.gpuprof-w-banner')).map(b => b.textContent);
     expect(banners[0]).toContain('GPU metrics unavailable');
     expect(banners[1]).toContain('No training steps found');
     expect(root.querySelector('.gpuprof-w-stats')).toBeNull();
     expect(text(root, '.gpuprof-w-head .gpuprof-w-verdict')).toBe(
-      'Verdict: unavailable (? confidence) — '
+      'Verdict: unavailable (low confidence) — '
     );
   });
 
@@ -87,7 +100,7 @@ describe('renderReport', () => {
   });
 
   it('draws an empty summary with every panel saying what is missing', () => {
-    const root = renderReport({});
+    const root = renderReport(emptySummary());
     const empties = Array.from(root.querySelectorAll('.gpuprof-w-empty')).map(e => e.textContent);
     expect(empties).toEqual([
       'No step times were recorded.',
@@ -101,8 +114,14 @@ describe('renderReport', () => {
 
   it('keeps trace names as text, never markup', () => {
     const sm = sampleSummary();
-    sm.source = { name: PAYLOAD };
-    sm.verdict = { category: PAYLOAD, summary: PAYLOAD, reasons: [PAYLOAD] };
+    sm.source = { ...sm.source, name: PAYLOAD };
+    sm.verdict = {
+      ...sm.verdict,
+      category: PAYLOAD,
+      label: PAYLOAD,
+      summary: PAYLOAD,
+      reasons: [PAYLOAD]
+    };
     const root = renderReport(sm);
     expect(root.querySelector('img')).toBeNull();
     expect(root.querySelector('[onerror]')).toBeNull();
@@ -134,7 +153,7 @@ describe('steps panel', () => {
     expect(text(root, '.gpuprof-w-charttitle')).toContain('ms per step');
     // the median line is the summary's statistic, never one the chart computes again
     const base = sampleSummary();
-    base.steps = { ...base.steps, baseline: { ...base.steps?.baseline, median_ms: 11.11 } };
+    base.steps = { ...base.steps, baseline: { ...base.steps.baseline, median_ms: 11.11 } };
     expect(text(renderReport(base), '.gpuprof-w-series-baseline')).toContain('median 11.11 ms');
     // each panel's dots span its own height: the profiled steps do not squash the baseline
     const ys = (key: string) =>
@@ -214,7 +233,7 @@ describe('transfers and next-steps panels', () => {
 
   it('offers no try where no --try fix applies a finding', () => {
     const sm = sampleSummary();
-    (sm.findings ?? [])[0].try_fixes = [];
+    sm.findings[0].try_fixes = [];
     const panel = renderReport(sm).querySelector('.gpuprof-w-panel-next') as HTMLElement;
     expect(panel.querySelector('.gpuprof-w-try')).toBeNull();
   });
@@ -243,22 +262,20 @@ describe('transfers and next-steps panels', () => {
 
 describe('widget entry', () => {
   it('renders the summary and the charts from the model, and redraws on change', () => {
-    const state: Record<string, unknown> = {
-      summary: sampleSummary(),
-      charts: { steps: '<svg><text>c</text></svg>' }
-    };
+    let summary = sampleSummary();
     const listeners: Record<string, () => void> = {};
-    const model = {
-      get: (name: string) => state[name] ?? null,
-      on: (event: string, cb: () => void) => {
+    const model: IWidgetModel = {
+      get: () => summary,
+      on: (event, cb) => {
         listeners[event] = cb;
       }
     };
     const el = document.createElement('div');
-    render.render({ model: model as never, el });
+    render.render({ model, el });
     expect(el.querySelectorAll('.gpuprof-w')).toHaveLength(1);
     expect(el.querySelector('.gpuprof-w-panel-steps .gpuprof-w-stepchart')).not.toBeNull();
-    state.summary = { ...sampleSummary(), verdict: { category: 'sync' } };
+    summary = sampleSummary();
+    summary.verdict = { ...summary.verdict, category: 'sync', label: 'sync' };
     listeners['change:summary']();
     expect(el.querySelectorAll('.gpuprof-w')).toHaveLength(1);
     expect(text(el, '.gpuprof-w-head .gpuprof-w-verdict')).toContain('Verdict: sync');
@@ -277,9 +294,9 @@ describe('widget entry', () => {
     const text = child('<pre>gpuprofile: done</pre>');
     const copy = child("<div class='gpuprof-static'>static report</div>");
     const host = child('');
-    const model = { get: () => sampleSummary(), on: () => undefined };
+    const model: IWidgetModel = { get: () => sampleSummary(), on: () => undefined };
     const el = document.createElement('div');
-    render.render({ model: model as never, el });
+    render.render({ model, el });
     expect(copy.style.display).toBe('');
     host.append(el); // the output area attaches the view after render
     jest.runOnlyPendingTimers();
@@ -294,7 +311,7 @@ describe('widget entry', () => {
       "<div class='jp-OutputArea-child'><pre>print</pre></div><div class='jp-OutputArea-child'></div>";
     const el = document.createElement('div');
     area.lastElementChild!.append(el);
-    render.render({ model: { get: () => sampleSummary(), on: () => undefined } as never, el });
+    render.render({ model: { get: () => sampleSummary(), on: () => undefined }, el });
     expect((area.firstElementChild as HTMLElement).style.display).toBe('');
   });
 });
@@ -303,7 +320,10 @@ describe('one sync cost', () => {
   /** The sample run with a sync finding whose cost is the summary's sync cost. */
   function syncRun(): IReportSummary {
     const sm = sampleSummary();
-    sm.gpu = { ...sm.gpu, idle_by_cause_ms: { input: 5, sync: 2.536 } };
+    sm.gpu = {
+      ...sm.gpu,
+      idle_by_cause_ms: { input: 5, transfer: 0, sync: 2.536, launch: 0, host: 0 }
+    };
     sm.syncs = {
       count: 66,
       per_step: 13.2,
@@ -312,7 +332,16 @@ describe('one sync cost', () => {
       top: [{ caller: 'aten::item', calls: 65, gpu_idle_after_us: 421.9, cost_ms_per_step: 2.536 }]
     };
     sm.findings = [
-      { id: 'host-syncs', category: 'sync', title: 'Syncs', cost_ms: 2.536, fix: 'x' }
+      {
+        id: 'host-syncs',
+        category: 'sync',
+        title: 'Syncs',
+        evidence: '',
+        fix: 'x',
+        expected_gain_pct: 25.4,
+        cost_ms: 2.536,
+        data: {}
+      }
     ];
     return sm;
   }

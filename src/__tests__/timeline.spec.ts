@@ -1,7 +1,3 @@
-/// <reference types="node" />
-import * as fs from 'fs';
-import * as path from 'path';
-
 import { boxView, pan, ticks, tickStep, zoom } from '../report/axis';
 import { makeBasis } from '../report/basis';
 import { LABEL_PX, laneEvents, lodRects, placeName } from '../report/lod';
@@ -9,12 +5,12 @@ import { busyText } from '../report/header';
 import { alignedLabel, drawTimeline, laneRank, rectTip, scaleLabel } from '../report/timeline';
 import { timelinePanel } from '../report/timelinePanel';
 import { IReportEnv } from '../report/env';
-import { ITimelineDetailed } from '../report/lod';
+import { ITimeline } from '../report/summary';
 import { bigTimeline, KERNELS_PER_STEP, STEP_US, stepDetail } from './bigTimeline';
-import { sampleSummary } from './reportFixture';
+import { realSummary, sampleSummary } from './reportFixture';
 
 /** The timeline in the document, its SVG laid out 900 px wide from x=0 (plot from x=170, 720 px). */
-function mounted(tl: ITimelineDetailed = bigTimeline(), env: IReportEnv = {}) {
+function mounted(tl: ITimeline = bigTimeline(), env: IReportEnv = {}) {
   const wrap = drawTimeline(tl, env);
   document.body.append(wrap);
   const svg = wrap.querySelector('svg.gpuprof-w-tl') as SVGSVGElement;
@@ -304,7 +300,10 @@ describe('timeline panel', () => {
   it('explains a missing timeline, pointing traces that are not one job at one trace', () => {
     const sm = sampleSummary();
     sm.timeline = null;
-    sm.ranks = [{ rank: 0 }, { rank: 1 }];
+    sm.ranks = [
+      { rank: 0, step_median_ms: 10, busy_pct: 35 },
+      { rank: 1, step_median_ms: 10, busy_pct: 35 }
+    ];
     expect(
       timelinePanel(sm, makeBasis(sm, 'step')).querySelector('.gpuprof-w-empty')?.textContent
     ).toBe(
@@ -315,21 +314,13 @@ describe('timeline panel', () => {
 
 describe('multi-rank timeline', () => {
   /** The committed two-rank summary (tests/report/test_model.py checks it is Python's answer). */
-  const twoRanks = () =>
-    JSON.parse(
-      fs.readFileSync(
-        path.join(
-          __dirname,
-          '..',
-          '..',
-          'tests',
-          'data',
-          'expected',
-          'ddp_workload_comm.summary.json'
-        ),
-        'utf8'
-      )
-    ).timeline as ITimelineDetailed;
+  const twoRanks = (): ITimeline => {
+    const tl = realSummary('ddp_workload_comm').timeline;
+    if (!tl) {
+      throw new Error('the two-rank summary has lost its timeline');
+    }
+    return tl;
+  };
 
   it('draws one lane group per rank, ruled apart, and says how the ranks were aligned', () => {
     const tl = twoRanks();

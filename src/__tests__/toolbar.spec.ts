@@ -1,5 +1,5 @@
 import { COMMAND_EVENT, pageEnv } from '../report/env';
-import { capacityText, verdictName } from '../report/header';
+import { capacityText } from '../report/header';
 import { kernelsPanel } from '../report/kernels';
 import { makeBasis } from '../report/basis';
 import { whereLine } from '../report/next';
@@ -8,10 +8,10 @@ import { IReportSummary } from '../report/summary';
 import { openInPerfetto, PERFETTO_ORIGIN, TOOLBAR_COMMANDS } from '../report/toolbar';
 import { sampleSummary } from './reportFixture';
 
-const withRun = (): IReportSummary => ({
-  ...sampleSummary(),
-  source: { name: 'tiny run', run_id: 'r1', status: 'complete' }
-});
+const withRun = (): IReportSummary => {
+  const sm = sampleSummary();
+  return { ...sm, source: { ...sm.source, name: 'tiny run', run_id: 'r1', status: 'complete' } };
+};
 const buttons = (root: HTMLElement) =>
   Array.from(root.querySelectorAll<HTMLButtonElement>('.gpuprof-w-toolbar > button'));
 
@@ -164,23 +164,24 @@ describe('toolbar', () => {
 
 describe('head and next steps', () => {
   it('names the memory verdict and shows MFU and peak memory', () => {
-    // the model's label wins; a summary from before labels gets the generated name
-    expect(verdictName({ category: 'comm', label: 'communication' })).toBe('communication');
-    expect(verdictName({ category: 'memory' })).toBe('memory bandwidth');
-    expect(verdictName({ category: 'straggler', label: 'straggler rank' })).toBe('straggler rank');
-    expect(verdictName(null)).toBe('unavailable');
-    const sm = {
-      ...sampleSummary(),
-      flops: { mfu_pct: 41.2 },
+    const base = sampleSummary();
+    const sm: IReportSummary = {
+      ...base,
+      // the verdict is named as the model names it (`verdict.label`), never by the front end
+      verdict: { ...base.verdict, category: 'memory', label: 'memory bandwidth' },
+      flops: { ...base.flops, mfu_pct: 41.2 },
       // the peak is the model's (the capture's max_memory_allocated before the trace's
       // allocator peak): the widget shows it, never a max of its own
       memory: {
-        peaks: [{ peak_allocated_bytes: 9.43e9 }],
+        peaks: [{ device: 0, peak_allocated_bytes: 9.43e9, total_bytes: 150e9, peak_pct: 6.29 }],
         max_memory_allocated_bytes: 9.1e9,
         peak_bytes: 9.1e9,
         gpu_total_bytes: 150e9
       }
-    } as IReportSummary;
+    };
+    expect(
+      renderReport(sm).querySelector('.gpuprof-w-head .gpuprof-w-verdict b')?.textContent
+    ).toBe('Verdict: memory bandwidth');
     expect(capacityText(sm)).toBe('MFU 41.2% · Peak memory 9.10 GB of 150 GB (6%)');
     expect(renderReport(sm).querySelector('.gpuprof-w-stats')?.textContent).toContain(
       '· MFU 41.2% · Peak memory 9.10 GB of 150 GB (6%)'
@@ -189,30 +190,61 @@ describe('head and next steps', () => {
   });
 
   it("points a finding at the user's line of code when the summary has it", () => {
-    const line = whereLine({ where: { file: 'train.py', line: 42, code: 'loss.item()' } } as never);
+    const finding = sampleSummary().findings[0];
+    const where = {
+      file: 'train.py',
+      line: 42,
+      code: 'loss.item()',
+      call: 'item',
+      calls: 1,
+      cell: false
+    };
+    const line = whereLine({ ...finding, where });
     expect(line?.querySelector('code')?.textContent).toBe('train.py:42');
     expect(line?.querySelector('pre')?.textContent).toBe('loss.item()');
-    expect(whereLine({})).toBeNull();
+    expect(whereLine(finding)).toBeNull();
+    expect(whereLine({ ...finding, where: null })).toBeNull();
   });
 });
 
 describe('kernels tab', () => {
   it('shows kernel kinds as bars and the kernels by time per step', () => {
-    const sm = {
+    const kernel = { tensor_core: false, dtype: 'bf16', median_us: 100, pct_of_step: null };
+    const sm: IReportSummary = {
       ...sampleSummary(),
-      kernel_kinds: [{ kind: 'gemm', tensor_core: true, calls: 30, total_us: 3000 }],
+      kernel_kinds: [
+        {
+          kind: 'gemm',
+          tensor_core: true,
+          calls: 30,
+          total_us: 3000,
+          ms_per_step: 1,
+          calls_per_step: 10
+        }
+      ],
       kernels: [
         {
+          ...kernel,
           name: 'small',
           kind: 'elementwise',
           calls: 3,
           total_us: 300,
           mean_us: 100,
-          pct_of_gpu: 9
+          pct_of_gpu: 9,
+          ms_per_step: 0.1
         },
-        { name: 'sm90_gemm', kind: 'gemm', calls: 30, total_us: 3000, mean_us: 100, pct_of_gpu: 91 }
+        {
+          ...kernel,
+          name: 'sm90_gemm',
+          kind: 'gemm',
+          calls: 30,
+          total_us: 3000,
+          mean_us: 100,
+          pct_of_gpu: 91,
+          ms_per_step: 1
+        }
       ]
-    } as IReportSummary;
+    };
     const panel = kernelsPanel(sm, makeBasis(sm, 'step'));
     expect(panel.querySelector('h4')?.textContent).toBe(
       'GPU time by kernel kind (ms per real step)'

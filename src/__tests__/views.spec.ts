@@ -2,6 +2,7 @@ import { IComparison, IRankRow } from '../api';
 import { histogram, rankChart, straggler } from '../charts';
 import { changeLine, CompareView } from '../compareview';
 import { GpuProfApi } from '../api';
+import { rankWith } from './reportFixture';
 
 const PAYLOAD = '<img src=x onerror=alert(1)>';
 
@@ -86,8 +87,16 @@ describe('charts', () => {
 
   it('shows the straggler the advice flagged and draws one bar pair per rank', () => {
     const ranks: IRankRow[] = [
-      { rank: 0, step_ms: 67, compute_ms: 48, comm_ms: 49, extra_ms: -18.7, straggler: false },
-      {
+      rankWith({
+        rank: 0,
+        step_ms: 67,
+        compute_ms: 48,
+        comm_ms: 49,
+        extra_ms: -18.7,
+        phase: null,
+        straggler: false
+      }),
+      rankWith({
         rank: 1,
         step_ms: 67,
         compute_ms: 66,
@@ -95,11 +104,11 @@ describe('charts', () => {
         extra_ms: 18.7,
         phase: 'gpu_work',
         straggler: true
-      }
+      })
     ];
     expect(straggler(ranks)).toBe(1);
     // late, but not flagged by the advice: no straggler (the front end never re-decides)
-    expect(straggler([{ rank: 0, extra_ms: 3, straggler: false }])).toBeNull();
+    expect(straggler([rankWith({ rank: 0, extra_ms: 3, straggler: false })])).toBeNull();
     const chart = rankChart(ranks);
     expect(chart.querySelectorAll('rect.jp-gpuprof-bar-comm').length).toBe(2);
     expect(chart.textContent).toContain('rank 1 ⚠');

@@ -32,14 +32,13 @@ export interface IBasis {
 
 /** Profiled step over real step (`basis.profiled_scale`), 1 when the summary does not say. */
 export function profiledScale(sm: IReportSummary): number {
-  const scale = sm.basis?.profiled_scale;
-  return typeof scale === 'number' && scale > 0 ? scale : 1;
+  const scale = sm.basis.profiled_scale;
+  return scale !== null && scale > 0 ? scale : 1;
 }
 
 /** How many profiled steps the summary's totals cover (1 when unknown, so nothing is divided by 0). */
 export function profiledSteps(sm: IReportSummary): number {
-  const tl = sm.timeline as { steps?: unknown[] } | null | undefined;
-  return sm.steps?.profiled?.n || tl?.steps?.length || 1;
+  return sm.steps.profiled.n || sm.timeline?.steps.length || 1;
 }
 
 /** The basis `kind` for summary `sm`. */

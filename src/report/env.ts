@@ -3,7 +3,7 @@
  * behind it), the notebook widget (a server when the page is JupyterLab's), or nothing (a static
  * page). Every toolbar button and lazy load checks here first, so the report degrades quietly.
  */
-import { IStepDetail } from './lod';
+import { IStepDetail } from './summary';
 
 /** One step's events as the server's `GET runs/<id>/timeline?step=K` answers them. */
 export interface IStepAnswer {

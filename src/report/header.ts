@@ -1,7 +1,7 @@
 /** The report's head: title, warning banners, step-time statistics, GPU busy, MFU, peak memory, verdict. */
-import { CATEGORY_LABELS, NO_GPU_BANNER, NO_VERDICT, PARTIAL_BANNER } from '../generated/palette';
+import { NO_GPU_BANNER, PARTIAL_BANNER } from '../generated/palette';
 import { gb, h, ms, pct } from './dom';
-import { IReportSummary } from './summary';
+import { IReportSummary, ISteps } from './summary';
 
 /**
  * The one-line warning above a report (the wording is views/palette.py's, generated). Without
@@ -9,12 +9,12 @@ import { IReportSummary } from './summary';
  * first sentence of its verdict, as views/text.py `banner` does.
  */
 export function banner(sm: IReportSummary): string | null {
-  const src = sm.source ?? {};
+  const src = sm.source;
   if (src.status === 'failed') {
     return PARTIAL_BANNER.replace('{error}', String(src.error));
   }
-  if (!sm.gpu?.available) {
-    const said = sm.verdict?.summary ?? '';
+  if (!sm.gpu.available) {
+    const said = sm.verdict.summary;
     if (said && !said.includes('CPU-only')) {
       return `GPU metrics unavailable: ${said.split('. ')[0]}.`;
     }
@@ -23,30 +23,17 @@ export function banner(sm: IReportSummary): string | null {
   return null;
 }
 
-/**
- * The verdict's name for people, as the summary's model decided it (`verdict.label`); a summary
- * written before labels existed gets the generated name of its category.
- */
-export function verdictName(
-  v: { label?: string | null; category?: string | null } | null | undefined
-): string {
-  if (v?.label) {
-    return v.label;
-  }
-  return v?.category ? (CATEGORY_LABELS[v.category] ?? v.category) : NO_VERDICT;
-}
-
 /** "MFU 41.0% · Peak memory 9.43 GB of 150 GB (6%)", the parts the summary knows (as
  * views/text.py `header_facts` writes them: the peak is the model's `memory.peak_bytes`). */
 export function capacityText(sm: IReportSummary): string {
   const parts: string[] = [];
-  const mfu = sm.flops?.mfu_pct;
-  if (typeof mfu === 'number') {
+  const mfu = sm.flops.mfu_pct;
+  if (mfu !== null) {
     parts.push(`MFU ${pct(mfu, 1)}`);
   }
-  const peak = sm.memory?.peak_bytes;
+  const peak = sm.memory.peak_bytes;
   if (typeof peak === 'number' && peak > 0) {
-    const total = sm.memory?.gpu_total_bytes;
+    const total = sm.memory.gpu_total_bytes;
     const share =
       typeof total === 'number' && total > 0
         ? ` of ${(total / 1e9).toFixed(0)} GB (${pct((100 * peak) / total)})`
@@ -58,31 +45,29 @@ export function capacityText(sm: IReportSummary): string {
 
 /** The one wording of GPU busy: real step first, then under the profiler (as header_facts). */
 export function busyText(sm: IReportSummary): string {
-  const gpu = sm.gpu ?? {};
+  const gpu = sm.gpu;
   return `GPU busy ${pct(gpu.busy_pct_real)} real / ${pct(gpu.busy_pct)} under profiler`;
 }
 
 /** What one step is (the summary's `steps.definition`), as a sentence (views/text.py). */
-export function stepSentence(st: { definition?: string | null }): string | null {
+export function stepSentence(st: Pick<ISteps, 'definition'>): string | null {
   const what = st.definition;
   return what ? `${what[0].toUpperCase()}${what.slice(1)}.` : null;
 }
 
 /** The baseline's stalls and their long-run cost (the summary's `steps.spikes`), and what it
  * could not see, as one line (views/text.py `spikes_sentence`). */
-export function spikesSentence(st: {
-  spikes?: { summary?: string | null; note?: string | null } | null;
-}): string | null {
-  const sp = st.spikes ?? {};
-  const said = [sp.summary, sp.note].filter((x): x is string => !!x);
+export function spikesSentence(st: Pick<ISteps, 'spikes'>): string | null {
+  const sp = st.spikes;
+  const said = sp ? [sp.summary, sp.note].filter((x): x is string => !!x) : [];
   return said.length ? `Stalls: ${said.join('; ')}.` : null;
 }
 
 /** Title, banners, headline statistics and verdict. */
 export function header(sm: IReportSummary): HTMLDivElement {
-  const st = sm.steps ?? {};
-  const v = sm.verdict ?? {};
-  const src = sm.source ?? {};
+  const st = sm.steps;
+  const v = sm.verdict;
+  const src = sm.source;
   const label = st.source === 'baseline' ? 'unprofiled baseline' : 'profiled steps';
   const head = h(
     'div',
@@ -111,9 +96,9 @@ export function header(sm: IReportSummary): HTMLDivElement {
         h('b', {}, ms(st.median_ms)),
         ', p95 ',
         h('b', {}, ms(st.p95_ms)),
-        `, IQR ${ms(st.iqr_ms)}, ${(st.outliers ?? []).length} outlier(s)`,
-        sm.gpu?.available ? ' · ' : '',
-        sm.gpu?.available ? h('span', { class: 'gpuprof-w-busy-head' }, busyText(sm)) : '',
+        `, IQR ${ms(st.iqr_ms)}, ${st.outliers.length} outlier(s)`,
+        sm.gpu.available ? ' · ' : '',
+        sm.gpu.available ? h('span', { class: 'gpuprof-w-busy-head' }, busyText(sm)) : '',
         capacity ? ` · ${capacity}` : ''
       )
     );
@@ -130,8 +115,8 @@ export function header(sm: IReportSummary): HTMLDivElement {
     h(
       'div',
       { class: 'gpuprof-w-verdict' },
-      h('b', {}, `Verdict: ${verdictName(v)}`),
-      ` (${v.confidence || '?'} confidence) — ${v.summary || ''}`
+      h('b', {}, `Verdict: ${v.label}`),
+      ` (${v.confidence} confidence) — ${v.summary}`
     )
   );
   return head;

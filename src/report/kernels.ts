@@ -2,35 +2,23 @@
 import { IBasis } from './basis';
 import { empty, h, us } from './dom';
 import { IColumn, sortableTable } from './table';
-import { IReportSummary } from './summary';
-
-/** One row of `summary.kernels` (times in µs, summed over the profiled steps). */
-export interface IKernelRow {
-  name?: string;
-  kind?: string;
-  tensor_core?: boolean;
-  dtype?: string;
-  calls?: number;
-  total_us?: number;
-  mean_us?: number;
-  pct_of_gpu?: number | null;
-}
+import { IKernelRow, IReportSummary } from './summary';
 
 /** Kernel table columns on `basis`. */
 export function kernelColumns(basis: IBasis): IColumn<IKernelRow>[] {
   return [
-    { key: 'name', label: 'kernel', text: true, value: r => r.name ?? '' },
+    { key: 'name', label: 'kernel', text: true, value: r => r.name },
     {
       key: 'kind',
       label: 'kind',
       text: true,
-      value: r => `${r.kind ?? ''}${r.tensor_core ? ' (tensor core)' : ''}`
+      value: r => `${r.kind}${r.tensor_core ? ' (tensor core)' : ''}`
     },
     {
       key: 'calls',
       label: `calls (${basis.kind === 'step' ? 'per step' : 'total'})`,
-      value: r => basis.value(r.calls ?? 0),
-      show: r => basis.value(r.calls ?? 0).toFixed(basis.kind === 'step' ? 1 : 0)
+      value: r => basis.value(r.calls),
+      show: r => basis.value(r.calls).toFixed(basis.kind === 'step' ? 1 : 0)
     },
     {
       key: 'total_us',
@@ -41,7 +29,7 @@ export function kernelColumns(basis: IBasis): IColumn<IKernelRow>[] {
     {
       key: 'mean_us',
       label: 'mean per call',
-      value: r => r.mean_us ?? 0,
+      value: r => r.mean_us,
       show: r => us(r.mean_us)
     },
     {
@@ -55,8 +43,8 @@ export function kernelColumns(basis: IBasis): IColumn<IKernelRow>[] {
 
 /** Horizontal bars of GPU time by kernel kind, text in the theme's colours. */
 export function kindBars(sm: IReportSummary, basis: IBasis): HTMLDivElement {
-  const kinds = (sm.kernel_kinds ?? []).filter(k => (k.total_us ?? 0) > 0);
-  const top = Math.max(...kinds.map(k => k.total_us ?? 0), 1);
+  const kinds = sm.kernel_kinds.filter(k => k.total_us > 0);
+  const top = Math.max(...kinds.map(k => k.total_us), 1);
   return h(
     'div',
     { class: 'gpuprof-w-bars', role: 'list' },
@@ -74,7 +62,7 @@ export function kindBars(sm: IReportSummary, basis: IBasis): HTMLDivElement {
           { class: 'gpuprof-w-bar-track' },
           h('span', {
             class: 'gpuprof-w-bar-fill',
-            style: `width:${((100 * (k.total_us ?? 0)) / top).toFixed(1)}%`
+            style: `width:${((100 * k.total_us) / top).toFixed(1)}%`
           })
         ),
         h('span', { class: 'gpuprof-w-bar-value' }, basis.total(k.total_us))
@@ -85,9 +73,9 @@ export function kindBars(sm: IReportSummary, basis: IBasis): HTMLDivElement {
 
 /** Kind bars, a filter box and the kernel table (by time, descending). */
 export function kernelsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
-  const rows = ((sm as { kernels?: IKernelRow[] }).kernels ?? []).slice();
+  const rows = sm.kernels.slice();
   const box = h('div');
-  if ((sm.kernel_kinds ?? []).length) {
+  if (sm.kernel_kinds.length) {
     box.append(h('h4', {}, `GPU time by kernel kind (${basis.title})`), kindBars(sm, basis));
   }
   if (!rows.length) {
@@ -102,7 +90,7 @@ export function kernelsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement 
     'aria-label': 'filter kernels'
   });
   const redraw = () =>
-    draw(rows.filter(r => (r.name ?? '').toLowerCase().includes(input.value.toLowerCase())));
+    draw(rows.filter(r => r.name.toLowerCase().includes(input.value.toLowerCase())));
   input.addEventListener('input', redraw);
   redraw();
   box.append(

@@ -4,25 +4,7 @@
  * event a few pixels wide is always its own rectangle. A window narrow enough shows every event
  * as its own named rectangle.
  */
-import { ITimeline } from './summary';
-
-/** One profiled step's events as columns (the summary's `timeline.detail[i]`, times from the step start). */
-export interface IStepDetail {
-  lane: number[];
-  start_us: number[];
-  dur_us: number[];
-  name: number[];
-  phase: number[];
-}
-
-/** The timeline fields the report reads beyond the bounded lanes (absent in older summaries). */
-export interface ITimelineDetailed extends ITimeline {
-  steps?: { step: number; start: number; end: number }[];
-  profiled_scale?: number | null;
-  phases?: string[];
-  strings?: string[];
-  detail?: (IStepDetail | null)[];
-}
+import { IStepDetail, ITimeline } from './summary';
 
 /** The events of one lane, sorted by start, in µs from the timeline start. */
 export interface ILaneEvents {
@@ -45,14 +27,14 @@ export interface IRect {
 
 /** Every lane's events: the bounded lanes, with the steps that carry detail replaced by their real events. */
 export function laneEvents(
-  tl: ITimelineDetailed,
+  tl: Pick<ITimeline, 'lanes' | 'names' | 'steps' | 'phases' | 'strings' | 'detail'>,
   extra: Map<number, IStepDetail & { strings: string[] }> = new Map()
 ): ILaneEvents[] {
-  const steps = tl.steps ?? [];
-  const phases = tl.phases ?? [];
+  const steps = tl.steps;
+  const phases = tl.phases;
   const detailed: { start: number; end: number; d: IStepDetail; strings: string[] }[] = [];
   steps.forEach((st, i) => {
-    const own = (tl.detail ?? [])[i];
+    const own = tl.detail[i];
     const loaded = extra.get(st.step);
     const d = own ?? loaded;
     if (d) {
@@ -60,7 +42,7 @@ export function laneEvents(
         start: st.start,
         end: st.end,
         d,
-        strings: own ? (tl.strings ?? []) : loaded!.strings
+        strings: own ? tl.strings : loaded!.strings
       });
     }
   });

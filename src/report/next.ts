@@ -1,7 +1,6 @@
 /** The "Next steps" panel: the verdict with its reasons, then each finding with a copyable fix. */
 import { IBasis } from './basis';
 import { h, pct } from './dom';
-import { verdictName } from './header';
 import { IFinding, IReportSummary, ITryResult } from './summary';
 import { measuredFor, oneTimeLines, predictedStep, tryLine, whatifLines } from './whatif';
 
@@ -36,7 +35,7 @@ export function copyText(text: string, button: HTMLButtonElement): void {
 
 /** Where in the user's code a finding points (`finding.where`: file, line, code), or nothing. */
 export function whereLine(f: IFinding): HTMLDivElement | null {
-  const where = (f as { where?: { file?: string; line?: number; code?: string } | null }).where;
+  const where = f.where;
   if (!where?.file) {
     return null;
   }
@@ -75,29 +74,29 @@ export function tryHint(f: IFinding): HTMLDivElement | null {
 
 /** Verdict, reasons and the ordered findings. */
 export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
-  const v = sm.verdict ?? {};
+  const v = sm.verdict;
   const box = h('div');
   box.append(
     h(
       'div',
       { class: 'gpuprof-w-verdict' },
-      h('b', {}, `Verdict: ${verdictName(v)}`),
-      ` (${v.confidence || '?'} confidence)`,
-      h('div', {}, v.summary || ''),
-      h('ul', {}, ...(v.reasons ?? []).map(r => h('li', {}, r)))
+      h('b', {}, `Verdict: ${v.label}`),
+      ` (${v.confidence} confidence)`,
+      h('div', {}, v.summary),
+      h('ul', {}, ...v.reasons.map(r => h('li', {}, r)))
     )
   );
   for (const line of whatifLines(sm)) {
     box.append(h('p', { class: 'gpuprof-w-whatif' }, line));
   }
-  const findings = sm.findings ?? [];
+  const findings = sm.findings;
   const tries = sm.tries ?? [];
   if (!findings.length) {
     box.append(h('p', {}, 'No findings worth acting on.'));
   }
   const list = h('ol', { class: 'gpuprof-w-findings' });
   for (const f of findings) {
-    const fix = f.fix || '';
+    const fix = f.fix;
     const button = h('button', { class: 'gpuprof-w-copy', type: 'button' }, 'Copy');
     button.addEventListener('click', () => copyText(fix, button));
     list.append(
@@ -105,10 +104,10 @@ export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
         'li',
         {},
         h('b', {}, `[${f.category}] ${f.title}`),
-        ` — expected gain ≈${pct(f.expected_gain_pct || 0)}${predictedStep(f, sm)} (costs ${basis.ms(f.cost_ms)}, ${basis.title})`,
+        ` — expected gain ≈${pct(f.expected_gain_pct)}${predictedStep(f, sm)} (costs ${basis.ms(f.cost_ms)}, ${basis.title})`,
         f.driver ? h('div', { class: 'gpuprof-w-model' }, `Model: ${f.driver}`) : null,
         whereLine(f),
-        h('div', { class: 'gpuprof-w-evidence' }, f.evidence || ''),
+        h('div', { class: 'gpuprof-w-evidence' }, f.evidence),
         h('div', { class: 'gpuprof-w-fix' }, button, h('pre', {}, fix)),
         measured(f, tries),
         tryHint(f)

@@ -8,14 +8,14 @@ import { empty, h, us } from './dom';
 import { IColumn, sortableTable } from './table';
 import { IOpRow, IReportSummary } from './summary';
 
-/** An op row with its self device time settled (`self_device_us` in summaries before 0.2). */
+/** An op row with its self device time under the column key the table sorts by. */
 export interface IFoldedOp extends IOpRow {
   device_self_us: number;
 }
 
 /** The summary's rows, in its order; autograd nodes were folded into their ops by Python. */
 export function opRows(rows: readonly IOpRow[]): IFoldedOp[] {
-  return rows.map(r => ({ ...r, device_self_us: Number(r.self_device_us ?? r.cuda_self_us ?? 0) }));
+  return rows.map(r => ({ ...r, device_self_us: r.cuda_self_us }));
 }
 
 /** Which ops the side selector keeps. */
@@ -25,17 +25,16 @@ export type OpSide = 'all' | 'cuda' | 'cpu';
 export function filterOps(rows: readonly IFoldedOp[], filter: string, side: OpSide): IFoldedOp[] {
   const f = filter.toLowerCase();
   return rows.filter(r => {
-    const device = (r.cuda_total_us ?? 0) > 0;
+    const device = r.cuda_total_us > 0;
     return (
-      String(r.name).toLowerCase().includes(f) &&
-      (side === 'all' || (side === 'cuda' ? device : !device))
+      r.name.toLowerCase().includes(f) && (side === 'all' || (side === 'cuda' ? device : !device))
     );
   });
 }
 
 /** The column the summary's rows are ordered by (`basis.ops_sorted_by`, Python's decision). */
 export function defaultOpSort(sm: IReportSummary): string {
-  const key = sm.basis?.ops_sorted_by ?? 'cuda_self_us';
+  const key = sm.basis.ops_sorted_by ?? 'cuda_self_us';
   return key === 'cuda_self_us' ? 'device_self_us' : key;
 }
 
@@ -49,42 +48,38 @@ export function opColumns(basis: IBasis, stepMs: number | null): IColumn<IFolded
     return {
       key,
       label: `${label} (${basis.title})`,
-      value: (r: IFoldedOp) => (host ? basis.hostValue : basis.value)(r[key] as number),
-      show: (r: IFoldedOp) => (host ? basis.host : basis.total)(r[key] as number)
+      value: (r: IFoldedOp) => (host ? basis.hostValue : basis.value)(r[key]),
+      show: (r: IFoldedOp) => (host ? basis.host : basis.total)(r[key])
     };
   };
   const pct = (r: IFoldedOp) =>
-    typeof r.pct_of_step === 'number'
-      ? r.pct_of_step
-      : stepMs
-        ? (100 * r.device_self_us) / basis.steps / 1000 / stepMs
-        : 0;
+    stepMs ? (100 * r.device_self_us) / basis.steps / 1000 / stepMs : 0;
   return [
     {
       key: 'name',
       label: 'op',
       text: true,
-      value: r => String(r.name)
+      value: r => r.name
     },
-    { key: 'calls', label: 'calls', value: r => r.calls ?? 0 },
+    { key: 'calls', label: 'calls', value: r => r.calls },
     t('device_self_us', 'self device'),
     {
       key: 'per_call',
       label: 'self device per call',
-      value: r => r.device_self_us / Math.max(r.calls ?? 1, 1),
-      show: r => us(r.device_self_us / Math.max(r.calls ?? 1, 1))
+      value: r => r.device_self_us / Math.max(r.calls, 1),
+      show: r => us(r.device_self_us / Math.max(r.calls, 1))
     },
     { key: 'pct', label: '% of step', value: pct, show: r => `${pct(r).toFixed(1)} %` },
     t('cpu_self_us', 'CPU self'),
     t('cpu_total_us', 'CPU total'),
     t('cuda_total_us', 'device incl. children'),
-    { key: 'input_dims', label: 'shapes', text: true, value: r => String(r.input_dims ?? '') }
+    { key: 'input_dims', label: 'shapes', text: true, value: r => r.input_dims }
   ];
 }
 
 /** Filter box, side selector and the sortable op table. */
 export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
-  const rows = opRows(sm.ops ?? []);
+  const rows = opRows(sm.ops);
   const box = h('div');
   if (!rows.length) {
     box.append(empty('No operators were recorded.'));
@@ -92,7 +87,7 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   }
   // device time is the same with and without the profiler: its share is of the real step, as
   // the kernels' `pct_of_step` and the header's GPU busy are
-  const stepMs = sm.basis?.real_step_ms || sm.steps?.median_ms || null;
+  const stepMs = sm.basis.real_step_ms || sm.steps.median_ms || null;
   // the rows come in the order Python chose for this verdict: kept until a header is clicked
   const { table, draw } = sortableTable(
     opColumns(basis, stepMs),

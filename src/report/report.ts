@@ -95,7 +95,7 @@ export function renderReport(sm: IReportSummary, env: IReportEnv = {}): HTMLDivE
       panels.set(id, panel);
       body.append(panel);
     }
-    const title = sm.source?.name || sm.source?.run_id || 'gpuprof trace';
+    const title = sm.source.name || sm.source.run_id || 'gpuprof trace';
     const setBasis = (k: BasisKind) => {
       kind = k;
       draw();
@@ -103,7 +103,7 @@ export function renderReport(sm: IReportSummary, env: IReportEnv = {}): HTMLDivE
     root.replaceChildren(
       h('style', {}, paletteCss()),
       header(sm),
-      toolbar(sm.source?.run_id, title, env, basis, setBasis),
+      toolbar(sm.source.run_id, title, env, basis, setBasis),
       tabs,
       body
     );

@@ -22,19 +22,9 @@ interface ISeries {
 /** The non-empty series of `st`, in run order. */
 export function stepSeries(st: ISteps): ISeries[] {
   const all: ISeries[] = [
-    { key: 'warmup', title: 'warm-up', values: st.warmup_ms ?? [], median: null },
-    {
-      key: 'baseline',
-      title: 'baseline',
-      values: st.baseline_ms ?? [],
-      median: st.baseline?.median_ms ?? null
-    },
-    {
-      key: 'profiled',
-      title: 'profiled',
-      values: st.profiled_ms ?? [],
-      median: st.profiled?.median_ms ?? null
-    }
+    { key: 'warmup', title: 'warm-up', values: st.warmup_ms, median: null },
+    { key: 'baseline', title: 'baseline', values: st.baseline_ms, median: st.baseline.median_ms },
+    { key: 'profiled', title: 'profiled', values: st.profiled_ms, median: st.profiled.median_ms }
   ];
   return all.filter(x => x.values.length);
 }

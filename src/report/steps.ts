@@ -15,15 +15,15 @@ function inflationNote(ratio: number): string {
 
 /** Step-time chart, baseline statistics, data-pipeline share, profiler cost. */
 export function stepsPanel(sm: IReportSummary): HTMLDivElement {
-  const st = sm.steps ?? {};
-  const profiled = st.profiled ?? {};
+  const st = sm.steps;
+  const profiled = st.profiled;
   const box = h('div');
-  if (!(st.baseline_ms ?? []).length && !(st.profiled_ms ?? []).length) {
+  if (!st.baseline_ms.length && !st.profiled_ms.length) {
     box.append(empty('No step times were recorded.'));
     return box;
   }
   box.append(stepChart(st) ?? '');
-  const outliers = (st.outliers ?? []).map(i => `#${i}`).join(', ') || 'none';
+  const outliers = st.outliers.map(i => `#${i}`).join(', ') || 'none';
   box.append(
     h(
       'p',
@@ -31,8 +31,8 @@ export function stepsPanel(sm: IReportSummary): HTMLDivElement {
       `Baseline median ${ms(st.median_ms)}, p95 ${ms(st.p95_ms)}, min ${ms(st.min_ms)}, max ${ms(st.max_ms)}; outliers: ${outliers}.`
     )
   );
-  const input = sm.input ?? {};
-  if ((input.host_share_pct ?? 0) >= 1) {
+  const input = sm.input;
+  if (input.host_share_pct >= 1) {
     box.append(
       h(
         'p',

@@ -8,7 +8,8 @@ import { boxView, IView, pan, ticks, zoom } from './axis';
 import { color } from './colors';
 import { h, s, us } from './dom';
 import { IReportEnv } from './env';
-import { fit, IRect, IStepDetail, ITimelineDetailed, laneEvents, lodRects, placeName } from './lod';
+import { fit, IRect, laneEvents, lodRects, placeName } from './lod';
+import { IStepDetail, ITimeline } from './summary';
 
 const LEFT = 170;
 const LANE = 26;
@@ -25,8 +26,8 @@ export function rectTip(r: IRect): string {
 }
 
 /** The rank of a lane of a multi-rank timeline (its id starts "rank3:"), else null. */
-export function laneRank(id: string | undefined): number | null {
-  const m = /^rank(\d+):/.exec(id ?? '');
+export function laneRank(id: string): number | null {
+  const m = /^rank(\d+):/.exec(id);
   return m ? +m[1] : null;
 }
 
@@ -41,7 +42,7 @@ export function scaleLabel(scale: number | null | undefined): string {
 }
 
 /** The interactive timeline of `tl`; `env.loadStep` fills in steps the summary does not inline. */
-export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLDivElement {
+export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElement {
   const wrap = h('div', { class: 'gpuprof-w-timeline' });
   let width = 900; // follows the output's width (ResizeObserver below), so labels keep their size
   const lanesH = LANE * tl.lanes.length;
@@ -60,8 +61,8 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
     { class: 'gpuprof-w-hint' },
     `${tl.n_events.toLocaleString()} events · Ctrl/⌘+wheel or W/S: zoom · A/D: pan · drag: box zoom · click a step: zoom to it · double-click: reset`
   );
-  const steps = tl.steps ?? [];
-  const gaps = tl.gaps ?? { start: [], dur: [], cause: [] };
+  const steps = tl.steps;
+  const gaps = tl.gaps;
   const gapStarts = gaps.start.slice().sort((a, b) => a - b);
   const loaded = new Map<number, IStepDetail & { strings: string[] }>();
   const loading = new Set<number>();
@@ -72,7 +73,7 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
   let plotW = width - LEFT - 10;
   const x = (t: number) => LEFT + ((t - view.v0) / (view.v1 - view.v0)) * plotW;
   /** Whether every event of step `i` is at hand (inlined in the summary or loaded). */
-  const hasEvents = (i: number) => Boolean((tl.detail ?? [])[i]) || loaded.has(steps[i].step);
+  const hasEvents = (i: number) => Boolean(tl.detail[i]) || loaded.has(steps[i].step);
   /** The step holding time `t`, or null. */
   const stepAt = (t: number) => steps.find(st => st.start <= t && t < st.end) ?? null;
   /** The step the axis counts from: the one the view starts in (else the one in its middle). */
@@ -80,13 +81,7 @@ export function drawTimeline(tl: ITimelineDetailed, env: IReportEnv = {}): HTMLD
   const maybeLoad = () => {
     const st = stepAt((view.v0 + view.v1) / 2);
     const i = st ? steps.indexOf(st) : -1;
-    if (
-      !st ||
-      !env.loadStep ||
-      (tl.detail ?? [])[i] ||
-      loaded.has(st.step) ||
-      loading.has(st.step)
-    ) {
+    if (!st || !env.loadStep || tl.detail[i] || loaded.has(st.step) || loading.has(st.step)) {
       return;
     }
     if (view.v1 - view.v0 > 1.5 * (st.end - st.start)) {

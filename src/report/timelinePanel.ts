@@ -3,7 +3,6 @@ import { IBasis } from './basis';
 import { h } from './dom';
 import { IReportEnv } from './env';
 import { busyText } from './header';
-import { ITimelineDetailed } from './lod';
 import { IReportSummary } from './summary';
 import { drawTimeline } from './timeline';
 
@@ -13,11 +12,11 @@ export function timelinePanel(
   basis: IBasis,
   env: IReportEnv = {}
 ): HTMLDivElement {
-  const tl = sm.timeline as ITimelineDetailed | null | undefined;
-  const gpu = sm.gpu ?? {};
+  const tl = sm.timeline;
+  const gpu = sm.gpu;
   const box = h('div');
   if (gpu.available) {
-    const causes = Object.entries(gpu.idle_by_cause_ms ?? {})
+    const causes = Object.entries(gpu.idle_by_cause_ms)
       .filter(([, v]) => v >= 0.005)
       .map(([k, v]) => `${k} ${basis.ms(v)}`)
       .join(', ');
@@ -30,9 +29,9 @@ export function timelinePanel(
       )
     );
   }
-  if (!tl || !(tl.lanes ?? []).length) {
+  if (!tl || !tl.lanes.length) {
     const multi =
-      (sm.ranks ?? []).length > 1
+      sm.ranks.length > 1
         ? ' (traces that are not the ranks of one job are not lined up: open one trace).'
         : '.';
     box.append(

@@ -11,7 +11,7 @@ function table(head: HTMLTableRowElement, rows: HTMLTableRowElement[]): HTMLTabl
 /** Copies by direction and memory kind, then the sync count and its worst callers. */
 export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   const box = h('div');
-  const copies = sm.transfers ?? [];
+  const copies = sm.transfers;
   if (copies.length) {
     const head = h(
       'tr',
@@ -33,7 +33,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
         h('td', {}, r.kind),
         h('td', {}, r.pageable ? 'pageable' : 'pinned'),
         h('td', {}, r.count),
-        h('td', {}, num((r.bytes ?? 0) / 1e6, 2)),
+        h('td', {}, num(r.bytes / 1e6, 2)),
         h('td', {}, basis.total(r.dur_us)),
         h('td', {}, num(r.gbps, 1)),
         h('td', {}, r.blocking)
@@ -43,7 +43,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
   } else {
     box.append(empty('No host↔device copies recorded.'));
   }
-  const syncs = sm.syncs ?? {};
+  const syncs = sm.syncs;
   // The GPU idle the syncs cause is the sync finding's cost (report/basis.py's sync_cost_ms):
   // one number, per real step, wherever it is shown.
   const cost = syncs.count
@@ -53,10 +53,10 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
     h(
       'h4',
       { class: 'gpuprof-w-syncs' },
-      `Sync calls: ${syncs.count || 0} in ${basis.steps} profiled steps (${num(syncs.per_step, 1)} per step)${cost}`
+      `Sync calls: ${syncs.count} in ${basis.steps} profiled steps (${num(syncs.per_step, 1)} per step)${cost}`
     )
   );
-  const top = syncs.top ?? [];
+  const top = syncs.top;
   if (top.length) {
     const head = h(
       'tr',

@@ -8,7 +8,7 @@ import { fig, gb, ms, pct, signedPct, us } from './dom';
 import { IConditions, IFinding, IReportSummary, ITryResult } from './summary';
 
 /** One line: the conditions a measurement ran under (`describe`). */
-export function conditionsText(c: IConditions | null | undefined): string {
+export function conditionsText(c: IConditions | null): string {
   if (!c || !c.available) {
     return `GPU conditions not recorded (${c?.reason || 'NVML not installed'})`;
   }
@@ -39,9 +39,9 @@ export function whatifLines(sm: IReportSummary): string[] {
 /** " (step 12.00 ms → 7.10 ms predicted)" for a finding the what-if model priced. */
 export function predictedStep(f: IFinding, sm: IReportSummary): string {
   const pred = f.predicted_step_ms;
-  const now = sm.steps?.median_ms;
+  const now = sm.steps.median_ms;
   const wall = f.predicted_wall_ms;
-  const was = sm.steps?.spikes?.wall_ms;
+  const was = sm.steps.spikes?.wall_ms;
   const longRun =
     typeof wall === 'number' && typeof was === 'number'
       ? `a step over the long run ${ms(was)} → ${ms(wall)}`
@@ -56,9 +56,7 @@ export function predictedStep(f: IFinding, sm: IReportSummary): string {
 /** What the tries of a finding's fix measured (`measured_for`), or null. */
 export function measuredFor(f: IFinding, tries: readonly ITryResult[]): string | null {
   const mine = f.try_fixes ?? [];
-  const done = tries.filter(
-    t => mine.includes(t.fix ?? '') && typeof t.measured_gain_pct === 'number'
-  );
+  const done = tries.filter(t => mine.includes(t.fix) && typeof t.measured_gain_pct === 'number');
   if (!done.length) {
     return null;
   }
@@ -71,19 +69,19 @@ export function measuredFor(f: IFinding, tries: readonly ITryResult[]): string |
 
 /** One try: measured against its prediction, or why it failed (`try_line`). */
 export function tryLine(t: ITryResult): string[] {
-  const fix = (t.fix ?? '').padEnd(8);
+  const fix = t.fix.padEnd(8);
   if (t.error) {
     return [`  ${fix} failed: ${t.error}`];
   }
-  const ch = t.change ?? {};
+  const ch = t.change;
   const ci =
-    typeof ch.ci_low_pct === 'number' && typeof ch.ci_high_pct === 'number'
+    typeof ch?.ci_low_pct === 'number' && typeof ch.ci_high_pct === 'number'
       ? `95% CI [${signedPct(-ch.ci_high_pct)}, ${signedPct(-ch.ci_low_pct)}]`
       : '';
   const pred = t.predicted_gain_pct;
   let line =
     `  ${fix} ${ms(t.median_ms)}, measured gain ${signedPct(t.measured_gain_pct)} ${ci} ` +
-    `${String(ch.verdict ?? '').toUpperCase()}`;
+    `${(ch?.verdict ?? '').toUpperCase()}`;
   if (typeof pred === 'number') {
     line += `; predicted ${pct(pred)}`;
   }
@@ -94,7 +92,7 @@ export function tryLine(t: ITryResult): string[] {
     line += `; loss differs ${pct(100 * t.loss_rel_diff, 2)} over the first steps`;
   }
   const out = [line];
-  if (ch.unreliable_reasons?.length) {
+  if (ch?.unreliable_reasons?.length) {
     out.push(`           unreliable: ${ch.unreliable_reasons.join('; ')}`);
   }
   return out;

@@ -35,8 +35,8 @@ export function hideStaticCopy(el: HTMLElement, tries = 20): void {
 /** anywidget's `render`: draw the report into `el`, again on each summary change. */
 export function render({ model, el }: { model: IWidgetModel; el: HTMLElement }): void {
   const draw = () => {
-    const sm = model.get('summary') ?? {};
-    el.replaceChildren(renderReport(sm, pageEnv(sm.source?.run_id, el)));
+    const sm = model.get('summary');
+    el.replaceChildren(...(sm ? [renderReport(sm, pageEnv(sm.source.run_id, el))] : []));
   };
   draw();
   hideStaticCopy(el);
