@@ -48,3 +48,14 @@ export type ITimeline = Generated.Timeline;
  * the advice's decision, which the front end shows and never re-decides.
  */
 export type IRankRow = Generated.DistributedRank;
+
+/**
+ * Whether today's panels can draw `sm`. The first summaries (version 1, before the table basis,
+ * the per-step figures and the verdict's label) lack blocks the panels read; their notebooks'
+ * own static copies, saved beside them, read as they did. Judged by the blocks, not the
+ * version number: some version-1 summaries were written after those blocks came.
+ */
+export function drawable(sm: IReportSummary): boolean {
+  const partial = sm as Partial<IReportSummary>;
+  return Boolean(partial.basis) && typeof partial.verdict?.label === 'string';
+}

@@ -4,7 +4,7 @@
  */
 import { pageEnv } from './env';
 import { renderReport } from './report';
-import { IReportSummary } from './summary';
+import { IReportSummary, drawable } from './summary';
 
 /** The part of anywidget's model the widget uses. */
 export interface IWidgetModel {
@@ -32,14 +32,34 @@ export function hideStaticCopy(el: HTMLElement, tries = 20): void {
   }
 }
 
+/**
+ * What a report saved by a version too old to draw shows instead: one line, and the saved
+ * static copy above stays visible (the rule that hides it keys on a drawn report).
+ */
+export function olderReport(sm: IReportSummary): HTMLElement {
+  const note = document.createElement('div');
+  note.className = 'gpuprof-w-older';
+  note.textContent =
+    `This report was saved by an older jupyter_gpuprof (summary version ${sm.schema_version}); ` +
+    'its saved copy above has every figure. Run the cell again for the interactive report.';
+  return note;
+}
+
+/** The widget's content for a summary: the report, or the note for one too old to draw. */
+export function content(sm: IReportSummary, el: HTMLElement): HTMLElement {
+  return drawable(sm) ? renderReport(sm, pageEnv(sm.source.run_id, el)) : olderReport(sm);
+}
+
 /** anywidget's `render`: draw the report into `el`, again on each summary change. */
 export function render({ model, el }: { model: IWidgetModel; el: HTMLElement }): void {
   const draw = () => {
     const sm = model.get('summary');
-    el.replaceChildren(...(sm ? [renderReport(sm, pageEnv(sm.source.run_id, el))] : []));
+    el.replaceChildren(...(sm ? [content(sm, el)] : []));
+    if (sm && drawable(sm)) {
+      hideStaticCopy(el);
+    }
   };
   draw();
-  hideStaticCopy(el);
   model.on('change:summary', draw);
 }
 
