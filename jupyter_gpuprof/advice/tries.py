@@ -117,5 +117,7 @@ def verdict_after_tries(verdict: Verdict, ranked: Sequence[Finding]) -> Verdict:
              if mine.measured_gain_pct is not None else "was not measured")
     note = (f"{verdict.category} was predicted ≈{units.pct(mine.expected_gain_pct)}; "
             f"its fix {moved}")
+    # the predicted ranking's comparisons ("launch is worth 68% vs …") no longer hold
+    kept = [r for r in verdict.reasons if not r.startswith(f"{verdict.category} is worth ")]
     return Verdict(top.category, f"{verdict_summary(top.category)}: {gain}.", verdict.confidence,
-                   [*verdict.reasons, note])
+                   [*kept, note])

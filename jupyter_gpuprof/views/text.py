@@ -179,7 +179,9 @@ def render_text(s: SummaryDoc) -> str:
                   f"confidence)", f"  {v.get('summary')}"]
     lines += [f"  - {r}" for r in v.get("reasons", [])]
     if s.get("findings"):
-        lines += ["", "Next steps (ranked by expected gain):"]
+        tried = any(f.get("measured_gain_pct") is not None for f in s["findings"])
+        lines += ["", "Next steps (ranked by measured gain where a try measured one, else by "
+                      "expected gain):" if tried else "Next steps (ranked by expected gain):"]
         for i, f in enumerate(s["findings"], 1):
             lines.append(f"{i}. [{f['category']}] {f['title']} — expected gain "
                          f"≈{units.pct(f['expected_gain_pct'])}{predicted_step(f, st)}")
