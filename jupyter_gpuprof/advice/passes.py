@@ -66,7 +66,7 @@ def measured(advice: Advice, ctx: Context) -> Advice:
     if not ctx.tries:
         return advice
     ranked = rerank(advice.findings, ctx.tries)
-    return Advice(verdict_after_tries(advice.verdict, ranked), ranked)
+    return Advice(verdict_after_tries(advice.verdict, ranked, ctx.tries), ranked)
 
 
 #: the passes, in order (rules and the verdict come first, from `advise`)

@@ -74,13 +74,31 @@ def measured_gains(tries: Sequence[TryMeta]) -> dict[str, float]:
     return best
 
 
+def crashed(tries: Sequence[TryMeta]) -> dict[str, str]:
+    """Each category whose every try failed, with the first failure's cause: its fix did not run
+    where it was tried, so its prediction is not something to act on first."""
+    failed: dict[str, str] = {}
+    ran: set[str] = set()
+    for t in tries:
+        cat = CATEGORY_OF.get(str(t["fix"]))
+        if cat is None:
+            continue
+        if t.get("error"):
+            failed.setdefault(cat, f"--try {t['fix']} crashed: {t['error']}")
+        else:
+            ran.add(cat)
+    return {cat: why for cat, why in failed.items() if cat not in ran}
+
+
 def rerank(findings: list[Finding], tries: Sequence[TryMeta]) -> list[Finding]:
     """Findings with their measured gain, ranked by it where a significant try measured one
-    (by the expected gain otherwise)."""
-    best = measured_gains(tries)
+    (by the expected gain otherwise); a finding whose fix crashed wherever it was tried comes
+    after all others."""
+    best, broken = measured_gains(tries), crashed(tries)
     ranked = [dataclasses.replace(f, measured_gain_pct=best.get(f.category)) for f in findings]
-    return sorted(ranked, key=lambda f: -(f.measured_gain_pct if f.measured_gain_pct is not None
-                                          else f.expected_gain_pct or 0))
+    return sorted(ranked, key=lambda f: (f.category in broken,
+                                         -(f.measured_gain_pct if f.measured_gain_pct is not None
+                                           else f.expected_gain_pct or 0)))
 
 
 def rerank_findings(findings: Sequence[Mapping[str, object]],
@@ -94,7 +112,8 @@ def rerank_findings(findings: Sequence[Mapping[str, object]],
                                           is not None else f.get("expected_gain_pct") or 0))
 
 
-def verdict_after_tries(verdict: Verdict, ranked: Sequence[Finding]) -> Verdict:
+def verdict_after_tries(verdict: Verdict, ranked: Sequence[Finding],
+                        tries: Sequence[TryMeta] = ()) -> Verdict:
     """The verdict once tries have measured: it names the finding ranked first, so a fix whose
     try measured a real gain leads over a prediction, and one that measured slower does not.
 
@@ -112,11 +131,11 @@ def verdict_after_tries(verdict: Verdict, ranked: Sequence[Finding]) -> Verdict:
         return dataclasses.replace(verdict,
                                    summary=f"{verdict_summary(top.category)}: {measured}.")
     gain = measured or f"fixing it should save ≈{units.pct(top.expected_gain_pct)}"
-    moved = (f"measured {units.pct(abs(mine.measured_gain_pct))} "
+    moved = (f"its fix measured {units.pct(abs(mine.measured_gain_pct))} "
              f"{'slower' if mine.measured_gain_pct < 0 else 'faster'}"
-             if mine.measured_gain_pct is not None else "was not measured")
-    note = (f"{verdict.category} was predicted ≈{units.pct(mine.expected_gain_pct)}; "
-            f"its fix {moved}")
+             if mine.measured_gain_pct is not None
+             else crashed(tries).get(verdict.category, "its fix was not measured"))
+    note = f"{verdict.category} was predicted ≈{units.pct(mine.expected_gain_pct)}; {moved}"
     # the predicted ranking's comparisons ("launch is worth 68% vs …") no longer hold
     kept = [r for r in verdict.reasons if not r.startswith(f"{verdict.category} is worth ")]
     return Verdict(top.category, f"{verdict_summary(top.category)}: {gain}.", verdict.confidence,

@@ -53,14 +53,16 @@ def try_hint(f: FindingDoc) -> str | None:
 
 
 def measured_for(f: FindingDoc, tries: Sequence[TryDoc] | None) -> str | None:
-    """What the tries of a finding's fix measured, beside its prediction."""
-    done = [t for t in tries or [] if t.get("fix") in (f.get("try_fixes") or [])
-            and isinstance(t.get("measured_gain_pct"), (int, float))]
-    if not done:
+    """What the tries of a finding's fix measured, beside its prediction, and which crashed."""
+    mine = [t for t in tries or [] if t.get("fix") in (f.get("try_fixes") or [])]
+    done = [t for t in mine if isinstance(t.get("measured_gain_pct"), (int, float))]
+    failed = [t for t in mine if t.get("error")]
+    if not done and not failed:
         return None
-    return "Measured: " + "; ".join(
-        f"--try {t['fix']} {units.signed_pct(t['measured_gain_pct'])} "
-        f"({ch['verdict'] if (ch := t.get('change')) else 'not judged'})" for t in done)
+    return ("Measured: " if done else "Tried: ") + "; ".join(
+        [f"--try {t['fix']} {units.signed_pct(t['measured_gain_pct'])} "
+         f"({ch['verdict'] if (ch := t.get('change')) else 'not judged'})" for t in done]
+        + [f"--try {t['fix']} crashed: {t['error']}" for t in failed])
 
 
 def try_line(t: TryDoc) -> list[str]:

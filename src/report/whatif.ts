@@ -53,18 +53,22 @@ export function predictedStep(f: IFinding, sm: IReportSummary): string {
   return longRun ? ` (${longRun}; median ${median} predicted)` : ` (${median} predicted)`;
 }
 
-/** What the tries of a finding's fix measured (`measured_for`), or null. */
+/** What the tries of a finding's fix measured, and which crashed (`measured_for`), or null. */
 export function measuredFor(f: IFinding, tries: readonly ITryResult[]): string | null {
-  const mine = f.try_fixes ?? [];
-  const done = tries.filter(t => mine.includes(t.fix) && typeof t.measured_gain_pct === 'number');
-  if (!done.length) {
+  const fixes = f.try_fixes ?? [];
+  const mine = tries.filter(t => fixes.includes(t.fix));
+  const done = mine.filter(t => typeof t.measured_gain_pct === 'number');
+  const failed = mine.filter(t => t.error);
+  if (!done.length && !failed.length) {
     return null;
   }
-  return `Measured: ${done
-    .map(
+  const parts = [
+    ...done.map(
       t => `--try ${t.fix} ${signedPct(t.measured_gain_pct)} (${t.change?.verdict ?? 'not judged'})`
-    )
-    .join('; ')}`;
+    ),
+    ...failed.map(t => `--try ${t.fix} crashed: ${t.error}`)
+  ];
+  return `${done.length ? 'Measured' : 'Tried'}: ${parts.join('; ')}`;
 }
 
 /** One try: measured against its prediction, or why it failed (`try_line`). */

@@ -79,3 +79,24 @@ def test_the_measured_pass_hands_the_verdict_to_the_finding_ranked_first():
     assert verdict_after_tries(v, unmeasured) is v
     straggler = Verdict("straggler", "rank 1", "high", [])
     assert verdict_after_tries(straggler, ranked) is straggler  # no priced finding of its own
+
+
+def test_a_fix_that_crashed_where_it_was_tried_drops_below_the_others_and_says_why():
+    from jupyter_gpuprof.advice.findings import Finding, Verdict
+    from jupyter_gpuprof.advice.tries import rerank, verdict_after_tries
+
+    def finding(category, expected):
+        return Finding(id=category, category=category, title=category, evidence="", fix="",
+                       cost_ms=1.0, expected_gain_pct=expected)
+
+    tries = [{"fix": "graphs", "error": "RecursionError: maximum recursion depth exceeded"}]
+    ranked = rerank([finding("launch", 60.0), finding("host", 20.0)], tries)
+    assert [f.category for f in ranked] == ["host", "launch"]
+    after = verdict_after_tries(Verdict("launch", "s", "high", []), ranked, tries)
+    assert after.category == "host"
+    assert after.reasons == ["launch was predicted ≈60%; --try graphs crashed: "
+                             "RecursionError: maximum recursion depth exceeded"]
+    # a fix that crashed once and ran once is ranked by what it measured, not dropped
+    both = [*tries, {"fix": "graphs", "step_ms": [1.0]}]
+    assert [f.category for f in rerank([finding("launch", 60.0), finding("host", 20.0)],
+                                       both)] == ["launch", "host"]
