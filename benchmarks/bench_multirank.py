@@ -102,7 +102,9 @@ class PeakSampler:
 
 def measure(mode: str, paths: list[Path], workers: int) -> dict:
     """Run one mode in this process and return its figures."""
-    from jupyter_gpuprof.analysis.distributed import analyze_ranks, load_ranks, summarize_rank
+    from jupyter_gpuprof.analysis.distributed import analyze_ranks
+    from jupyter_gpuprof.analysis.rank_loading import load_ranks
+    from jupyter_gpuprof.analysis.rank_summary import summarize_rank
     from jupyter_gpuprof.analysis.summary import analyze
     from jupyter_gpuprof.analysis.trace import load_trace
 

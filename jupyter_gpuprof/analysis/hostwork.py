@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from .intervals import Coverage, subtract
-from .trace import Trace, names_where
+from .name_masks import names_where
+from .trace import Trace
 
 #: runtime calls that block the host until the GPU (or a copy) has finished
 SYNC_APIS = frozenset({

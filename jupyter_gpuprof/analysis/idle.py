@@ -7,8 +7,9 @@ import pandas as pd
 
 from .hostwork import HostWork
 from .intervals import Coverage, complement
+from .kineto_json import GPU_CATEGORIES
 from .steps import Window
-from .trace import GPU_CATEGORIES, Trace
+from .trace import Trace
 
 #: a gap is blamed on a host class that covers at least this share of it
 CAUSE_MIN_SHARE = 0.5

@@ -8,7 +8,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from .trace import GPU_CATEGORIES, Trace
+from .kineto_json import GPU_CATEGORIES
+from .trace import Trace
 
 KERNEL_COLUMNS = {
     "name": "kernel name (memcpy/memset rows keep their activity name)",

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from .intervals import Coverage, union
+from .kineto_json import GPU_CATEGORIES
 from .launch import LAUNCH_APIS
-from .trace import GPU_CATEGORIES, Trace
+from .trace import Trace
 
 #: a single runtime call this long is not steady-state work ...
 ONE_TIME_MIN_US = 50_000.0

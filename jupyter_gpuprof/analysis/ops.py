@@ -15,7 +15,8 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
-from .trace import GPU_CATEGORIES, Trace
+from .kineto_json import GPU_CATEGORIES
+from .trace import Trace
 
 OP_COLUMNS = {
     "name": "operator (aten::…, autograd node, or user range)",

@@ -20,8 +20,10 @@ from .hardware import GpuArch, gpu_arch
 from .hostwork import SYNC_APIS, HostWork
 from .intervals import Coverage
 from .kernels import kernel_rows
+from .kineto_json import GPU_CATEGORIES
+from .name_masks import names_where
 from .steps import Window
-from .trace import GPU_CATEGORIES, Trace, names_where
+from .trace import Trace
 
 #: host item kinds
 LAUNCH, BLOCKING, SYNC, RECORD, WAIT = 0, 1, 2, 3, 4

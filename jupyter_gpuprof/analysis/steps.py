@@ -17,8 +17,10 @@ import numpy as np
 import pandas as pd
 
 from .intervals import union
+from .kineto_json import GPU_CATEGORIES
+from .name_masks import names_where
 from .one_time import one_time_table, steady_start
-from .trace import GPU_CATEGORIES, Trace, names_where
+from .trace import Trace
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 OPTIMIZER_STEP = "Optimizer.step#"

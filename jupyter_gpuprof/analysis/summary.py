@@ -22,6 +22,7 @@ from .hostwork import classify_host
 from .idle import gap_table, gpu_coverage, stream_table
 from .intervals import Coverage, union
 from .kernels import MATMUL_KINDS, kernel_rows, kernel_table, kind_summary
+from .kineto_json import GPU_CATEGORIES
 from .launch import launch_stats
 from .loader_pace import LoaderPace
 from .memory import memory_table
@@ -31,7 +32,7 @@ from .spikes import Spikes, find_spikes
 from .step_graph import StepGraph, build_graph
 from .steps import Window, assign_steps, gpu_activity, step_table
 from .sync import sync_table
-from .trace import GPU_CATEGORIES, Trace, TraceInfo
+from .trace import Trace, TraceInfo
 from .transfers import transfer_table
 
 IDLE_CAUSES = GAP_CAUSES

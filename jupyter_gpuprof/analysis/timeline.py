@@ -19,9 +19,11 @@ import numpy as np
 import pandas as pd
 
 from .hostwork import SYNC_APIS, is_input_range
+from .kineto_json import GPU_CATEGORIES
+from .name_masks import names_where
 from .steps import STEP_NAME, Window
 from .timeline_detail import StepEvents
-from .trace import GPU_CATEGORIES, Trace, names_where
+from .trace import Trace
 
 #: most rectangles shipped over all lanes (gaps and step marks not counted)
 MAX_RECTS = 4000

@@ -1,6 +1,6 @@
 """One timeline for a multi-rank run: each rank's lanes as a group, on one aligned time axis.
 
-A rank's trace is parsed in its own worker (analysis/distributed.py) and dropped there, so each
+A rank's trace is parsed in its own worker (analysis/rank_loading.py) and dropped there, so each
 worker reduces its rank to `RankLanes`: its main thread and busiest GPU streams, binned like
 the single-trace timeline (analysis/timeline.py) within its share of the rectangle budget.
 `merge_rank_lanes` then puts the groups on one clock. Ranks on different hosts have clocks

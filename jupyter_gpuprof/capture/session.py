@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -14,13 +13,14 @@ from ..store.meta_blocks import FrameworkMeta
 from . import outcome
 from .callsites import CallSites
 from .conditions import PhaseConditions
-from .driver import BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, Phase, StepDriver
+from .driver import BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, StepDriver
 from .eager_probe import EagerProbeStep
 from .flops import StepFlops
-from .frameworks import find_on_stack, steps_left
-from .ranks import job_rank, rank_selected
-from .settings import CaptureSettings, fit_schedule
+from .ranks import job_rank
+from .settings import CaptureSettings
 from .stalls import StallWatch
+from .step_budget import StepBudget
+from .step_marks import StepMarks
 from .training import TrainingCounters
 
 __all__ = ["CaptureSettings", "ProfileSession", "current_session", "step"]
@@ -32,12 +32,14 @@ class _Active:
     session: ProfileSession | None = None
 
 
-class ProfileSession:
+class ProfileSession(StepMarks, StepBudget):
     """One capture: run folder, phase ranges, step driver, FLOPs; finish() leaves a readable run.
 
     Modes: `body` (the caller runs one step per boundary via run_steps), `loop` and `script`
     (boundaries come from a global optimizer step hook, or from step() once the user calls it),
     `auto` (a loop until the caller learns the code took at most one step: then use_body()).
+    How steps are marked is `StepMarks` (step_marks.py); fitting the schedule to a framework's
+    step budget is `StepBudget` (step_budget.py).
     """
 
     def __init__(
@@ -137,73 +139,7 @@ class ProfileSession:
             **extra,
         )
 
-    # boundaries -------------------------------------------------------------
-    def boundary(self) -> None:
-        """A step ended; the driver decides what happens next."""
-        ranges = self.ranges
-        if ranges is not None and ranges.active:
-            ranges.end_step()
-        self.driver.boundary()
-        if ranges is not None and ranges.active:
-            ranges.begin_step()
-
-    def run_steps(self, step: Callable[[], object]) -> None:
-        """Body mode: call step() until the driver is done."""
-        driver = self.driver
-        while not driver.done:
-            step()
-            self.boundary()
-
-    def _on_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if self.closed:
-            return
-        if self._optimizer_id is None:
-            self._optimizer_id = id(optimizer)  # with several optimizers, the first to step counts
-            self._learn_framework()
-        counted = id(optimizer) == self._optimizer_id
-        self.training.on_optimizer_step(id(optimizer), counted)
-        if counted:
-            self._loop_boundary()
-
-    def _loop_boundary(self) -> None:
-        """A step of the loop ended (its optimizer stepped, or its backward ran)."""
-        if self._manual or self.settings.mode == "body" or self.driver.done or self.closed:
-            return
-        self._guarded_boundary()
-
-    def _learn_framework(self) -> None:
-        """At the first step: which Trainer runs it, and fit the schedule to its step budget."""
-        if self.framework is None:
-            with contextlib.suppress(Exception):
-                self.framework = find_on_stack()
-        left = steps_left(self.framework)
-        if left is not None and not self.driver.started:
-            self.fit_to(left)
-
-    def use_framework(self, framework: FrameworkMeta) -> None:
-        """A callback hands in its trainer's description (before the first step)."""
-        self.framework = framework
-        left = steps_left(framework)
-        if left is not None and not self.driver.started:
-            self.fit_to(left)
-
-    def fit_to(self, optimizer_steps: int) -> None:
-        """Shrink warm-up, then baseline, then the profiler window to a training this short."""
-        s = self.settings
-        fitted = fit_schedule(s, optimizer_steps - 1)  # the first step only starts the count
-        if fitted is None:
-            return
-        self.fitted = (
-            f"the training runs {optimizer_steps} optimizer steps, fewer than the "
-            f"{s.schedule().total + 1} the capture asks for: using warm-up {fitted.warmup}, "
-            f"baseline {fitted.steps}, profiler {fitted.schedule().capture_steps}"
-        )
-        self.settings = fitted
-        self.driver.schedule = fitted.schedule()
-        self.driver.reset()
-        if self.run is not None:
-            self.run.meta.settings = fitted.to_meta()
-
+    # mode and phases --------------------------------------------------------
     def use_body(self, first_run_started: float | None = None) -> None:
         """Auto mode, after a first run with at most one step: the cell is one step, re-run it.
 
@@ -222,48 +158,6 @@ class ProfileSession:
         self.driver.start()
         if first_run_started is not None and self.settings.warmup >= 2:
             self.driver.count_first_warmup(first_run_started)
-
-    def manual_step(self) -> None:
-        """jupyter_gpuprof.step(): from its first call on, optimizer hooks no longer mark steps."""
-        if self.settings.mode == "body" or self.closed or self.driver.done:
-            return
-        if not self._manual:
-            self.boundaries = 0
-            self._manual = True
-            if self.driver.phase in (Phase.IDLE, Phase.WARMUP):
-                self.flops.cancel()
-                self._end_probes()
-                self.driver.reset()  # hook-counted steps so far may not line up with step() calls
-        self._guarded_boundary()
-
-    def _guarded_boundary(self) -> None:
-        # Inside a user's loop a profiler error must not kill the training: record it and go inert.
-        self.boundaries += 1
-        try:
-            if not self.driver.started:
-                if not rank_selected(self.settings.ranks):
-                    self._skip_rank()  # the rank became known only now (init_process_group)
-                    return
-                self.driver.start()
-            else:
-                self.boundary()
-        except Exception as e:  # noqa: BLE001
-            warnings.warn(
-                f"jupyter_gpuprof: capture stopped: {error_line(e, with_type=True)}",
-                RuntimeWarning, stacklevel=3,
-            )
-            with contextlib.suppress(Exception):
-                self._finalize(
-                    error=f"capture error: {error_line(e, with_type=True)}", status="failed",
-                    cleanup=False,
-                )
-
-    def _skip_rank(self) -> None:
-        """Leave a rank outside `ranks` untouched: no hooks, and no run folder of its own."""
-        self.discard()
-        if not self._shared_folder and self.run is not None:
-            with contextlib.suppress(OSError, LookupError, ValueError):
-                self.store.delete(self.run.id)
 
     def _on_event(self, event: str) -> None:
         ranges = self.ranges
@@ -328,16 +222,6 @@ class ProfileSession:
         with contextlib.suppress(Exception):
             self.driver.abort()
         self._remove_hooks()
-
-    @property
-    def manual(self) -> bool:
-        """The code marks its steps itself (jupyter_gpuprof.step())."""
-        return self._manual
-
-    @property
-    def steps_seen(self) -> int:
-        """Steps the code took so far: step() calls once used, else optimizer steps."""
-        return self.boundaries if self._manual else self.training.steps()
 
     def finish(self, exc: BaseException | None = None) -> Run:
         """Close: on error or an unfinished capture keep trace + meta as failed; remove hooks."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..store.meta_blocks import SettingsMeta
 from . import options
@@ -46,24 +46,3 @@ class CaptureSettings:
                 "schedule": {"wait": self.wait, "warmup": self.prof_warmup,
                              "active": self.active}}
 
-
-def fit_schedule(settings: CaptureSettings, boundaries: int) -> CaptureSettings | None:
-    """The settings shrunk to a training of `boundaries` step boundaries; None if they fit.
-
-    The profiler window is kept whole when it can be (it is what the report reads), then the
-    baseline (the real step time), and the warm-up gives way first, down to one step.
-    """
-    if settings.schedule().total <= boundaries:
-        return None
-    wait, prof_warmup, active = settings.wait, settings.prof_warmup, settings.active
-    budget = max(boundaries, 1)
-    capture = wait + prof_warmup + active
-    if capture > budget:
-        wait, prof_warmup = 0, min(prof_warmup, max(0, budget - 2))
-        active = max(1, min(active, budget - prof_warmup))
-        capture = wait + prof_warmup + active
-    rest = max(0, budget - capture)
-    warmup = min(settings.warmup, max(1 if rest > 1 else 0, rest - settings.steps))
-    steps = min(settings.steps, rest - warmup)
-    return replace(settings, warmup=warmup, steps=steps, wait=wait, prof_warmup=prof_warmup,
-                   active=active)

@@ -16,9 +16,10 @@ import pandas as pd
 from ..advice.findings import Verdict
 from ..advice.passes import Context, finish
 from ..advice.verdict import Advice
-from ..analysis.distributed import Distributed, analyze_ranks, load_ranks
+from ..analysis.distributed import Distributed, analyze_ranks
 from ..analysis.loader_pace import LoaderPace, loader_pace
 from ..analysis.one_job import job_warning, not_one_job
+from ..analysis.rank_loading import load_ranks
 from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
 from ..analysis.timeline_ranks import merge_rank_lanes

@@ -12,29 +12,19 @@ from ddp_scenarios import (
     write_run,
 )
 
+from jupyter_gpuprof.analysis.collective_match import COLLECTIVE_COLUMNS
 from jupyter_gpuprof.analysis.distributed import (
-    COLLECTIVE_COLUMNS,
     IMBALANCE_COLUMNS,
     RANK_COLUMNS,
     RANK_STEP_COLUMNS,
     analyze_ranks,
-    collective_op,
-    is_collective,
-    load_ranks,
 )
+from jupyter_gpuprof.analysis.rank_loading import load_ranks
 
 
 def dist(folder, workers=1):
     paths = sorted(folder.glob("trace.rank*.json.gz"))
     return analyze_ranks([s for _, s in load_ranks(paths, workers=workers)])
-
-
-@pytest.mark.parametrize("name", [ALLREDUCE, ALLREDUCE_OLD,
-                                  "ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage)"])
-def test_both_nccl_kernel_namings_are_collectives(name):
-    assert is_collective(name)
-    assert collective_op(name) in ("AllReduce", "Broadcast")
-    assert not is_collective("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT")
 
 
 def test_tables_have_their_documented_columns(tmp_path):

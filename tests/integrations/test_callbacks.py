@@ -128,7 +128,8 @@ def test_graph_notes_and_what_a_step_is():
     (3, (0, 0, 0, 1, 2)),            # the profiler window last
 ])
 def test_fit_schedule_order(boundaries, expect):
-    from jupyter_gpuprof.capture.settings import CaptureSettings, fit_schedule
+    from jupyter_gpuprof.capture.settings import CaptureSettings
+    from jupyter_gpuprof.capture.step_budget import fit_schedule
 
     fitted = fit_schedule(CaptureSettings(), boundaries)
     if expect is None:

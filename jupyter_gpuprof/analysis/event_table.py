@@ -1,0 +1,168 @@
+"""Decoded events -> the columnar event table (and the allocator's own small table).
+
+One C-level pass per column over the rows that carry it (attrgetter and `np.fromiter`), names as
+categoricals; the table is laid out by category, then time, so `Trace.of()` slices it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from operator import attrgetter, itemgetter
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+from . import trace_formats as formats
+from .kineto_json import (
+    GPU_CATEGORIES,
+    KEPT_CATEGORIES,
+    MEMORY_DEVICE_TYPE_CUDA,
+    NO_ARGS,
+    KinetoArgs,
+    KinetoEvent,
+)
+from .trace_validate import Drops, valid_times
+
+#: every category of the event table, in its layout order
+ALL_CATEGORIES = KEPT_CATEGORIES
+#: columns of `Trace.memory`
+MEMORY_COLUMNS = ("ts_us", "device", "bytes", "total_allocated")
+_CAT_CODE = {c: i for i, c in enumerate(ALL_CATEGORIES)}
+_GPU_CODES = [_CAT_CODE[c] for c in GPU_CATEGORIES]
+
+
+def _ints(values: Any, n: int) -> np.ndarray:
+    return np.fromiter(values, dtype=np.int64, count=n)
+
+
+def _col(items: list[Any], attr: str, dtype: Any = np.int64) -> np.ndarray:
+    """One attribute of every item as a numpy column (attrgetter keeps the loop in C)."""
+    return np.fromiter(map(attrgetter(attr), items), dtype=dtype, count=len(items))
+
+
+def _ids(evs: list[KinetoEvent], attr: str) -> np.ndarray:
+    """pid/tid column: ints, with -1 where a trace wrote a string label instead."""
+    try:
+        return _col(evs, attr)
+    except (TypeError, ValueError):
+        return _ints((formats.int_label(getattr(e, attr)) for e in evs), len(evs))
+
+
+def _categorical(values: Iterable[str], n: int) -> pd.Categorical:
+    """Categorical column from repeated strings, coded through one dict pass in C."""
+    seen: dict[str, int] = {}
+    first = np.fromiter(map(seen.setdefault, values, itertools.count()), np.int64, count=n)
+    # each name's code is the position where it first appeared; make them dense
+    codes = np.searchsorted(np.fromiter(seen.values(), np.int64, count=len(seen)), first)
+    return pd.Categorical.from_codes(codes.astype(np.int32),
+                                     categories=pd.Index(list(seen), dtype=object))
+
+
+def _json_column(args: list[KinetoArgs], attr: str, rows: np.ndarray, n: int) -> pd.Categorical:
+    """A categorical of the raw JSON text of one args field ("" where absent), decoded once per
+    distinct value: shapes and dtypes repeat across thousands of op calls."""
+    seen: dict[bytes, int] = {b"": 0}
+    first = np.zeros(n, dtype=np.int64)
+    first[rows] = np.fromiter(map(seen.setdefault, map(bytes, map(attrgetter(attr), args)),
+                                  itertools.count(1)), np.int64, count=len(rows))
+    codes = np.searchsorted(np.fromiter(seen.values(), np.int64, count=len(seen)), first)
+    texts = pd.Index([raw.decode() for raw in seen], dtype=object)
+    return pd.Categorical.from_codes(codes.astype(np.int32), categories=texts)
+
+
+def _pick(items: list[Any], idx: np.ndarray) -> list[Any]:
+    """items[i] for i in idx, in C."""
+    if len(idx) == 0:
+        return []
+    if len(idx) == 1:
+        return [items[int(idx[0])]]
+    return list(itemgetter(*idx.tolist())(items))
+
+
+def _sparse(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
+    """A column that only some rows carry: their values at idx, -1 elsewhere."""
+    col = np.full(n, -1, dtype=np.int64)
+    try:
+        col[idx] = _col(items, attr)
+    except (TypeError, ValueError):  # a string id ("0x1f", "stream 7") somewhere
+        col[idx] = _ints((formats.int_label(getattr(i, attr)) for i in items), len(items))
+    return col
+
+
+def memory_events(mems: list[KinetoEvent]) -> pd.DataFrame:
+    """The allocator instants as their own small table (columns `MEMORY_COLUMNS`)."""
+    args = [e.args or NO_ARGS for e in mems]
+    on_gpu = _col(args, "device_type") == MEMORY_DEVICE_TYPE_CUDA
+    return pd.DataFrame({
+        "ts_us": _col(mems, "ts", np.float64),
+        "device": np.where(on_gpu, _col(args, "device_id"), -1),
+        "bytes": _col(args, "mem_bytes"), "total_allocated": _col(args, "total_allocated"),
+    }, columns=list(MEMORY_COLUMNS))
+
+
+def valid_columns(rows: list[KinetoEvent], drops: Drops
+                   ) -> tuple[list[KinetoEvent], np.ndarray, np.ndarray, np.ndarray]:
+    """The rows with valid times and their category code, ts and dur columns (numpy checks)."""
+    code = np.fromiter(map(_CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8,
+                       count=len(rows))
+    ts, dur = _col(rows, "ts", np.float64), _col(rows, "dur", np.float64)
+    ok = valid_times(ts, dur, np.isin(code, _GPU_CODES), drops)
+    if ok.all():
+        return rows, code, ts, dur
+    return _pick(rows, np.flatnonzero(ok)), code[ok], ts[ok], dur[ok]
+
+
+def valid_memory_events(mems: list[KinetoEvent], drops: Drops) -> list[KinetoEvent]:
+    """The allocator instants whose time is valid (the others counted into `drops`)."""
+    no_gpu = np.zeros(len(mems), dtype=bool)
+    return _pick(mems, np.flatnonzero(valid_times(_col(mems, "ts", np.float64), None, no_gpu,
+                                                  drops)))
+
+
+def n_gpu_rows(code: np.ndarray) -> int:
+    """How many rows of these category codes are GPU activity."""
+    return int(np.isin(code, _GPU_CODES).sum())
+
+
+def build_table(rows: list[KinetoEvent], code: np.ndarray, ts: np.ndarray,
+                dur: np.ndarray) -> pd.DataFrame:
+    """Columns of the event table, one C-level pass per column over the rows that carry it.
+
+    `code`, `ts`, `dur`: the category code, start and duration columns, already validated.
+    """
+    n = len(rows)
+    args = [e.args or NO_ARGS for e in rows]
+    cats = pd.Categorical.from_codes(cast("npt.NDArray[np.integer[Any]]", code),
+                                     categories=pd.Index(ALL_CATEGORIES))
+
+    def rows_of(*names: str) -> np.ndarray:
+        return np.flatnonzero(np.isin(code, [_CAT_CODE[c] for c in names]))
+
+    gpu, ops = rows_of(*GPU_CATEGORIES), rows_of("cpu_op")
+    linked = rows_of(*GPU_CATEGORIES, "cuda_runtime", "cuda_driver")
+    gpu_args, op_args = _pick(args, gpu), _pick(args, ops)
+    df = pd.DataFrame({
+        "cat": cats, "name": _categorical(map(attrgetter("name"), rows), n),
+        "ts_us": ts, "dur_us": dur, "pid": _ids(rows, "pid"), "tid": _ids(rows, "tid"),
+        "device": _sparse(n, gpu, gpu_args, "device"),
+        "stream": _sparse(n, gpu, gpu_args, "stream"),
+        "correlation": _sparse(n, linked, _pick(args, linked), "correlation"),
+        "external_id": np.maximum(_col(args, "external_id"), _col(args, "external_id_old")),
+        "bytes": _sparse(n, gpu, gpu_args, "nbytes"),
+        # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
+        "input_dims": _json_column(op_args, "input_dims", ops, n),
+        "input_types": _json_column(op_args, "input_type", ops, n),
+        "end_us": ts + dur,
+    })
+    return order_table(df)
+
+
+def order_table(df: pd.DataFrame) -> pd.DataFrame:
+    """By category, then time: `Trace.of()` then slices instead of copying."""
+    order = np.lexsort((df["ts_us"].to_numpy(), np.asarray(df["cat"].cat.codes)))
+    return df.take(order).reset_index(drop=True)
