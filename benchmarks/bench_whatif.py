@@ -159,7 +159,8 @@ def one(name: str, keep: str | None = None) -> dict:
             adjacent = _timed(fw.step) if fw else []
             tried: list[float] = []
             for _ in range(TRY_ROUNDS):
-                (t,) = run_tries(w.step, ns, [auto], warmup=WARMUP, steps=STEPS)
+                (t,) = run_tries(w.step, ns, [auto], warmup=WARMUP, steps=STEPS,
+                                 control=False).tries
                 tried += t.get("step_ms") or []
                 adjacent += _timed(fw.step) if fw else []
             out["try"] = {"fix": auto, "median_ms": statistics.median(tried) if tried else None,

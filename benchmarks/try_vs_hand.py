@@ -88,9 +88,11 @@ def main() -> int:
         ways["hand"].append(_block(hand.step))
         with _flags(fix, ns, w.step) as fixed:
             ways["flags"].append(_block(fixed))
-        (t,) = run_tries(w.step, ns, [fix], warmup=WARMUP, steps=STEPS)
+        (t,) = run_tries(w.step, ns, [fix], warmup=WARMUP, steps=STEPS,
+                         control=False).tries
         ways["try"].append(t.get("step_ms") or [float("nan")])
-        (t,) = run_tries(w.step, ns, [fix], warmup=WARMUP, steps=STEPS, sampler=_NoSampler)
+        (t,) = run_tries(w.step, ns, [fix], warmup=WARMUP, steps=STEPS, sampler=_NoSampler,
+                         control=False).tries
         ways["try-nos"].append(t.get("step_ms") or [float("nan")])
         print(f"round {r}: " + ", ".join(f"{k} {statistics.median(v[-1]):.2f}"
                                          for k, v in ways.items()), flush=True)

@@ -1,4 +1,4 @@
-"""Judge the fixes `--try` measured: change against the baseline, beside the predicted gain.
+"""Judge the fixes `--try` measured: change against the control, beside the predicted gain.
 
 The measurement (tries/notebook.py) hands raw step times; here each try gets the same
 statistics as `compare` (median change, 95 % bootstrap interval, Mann-Whitney, `unreliable`
@@ -28,6 +28,13 @@ def _gain(value: object) -> float | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _rounds(control: TryMeta | None, t: TryMeta) -> tuple[list[float], list[float]] | None:
+    """The control's and the try's round medians, paired, when both were measured in rounds."""
+    if control is None or not control.get("round_ms") or not t.get("round_ms"):
+        return None
+    return control["round_ms"], t["round_ms"]
+
+
 def judge_tries(raw: Sequence[TryMeta], baseline_ms: list[float],
                 baseline_conditions: PhaseConditionsMeta | None,
                 findings: Sequence[Mapping[str, object]],
@@ -35,7 +42,8 @@ def judge_tries(raw: Sequence[TryMeta], baseline_ms: list[float],
     """Each try with `change`, `measured_gain_pct` and `predicted_gain_pct`; best first. With a
     `control` (the script re-run unchanged, in a process like the tries'), each try is
     measured against it, pair to pair: the run's own baseline ran with the capture installed
-    and at another time, so a difference from it can be the rerun's, not the fix's.
+    and at another time, so a difference from it can be the rerun's, not the fix's; where
+    both were measured in interleaved rounds (the notebook's), the rounds must agree too.
 
     `raw` and `control`: the tries as tries/ wrote them; `findings`: the summary's."""
     predicted = {f.get("category"): f.get("expected_gain_pct") for f in findings}
@@ -53,7 +61,8 @@ def judge_tries(raw: Sequence[TryMeta], baseline_ms: list[float],
             t["reference"] = CONTROL
         if not t.get("error") and t.get("step_ms"):
             ch = step_change(reference, t["step_ms"],
-                             conditions=(conditions, t.get("conditions")))
+                             conditions=(conditions, t.get("conditions")),
+                             rounds=_rounds(control if paired else None, t))
             t["change"] = ch
             before, after = ch["median_before_ms"], ch["median_after_ms"]
             t["measured_gain_pct"] = (100.0 * (1 - after / before)

@@ -6,7 +6,12 @@ Step-time change: the median difference (after - before) with a percentile-boots
 interval (resampling each run's steps independently, fixed seed so answers are reproducible)
 and a two-sided Mann-Whitney U test (normal approximation with tie correction). The change is
 ``significant`` only when the interval excludes zero, the test agrees (p < ALPHA) and the change
-is at least MIN_EFFECT_PCT of the before median; otherwise it is ``noise``. When the two sides
+is at least MIN_EFFECT_PCT of the before median; otherwise it is ``noise``. When both sides
+were measured in interleaved rounds (a notebook's tries: control, fix, control, fix...), the
+rounds must agree too: a sign test over the rounds' paired medians below ROUNDS_ALPHA. Steps
+within a block are not independent draws (a host that changes speed moves a whole block), so
+the step-level tests alone read a no-op fix "significant" in 7 of 10 A/A rounds on a shared
+CPU (docs/benchmarks.md, section 16). When the two sides
 ran under different GPU conditions (`conditions.condition_changes`) it is ``unreliable``, never
 ``significant``.
 """
@@ -27,6 +32,7 @@ CONFIDENCE = 0.95
 N_BOOTSTRAP = 4000
 MIN_EFFECT_PCT = 1.0  # smaller changes are within run-to-run drift of a GPU, whatever the test says
 MIN_SAMPLES = 3
+ROUNDS_ALPHA = 0.01  # the A/A target: at most 1 no-op try in 100 reads significant
 TOP_DELTAS = 10
 SEED = 0
 
@@ -142,11 +148,26 @@ def bootstrap_median_diff_ci(
     return float(lo), float(hi)
 
 
+def rounds_sign_p(before: Sequence[float], after: Sequence[float]) -> tuple[float, int]:
+    """Two-sided sign-test p of paired round medians, and the majority's direction (-1 after
+    faster, +1 slower, 0 a tie); tied rounds are left out."""
+    diffs = [b - a for a, b in zip(before, after, strict=False) if b != a]
+    n, faster = len(diffs), sum(d < 0 for d in diffs)
+    if n == 0:
+        return 1.0, 0
+    k = min(faster, n - faster)
+    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+    return p, (-1 if faster > n - faster else 1 if faster < n - faster else 0)
+
+
 def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
-                conditions: tuple[object, object] | None = None) -> StepChangeMeta:
+                conditions: tuple[object, object] | None = None,
+                rounds: tuple[Sequence[float], Sequence[float]] | None = None
+                ) -> StepChangeMeta:
     """Median change of step time (after vs before) with its interval, p-value and verdict.
 
-    `conditions`: the GPU conditions (before, after) each side ran under, when recorded.
+    `conditions`: the GPU conditions (before, after) each side ran under, when recorded;
+    `rounds`: each side's round medians, paired by round, when measured interleaved.
     """
     a, b = _clean(before_ms), _clean(after_ms)
     med_a = float(np.median(a)) if len(a) else None
@@ -170,6 +191,10 @@ def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
     excludes_zero = lo > 0 or hi < 0
     significant = bool(excludes_zero and p < ALPHA and pct is not None
                        and abs(pct) >= MIN_EFFECT_PCT and not out["unreliable_reasons"])
+    if rounds is not None:
+        rounds_p, majority = rounds_sign_p(*rounds)
+        out["rounds_p_value"] = rounds_p
+        significant = significant and rounds_p < ROUNDS_ALPHA and majority == np.sign(delta)
     out.update({
         "delta_ms": delta, "delta_pct": pct, "ci_low_ms": lo, "ci_high_ms": hi,
         "ci_low_pct": 100.0 * lo / med_a if med_a else None,

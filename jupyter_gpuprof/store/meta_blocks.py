@@ -154,6 +154,7 @@ class StepChangeMeta(TypedDict, total=False):
     ci_low_pct: float | None
     ci_high_pct: float | None
     p_value: float | None
+    rounds_p_value: float | None  # the sign test over interleaved rounds, when there were any
     confidence: float
     verdict: str  # significant | noise | unreliable | insufficient data
     significant: bool
@@ -171,6 +172,7 @@ class TryMeta(TypedDict, total=False):
     source: str | None  # "script" for `run --try`; the notebook's tries leave it out
     applied: list[str]  # what the fix changed
     step_ms: list[float]
+    round_ms: list[float]  # the median of each interleaved round (a notebook's tries)
     warmup_ms: list[float]
     timing: str | None
     n: int | None

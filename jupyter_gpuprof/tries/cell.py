@@ -1,9 +1,10 @@
 """The `--try` part of `%%gpuprofile`: after the report, try the fixes on the cell's step.
 
 Kept out of magics.py so the magic stays parsing and delegation: this runs the tries
-(tries/notebook.py), judges them against the baseline (advice/tries.py), stores them in
-the run's meta and prints them under the report. `record_tries` and `next_step_line` serve
-`jupyter gpuprof run --try` too (tries/script.py), so both store and rank alike.
+(tries/notebook.py), judges them against their control, the cell's step again without a
+fix (advice/tries.py), stores them in the run's meta and prints them under the report.
+`record_tries` and `next_step_line` serve `jupyter gpuprof run --try` too (tries/script.py),
+so both store and rank alike.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryMeta
               f"code; name them: --try {fixes_help()}")
         return []
     ns = shell.user_ns
-    raw = run_tries(lambda: exec(code, ns), ns, fixes, warmup=args.warmup, steps=args.steps)
-    tries = record_tries(run, summary, raw)
+    control, raw = run_tries(lambda: exec(code, ns), ns, fixes, warmup=args.warmup,
+                             steps=args.steps)
+    tries = record_tries(run, summary, raw, control)
     print("\n".join(try_lines(cast("list[TryDoc]", tries))))  # the summary's tries, judged
     if (line := next_step_line(findings, tries)) is not None:
         print(line)
@@ -49,8 +51,9 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryMeta
 
 def record_tries(run: Run, summary: Mapping[str, object], raw: list[TryMeta],
                  control: TryMeta | None = None) -> list[TryMeta]:
-    """Judge measured tries against the run's baseline (and a script's control re-run); keep
-    them in its meta and summary. `summary`: the report's summary JSON (report.run_summary)."""
+    """Judge measured tries against the control (the step or command again, no fix; the run's
+    baseline when it failed); keep them in its meta and summary. `summary`: the report's
+    summary JSON (report.run_summary)."""
     from ..advice.tries import judge_tries
 
     findings = summary.get("findings")

@@ -4,8 +4,10 @@ Each try starts from the same state as the baseline ended in and leaves nothing 
 module parameters and buffers, gradients, optimizer state, RNG states, the backend flags it
 flips and the names it rebinds in the namespace are copied before and restored after, also
 when the try raises (the error is reported, not raised). Steps are timed exactly like the
-baseline (`driver.default_clock`, warm-up excluded), and each try is compared with the
-baseline by the same statistics as `compare` (median change, 95 % interval, Mann-Whitney).
+baseline (`driver.default_clock`, warm-up excluded). Before the fixes, the control (the cell's
+step again, no fix, from the same state) is measured the same way, and each try is compared
+with it by the same statistics as `compare` (median change, 95 % interval, Mann-Whitney), as a
+script's tries are with the command re-run: the baseline ran under the capture, earlier.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
+import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict, cast
 
 from ..advice.fix_table import FIX_NAMES, TRIES_OF
+from ..advice.tries import CONTROL
 from ..capture import options
 from ..capture.conditions import ConditionSampler
 from ..capture.driver import default_clock
@@ -33,6 +38,9 @@ if TYPE_CHECKING:
 
 #: steps whose loss is compared with the original's, from the same starting state
 LOSS_STEPS = 3
+#: interleaved rounds of the control and the tries: a fix that wins all 8 has a sign-test p
+#: of 2/256, under `analysis.compare.ROUNDS_ALPHA`; fewer than 8 steps can never be judged
+ROUNDS = 8
 LOSS_NAMES = ("loss", "l", "train_loss")
 
 
@@ -143,6 +151,25 @@ def applied(fix: str, ns: dict[str, object], step: Callable[[], object],
         yield fixed
 
 
+#: how a fix is applied to the step: `applied`, or a benchmark's own (an A/A's no-op fix)
+Applier = Callable[[str, dict[str, object], Callable[[], object], bool],
+                   AbstractContextManager[Callable[[], object]]]
+
+
+@contextlib.contextmanager
+def _unchanged(fix: str, ns: dict[str, object], step: Callable[[], object],
+               cuda: bool) -> Iterator[Callable[[], object]]:
+    """The control's "fix": the step as it is."""
+    yield step
+
+
+class Measured(NamedTuple):
+    """The control (the step again, no fix; None when not asked for) and each fix's try."""
+
+    control: TryMeta | None
+    tries: list[TryMeta]
+
+
 def _loss(ns: Mapping[str, object]) -> float | None:
     """The step's scalar loss, read from the namespace after it ran (None if not found)."""
     for k in LOSS_NAMES:
@@ -193,32 +220,74 @@ def _peak_memory(cuda: bool) -> int | None:
     return int(torch_module().cuda.max_memory_allocated()) if cuda else None
 
 
+def round_sizes(steps: int, rounds: int = ROUNDS) -> list[int]:
+    """The timed steps of each round: `steps` split as evenly as possible, one at least."""
+    n = max(1, min(rounds, steps))
+    return [steps // n + (1 if i < steps % n else 0) for i in range(n)]
+
+
 def run_tries(step: Callable[[], object], ns: dict[str, object], fixes: list[str],
               warmup: int = options.WARMUP, steps: int = options.STEPS,
-              sampler: Callable[[], ConditionSampler] = ConditionSampler) -> list[TryMeta]:
-    """Each fix applied to the live step and measured; raw results (judged by advice.tries)."""
+              sampler: Callable[[], ConditionSampler] = ConditionSampler,
+              control: bool = True, apply: Applier = applied) -> Measured:
+    """The control (with `control`) and each fix applied to the live step, measured alike from
+    the same state in interleaved rounds (control, fix 1, fix 2, control, ...: a host that
+    changes speed between blocks moves every side alike); raw results (judged by
+    advice.tries)."""
     torch = torch_module()
     cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     state = KernelState.capture(ns)
-    results: list[TryMeta] = []
+    names = [CONTROL, *fixes] if control else list(fixes)
+    blocks: list[list[TryMeta]] = [[] for _ in names]
     try:
         original = _losses(step, ns, LOSS_STEPS)
         state.restore()
-        for fix in fixes:
-            out: TryMeta = {"fix": fix}
-            try:
-                with applied(fix, ns, step, cuda) as fixed:
-                    state.restore_values()  # a probing step may have run: start where all do
-                    _measure(fixed, ns, original, warmup, steps, cuda, sampler, out)
-            except Exception as e:  # noqa: BLE001 - a failed try is a result, not a crash
-                first = (first_line(str(e)) or "")[:300]
-                out["error"] = f"{type(e).__name__}: {first}"
-            finally:
-                state.restore()
-            results.append(out)
+        for r, size in enumerate(round_sizes(steps)):
+            # the first round warms each fix up; later ones start with its loss steps
+            how = (warmup if r == 0 else LOSS_STEPS, size, cuda)
+            for name, done in zip(names, blocks, strict=True):
+                if done and done[0].get("error"):
+                    continue  # a failed fix is not tried again
+                fix_applier = _unchanged if control and name == CONTROL else apply
+                done.append(_one_try(name, fix_applier, step, ns, state, original, how,
+                                     sampler))
     finally:
         state.restore()
-    return results
+    merged = [_merged(done) for done in blocks]
+    return Measured(merged[0], merged[1:]) if control else Measured(None, merged)
+
+
+def _merged(rounds: list[TryMeta]) -> TryMeta:
+    """One fix's rounds as one try: all step times, each round's median, the first round's
+    losses and conditions, the highest peak memory; its first error if a round failed."""
+    failed = next((r for r in rounds if r.get("error")), None)
+    if failed is not None:
+        return {"fix": failed["fix"], "error": failed["error"]}
+    out = cast(TryMeta, dict(rounds[0]))  # the first round's record, then the whole try's
+    out["step_ms"] = [ms for r in rounds for ms in r.get("step_ms") or []]
+    out["round_ms"] = [statistics.median(r["step_ms"]) for r in rounds if r.get("step_ms")]
+    peaks = [p for r in rounds if (p := r.get("peak_memory_bytes")) is not None]
+    out["peak_memory_bytes"] = max(peaks) if peaks else None
+    add_headline(out, out["step_ms"])
+    return out
+
+
+def _one_try(fix: str, apply: Applier, step: Callable[[], object], ns: dict[str, object],
+             state: KernelState, original: list[float], how: tuple[int, int, bool],
+             sampler: Callable[[], ConditionSampler]) -> TryMeta:
+    """One fix applied and measured from the saved state, which is put back after it."""
+    warmup, steps, cuda = how
+    out: TryMeta = {"fix": fix}
+    try:
+        with apply(fix, ns, step, cuda) as fixed:
+            state.restore_values()  # a probing step may have run: start where all do
+            _measure(fixed, ns, original, warmup, steps, cuda, sampler, out)
+    except Exception as e:  # noqa: BLE001 - a failed try is a result, not a crash
+        first = (first_line(str(e)) or "")[:300]
+        out["error"] = f"{type(e).__name__}: {first}"
+    finally:
+        state.restore()
+    return out
 
 
 def _measure(fixed: Callable[[], object], ns: Mapping[str, object], original: list[float],

@@ -15,6 +15,7 @@ from jupyter_gpuprof.analysis.compare import (
     bootstrap_median_diff_ci,
     compare_summaries,
     mann_whitney_p,
+    rounds_sign_p,
     step_change,
     table_deltas,
 )
@@ -76,6 +77,46 @@ def test_same_distribution_is_noise_nearly_always() -> None:
     hits = sum(step_change(rng.normal(46, 0.6, 30), rng.normal(46, 0.6, 30), seed=i)["significant"]
                for i in range(100))
     assert hits <= 2
+
+
+def _blocks(levels: list[float], per: int, rng: np.random.Generator) -> tuple[list, list]:
+    """Step times in blocks of `per` around each block's level (a host whose speed moves
+    between blocks), and each block's median."""
+    steps = [list(rng.normal(level, 0.01 * level, per)) for level in levels]
+    return [x for b in steps for x in b], [float(np.median(b)) for b in steps]
+
+
+def test_a_no_op_measured_in_rounds_is_noise_when_the_host_moves_between_blocks() -> None:
+    """A/A on a shared host: the same step, control and try interleaved in 8 rounds, the
+    host's speed moving from block to block. Pooled, the step-level tests see two tight,
+    shifted samples and call it significant; the rounds disagree, so it is noise."""
+    rng = np.random.default_rng(3)
+    control, control_rounds = _blocks([10, 10, 10, 12, 10, 10, 12, 10], 4, rng)
+    tried, tried_rounds = _blocks([12, 12, 10, 12, 12, 12, 10, 12], 4, rng)
+    assert step_change(control, tried)["significant"]  # the rule without rounds
+    ch = step_change(control, tried, rounds=(control_rounds, tried_rounds))
+    assert not ch["significant"] and ch["verdict"] == "noise"
+    assert ch["rounds_p_value"] == pytest.approx(rounds_sign_p(control_rounds, tried_rounds)[0])
+
+
+def test_a_fix_that_wins_every_round_is_significant_whatever_the_host_did() -> None:
+    rng = np.random.default_rng(4)
+    levels = [10, 12, 10, 15, 11, 10, 13, 10]
+    control, control_rounds = _blocks(levels, 4, rng)
+    tried, tried_rounds = _blocks([0.8 * x for x in levels], 4, rng)
+    ch = step_change(control, tried, rounds=(control_rounds, tried_rounds))
+    assert ch["significant"] and ch["direction"] == "faster"
+    assert ch["rounds_p_value"] == pytest.approx(2 / 2**8)
+    # seven rounds of eight are not enough at the 1 % level (p = 18/256)
+    assert not step_change(control, tried, rounds=(control_rounds, tried_rounds[:7] + [
+        control_rounds[7] + 1]))["significant"]
+
+
+def test_the_sign_test_counts_rounds_each_way() -> None:
+    assert rounds_sign_p([1, 1, 1], [2, 2, 2]) == (0.25, 1)
+    assert rounds_sign_p([2] * 8, [1] * 8) == (2 / 256, -1)
+    assert rounds_sign_p([1, 2], [2, 1]) == (1.0, 0)
+    assert rounds_sign_p([1, 1], [1, 1]) == (1.0, 0)
 
 
 def test_too_few_steps_is_insufficient() -> None:

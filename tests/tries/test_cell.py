@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 import torch
 from IPython.terminal.interactiveshell import TerminalInteractiveShell
@@ -44,6 +46,10 @@ def test_try_measures_fixes_after_the_report(ip, tmp_path, capsys):
     (run,) = RunStore(tmp_path).list()
     tries = {t["fix"]: t for t in run.meta.tries}
     assert len(tries["amp"]["step_ms"]) == 6 and "change" in tries["amp"]
+    # judged against the cell's step run again without a fix, not the capture's baseline
+    assert tries["amp"]["reference"] == "none"
+    baseline = statistics.median(run.meta.baseline["step_ms"])
+    assert tries["amp"]["change"]["median_before_ms"] != baseline
     assert run.read_summary()["tries"][0]["fix"] == "amp"
     assert not torch.is_autocast_cpu_enabled()  # nothing of the try is left switched on
 

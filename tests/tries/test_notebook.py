@@ -1,6 +1,8 @@
 """`--try` leaves the kernel as it found it, reports failing tries, and judges the rest."""
 
+import contextlib
 import random
+import statistics
 
 import numpy as np
 import pytest
@@ -9,7 +11,7 @@ import torch
 from jupyter_gpuprof.advice.tries import judge_tries, rerank_findings
 from jupyter_gpuprof.tries import notebook as try_fixes
 from jupyter_gpuprof.tries.appliers.compile import called_modules
-from jupyter_gpuprof.tries.notebook import KernelState, parse_fixes, run_tries
+from jupyter_gpuprof.tries.notebook import KernelState, parse_fixes, round_sizes, run_tries
 
 STEP = """
 x = torch.randn(16, 8)
@@ -61,7 +63,7 @@ def test_trying_fixes_leaves_parameters_optimizer_and_rng_as_they_were():
     ns, step = _kernel()
     model, opt = ns["model"], ns["opt"]
     before = _snapshot(ns)
-    results = run_tries(step, ns, ["amp", "tf32", "loader"], warmup=2, steps=4)
+    control, results = run_tries(step, ns, ["amp", "tf32", "loader"], warmup=2, steps=4)
     _same(before, _snapshot(ns))
     assert ns["model"] is model and ns["opt"] is opt
     by = {r["fix"]: r for r in results}
@@ -71,6 +73,62 @@ def test_trying_fixes_leaves_parameters_optimizer_and_rng_as_they_were():
     # bf16 autocast changes the first steps' loss a little, measurably
     assert by["amp"]["loss_rel_diff"] is not None and 0 < by["amp"]["loss_rel_diff"] < 0.2
     assert by["tf32"]["loss_rel_diff"] == 0.0  # a CPU ignores the TF32 flag
+
+
+def test_the_control_is_the_step_again_from_the_same_state_and_leaves_nothing_behind():
+    """The notebook's control, like a script's: the cell's step with no fix, measured first,
+    with the tries' warm-up and step count, from the state every try starts from (its first
+    losses are the original's, exactly), and the kernel is left as it was."""
+    ns, step = _kernel()
+    before = _snapshot(ns)
+    control, (tried,) = run_tries(step, ns, ["tf32"], warmup=2, steps=5)
+    _same(before, _snapshot(ns))
+    assert control["fix"] == "none" and len(control["step_ms"]) == 5 == len(tried["step_ms"])
+    assert control["loss_fixed"] == control["loss_original"] and control["loss_rel_diff"] == 0
+    # without it, nothing but the fixes is measured
+    assert run_tries(step, ns, ["tf32"], warmup=1, steps=2, control=False).control is None
+
+
+def test_a_fix_applied_by_another_applier_is_measured_like_any_try():
+    """An A/A benchmark's no-op fix goes through the same measuring (benchmarks/bench_aa.py)."""
+    ns, step = _kernel()
+    seen = []
+
+    @contextlib.contextmanager
+    def noop(fix, ns_, step_, cuda):
+        seen.append(fix)
+        yield step_
+
+    control, tries = run_tries(step, ns, ["noop", "other"], warmup=1, steps=3, apply=noop)
+    assert seen == ["noop", "other"] * 3 and [t["fix"] for t in tries] == ["noop", "other"]
+    assert all(t["loss_fixed"] == control["loss_fixed"] for t in tries)
+
+
+def test_the_control_and_the_tries_are_measured_in_interleaved_rounds(monkeypatch):
+    """Control, fix, control, fix...: a host that changes speed between blocks moves both
+    sides alike, and each round's median is kept for the judge's sign test."""
+    ns, step = _kernel()
+    order = []
+    measure = try_fixes._measure
+
+    def spy(fixed, ns_, original, warmup, steps, *rest):
+        order.append((ns_.get("_which"), warmup, steps))
+        measure(fixed, ns_, original, warmup, steps, *rest)
+
+    @contextlib.contextmanager
+    def marked(fix, ns_, step_, cuda):
+        ns_["_which"] = fix
+        yield step_
+
+    monkeypatch.setattr(try_fixes, "_measure", spy)
+    monkeypatch.setattr(try_fixes, "_unchanged", marked)
+    control, (tried,) = run_tries(step, ns, ["tf32"], warmup=5, steps=30, apply=marked)
+    assert round_sizes(30) == [4, 4, 4, 4, 4, 4, 3, 3] and round_sizes(5) == [1] * 5
+    assert [w for w, _, _ in order] == ["none", "tf32"] * 8
+    assert [(n, w) for _, w, n in order[:4]] == [(4, 5), (4, 5), (4, 3), (4, 3)]
+    for t in (control, tried):
+        assert len(t["step_ms"]) == t["n"] == 30 and len(t["round_ms"]) == 8
+        assert t["round_ms"][0] == statistics.median(t["step_ms"][:4])
 
 
 def test_without_restoring_the_state_the_test_would_see_the_change(monkeypatch):
@@ -94,8 +152,9 @@ def test_a_raising_try_is_reported_and_the_state_restored(monkeypatch):
         raise RuntimeError("compiler crashed\nlong trace")
 
     monkeypatch.setattr(try_fixes, "_measure", flaky)
-    (result,) = run_tries(step, ns, ["amp"])
+    control, (result,) = run_tries(step, ns, ["amp"])
     assert result == {"fix": "amp", "error": "RuntimeError: compiler crashed"}
+    assert control == {"fix": "none", "error": "RuntimeError: compiler crashed"}
     _same(before, _snapshot(ns))
 
 
@@ -150,3 +209,18 @@ def test_a_script_try_is_measured_against_the_script_rerun_unchanged():
     # a control that failed leaves the baseline as the reference
     broken = {"fix": "none", "error": "RuntimeError: boom"}
     assert judge_tries(raw, base, None, [], broken)[0]["measured_gain_pct"] == pytest.approx(40.0)
+
+
+def test_a_notebook_try_is_judged_by_its_rounds_against_the_control():
+    """Pooled, the try's steps read 20 % slower than the control's; round by round it was
+    slower in 5 of 8 only (the host slowed during some of its blocks): noise, not a result."""
+    control = {"fix": "none", "step_ms": [10.0, 10.1, 9.9, 10.05] * 8,
+               "round_ms": [10.0] * 8}
+    slower = {"fix": "tf32", "step_ms": [12.0, 12.1, 11.9, 12.05] * 8,
+              "round_ms": [12.0, 12.0, 12.0, 12.0, 12.0, 9.0, 9.0, 9.0]}
+    (alone,) = judge_tries([{**slower, "round_ms": []}], [], None, [], control)
+    assert alone["change"]["significant"]  # the steps alone
+    (t,) = judge_tries([slower], [], None, [], control)
+    assert not t["change"]["significant"] and t["change"]["rounds_p_value"] > 0.3
+    (won,) = judge_tries([{**slower, "round_ms": [12.0] * 8}], [], None, [], control)
+    assert won["change"]["significant"] and won["change"]["rounds_p_value"] == 2 / 256
