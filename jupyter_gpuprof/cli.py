@@ -83,6 +83,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibration(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from .report.calibration import record_table
+    from .store import RunStore
+    from .views.summary_doc import CalibrationDoc
+    from .views.whatif_text import record_table as table_text
+
+    root = RunStore(args.runs_root).root
+    rows: list[CalibrationDoc] = msgspec.to_builtins(record_table(root))
+    if args.json:
+        print(json.dumps(rows))
+    elif rows:
+        print(table_text(rows))
+    else:
+        print(f"no tries recorded in {root} yet: `%%gpuprofile --try` and "
+              "`jupyter gpuprof run --try` add theirs")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from .report import analyze_path
     from .views.export import write_export
@@ -193,6 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", required=True, metavar="OUT.html", help="the HTML file to write")
     p.add_argument("--runs-root", default=None, help="runs folder for run ids")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("calibration", help="how far the predictions of each fix were from "
+                       "what its tries measured, per GPU (the runs folder's record)")
+    p.add_argument("--runs-root", default=None,
+                   help="runs folder (default $JUPYTER_GPUPROF_RUNS or ./.gpuprof/runs)")
+    p.add_argument("--json", action="store_true", help="print the table as JSON rows")
+    p.set_defaults(func=cmd_calibration)
 
     p = sub.add_parser(
         "run", help="run a script unmodified, profiling its training steps (optimizer.step())"

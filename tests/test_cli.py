@@ -234,3 +234,32 @@ def test_run_torchrun_writes_one_trace_per_rank(tmp_path):
     m = run.meta  # merged by the CLI: rank 0's timings, the job's world size
     assert m.status == "complete", m.error
     assert m.world_size == 2 and len(m.baseline["step_ms"]) == 4
+
+
+def test_calibration_prints_the_record_table_and_json(tmp_path, capsys):
+    from jupyter_gpuprof.store.calibration import append_entries
+
+    assert main(["calibration", "--runs-root", str(tmp_path)]) == 0
+    assert "no tries recorded" in capsys.readouterr().out
+    base = {"category": "memory", "workload": "w", "conditions": None, "error": None,
+            "run_id": "r", "source": "script", "created": "t", "significant": True}
+    append_entries(tmp_path, [
+        {**base, "fix": "compile", "gpu_name": "NVIDIA H200", "predicted_gain_pct": 20.0,
+         "measured_gain_pct": 14.0},
+        {**base, "fix": "compile", "gpu_name": "NVIDIA H200", "predicted_gain_pct": 10.0,
+         "measured_gain_pct": 24.0},
+        {**base, "fix": "graphs", "category": "launch", "gpu_name": None,
+         "predicted_gain_pct": 5.0, "measured_gain_pct": None, "significant": None,
+         "error": "RecursionError"}])
+    assert main(["calibration", "--runs-root", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["fix", "GPU", "tries", "signif.", "crashed", "mean", "|err|",
+                                "worst", "bias"]
+    assert lines[2].split() == ["compile", "NVIDIA", "H200", "2", "2", "0", "10.0", "14.0",
+                                "-4.0"]
+    assert lines[3].split() == ["graphs", "no", "GPU", "1", "0", "1", "-", "-", "-"]
+    assert main(["calibration", "--runs-root", str(tmp_path), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["fix"], r["gpu_name"], r["n_tries"], r["mean_abs_error_pts"],
+             r["mean_bias_pts"]) for r in rows] == [("compile", "NVIDIA H200", 2, 10.0, -4.0),
+                                                    ("graphs", None, 1, None, None)]

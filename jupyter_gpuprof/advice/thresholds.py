@@ -104,3 +104,13 @@ PREREQUISITE_MARGIN_PCT = 5.0
 STALL_SAVING = 0.9
 #: stalls nothing recorded explains, as a share of the wall time, that the verdict mentions
 UNEXPLAINED_STALL_PCT = 20.0
+
+#: the calibration record corrects a fix's predicted gain only after this many significant
+#: tries of that fix on the same GPU (fewer: the prediction is shown as it is)
+CALIBRATION_MIN_TRIES = 3
+#: the correction moves a prediction by at most this many points of the step, and never
+#: below 0 % or above 100 %
+CALIBRATION_MAX_SHIFT_PTS = 20.0
+#: how many of the run's top kernels (by time per step) name its workload beside its code in
+#: the record's fingerprint (`advice/calibration.py` `workload_fingerprint`)
+FINGERPRINT_KERNELS = 5

@@ -29,6 +29,7 @@ from ..oneline import first_line
 from ..store.layout import folder_traces, is_run_folder, rank_in_name, sibling_meta
 from ..store.run import Run, RunMeta, open_run
 from ..store.runs import RunInProgress
+from .calibration import with_calibration
 from .model import SUMMARY_SCHEMA_VERSION, Summary, Timeline, from_builtins, to_builtins
 from .summarize import summarize
 
@@ -339,7 +340,7 @@ def run_summary(run: Run) -> dict[str, Any]:
     """The run's summary: the cached summary.json when valid, else analysed now (and cached)."""
     cached = cached_summary(run)
     if cached is not None:
-        return cached
+        return with_calibration(str(run.path), run.meta, cached)  # the record moves on
     if run.status == "running":
         raise RunInProgress(f"run {run.id!r} is still being written; no report yet")
     if run.status == "interrupted" and not run.trace_paths():

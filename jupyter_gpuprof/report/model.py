@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from .model_base import Model
-from .model_cost import Conditions, Cost, OneTimeCost, TryResult
+from .model_cost import CalibrationRow, Conditions, Cost, OneTimeCost, TryResult
 from .model_ranks import Distributed, DistributedRank, Imbalance, RankBrief
 from .timeline_model import Timeline as Timeline  # re-exported: summarize and views use it
 
@@ -357,6 +357,9 @@ class Summary(Model, kw_only=True):
     conditions_by_phase: dict[str, Conditions] | None = None
     tries: list[TryResult] | None = None
     one_time: list[OneTimeCost] = msgspec.field(default_factory=list)  # named, not advised on
+    # the runs root's record of earlier tries of the findings' fixes on this GPU (None: a run
+    # outside a runs root, or no try of them recorded); read when the summary is handed out
+    calibration: list[CalibrationRow] | None = None
 
 
 def _plain(value: Any) -> Any:

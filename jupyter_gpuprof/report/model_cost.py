@@ -113,3 +113,21 @@ class TryResult(msgspec.Struct, kw_only=True):
     change: StepChange | None = None
     predicted_gain_pct: float | None = None
     measured_gain_pct: float | None = None
+
+
+class CalibrationRow(msgspec.Struct, kw_only=True):
+    """One fix of the report's findings as the runs root's calibration record has it on this
+    GPU (`advice.calibration.FixRecord`), with this report's prediction for it and, when the
+    record backs one, that prediction corrected (`advice.calibration.corrected_gain`)."""
+
+    fix: str
+    category: str | None = None
+    gpu_name: str | None = None
+    n_tries: int
+    n_significant: int
+    n_errors: int
+    mean_abs_error_pts: float | None = None
+    worst_error_pts: float | None = None
+    mean_bias_pts: float | None = None
+    predicted_gain_pct: float | None = None  # this report's, for the fix's finding
+    corrected_gain_pct: float | None = None  # None: too few significant tries to correct

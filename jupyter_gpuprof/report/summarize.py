@@ -26,6 +26,7 @@ from .basis import (
     sync_cost_ms,
     transfers_per_step,
 )
+from .calibration import run_calibration
 from .model import (
     Basis,
     Comm,
@@ -182,12 +183,13 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
               warnings: list[str]) -> Summary:
     """The typed summary of one analysed run (what `Report.to_json()` encodes)."""
     m = meta
+    findings = [msgspec.convert({**f.to_json(), "try_fixes": _try_fixes(f)}, Finding)
+                for f in advice.findings]
     return Summary(
         source=_source(a, m, path), steps=_steps(a, m, loose_baseline), gpu=_gpu(a),
         verdict=msgspec.convert({**advice.verdict.to_json(),
                                  "label": verdict_label(advice.verdict.category)}, Verdict),
-        findings=[msgspec.convert({**f.to_json(), "try_fixes": _try_fixes(f)}, Finding)
-                  for f in advice.findings],
+        findings=findings,
         ops=rows(sort_for(a.ops, advice.verdict.category), OpRow, OP_ROWS),
         kernels=rows(kernels_per_step(a), KernelRow),
         kernel_kinds=rows(kinds_per_step(a), KernelKindRow, 50),
@@ -206,6 +208,7 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
         warnings=list(warnings),
         **_whatif(a, advice, meta),
         one_time=rows(a.one_time, OneTimeCost, 20),
+        calibration=run_calibration(path, m, msgspec.to_builtins(findings)),
     )
 
 

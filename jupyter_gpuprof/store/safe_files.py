@@ -10,6 +10,7 @@ writer can never recreate a run folder that a DELETE removed meanwhile.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import stat
@@ -210,3 +211,52 @@ def unlink(folder: Path, name: str) -> None:
             os.unlink(leaf, dir_fd=dfd)
     except FileNotFoundError:
         pass
+
+
+def _root_leaf(root: Path, name: str, flags: int) -> int:
+    """``root/name`` opened no-follow (``root`` itself, the runs root, is trusted)."""
+    if "/" in name or name in ("", ".", ".."):
+        raise ValueError(f"not a file name inside the runs root: {name!r}")
+    dfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fd = os.open(name, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666,
+                         dir_fd=dfd)
+        except OSError as e:
+            if _is_link(dfd, name):
+                raise _refuse(root / name, "a symlink") from None
+            raise e from None
+    finally:
+        os.close(dfd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _refuse(root / name, "not a regular file")
+    return fd
+
+
+def append_locked(root: Path, name: str, data: bytes) -> None:
+    """Append ``data`` (whole lines) to ``root/name`` under an exclusive lock, so appends of
+    two processes never interleave; a torn last line (a writer killed mid-write) is ended
+    first, so it stays one bad line and never swallows the next record."""
+    fd = _root_leaf(root, name, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def read_root_file(root: Path, name: str) -> bytes | None:
+    """The bytes of ``root/name`` (None when absent), read no-follow under a shared lock."""
+    try:
+        fd = _root_leaf(root, name, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_SH)
+        return f.read()

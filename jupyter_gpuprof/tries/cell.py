@@ -62,8 +62,33 @@ def record_tries(run: Run, summary: Mapping[str, object], raw: list[TryMeta],
                         findings if isinstance(findings, list) else [], control)
     run.meta.tries = tries
     run.write_meta()
+    append_to_record(run, summary, tries)
     run.write_summary({**summary, "tries": tries})  # the cached report shows them too
     return tries
+
+
+def append_to_record(run: Run, summary: Mapping[str, object], tries: list[TryMeta]) -> None:
+    """Append the judged tries to the runs root's calibration record; a record that cannot be
+    written is said on stderr and never fails the tries."""
+    import sys
+    import time
+
+    from ..advice.calibration import entries_of_tries, workload_fingerprint
+    from ..store.calibration import append_entries
+
+    kernels = summary.get("kernels")
+    names = [str(k.get("name")) for k in kernels if isinstance(k, Mapping)] \
+        if isinstance(kernels, list) else []
+    entries = entries_of_tries(
+        tries, gpu_name=run.meta.env.get("gpu_name"),
+        workload=workload_fingerprint(run.meta.code, names), run_id=run.id,
+        source="script" if any(t.get("source") == "script" for t in tries) else "notebook",
+        created=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    try:
+        append_entries(run.path.parent, entries)
+    except OSError as e:
+        print(f"gpuprof: the tries were not added to the calibration record: {e}",
+              file=sys.stderr)
 
 
 def next_step_line(findings: Sequence[Mapping[str, object]],

@@ -225,7 +225,11 @@ def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
         raw.append(result)
         if interrupted:
             break
-    return {**summary, "tries": record_tries(run, summary, raw, control)}
+    tries = record_tries(run, summary, raw, control)
+    from ..report.calibration import with_calibration
+
+    # the record now holds these tries too
+    return with_calibration(str(run.path), run.meta, {**summary, "tries": tries})
 
 
 def print_report_with_tries(run: Run, cmd: list[str], env: dict[str, str], text: str,

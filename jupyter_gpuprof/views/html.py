@@ -23,6 +23,7 @@ from .whatif_text import (
     measured_for,
     one_time_lines,
     predicted_step,
+    record_for,
     try_hint,
     try_lines,
     whatif_header,
@@ -112,7 +113,8 @@ def render_html(s: SummaryDoc) -> str:
                 f"<br>{escape(f['evidence'])}{_where(f)}"
                 f"<pre>{escape(f['fix'])}</pre>"
                 + "".join(f"<div>{escape(x)}</div>"
-                          for x in (measured_for(f, s.get("tries")), try_hint(f)) if x)
+                          for x in (measured_for(f, s.get("tries")),
+                                    record_for(f, s.get("calibration")), try_hint(f)) if x)
                 + "</li>")
         parts.append("</ol>")
     if s.get("tries"):

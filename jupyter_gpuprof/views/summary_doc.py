@@ -302,6 +302,21 @@ class TryDoc(TypedDict):
     measured_gain_pct: NotRequired[float | None]
 
 
+class CalibrationDoc(TypedDict):
+    """One fix as the runs root's record has it on this GPU (`model_cost.CalibrationRow`)."""
+
+    fix: str
+    gpu_name: str | None
+    n_tries: int
+    n_significant: int
+    n_errors: int
+    mean_abs_error_pts: float | None
+    worst_error_pts: float | None
+    mean_bias_pts: float | None
+    predicted_gain_pct: float | None
+    corrected_gain_pct: float | None
+
+
 class OneTimeDoc(TypedDict):
     """A one-time cost kept out of the step (`model_cost.OneTimeCost`)."""
 
@@ -334,3 +349,4 @@ class SummaryDoc(TypedDict):
     conditions: ConditionsDoc | None
     tries: list[TryDoc] | None
     one_time: list[OneTimeDoc]
+    calibration: NotRequired[list[CalibrationDoc] | None]

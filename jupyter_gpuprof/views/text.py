@@ -9,6 +9,7 @@ from .whatif_text import (
     measured_for,
     one_time_lines,
     predicted_step,
+    record_for,
     try_hint,
     try_lines,
     whatif_header,
@@ -191,7 +192,8 @@ def render_text(s: SummaryDoc) -> str:
             if w := f.get("where"):
                 lines.append(f"   Your code: {w['file']}:{w['line']}  {w['code']}")
             lines += ["   Fix:"] + [f"     {ln}" for ln in f["fix"].splitlines()]
-            lines += [f"   {x}" for x in (measured_for(f, s.get("tries")), try_hint(f)) if x]
+            lines += [f"   {x}" for x in (measured_for(f, s.get("tries")),
+                                          record_for(f, s.get("calibration")), try_hint(f)) if x]
     lines += try_lines(s.get("tries"))
     if one := one_time_lines(s):
         lines += ["", *one]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import units
-from .summary_doc import ConditionsDoc, FindingDoc, StepsDoc, SummaryDoc, TryDoc
+from .summary_doc import CalibrationDoc, ConditionsDoc, FindingDoc, StepsDoc, SummaryDoc, TryDoc
 
 
 def whatif_header(s: SummaryDoc) -> list[str]:
@@ -120,3 +120,47 @@ def describe(c: ConditionsDoc | None) -> str:
     if c.get("other_pids"):
         text += f", {len(c['other_pids'])} other process(es) on the GPU"
     return text
+
+
+def _pts(x: float) -> str:
+    """Points of the step, whole: '6 points', '1 point'."""
+    n = round(abs(x))
+    return f"{n} point{'' if n == 1 else 's'}"
+
+
+def record_line(r: CalibrationDoc) -> str:
+    """One fix's record on this GPU, and this report's prediction corrected by it (kept beside
+    the uncorrected one) when the record backs a correction."""
+    tries = f"{r['fix']}: {r['n_tries']} tr{'y' if r['n_tries'] == 1 else 'ies'} here"
+    crashed = f", {r['n_errors']} crashed" if r["n_errors"] else ""
+    mae, worst, bias = r["mean_abs_error_pts"], r["worst_error_pts"], r["mean_bias_pts"]
+    if mae is None or worst is None or bias is None:
+        return f"{tries}{crashed}, none measured a significant change yet"
+    sign = "high" if bias > 0 else "low"
+    line = (f"{tries}{crashed}, predictions off by {_pts(mae)} on average, worst "
+            f"{round(worst)} ({r['n_significant']} significant; they ran {_pts(bias)} {sign})")
+    if (fixed := r["corrected_gain_pct"]) is not None:
+        line += (f"; corrected by the record: ≈{units.pct(fixed)} "
+                 f"(predicted ≈{units.pct(r['predicted_gain_pct'])})")
+    return line
+
+
+def record_for(f: FindingDoc, rows: Sequence[CalibrationDoc] | None) -> str | None:
+    """'Record: …' for the fixes of one finding that earlier tries on this GPU measured."""
+    mine = [r for r in rows or [] if r["fix"] in (f.get("try_fixes") or [])]
+    return "Record: " + "; ".join(record_line(r) for r in mine) if mine else None
+
+
+def record_table(rows: Sequence[CalibrationDoc]) -> str:
+    """The whole record as a table (`jupyter gpuprof calibration`); errors in points."""
+    def num(x: float | None) -> str:
+        return "-" if x is None else f"{x:.1f}"
+
+    head = (f"{'fix':<10}{'GPU':<24}{'tries':>6}{'signif.':>8}{'crashed':>8}"
+            f"{'mean |err|':>11}{'worst':>7}{'bias':>7}")
+    out = [head, "-" * len(head)]
+    out += [f"{r['fix']:<10}{(r['gpu_name'] or 'no GPU')[:23]:<24}{r['n_tries']:>6}"
+            f"{r['n_significant']:>8}{r['n_errors']:>8}{num(r['mean_abs_error_pts']):>11}"
+            f"{num(r['worst_error_pts']):>7}{num(r['mean_bias_pts']):>7}" for r in rows]
+    return "\n".join(out + ["(err = predicted − measured gain, in points of the step, over "
+                            "the significant tries; bias > 0: predictions ran high)"])

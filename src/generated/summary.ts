@@ -32,6 +32,7 @@ export interface Summary {
   } | null;
   tries?: TryResult[] | null;
   one_time?: OneTimeCost[];
+  calibration?: CalibrationRow[] | null;
 }
 /**
  * Where the report comes from: the trace or run folder, its GPU, rank and run metadata.
@@ -581,4 +582,22 @@ export interface OneTimeCost {
   name: string;
   ts_us: number;
   dur_us: number;
+}
+/**
+ * One fix of the report's findings as the runs root's calibration record has it on this
+ * GPU (`advice.calibration.FixRecord`), with this report's prediction for it and, when the
+ * record backs one, that prediction corrected (`advice.calibration.corrected_gain`).
+ */
+export interface CalibrationRow {
+  fix: string;
+  category?: string | null;
+  gpu_name?: string | null;
+  n_tries: number;
+  n_significant: number;
+  n_errors: number;
+  mean_abs_error_pts?: number | null;
+  worst_error_pts?: number | null;
+  mean_bias_pts?: number | null;
+  predicted_gain_pct?: number | null;
+  corrected_gain_pct?: number | null;
 }

@@ -10,6 +10,7 @@ from IPython.terminal.interactiveshell import TerminalInteractiveShell
 from IPython.testing.globalipapp import start_ipython
 
 from jupyter_gpuprof.store import RunStore
+from jupyter_gpuprof.store.calibration import read_entries
 
 SETUP = """
 import torch
@@ -52,6 +53,16 @@ def test_try_measures_fixes_after_the_report(ip, tmp_path, capsys):
     assert tries["amp"]["change"]["median_before_ms"] != baseline
     assert run.read_summary()["tries"][0]["fix"] == "amp"
     assert not torch.is_autocast_cpu_enabled()  # nothing of the try is left switched on
+    # each judged try is in the runs root's calibration record, the crashed one with its cause
+    record = {e["fix"]: e for e in read_entries(tmp_path)}
+    assert set(record) == {"amp", "loader"}
+    amp = record["amp"]
+    assert (amp["run_id"], amp["source"], amp["category"], amp["gpu_name"]) == (
+        run.id, "notebook", "precision", run.meta.env.get("gpu_name"))
+    assert amp["measured_gain_pct"] == tries["amp"]["measured_gain_pct"]
+    assert amp["significant"] == tries["amp"]["change"]["significant"] and not amp["error"]
+    assert record["loader"]["error"].startswith("LookupError")
+    assert len(amp["workload"]) == 12 and record["loader"]["workload"] == amp["workload"]
 
 
 def test_unknown_fix_is_a_one_line_error(ip, tmp_path, capsys):

@@ -22,7 +22,8 @@ PAIRS = {
     "TimelineDoc": timeline_model.Timeline, "CostDoc": model_cost.Cost,
     "SpreadDoc": model_cost.Spread, "ConditionsDoc": model_cost.Conditions,
     "StepChangeDoc": model_cost.StepChange, "TryDoc": model_cost.TryResult,
-    "OneTimeDoc": model_cost.OneTimeCost, "SummaryDoc": model.Summary,
+    "OneTimeDoc": model_cost.OneTimeCost, "CalibrationDoc": model_cost.CalibrationRow,
+    "SummaryDoc": model.Summary,
 }
 
 
