@@ -63,7 +63,8 @@ def in_use(a: Analysis) -> set[str]:
     ops = set(a.ops["name"].astype(str)) if len(a.ops) else set()
     kernels = " ".join(a.kernels["name"].astype(str).head(200)) if len(a.kernels) else ""
     used = set()
-    if {"aten::_fused_adamw_", "aten::_fused_adam_"} & ops:
+    if {"aten::_fused_adamw_", "aten::_fused_adam_", "aten::_fused_sgd_",
+            "aten::_fused_adagrad_"} & ops:
         used.add("fused_adamw")
     if any(o.startswith(("aten::_scaled_dot_product", "aten::scaled_dot_product")) for o in ops) \
             or any(k in kernels for k in ("flash", "fmha", "sdpa", "cudnn_generated_fort_native")):
@@ -205,10 +206,32 @@ def refine(findings: list[Finding], a: Analysis,
     for f in findings:
         if f.category == "sync" and seen is not None:
             f = _grad_norm_finding(f, seen)
-        f = dataclasses.replace(f, fix=prune_fix(f.fix, used))
+        f = dataclasses.replace(f, fix=prune_fix(fit_optimizer(f.fix, a.optimizers), used))
         where = where_for(f, a, sites or [])
         if where is not None:
             loc = f"{where['file']}:{where['line']}"
             f = dataclasses.replace(f, fix=f"# {loc}: {where['code']}\n{f.fix}")
         out.append((f, where))
     return out
+
+
+#: optimizers whose step torch can run as one fused kernel (`fused=True`); others get `foreach`
+FUSED_OPTIMIZERS = frozenset({"Adam", "AdamW", "SGD", "Adagrad"})
+#: the fix line that stands for "your optimizer, in a few launches" (advice/fixes.py)
+OPTIMIZER_LINE = "opt = torch.optim.AdamW(model.parameters(), fused=True)"
+
+
+def fit_optimizer(fix: str, optimizers: Sequence[str]) -> str:
+    """The fix's optimizer line written for the optimizers the trace shows stepping: the user's
+    own class, never another (AdamW's decoupled weight decay is not SGD's or Adam's), and no
+    line at all for a loop that updates its parameters itself."""
+    lines = []
+    for ln in fix.splitlines():
+        if not ln.startswith(OPTIMIZER_LINE):
+            lines.append(ln)
+            continue
+        for cls in optimizers:
+            flag = "fused=True" if cls in FUSED_OPTIMIZERS else "foreach=True"
+            lines.append(f"opt = torch.optim.{cls}(params, ..., {flag})   # your {cls}, its "
+                         "step in a few launches")
+    return "\n".join(lines)

@@ -68,6 +68,16 @@ class Window:
                 "sampled or filtered trace), so the GPU work a step launched cannot be followed"]
 
 
+def optimizer_classes(trace: Trace) -> tuple[str, ...]:
+    """The optimizer classes whose step() ran in the trace (torch names each step's range
+    `Optimizer.step#<Class>.step`), in order of first appearance: the fix for the optimizer is
+    written for the one the loop uses, and for none when the loop updates its parameters itself."""
+    host = trace.of("user_annotation", "cpu_op")
+    steps = host[names_where(host, lambda n: n.startswith(OPTIMIZER_STEP))].sort_values("ts_us")
+    return tuple(dict.fromkeys(str(n)[len(OPTIMIZER_STEP):].removesuffix(".step")
+                               for n in steps["name"]))
+
+
 def step_markers(trace: Trace) -> tuple[pd.DataFrame, str]:
     """Host-side step ranges (one row per step, in order) and their source (`STEP_SOURCES`).
 

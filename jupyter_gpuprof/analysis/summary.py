@@ -30,7 +30,7 @@ from .one_time import ONE_TIME_COLUMNS, one_time_table
 from .ops import op_rows, op_table, per_step
 from .spikes import Spikes, find_spikes
 from .step_graph import StepGraph, build_graph
-from .steps import Window, assign_steps, gpu_activity, step_table
+from .steps import Window, assign_steps, gpu_activity, optimizer_classes, step_table
 from .sync import sync_table
 from .trace import Trace, TraceInfo
 from .transfers import transfer_table
@@ -111,6 +111,7 @@ class Analysis:
     arch: GpuArch | None = None  # vendor and architecture: which precisions and peaks apply
     spikes: Spikes | None = None  # the baseline's long steps and what ran in them
     loader: LoaderPace | None = None  # the baseline's wait for data: does the loader pace it
+    optimizers: tuple[str, ...] = ()  # the optimizer classes that stepped (none: updated by hand)
 
     @property
     def wall_ms(self) -> float:
@@ -247,6 +248,6 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         graph=build_graph(trace, steps, window, host) if has_marks else None,
         host_probe_ms=host_probe_ms if host_probe_ms and host_probe_ms > 0 else None,
         spikes=find_spikes(list(baseline_step_ms or []), stalls, epoch_steps),
-        loader=loader,
+        loader=loader, optimizers=optimizer_classes(trace),
     )
 

@@ -131,3 +131,23 @@ def test_a_fix_measured_faster_keeps_the_verdict_and_states_the_measurement(tmp_
     assert v.category == "launch"
     assert "its fix measured 53% faster (predicted ≈68%)" in v.summary
     assert r.advice.findings[0].measured_gain_pct == pytest.approx(53.4, abs=0.1)
+
+
+@pytest.mark.parametrize(("name", "line"), [
+    ("imagenet-resnet50-dummy", "opt = torch.optim.SGD(params, ..., fused=True)"),
+    ("dcgan-fake", "opt = torch.optim.Adam(params, ..., fused=True)"),
+    ("mingpt-adder", "opt = torch.optim.AdamW(params, ..., fused=True)"),
+])
+def test_the_optimizer_fix_is_written_for_the_optimizer_the_loop_uses(tmp_path, name, line):
+    """ResNet-50 steps SGD with momentum and DCGAN two Adams: pasting `AdamW(fused=True)` there
+    would change the training (AdamW's decoupled weight decay), not only its speed."""
+    r = _report(tmp_path, name)
+    lines = [ln for f in r.advice.findings for ln in f.fix.splitlines() if "torch.optim." in ln]
+    assert lines and all(ln.startswith(line) for ln in lines)
+
+
+def test_a_loop_without_an_optimizer_gets_no_optimizer_line(tmp_path):
+    """The word LM updates its parameters by hand: there is no optimizer to fuse."""
+    r = _report(tmp_path, "word-lm")
+    assert r.analysis.optimizers == ()
+    assert not [f for f in r.advice.findings if "torch.optim." in f.fix]

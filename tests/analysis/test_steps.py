@@ -41,3 +41,13 @@ def test_gpu_busy_is_never_longer_than_the_step(tmp_path):
     a = analyze(_lagging(tmp_path))
     assert a.real.gpu_busy_ms * 1e3 == 160.0
     assert a.real.gpu_busy_ms <= a.real.step_ms
+
+
+def test_optimizer_classes_are_read_from_the_step_ranges():
+    from paths import ROOT
+
+    from jupyter_gpuprof.analysis.steps import optimizer_classes
+    from jupyter_gpuprof.analysis.trace import load_trace
+
+    trace = load_trace(ROOT / "tests" / "data" / "corpus" / "dcgan-fake" / "trace.json.gz")
+    assert optimizer_classes(trace) == ("Adam",)
