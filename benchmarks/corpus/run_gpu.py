@@ -159,7 +159,8 @@ def _tool(entry: dict[str, Any], base: list[str], folder: Path, env: dict[str, s
                  entry["id"], "--stop-after-capture", *entry.get("capture", CAPTURE), *flags,
                  *(["--try", TRY] if TRY and name == "tool" else []),
                  "--", *base], folder, env, TOOL_TIMEOUT_S)
-    folders = sorted(runs.glob("*")) if runs.is_dir() else []
+    # run folders only: the runs root also holds the calibration record (calibration.jsonl)
+    folders = sorted(p for p in runs.glob("*") if p.is_dir()) if runs.is_dir() else []
     report: dict[str, Any] = {}
     if folders:
         js = subprocess.run([PY, "-m", "jupyter_gpuprof", "analyze", "--json", str(folders[-1])],
