@@ -20,6 +20,10 @@ export PATH=$PWD/.venv/bin:$PATH
 echo "== install"
 # The CPU build first: the package's own range (torch>=2.1) would otherwise pull CUDA wheels.
 pip install torch==2.13.0
+# An earlier run's `jupyter-builder develop` links the venv's labextension folder to the build
+# folder, so pip's editable install wrote install.json through that link into the build;
+# left there, this install would add it to the wheel twice and fail.
+rm -f jupyter_gpuprof/labextension/install.json
 pip install -e .
 # The report widget's ESM is a build output that the editable hook makes; without it the
 # notebook's widgets could not render, so build it here if the hook did not.

@@ -64,6 +64,10 @@ stage python-env
 export PATH=$VENV/bin:$PATH
 # The CPU build first: the package's own range (torch>=2.1) would otherwise pull CUDA wheels.
 pip install torch==2.13.0
+# An earlier run's `jupyter-builder develop` links the venv's labextension folder to the build
+# folder, so pip's editable install wrote install.json through that link into the build;
+# left there, this install would add it to the wheel twice and fail.
+rm -f jupyter_gpuprof/labextension/install.json
 # The frameworks extra (transformers, lightning, accelerate) must not pull another torch.
 pip install -e ".[test,frameworks]" -c <(echo torch==2.13.0)
 stage_done
