@@ -101,13 +101,21 @@ def crashed(tries: Sequence[TryMeta]) -> dict[str, str]:
 
 def rerank(findings: list[Finding], tries: Sequence[TryMeta]) -> list[Finding]:
     """Findings with their measured gain, ranked by it where a significant try measured one
-    (by the expected gain otherwise); a finding whose fix crashed wherever it was tried comes
-    after all others."""
+    (by the expected gain otherwise); a finding whose fix crashed wherever it was tried ranks
+    below every measured one (its prediction still competes with the untried ones')."""
     best, broken = measured_gains(tries), crashed(tries)
     ranked = [dataclasses.replace(f, measured_gain_pct=best.get(f.category)) for f in findings]
-    return sorted(ranked, key=lambda f: (f.category in broken,
-                                         -(f.measured_gain_pct if f.measured_gain_pct is not None
-                                           else f.expected_gain_pct or 0)))
+    floor = min(best.values(), default=None)
+
+    def gain(f: Finding) -> float:
+        if f.measured_gain_pct is not None:
+            return f.measured_gain_pct
+        value = f.expected_gain_pct or 0.0
+        if f.category in broken and floor is not None:
+            return min(value, floor - 1e-9)
+        return value
+
+    return sorted(ranked, key=lambda f: -gain(f))
 
 
 def rerank_findings(findings: Sequence[Mapping[str, object]],
@@ -136,7 +144,10 @@ def verdict_after_tries(verdict: Verdict, ranked: Sequence[Finding],
                 else None)
     if top.category == verdict.category:
         if measured is None:
-            return verdict
+            if (why := crashed(tries).get(top.category)) is None:
+                return verdict
+            return dataclasses.replace(
+                verdict, reasons=[*verdict.reasons, f"{why}; the prediction is untested"])
         return dataclasses.replace(verdict,
                                    summary=f"{verdict_summary(top.category)}: {measured}.")
     gain = measured or f"fixing it should save ≈{units.pct(top.expected_gain_pct)}"

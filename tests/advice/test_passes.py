@@ -89,13 +89,24 @@ def test_a_fix_that_crashed_where_it_was_tried_drops_below_the_others_and_says_w
         return Finding(id=category, category=category, title=category, evidence="", fix="",
                        cost_ms=1.0, expected_gain_pct=expected)
 
-    tries = [{"fix": "graphs", "error": "RecursionError: maximum recursion depth exceeded"}]
-    ranked = rerank([finding("launch", 60.0), finding("host", 20.0)], tries)
-    assert [f.category for f in ranked] == ["host", "launch"]
+    crash = {"fix": "graphs", "error": "RecursionError: maximum recursion depth exceeded"}
+    # below every measured finding: the input fix measured 10 %, the crashed one predicted 60 %
+    loader = {"fix": "loader", "step_ms": [1.0], "measured_gain_pct": 10.0,
+              "change": {"significant": True}}
+    tries = [crash, loader]
+    ranked = rerank([finding("launch", 60.0), finding("input", 5.0)], tries)
+    assert [f.category for f in ranked] == ["input", "launch"]
     after = verdict_after_tries(Verdict("launch", "s", "high", []), ranked, tries)
-    assert after.category == "host"
+    assert after.category == "input"
     assert after.reasons == ["launch was predicted ≈60%; --try graphs crashed: "
                              "RecursionError: maximum recursion depth exceeded"]
+    # with nothing measured its prediction still leads the untried ones, and says it is untested
+    alone = rerank([finding("launch", 60.0), finding("host", 20.0)], [crash])
+    assert [f.category for f in alone] == ["launch", "host"]
+    kept = verdict_after_tries(Verdict("launch", "s", "high", []), alone, [crash])
+    assert kept.category == "launch" and kept.reasons == [
+        "--try graphs crashed: RecursionError: maximum recursion depth exceeded; "
+        "the prediction is untested"]
     # a fix that crashed once and ran once is ranked by what it measured, not dropped
     both = [*tries, {"fix": "graphs", "step_ms": [1.0]}]
     assert [f.category for f in rerank([finding("launch", 60.0), finding("host", 20.0)],

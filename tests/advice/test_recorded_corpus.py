@@ -151,3 +151,13 @@ def test_a_loop_without_an_optimizer_gets_no_optimizer_line(tmp_path):
     r = _report(tmp_path, "word-lm")
     assert r.analysis.optimizers == ()
     assert not [f for f in r.advice.findings if "torch.optim." in f.fix]
+
+
+def test_a_try_that_did_not_finish_leaves_the_prediction_leading_and_says_so(tmp_path):
+    """minGPT's adder, recorded when its graphs try hit the try time limit: no try measured
+    anything, so launch still leads (by hand CUDA graphs measured −59 %), flagged untested."""
+    r = _report(tmp_path, "mingpt-adder")
+    v = r.advice.verdict
+    assert v.category == "launch"
+    assert any(x.startswith("--try graphs crashed: ") and x.endswith("the prediction is untested")
+               for x in v.reasons)
