@@ -6,7 +6,7 @@ store's: this module asks `store.layout` which files are traces and reads meta t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -194,9 +194,10 @@ def _context(a: Analysis, meta: RunMeta | None, ranks: list[Analysis] | None = N
                    tries=list(meta.tries) if meta else [])
 
 
-def _stalls(baseline: Any) -> tuple[list[dict[str, Any]] | None, int | None,
-                                    LoaderPace | None]:
-    """The capture's stall events, epoch length and wait for data from a meta's `baseline`."""
+def _stalls(baseline: object) -> tuple[list[Mapping[str, object]] | None, int | None,
+                                       LoaderPace | None]:
+    """The capture's stall events, epoch length and wait for data from a meta's `baseline`
+    (as decoded: analysis.spikes keeps only the events of the right shape)."""
     if not isinstance(baseline, dict):
         return None, None, None
     events, epoch = baseline.get("stalls"), baseline.get("epoch_steps")
