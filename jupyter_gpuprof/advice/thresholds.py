@@ -58,12 +58,19 @@ NCU_OCCUPANCY_GAP_PTS = 20.0
 # What-if step model (`advice/whatif.py`): costs and efficiencies it assumes
 #: a stretch of host work between two calls at least this long (profiled) is bookkeeping
 #: that can leave the step; shorter ones are the Python glue of dispatching ops
-HOST_WORK_MIN_US = 50.0
+HOST_WORK_MIN_US = 200.0
 #: GPU-side spacing between kernels replayed from a CUDA graph (H200: a whole-step graph of
 #: 729 launches ran in 1.16 ms against 0.98 ms of kernel time, 0.25 µs a node)
 GRAPH_NODE_US = 0.3
 #: host cost of one graph launch (a graph is cut at every sync)
 GRAPH_LAUNCH_US = 15.0
+#: host cost of one call into a model compiled with mode="reduce-overhead", forward and its
+#: backward together, beyond the kernels it replays: Dynamo's guards, AOTAutograd's wrappers,
+#: the CUDA-graph tree's checks (H200, torch 2.11: an MLP's step fitted over 8/16/32 layers
+#: leaves 0.76 ms at zero layers; benchmarks/compiled_call_overhead.py)
+COMPILED_GRAPHS_CALL_US = 760.0
+#: the same for the default mode, which launches its fused kernels one by one (0.54 ms)
+COMPILED_CALL_US = 540.0
 #: host cost of an asynchronous copy call from pinned memory
 ASYNC_COPY_CALL_US = 5.0
 #: share of the Tensor-Core peak cuBLAS reaches on training shapes when the trace has no

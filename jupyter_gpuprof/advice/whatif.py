@@ -18,7 +18,7 @@ import pandas as pd
 from .. import units
 from ..analysis.hardware import host_link_gbps, peak_tflops
 from ..analysis.step_graph import BLOCKING, LAUNCH, SYNC, StepGraph
-from ..analysis.step_replay import predict
+from ..analysis.step_replay import REAL_COLUMN, predict
 from . import thresholds as T
 from .precision_by_gpu import Fp32Work, fp32_masks
 
@@ -118,8 +118,11 @@ def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
     """What `torch.compile(mode="reduce-overhead")` does to a launch-bound step: its chains of
     short kernels fused, then the step replayed from one CUDA graph: launches cost the graph
     floor, dispatch and the Python glue between ops vanish; ops that launch nothing but do real
-    host work stay. A graph cannot contain a host wait, so a step that syncs has its syncs
-    removed first (`requires_sync`)."""
+    host work stay, and so does everything the compiled model does not run: the optimizer and
+    the loop's own code outside forward and backward (the graph's `eager` calls); each call
+    into the compiled model costs its guards and wrappers (`model_entry`). A graph
+    cannot contain a host wait, so a step that syncs has its syncs removed first
+    (`requires_sync`)."""
     first = ""
     if (n_waits := float(_host_waits(g).sum())) > 0:
         g, _ = sync_fix(g)
@@ -132,25 +135,51 @@ def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
     gidx = host["gpu"].to_numpy()
     is_kernel = np.zeros(len(host), dtype=bool)
     is_kernel[gidx >= 0] = ~g.gpu["kind"].isin(["memcpy", "memset"]).to_numpy()[gidx[gidx >= 0]]
-    launches = is_kernel & (host["kind"] == LAUNCH).to_numpy()
+    # the optimizer and the loop's own code outside forward and backward stay eager; the fix
+    # also makes the optimizer fused (its step in a few launches) where it is not yet
+    graphed = ~host["eager"].to_numpy(dtype=bool)
+    if not g.optimizer_fused:
+        graphed |= host["optimizer"].to_numpy(dtype=bool)
+    launches = is_kernel & (host["kind"] == LAUNCH).to_numpy() & graphed
     waits = host["kind"].isin([SYNC, BLOCKING]).to_numpy()  # only big blocking copies are left
     after_wait = np.concatenate(([False], waits[:-1]))  # the host using a read-back value
-    glue = ~after_wait & (host["pre_host_us"] < T.HOST_WORK_MIN_US).to_numpy()
+    glue = ~after_wait & (host["pre_host_us"] < T.HOST_WORK_MIN_US).to_numpy() & graphed
     python = host["pre_host_us"] - host["pre_hostop_us"]
-    saved = float(host.loc[launches, "dur_us"].sum() + host["pre_dispatch_us"].sum()
+    saved = float(host.loc[launches, "dur_us"].sum() + host.loc[graphed, "pre_dispatch_us"].sum()
                   + python[glue].sum()) / 1e3 / g.n_steps
     host.loc[launches, "dur_us"] = 0.0
-    host["pre_dispatch_us"] = 0.0
+    host.loc[graphed, "pre_dispatch_us"] = 0.0
     host.loc[glue, "pre_host_us"] = host.loc[glue, "pre_hostop_us"]
-    # one graph launch per step and after every remaining wait
-    seg = np.concatenate(([True], waits[:-1])) | (host["step"].diff().fillna(1) != 0).to_numpy()
+    # one graph launch at each entry into a graphed stretch (a step, after a wait, after
+    # eager code)
+    entered = graphed & ~np.concatenate(([False], graphed[:-1]))
+    seg = graphed & (np.concatenate(([True], waits[:-1])) | entered
+                     | (host["step"].diff().fillna(1) != 0).to_numpy())
     host.loc[seg, "pre_host_us"] += T.GRAPH_LAUNCH_US
+    # each call into the compiled model runs its guards and wrappers, forward and backward
+    entries = host["model_entry"].to_numpy(dtype=bool) & graphed
+    host[REAL_COLUMN] = np.where(entries, T.COMPILED_GRAPHS_CALL_US, 0.0)  # measured unprofiled
+    floor = _per_step(g, float(entries.sum()))
     gpu = g.gpu.copy()
     gpu.loc[~gpu["kind"].isin(["memcpy", "memset"]), "dur_us"] += T.GRAPH_NODE_US
     return g.with_(host=host, gpu=gpu, launch_latency_us=T.GRAPH_NODE_US,
                    tail_dispatch_us=0.0), (
-        f"{first}{_per_step(g, float(launches.sum()))} launches per step replayed from one "
-        f"graph ({units.ms(saved)} per profiled step of dispatch and glue removed){fusion}")
+        f"{first}{_per_step(g, float(launches.sum()))} launches per step replayed from "
+        f"CUDA graphs{_eager_note(g, is_kernel & ~graphed)}"
+        f"{_floor_note(floor) if entries.any() else ''} ({units.ms(saved)} per profiled step "
+        f"of dispatch and glue removed){fusion}")
+
+
+def _floor_note(calls: str) -> str:
+    """The compiled calls' own host cost, said."""
+    return (f", {calls} compiled calls per step at "
+            f"{units.ms(T.COMPILED_GRAPHS_CALL_US / 1e3)} of guards and wrappers each")
+
+
+def _eager_note(g: StepGraph, eager: np.ndarray) -> str:
+    """What the graphs leave eager, said when there is some."""
+    n = float(eager.sum())
+    return f", {_per_step(g, n)} left eager (code outside the model)" if n else ""
 
 
 def requires_sync(g: StepGraph) -> bool:

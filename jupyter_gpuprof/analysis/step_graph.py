@@ -35,6 +35,17 @@ GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "
 #: a graph holds the first whole steps up to this many host items (replays stay well under a
 #: second per fix on traces of any length)
 MAX_ITEMS = 50_000
+#: the capture's phase ranges (capture/phases.py) that a compiled model's graphs cover, and
+#: the autograd engine's events for the backward nodes (its backward)
+FORWARD_PHASE = "forward"
+MODEL_PHASES = frozenset({FORWARD_PHASE, "backward"})
+BACKWARD_NODE = "autograd::engine::evaluate_function"
+#: ops Dynamo leaves to eager execution by default, forward and backward: the recurrent
+#: modules (`torch._dynamo.config.allow_rnn` is off; their cuDNN kernels launch per time step)
+GRAPH_BREAK_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu",
+                             "aten::_cudnn_rnn_backward", "aten::_cudnn_rnn"})
+#: a top-level module call launching fewer kernels is a loss or a helper, not the model
+MODEL_CALL_MIN_LAUNCHES = 10
 CONV_OPS = frozenset({"aten::cudnn_convolution", "aten::convolution", "aten::_convolution",
                       "aten::convolution_backward", "aten::conv2d", "aten::conv1d"})
 #: columns of `StepGraph.host`
@@ -49,6 +60,11 @@ HOST_COLUMNS = {
     "gpu": "index into `StepGraph.gpu` of the operation it launches (-1: none)",
     "step": "0-based profiled step the item belongs to",
     "optimizer": "the call happens inside Optimizer.step / zero_grad (stays eager under graphs)",
+    "eager": "the call happens outside the model's forward and backward (the optimizer, the "
+             "loop's own code): compiling the model does not put it in a CUDA graph",
+    "model_entry": "the first call of a forward pass of the model (a top-level module call "
+                   "launching at least MODEL_CALL_MIN_LAUNCHES kernels): where a compiled "
+                   "model pays its guards and wrappers",
 }
 #: columns of `StepGraph.gpu`
 GPU_COLUMNS = {
@@ -72,6 +88,7 @@ class StepGraph:
     tail_input_us: float
     tail_dispatch_us: float
     launch_latency_us: float
+    optimizer_fused: bool = False  # the optimizer already steps with fused kernels
     gpu_name: str | None = None
     arch: GpuArch | None = None  # which precisions the GPU has (the precision fix's choice)
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # predictions, computed once
@@ -155,6 +172,46 @@ def _optimizer_ranges(trace: Trace) -> Coverage:
     return Coverage.of(opt["ts_us"].to_numpy(), opt["end_us"].to_numpy())
 
 
+def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray) -> np.ndarray:
+    """Calls that compiling the model leaves eager: the optimizer's, and where the capture
+    marked the forward passes, every call outside them and outside the autograd engine's
+    backward nodes (whichever thread ran those), and the ops Dynamo breaks its graph at."""
+    ann = trace.of("user_annotation")
+    forward = ann[names_where(ann, lambda n: n in MODEL_PHASES)]
+    if not len(forward):
+        return in_optimizer
+    ops = trace.of("cpu_op")
+    nodes = ops[names_where(ops, lambda n: n.startswith(BACKWARD_NODE))]
+    model = pd.concat([forward[["ts_us", "end_us"]], nodes[["ts_us", "end_us"]]])
+    inside = Coverage.of(model["ts_us"].to_numpy(), model["end_us"].to_numpy()).contains(starts)
+    rnn = ops[names_where(ops, lambda n: n in GRAPH_BREAK_OPS)]
+    broken = Coverage.of(rnn["ts_us"].to_numpy(), rnn["end_us"].to_numpy()).contains(starts)
+    out: np.ndarray = in_optimizer | ~inside | broken
+    return out
+
+
+def _model_entries(trace: Trace, starts: np.ndarray, launches: np.ndarray) -> np.ndarray:
+    """The first item of each forward pass the capture marked that launches enough kernels to
+    be the model (a loss function's forward is a top-level module call too)."""
+    entry = np.zeros(len(starts), dtype=bool)
+    ann = trace.of("user_annotation")
+    forward = ann[names_where(ann, lambda n: n == FORWARD_PHASE)]
+    if not len(forward) or not len(starts):
+        return entry
+    lo = np.searchsorted(starts, forward["ts_us"].to_numpy(), side="left")
+    hi = np.searchsorted(starts, forward["end_us"].to_numpy(), side="right")
+    before = np.concatenate(([0], np.cumsum(launches)))
+    big = (before[hi] - before[lo] >= MODEL_CALL_MIN_LAUNCHES) & (lo < len(starts))
+    entry[lo[big]] = True
+    return entry
+
+
+def _optimizer_fused(trace: Trace) -> bool:
+    """Whether the optimizer steps with fused kernels (`fused=True`: one launch per group)."""
+    ops = trace.of("cpu_op")
+    return bool(names_where(ops, lambda n: n.startswith("aten::_fused_")).any())
+
+
 def _launch_latency(host: pd.DataFrame, gpu: pd.DataFrame) -> float:
     """Typical call-start → kernel-start delay when the GPU was not busy (the queue was empty)."""
     linked = host[host["gpu"] >= 0]
@@ -212,11 +269,15 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
     disp = np.minimum(host.launch.overlap(gap_lo, gap_hi), gap_hi - gap_lo - inp)
     other = np.clip(gap_hi - gap_lo - inp - disp, 0.0, None)
     in_ops = np.clip(host.busy.overlap(gap_lo, gap_hi) - disp, 0.0, None)
+    in_optimizer = _optimizer_ranges(trace).contains(starts)
+    kind_launch = items["kind"].to_numpy() == LAUNCH
     table = pd.DataFrame({
         "ts_us": starts, "dur_us": items["dur_us"].to_numpy(),
         "kind": items["kind"].to_numpy(), "pre_input_us": inp, "pre_dispatch_us": disp,
         "pre_host_us": other, "pre_hostop_us": np.minimum(in_ops, other), "gpu": gidx,
-        "step": step_of, "optimizer": _optimizer_ranges(trace).contains(starts),
+        "step": step_of, "optimizer": in_optimizer,
+        "eager": _eager(trace, starts, in_optimizer),
+        "model_entry": _model_entries(trace, starts, kind_launch & (gidx >= 0)),
     })
     last = float(ends[-1]) if len(items) else lo
     t_lo, t_hi = np.array([min(last, hi)]), np.array([hi])
@@ -226,6 +287,7 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
         host=table, gpu=gpu, start_us=lo, n_steps=max(len(steps), 1),
         tail_host_us=max(0.0, hi - last - t_inp - t_disp), tail_input_us=t_inp,
         tail_dispatch_us=t_disp, launch_latency_us=_launch_latency(table, gpu),
+        optimizer_fused=_optimizer_fused(trace),
         gpu_name=trace.info.gpu_name, arch=gpu_arch(trace.info.devices))
     graph.memo["profiled_step_ms"] = (hi - lo) / 1e3 / graph.n_steps
     return graph

@@ -16,6 +16,8 @@ import numpy as np
 
 from .step_graph import BLOCKING, LAUNCH, RECORD, SYNC, WAIT, StepGraph
 
+#: host column a fix adds for host time it knows in real (unprofiled) time
+REAL_COLUMN = "pre_real_us"
 #: host time a sync call costs when the GPU is already done
 SYNC_CALL_US = 4.0
 #: host time from the GPU finishing to a waiting sync returning
@@ -55,7 +57,10 @@ def replay(g: StepGraph, host_scale: float = 1.0) -> float:
     h0 = g.start_us
     f = host_scale
     t = g.host
-    pre = ((t["pre_input_us"] + t["pre_dispatch_us"] + t["pre_host_us"]).to_numpy() * f).tolist()
+    pre_np = (t["pre_input_us"] + t["pre_dispatch_us"] + t["pre_host_us"]).to_numpy() * f
+    if REAL_COLUMN in t.columns:  # a fix's costs measured unprofiled are not rescaled
+        pre_np = pre_np + t[REAL_COLUMN].to_numpy()
+    pre = pre_np.tolist()
     dur = (t["dur_us"].to_numpy() * f).tolist()
     kinds = t["kind"].tolist()
     gidx = t["gpu"].tolist()

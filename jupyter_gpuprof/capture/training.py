@@ -63,6 +63,7 @@ class TrainingCounters:
         self.graph_replays = 0
         self.on_backward_step = on_backward_step
         self._backwards = 0
+        self._backward_step = False  # a backward() that ends a step is running
         self._closure = 0
         self._in_step = 0
         self._stepped: set[int] = set()
@@ -73,7 +74,7 @@ class TrainingCounters:
         import torch
         from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-        self._wrap(torch.autograd, "backward", self._count_backward)
+        self._wrap(torch.autograd, "backward", self._count_backward, self._after_backward)
         handle = register_optimizer_step_pre_hook(self._enter_step)
         self._undo.append(handle.remove)
         graph_cls = getattr(torch.cuda, "CUDAGraph", None)
@@ -82,13 +83,17 @@ class TrainingCounters:
             with contextlib.suppress(TypeError, AttributeError):
                 self._wrap(graph_cls, "replay", self._count_replay)
 
-    def _wrap(self, owner: Any, attr: str, counter: Callable[[], None]) -> None:
+    def _wrap(self, owner: Any, attr: str, counter: Callable[[], None],
+              after: Callable[[], None] | None = None) -> None:
         original = getattr(owner, attr)
 
         @functools.wraps(original)
         def counted(*args: Any, **kwargs: Any) -> Any:
             counter()
-            return original(*args, **kwargs)
+            out = original(*args, **kwargs)
+            if after is not None:
+                after()
+            return out
 
         setattr(owner, attr, counted)
 
@@ -110,6 +115,13 @@ class TrainingCounters:
         if self.steps_by == BY_BACKWARD:
             self.backward_steps += 1
             self.micro_batches.append(1)
+            self._backward_step = True
+
+    def _after_backward(self) -> None:
+        """A loop stepping by backward() ends its step once the backward has run (not as it
+        begins: the step's backward belongs to it, and so does the capture's range around it)."""
+        if self._backward_step:
+            self._backward_step = False
             if self.on_backward_step is not None:
                 self.on_backward_step()
 

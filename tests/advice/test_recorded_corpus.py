@@ -6,6 +6,7 @@ Each run folder is analysed from a copy (analysis writes its summary beside the 
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -119,7 +120,8 @@ def test_a_fix_measured_slower_loses_the_verdict(tmp_path):
     launch = next(f for f in r.advice.findings if f.category == "launch")
     assert launch.measured_gain_pct is not None and launch.measured_gain_pct < -50
     assert r.advice.findings[-1] is launch
-    assert "launch was predicted ≈68%; its fix measured 54% slower" in v.reasons
+    assert [r for r in v.reasons
+            if re.fullmatch(r"launch was predicted ≈\d+%; its fix measured 54% slower", r)]
     assert not [r for r in v.reasons if r.startswith("launch is worth")]  # the stale comparison
 
 
@@ -129,7 +131,7 @@ def test_a_fix_measured_faster_keeps_the_verdict_and_states_the_measurement(tmp_
     r = _report(tmp_path, "mingpt-adder-tries")
     v = r.advice.verdict
     assert v.category == "launch"
-    assert "its fix measured 53% faster (predicted ≈68%)" in v.summary
+    assert re.search(r"its fix measured 53% faster \(predicted ≈\d+%\)", v.summary)
     assert r.advice.findings[0].measured_gain_pct == pytest.approx(53.4, abs=0.1)
 
 
@@ -161,3 +163,34 @@ def test_a_try_that_did_not_finish_leaves_the_prediction_leading_and_says_so(tmp
     assert v.category == "launch"
     assert any(x.startswith("--try graphs crashed: ") and x.endswith("the prediction is untested")
                for x in v.reasons)
+
+
+def test_compiling_the_model_leaves_the_recurrent_layers_and_the_loop_eager(tmp_path, monkeypatch):
+    """The word LM compiled with mode="reduce-overhead": Dynamo breaks its graph at nn.LSTM, so
+    the cuDNN kernels it launches per time step stay eager, and so do the loop's own gradient
+    clipping and hand-made update; by hand, CUDA graphs added 15 % at most, where graphing every
+    launch had promised 68 %."""
+    from jupyter_gpuprof.analysis import step_graph as sg
+
+    launch = next(f for f in _report(tmp_path / "a", "word-lm").advice.findings
+                  if f.category == "launch")
+    assert "left eager" in launch.driver
+    assert launch.expected_gain_pct < 35
+    monkeypatch.setattr(sg, "GRAPH_BREAK_OPS", frozenset())
+    everything = next(f for f in _report(tmp_path / "b", "word-lm").advice.findings
+                      if f.category == "launch")
+    assert everything.expected_gain_pct > launch.expected_gain_pct + 20
+
+
+def test_each_call_into_a_compiled_model_costs_its_measured_floor(tmp_path, monkeypatch):
+    """minGPT: by hand, reduce-overhead took the step from 10.2 to 4.2 ms, not to the GPU's
+    0.7 ms: each call into the compiled model pays its guards and wrappers."""
+    from jupyter_gpuprof.advice import thresholds
+
+    launch = next(f for f in _report(tmp_path / "a", "mingpt-adder").advice.findings
+                  if f.category == "launch")
+    assert "1 compiled calls per step" in launch.driver
+    monkeypatch.setattr(thresholds, "COMPILED_GRAPHS_CALL_US", 0.0)
+    free = next(f for f in _report(tmp_path / "b", "mingpt-adder").advice.findings
+                if f.category == "launch")
+    assert free.expected_gain_pct > launch.expected_gain_pct + 3

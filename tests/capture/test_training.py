@@ -244,3 +244,24 @@ def test_the_baseline_times_the_wait_for_a_worker_that_cannot_keep_up(tmp_path):
     assert statistics.median(waits) >= 0.6 * step  # most of the step is the wait
     pace = analyze_path(run.path).analysis.loader  # its pricing: tests/advice/test_verdict.py
     assert pace is not None and pace.workers == 1 and pace.paces(step)
+
+
+def test_a_loop_stepping_by_backward_ends_its_step_once_the_backward_has_run():
+    """The step boundary of a loop with no optimizer comes after its backward(): the capture's
+    range around the backward (and the kernels it launches) stays inside the step it belongs
+    to (the word LM's backward range had lasted 25 µs, its kernels counted as the loop's)."""
+    import torch
+
+    from jupyter_gpuprof.capture.training import BACKWARD_STEPS_AFTER, TrainingCounters
+
+    w = torch.nn.Parameter(torch.ones(3))
+    seen: list[bool] = []
+    counters = TrainingCounters(on_backward_step=lambda: seen.append(w.grad is not None))
+    counters.install()
+    try:
+        for _ in range(BACKWARD_STEPS_AFTER + 2):
+            w.grad = None
+            (w * 2).sum().backward()
+    finally:
+        counters.remove()
+    assert seen and all(seen)  # at each boundary the backward had produced its gradients

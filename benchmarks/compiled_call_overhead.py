@@ -1,0 +1,103 @@
+"""What a compiled model costs the host per training step, beside the kernels it launches.
+
+The what-if prices `torch.compile(model, mode="reduce-overhead")` on a launch-bound step: the
+graphed launches vanish, but each call into the compiled model still runs Dynamo's guards,
+AOTAutograd's wrappers and the CUDA-graph tree's bookkeeping, forward and backward. This
+script measures that floor on the GPU at hand: a step so small that the GPU is idle most of it
+(an MLP of `--layers` tiny Linear layers, forward + backward, no optimizer), timed eager, with
+`torch.compile` and with `mode="reduce-overhead"`, each as the median of paired blocks; it
+prints the host time per step of each and what the compiled step costs above the GPU's own
+time (the floor the what-if adds per graphed call, advice/thresholds.py COMPILED_CALL_US).
+
+    python benchmarks/compiled_call_overhead.py [--layers 8 16 32] [--steps 200] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+
+def _model(torch, layers: int):  # noqa: ANN001, ANN202 - torch is imported by main()
+    blocks = []
+    for _ in range(layers):
+        blocks += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
+    return torch.nn.Sequential(*blocks).cuda()
+
+
+def _step_ms(torch, model, x, steps: int) -> float:  # noqa: ANN001
+    """Median ms per step over `steps` (forward + backward, grads dropped each step)."""
+    times = []
+    torch.cuda.synchronize()
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        for p in model.parameters():
+            p.grad = None
+        model(x).sum().backward()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def _gpu_ms(torch, model, x) -> float:  # noqa: ANN001
+    """GPU time of one eager step (the kernels alone), from CUDA events over a queued block."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(50):
+        model(x).sum().backward()
+    end.record()
+    end.synchronize()
+    return float(start.elapsed_time(end)) / 50
+
+
+def measure(layers: int, steps: int) -> dict[str, float]:
+    """Eager, compiled and reduce-overhead steps of one MLP depth, in paired rounds."""
+    import torch
+
+    torch.manual_seed(0)
+    x = torch.randn(32, 64, device="cuda", requires_grad=False)
+    eager = _model(torch, layers)
+    default = torch.compile(_model(torch, layers))
+    graphs = torch.compile(_model(torch, layers), mode="reduce-overhead")
+    for m in (eager, default, graphs):  # compile and record the graphs
+        _step_ms(torch, m, x, 10)
+    rounds: dict[str, list[float]] = {"eager": [], "compile": [], "reduce-overhead": []}
+    for _ in range(5):
+        for name, m in (("eager", eager), ("compile", default), ("reduce-overhead", graphs)):
+            rounds[name].append(_step_ms(torch, m, x, steps // 5))
+    out = {name: round(statistics.median(v), 4) for name, v in rounds.items()}
+    gpu = _gpu_ms(torch, eager, x)
+    return {"layers": layers, "gpu_ms": round(gpu, 4), **out,
+            "graphs_floor_us": round((out["reduce-overhead"] - gpu) * 1e3, 1)}
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--layers", type=int, nargs="+", default=[8, 16, 32])
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--json", default=None)
+    a = p.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("compiled_call_overhead: needs a CUDA GPU")
+        return 2
+    rows = [measure(n, a.steps) for n in a.layers]
+    print(f"{'layers':>6} {'GPU ms':>8} {'eager ms':>9} {'compile ms':>11} "
+          f"{'graphs ms':>10} {'graphs floor µs':>16}")
+    for r in rows:
+        print(f"{r['layers']:>6} {r['gpu_ms']:>8.3f} {r['eager']:>9.3f} {r['compile']:>11.3f} "
+              f"{r['reduce-overhead']:>10.3f} {r['graphs_floor_us']:>16.1f}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                       "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
