@@ -5,9 +5,9 @@ graphed launches vanish, but each call into the compiled model still runs Dynamo
 AOTAutograd's wrappers and the CUDA-graph tree's bookkeeping, forward and backward. This
 script measures that floor on the GPU at hand: a step so small that the GPU is idle most of it
 (an MLP of `--layers` tiny Linear layers, forward + backward, no optimizer), timed eager, with
-`torch.compile` and with `mode="reduce-overhead"`, each as the median of paired blocks; it
-prints the host time per step of each and what the compiled step costs above the GPU's own
-time (the floor the what-if adds per graphed call, advice/thresholds.py COMPILED_CALL_US).
+`torch.compile` and with `mode="reduce-overhead"`, each as the median of interleaved blocks;
+it prints each mode's step at each depth and, fitted over the depths, its step at zero layers:
+the floor the what-if adds per compiled call (advice/thresholds.py COMPILED_GRAPHS_CALL_US).
 
     python benchmarks/compiled_call_overhead.py [--layers 8 16 32] [--steps 200] [--json F]
 """
@@ -42,18 +42,6 @@ def _step_ms(torch, model, x, steps: int) -> float:  # noqa: ANN001
     return statistics.median(times)
 
 
-def _gpu_ms(torch, model, x) -> float:  # noqa: ANN001
-    """GPU time of one eager step (the kernels alone), from CUDA events over a queued block."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(50):
-        model(x).sum().backward()
-    end.record()
-    end.synchronize()
-    return float(start.elapsed_time(end)) / 50
-
-
 def measure(layers: int, steps: int) -> dict[str, float]:
     """Eager, compiled and reduce-overhead steps of one MLP depth, in paired rounds."""
     import torch
@@ -69,10 +57,18 @@ def measure(layers: int, steps: int) -> dict[str, float]:
     for _ in range(5):
         for name, m in (("eager", eager), ("compile", default), ("reduce-overhead", graphs)):
             rounds[name].append(_step_ms(torch, m, x, steps // 5))
-    out = {name: round(statistics.median(v), 4) for name, v in rounds.items()}
-    gpu = _gpu_ms(torch, eager, x)
-    return {"layers": layers, "gpu_ms": round(gpu, 4), **out,
-            "graphs_floor_us": round((out["reduce-overhead"] - gpu) * 1e3, 1)}
+    return {"layers": layers,
+            **{name: round(statistics.median(v), 4) for name, v in rounds.items()}}
+
+
+def floor_ms(rows: list[dict[str, float]], mode: str) -> float:
+    """A mode's step time at zero layers: the intercept of a least-squares line over depths
+    (what a call costs whatever the model launches)."""
+    xs, ys = [r["layers"] for r in rows], [r[mode] for r in rows]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    slope = (sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+             / sum((x - mx) ** 2 for x in xs))
+    return my - slope * mx
 
 
 def main(argv: list[str]) -> int:
@@ -87,15 +83,16 @@ def main(argv: list[str]) -> int:
         print("compiled_call_overhead: needs a CUDA GPU")
         return 2
     rows = [measure(n, a.steps) for n in a.layers]
-    print(f"{'layers':>6} {'GPU ms':>8} {'eager ms':>9} {'compile ms':>11} "
-          f"{'graphs ms':>10} {'graphs floor µs':>16}")
+    print(f"{'layers':>6} {'eager ms':>9} {'compile ms':>11} {'graphs ms':>10}")
     for r in rows:
-        print(f"{r['layers']:>6} {r['gpu_ms']:>8.3f} {r['eager']:>9.3f} {r['compile']:>11.3f} "
-              f"{r['reduce-overhead']:>10.3f} {r['graphs_floor_us']:>16.1f}")
+        print(f"{r['layers']:>6} {r['eager']:>9.3f} {r['compile']:>11.3f} "
+              f"{r['reduce-overhead']:>10.3f}")
+    floors = {m: round(floor_ms(rows, m), 3) for m in ("eager", "compile", "reduce-overhead")}
+    print("at zero layers (ms): " + ", ".join(f"{m} {v:.3f}" for m, v in floors.items()))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "rows": rows}, f, indent=1)
+                       "rows": rows, "floor_ms": floors}, f, indent=1)
     return 0
 
 

@@ -67,10 +67,8 @@ GRAPH_LAUNCH_US = 15.0
 #: host cost of one call into a model compiled with mode="reduce-overhead", forward and its
 #: backward together, beyond the kernels it replays: Dynamo's guards, AOTAutograd's wrappers,
 #: the CUDA-graph tree's checks (H200, torch 2.11: an MLP's step fitted over 8/16/32 layers
-#: leaves 0.76 ms at zero layers; benchmarks/compiled_call_overhead.py)
-COMPILED_GRAPHS_CALL_US = 760.0
-#: the same for the default mode, which launches its fused kernels one by one (0.54 ms)
-COMPILED_CALL_US = 540.0
+#: leaves 0.75 ms at zero layers; benchmarks/compiled_call_overhead.py)
+COMPILED_GRAPHS_CALL_US = 750.0
 #: host cost of an asynchronous copy call from pinned memory
 ASYNC_COPY_CALL_US = 5.0
 #: share of the Tensor-Core peak cuBLAS reaches on training shapes when the trace has no
