@@ -183,7 +183,7 @@ def one(name: str, keep: str | None = None) -> dict:
             out["pooled_gain_pct"] = round(100 * (1 - out["fixed_ms"] / out["baseline_ms"]), 1)
             out["block_ratios"] = [round(x, 4) for x in ratios]
         a = report.analysis
-        preds = predictions(a.graph, a.real.step_ms, a.host_probe_ms)
+        preds = predictions(a.graph, a.real.step_ms, a.host_probe_ms, a.sync_held_ms)
         out.update(
             verdict=report.verdict.category,
             predicted={k: round(v.gain_pct, 1) for k, v in preds.items()},

@@ -348,18 +348,23 @@ FIXES: dict[str, Transform] = {
 
 
 def predictions(graph: StepGraph | None, real_step_ms: float,
-                host_probe_ms: float | None = None) -> dict[str, Prediction]:
-    """Every fix's prediction for this graph (computed once per graph)."""
+                host_probe_ms: float | None = None,
+                sync_held_ms: float = 0.0) -> dict[str, Prediction]:
+    """Every fix's prediction for this graph (computed once per graph). `sync_held_ms`: what
+    the syncs hold unprofiled beyond the replay (`Analysis.sync_held_ms`), gone with every fix
+    that takes the syncs out (the sync fix, the launch fix that needs it first)."""
     if graph is None or not len(graph.host) or not real_step_ms > 0:
         return {}
-    key = ("predictions", round(real_step_ms, 6), host_probe_ms)
+    key = ("predictions", round(real_step_ms, 6), host_probe_ms, round(sync_held_ms, 6))
     if key not in graph.memo:
         out = {}
         for category, fix in FIXES.items():
             changed, driver = fix(graph)
             needs = "sync" if category == "launch" and requires_sync(graph) else ""
+            unsynced = category == "sync" or needs == "sync"
             out[category] = Prediction(
-                category, predict(graph, changed, real_step_ms, host_probe_ms), real_step_ms,
+                category, predict(graph, changed, real_step_ms, host_probe_ms,
+                                  sync_held_ms if unsynced else 0.0), real_step_ms,
                 driver, needs)
         graph.memo[key] = out
     cached: dict[str, Prediction] = graph.memo[key]

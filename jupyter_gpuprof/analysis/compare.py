@@ -189,6 +189,9 @@ def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
     delta = med_b - med_a
     pct = 100.0 * delta / med_a if med_a else None
     excludes_zero = lo > 0 or hi < 0
+    if conditions and delta != 0:  # the faster side's own handicaps only understate its lead
+        out["unreliable_reasons"] = condition_changes(
+            *conditions, faster="after" if delta < 0 else "before")
     significant = bool(excludes_zero and p < ALPHA and pct is not None
                        and abs(pct) >= MIN_EFFECT_PCT and not out["unreliable_reasons"])
     if rounds is not None:

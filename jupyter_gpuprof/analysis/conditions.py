@@ -35,26 +35,68 @@ def _sampled(side: object) -> Mapping[str, object]:
     return side if isinstance(side, Mapping) else {}
 
 
-def condition_changes(before: object, after: object) -> list[str]:
-    """Why the two sides' conditions differ enough to distrust a comparison ([] when not).
+def _lowest(side: Mapping[str, object], key: str) -> float | None:
+    """Lowest sample of one figure of a side (None when it was not sampled)."""
+    figure = side.get(key)
+    v = figure.get("min") if isinstance(figure, Mapping) else None
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
-    `before`, `after`: the conditions each side ran under, as the run meta recorded them (a
-    mapping of capture/conditions.py's figures; anything else counts as not sampled)."""
-    reasons: list[str] = []
+
+def gpu_time_spread(baseline: object, capture: object) -> float:
+    """How many times longer the baseline's GPU work may have run than the trace shows (≥ 1).
+
+    Kernel durations come from the capture, whose GPU was mostly idle under the profiler; the
+    baseline ran the GPU flat out, and a GPU held at its power cap clocks down only then (the
+    compiled nanoGPT step on the H200: 1,980 MHz captured, down to 1,710 MHz in its baseline).
+    The trace's GPU time is then known only up to the capture's clock over the baseline's
+    lowest when the baseline throttled, else over its median; 1.0 when either side was not
+    sampled."""
+    base, cap = _sampled(baseline), _sampled(capture)
+    if not (base.get("available") and cap.get("available")):
+        return 1.0
+    captured = _median(cap, "sm_clock_mhz")
+    throttled = set(_listed(base, "throttle")) & SLOWING_THROTTLES
+    slowest = (_lowest(base, "sm_clock_mhz") if throttled else None) or _median(
+        base, "sm_clock_mhz")
+    if not (captured and slowest):
+        return 1.0
+    return max(1.0, captured / slowest)
+
+
+def _handicaps(before: object, after: object) -> list[tuple[str, str]]:
+    """Each way one side ran slower GPU conditions than the other: (reason, side held back)."""
+    out: list[tuple[str, str]] = []
     sides = {"before": _sampled(before), "after": _sampled(after)}
     if not all(s.get("available") for s in sides.values()):
-        return reasons
+        return out
     for key, label in (("sm_clock_mhz", "SM clock"), ("mem_clock_mhz", "memory clock")):
         a, b = _median(sides["before"], key), _median(sides["after"], key)
         if a and b and abs(a - b) > CLOCK_DROP_PCT / 100 * max(a, b):
-            reasons.append(f"{label} {a:.0f} MHz before vs {b:.0f} MHz after "
-                           f"({100 * (b - a) / a:+.0f}%)")
-    for name, side in sides.items():
-        slow = sorted(str(t) for t in set(_listed(side, "throttle")) & SLOWING_THROTTLES)
+            out.append((f"{label} {a:.0f} MHz before vs {b:.0f} MHz after "
+                        f"({100 * (b - a) / a:+.0f}%)", "after" if b < a else "before"))
+    throttled = {name: set(map(str, _listed(side, "throttle"))) & SLOWING_THROTTLES
+                 for name, side in sides.items()}
+    for name, other in (("before", "after"), ("after", "before")):
+        # a throttle both sides hit is no difference between them (their clocks say how much)
+        slow = sorted(throttled[name] - throttled[other])
         if slow:
-            reasons.append(f"the GPU throttled {name} ({', '.join(slow)})")
+            out.append((f"the GPU throttled {name} ({', '.join(slow)})", name))
     new = sorted(int(p) for p in set(_listed(sides["after"], "other_pids"))
                  - set(_listed(sides["before"], "other_pids")) if isinstance(p, int))
     if new:
-        reasons.append(f"another process appeared on the GPU (pid {', '.join(map(str, new))})")
-    return reasons
+        out.append((f"another process appeared on the GPU (pid {', '.join(map(str, new))})",
+                    "after"))
+    return out
+
+
+def condition_changes(before: object, after: object, faster: str | None = None) -> list[str]:
+    """Why the two sides' conditions differ enough to distrust a comparison ([] when not).
+
+    `before`, `after`: the conditions each side ran under, as the run meta recorded them (a
+    mapping of capture/conditions.py's figures; anything else counts as not sampled).
+    `faster`: the side ("before" or "after") whose steps came out shorter, when known: a
+    slower clock, a throttle or a crowded GPU on that side only held it back, so its lead
+    stands (as a lower bound) and only the other side's handicaps can have made it (a
+    compiled nanoGPT try, 20 % faster, ran into the H200's power cap that its uncompiled
+    control never reached)."""
+    return [reason for reason, side in _handicaps(before, after) if side != faster]

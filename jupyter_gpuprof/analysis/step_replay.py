@@ -153,12 +153,18 @@ def calibrate(g: StepGraph, real_step_ms: float,
 
 
 def predict(g: StepGraph, changed: StepGraph, real_step_ms: float,
-            host_probe_ms: float | None = None) -> float:
-    """Predicted real step (ms) of `changed`, reconciled like the unchanged graph `g`."""
+            host_probe_ms: float | None = None, removed_ms: float = 0.0) -> float:
+    """Predicted real step (ms) of `changed`, reconciled like the unchanged graph `g`.
+
+    `removed_ms`: a part of the real step the replay cannot see and `changed` no longer
+    has (the syncs' hold, `Analysis.sync_held_ms`, once a fix takes the syncs out): it is
+    taken off the real step before the replay is reconciled with it, not shared out over
+    the prediction."""
     key = ("calibration", round(real_step_ms, 6), host_probe_ms)
     if key not in g.memo:
         g.memo[key] = calibrate(g, real_step_ms, host_probe_ms)
     f, base = g.memo[key]
     out = replay(changed, f)
-    ratio = real_step_ms / base if base > 0 and real_step_ms > 0 else 1.0
+    kept = real_step_ms - min(max(removed_ms, 0.0), real_step_ms)
+    ratio = kept / base if base > 0 and kept > 0 else 1.0
     return float(out * ratio) if np.isfinite(out) else float("nan")

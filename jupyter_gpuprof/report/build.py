@@ -16,6 +16,7 @@ import pandas as pd
 from ..advice.findings import Verdict
 from ..advice.passes import Context, finish
 from ..advice.verdict import Advice
+from ..analysis.conditions import gpu_time_spread
 from ..analysis.distributed import Distributed, analyze_ranks
 from ..analysis.loader_pace import LoaderPace, loader_pace
 from ..analysis.one_job import job_warning, not_one_job
@@ -194,6 +195,13 @@ def _context(a: Analysis, meta: RunMeta | None, ranks: list[Analysis] | None = N
                    tries=list(meta.tries) if meta else [])
 
 
+def _spread(conditions: object) -> float:
+    """`gpu_time_spread` of a meta's sampled conditions (1.0 where none were sampled)."""
+    if not isinstance(conditions, Mapping):
+        return 1.0
+    return gpu_time_spread(conditions.get("baseline"), conditions.get("capture"))
+
+
 def _stalls(baseline: object) -> tuple[list[Mapping[str, object]] | None, int | None,
                                        LoaderPace | None]:
     """The capture's stall events, epoch length and wait for data from a meta's `baseline`
@@ -244,15 +252,17 @@ def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
     """Report for one trace file (baseline from the arguments or a sibling meta file)."""
     path = Path(path)
     held: Any = meta.baseline if meta else None
+    conditions: object = meta.conditions if meta else None
     if baseline_step_ms is None and meta is None:
         side = sibling_meta(path)
         baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
         flops_per_step = flops_per_step or side.get("flops_per_step")
         host_probe_ms = host_probe_ms or side.get("host_probe_ms") or side.get(
             "baseline", {}).get("host_probe_ms")
-        held = side.get("baseline")
+        held, conditions = side.get("baseline"), side.get("conditions")
     trace = load_trace(path, data=data)
-    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms, *_stalls(held))
+    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms, *_stalls(held),
+                gpu_spread=_spread(conditions))
     report = Report(a, finish(_context(a, meta)), meta, str(path), timeline=_timeline(trace, a))
     report.baseline_ms = list(baseline_step_ms or [])
     return report
@@ -274,7 +284,8 @@ def analyze_run(run: Run) -> Report:
         else:
             trace = load_trace(traces[0])
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step,
-                        m.baseline.get("host_probe_ms"), *_stalls(m.baseline))
+                        m.baseline.get("host_probe_ms"), *_stalls(m.baseline),
+                        gpu_spread=_spread(m.conditions))
             report = Report(a, finish(_context(a, m)), m, str(run.path),
                             timeline=_timeline(trace, a))
     except TraceError as e:

@@ -6,7 +6,7 @@ import pytest
 
 from jupyter_gpuprof.advice.cost import cost_block, gpu_hour_price, gpu_hours, headline
 from jupyter_gpuprof.analysis.compare import step_change
-from jupyter_gpuprof.analysis.conditions import condition_changes
+from jupyter_gpuprof.analysis.conditions import condition_changes, gpu_time_spread
 from jupyter_gpuprof.capture.conditions import ConditionSampler
 from jupyter_gpuprof.views.whatif_text import describe
 
@@ -69,10 +69,39 @@ def test_a_throttled_measurement_is_unreliable_never_significant():
     calm = _measure(FakeNvml([1980]))
     hot = _measure(FakeNvml([1980, 1700, 1700, 1700], throttle=0x40))
     assert step_change(BEFORE, AFTER, conditions=(calm, calm))["verdict"] == "significant"
-    ch = step_change(BEFORE, AFTER, conditions=(calm, hot))
+    # the slower side throttled: the difference may be the throttle's
+    ch = step_change(AFTER, BEFORE, conditions=(calm, hot))
     assert ch["verdict"] == "unreliable" and not ch["significant"]
     assert any("SM clock" in r for r in ch["unreliable_reasons"])
     assert any("hw_thermal" in r for r in ch["unreliable_reasons"])
+    ch = step_change(BEFORE, AFTER, conditions=(hot, calm))
+    assert ch["verdict"] == "unreliable" and not ch["significant"]
+
+
+def test_a_faster_side_held_back_by_its_conditions_keeps_its_lead():
+    """A throttle or a lower clock on the faster side only shrank its lead: still significant,
+    where the same throttle on the slower side makes the comparison unreliable (above)."""
+    calm = _measure(FakeNvml([1980]))
+    hot = _measure(FakeNvml([1980, 1700, 1700, 1700], throttle=0x40))
+    ch = step_change(BEFORE, AFTER, conditions=(calm, hot))
+    assert ch["verdict"] == "significant" and ch["unreliable_reasons"] == []
+    # the same throttle on both sides is no difference between them
+    capped = _measure(FakeNvml([1980], throttle=0x4))
+    assert condition_changes(capped, capped) == []
+    assert condition_changes(calm, capped) == ["the GPU throttled after (sw_power_cap)"]
+    assert condition_changes(calm, capped, faster="after") == []
+
+
+def test_the_baselines_gpu_time_is_known_up_to_its_slowest_clock():
+    """Kernels captured at 1,980 MHz ran as slow as 1,700 MHz in a power-capped baseline: the
+    trace's GPU time is a lower bound by that ratio; an unthrottled baseline by its median."""
+    captured = _measure(FakeNvml([1980]))
+    capped = _measure(FakeNvml([1980, 1700, 1900, 1900], throttle=0x4))
+    assert gpu_time_spread(capped, captured) == pytest.approx(1980 / 1700)
+    steady = _measure(FakeNvml([1980, 1700, 1900, 1900]))
+    assert gpu_time_spread(steady, captured) == pytest.approx(1980 / 1900)
+    assert gpu_time_spread(captured, capped) == 1.0  # a faster baseline: the trace's bound
+    assert gpu_time_spread(None, captured) == 1.0
 
 
 def test_clock_drop_threshold_and_new_processes():
