@@ -8,7 +8,9 @@ its own log parsed into iteration times (the independent clock); the same comman
 text and JSON, and the run folder's trace kept as data); and each by-hand fix (the script's own
 options) alone, timed by its own log. Writes OUT/corpus.json; prints one line per run.
 CORPUS_FIXES=0 leaves the by-hand fixes out (an observer check: the script alone against the
-script under the tool, both by its own log).
+script under the tool, both by its own log); CORPUS_FIX_NAMES=NAME,... runs only those fixes and
+CORPUS_NO_TOOL=ID,... leaves the tool out for those scripts (a fix measured again beside the
+script alone).
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ def _variant(folder: Path, name: str, fix: Any) -> tuple[Path, list[str]]:
 
 
 def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
-              tool_only: bool = False) -> dict[str, Any]:
+              tool_only: bool = False, no_tool: bool = False) -> dict[str, Any]:
     """One script alone, under the tool (and its `tool_variants`: capture options whose
     observer effect is measured), and with each fix; `tool_only`: the tool runs alone."""
     folder = corpus / entry["id"]
@@ -132,12 +134,15 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
         print(f"{entry['id']} plain: {result['plain']['median_ms']} ms ({plain['code']})",
               flush=True)
     kept = out / "kept" / entry["id"]
-    result["tool"] = _tool(entry, base, folder, env, out, [], "tool", kept)
-    result["tool_variants"] = {
-        name: _tool(entry, base, folder, env, out, flags, name, kept)
-        for name, flags in entry.get("tool_variants", {}).items()}
+    if not no_tool:
+        result["tool"] = _tool(entry, base, folder, env, out, [], "tool", kept)
+        result["tool_variants"] = {
+            name: _tool(entry, base, folder, env, out, flags, name, kept)
+            for name, flags in entry.get("tool_variants", {}).items()}
     result["fixes"] = {}
     fixes = {} if tool_only or os.environ.get("CORPUS_FIXES") == "0" else entry.get("fixes", {})
+    if only := set(filter(None, os.environ.get("CORPUS_FIX_NAMES", "").split(","))):
+        fixes = {k: v for k, v in fixes.items() if k in only}
     for name, fix in fixes.items():
         where, extra = _variant(folder, name, fix)
         fixed = _run([*base, *extra], where, env, stop)
@@ -206,12 +211,14 @@ if __name__ == "__main__":
     out.mkdir(parents=True, exist_ok=True)
     wanted = set(sys.argv[3:])
     tool_only = set(filter(None, os.environ.get("CORPUS_TOOL_ONLY", "").split(",")))
+    no_tool = set(filter(None, os.environ.get("CORPUS_NO_TOOL", "").split(",")))
     entries = [e for e in json.loads(MANIFEST.read_text())["scripts"]
                if not wanted or e["id"] in wanted]
     results = []
     for e in entries:
         try:
-            results.append(run_entry(e, corpus.resolve(), out.resolve(), e["id"] in tool_only))
+            results.append(run_entry(e, corpus.resolve(), out.resolve(), e["id"] in tool_only,
+                                     e["id"] in no_tool))
         except Exception as exc:  # noqa: BLE001 - one broken entry must not lose the others
             results.append({"id": e["id"], "error": f"{type(exc).__name__}: {exc}"})
         (out / "corpus.json").write_text(json.dumps(results, indent=1))

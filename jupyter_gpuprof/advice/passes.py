@@ -1,7 +1,8 @@
 """Advice as one ordered list of passes, the same for a trace, a run folder and a rank folder.
 
-rules → verdict (`advise`) → across ranks (`merge_advice`) → framework terms → refinements
-(patterns, in-use advice pruned, the user's line) → measured (tries re-rank the findings).
+rules → verdict (`advise`) → across ranks (`merge_advice`) → framework terms → loop terms →
+refinements (patterns, in-use advice pruned, the user's line) → measured (tries re-rank the
+findings).
 Each pass takes the advice so far and the run's context and returns the next advice; a pass
 with nothing to do for this run hands the advice on unchanged. `finish` is the one entry point:
 the report builds every run's advice through it, so no part of a report is finished elsewhere.
@@ -18,6 +19,7 @@ from ..analysis.summary import Analysis
 from ..store.meta_blocks import CallSiteMeta, FrameworkMeta, TrainingMeta, TryMeta
 from .distributed_rules import merge_advice
 from .frameworks import in_framework_terms
+from .loop_terms import in_loop_terms
 from .patterns import refine
 from .tries import rerank, verdict_after_tries
 from .verdict import Advice, advise
@@ -53,6 +55,12 @@ def framework_terms(advice: Advice, ctx: Context) -> Advice:
     return in_framework_terms(advice, ctx.framework, ctx.training)
 
 
+def loop_terms(advice: Advice, ctx: Context) -> Advice:
+    """Compile and CUDA-graph fixes for the loop that ran: compiled already, accumulating
+    gradients, or stepping several optimizers an iteration."""
+    return Advice(advice.verdict, in_loop_terms(advice.findings, ctx.training))
+
+
 def refinements(advice: Advice, ctx: Context) -> Advice:
     """Known patterns (per-parameter `.item()`), in-use advice pruned, the user's line."""
     found = [dataclasses.replace(f, where=where)
@@ -70,7 +78,7 @@ def measured(advice: Advice, ctx: Context) -> Advice:
 
 
 #: the passes, in order (rules and the verdict come first, from `advise`)
-PASSES: tuple[Pass, ...] = (across_ranks, framework_terms, refinements, measured)
+PASSES: tuple[Pass, ...] = (across_ranks, framework_terms, loop_terms, refinements, measured)
 
 
 def finish(ctx: Context) -> Advice:

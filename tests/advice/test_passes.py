@@ -18,7 +18,7 @@ HF = {"name": "transformers", "args": {"bf16": False, "fp16": False, "tf32": Non
 
 def test_the_passes_run_in_their_stated_order():
     assert [p.__name__ for p in passes.PASSES] == [
-        "across_ranks", "framework_terms", "refinements", "measured"]
+        "across_ranks", "framework_terms", "loop_terms", "refinements", "measured"]
 
 
 def _run_folder(tmp_path: Path, traces: list[Path], **meta: object) -> Path:

@@ -69,7 +69,10 @@ def test_ctrl_c_returns_within_5_s_with_one_line_and_keeps_the_run(tmp_path, who
         [sys.executable, "-m", "jupyter_gpuprof", "run", "--runs-root", str(root), "--steps",
          "5", "--warmup", "1", "--wait", "0", "--prof-warmup", "0", "--active", "1",
          "--no-flops", "--", sys.executable, str(script)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        # as from a terminal: a shell's background job (CI started with `&`) ignores SIGINT,
+        # and a process that starts with it ignored never sees a Ctrl-C
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # the capture is written, the training goes on
         runs = RunStore(root).list() if root.is_dir() else []

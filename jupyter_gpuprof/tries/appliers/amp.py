@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..namespace import torch_module
-from .base import StartupFix
+from .base import StartupFix, eager_only
 
 
 @contextlib.contextmanager
@@ -49,8 +49,8 @@ class Startup(StartupFix):
         # A script's own `torch.autocast(enabled=False)` region switches ours off inside it:
         # the first step's module calls say whether the forward really ran under autocast.
         self.calls_on: list[bool] = []
-        self._forward_hook: Any = register_module_forward_pre_hook(
-            lambda *_: self.calls_on.append(torch.is_autocast_enabled(self.device)))
+        self._forward_hook: Any = register_module_forward_pre_hook(eager_only(
+            torch, lambda *_: self.calls_on.append(torch.is_autocast_enabled(self.device))))
         self.applied.append(f"bf16 autocast on {self.device} for the whole script")
 
     def _after_step(self, *_: Any) -> None:

@@ -9,7 +9,22 @@ never as a measured gain of zero.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+
+def eager_only(torch: Any, hook: Callable[..., None]) -> Callable[..., None]:
+    """A global module hook that Dynamo traces as nothing: a model the script compiles calls
+    the hooks while Dynamo traces it, and a hook holding modules failed there ("… is already
+    tracked for mutation", nanoGPT with --compile=True). `torch.compiler.disable` instead
+    would break the graph at every module call, and the try would measure the breaks."""
+    compiling = torch.compiler.is_compiling
+
+    def hook_outside_graphs(*args: Any) -> None:
+        if not compiling():
+            hook(*args)
+
+    return hook_outside_graphs
 
 
 class StartupFix:

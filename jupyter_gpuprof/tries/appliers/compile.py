@@ -9,7 +9,7 @@ from typing import Any
 
 from ...capture.training import BACKWARD_STEPS_AFTER, compiled_graphs
 from ..namespace import modules, torch_module
-from .base import StartupFix
+from .base import StartupFix, eager_only
 
 #: torch.compile's mode for this fix (graphs.py: "reduce-overhead")
 MODE: str | None = None
@@ -63,6 +63,13 @@ def unwrapped(module: Any) -> Any:
     return inner if inner is not None else module
 
 
+def compiled_by_script(module: Any) -> bool:
+    """Whether the script compiled this module itself: `torch.compile(model)`'s wrapper, or
+    `model.compile()` in place."""
+    return (type(module).__name__ == "OptimizedModule" and hasattr(module, "_orig_mod")
+            or getattr(module, "_compiled_call_impl", None) is not None)
+
+
 class Startup(StartupFix):
     """torch.compile of the outermost modules the first step calls whose weights it trains."""
 
@@ -74,10 +81,13 @@ class Startup(StartupFix):
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         self.called: dict[int, Any] = {}
+        self.compiled_already: list[str] = []  # modules the script compiled itself
+        self._torch_compile = self.torch.compile  # the fix's own, never a wrapper of it
         self.stepped = False
         self._backwards = 0
         self._graphs_before = compiled_graphs()
-        self._forward_hook = register_module_forward_pre_hook(self._note_call)
+        self._forward_hook = register_module_forward_pre_hook(
+            eager_only(self.torch, self._note_call))
         # stays registered (torch iterates its hooks while calling this one), idle after once
         register_optimizer_step_post_hook(self._compile_at_first_step)
         original, fix = self.torch.autograd.backward, self
@@ -115,18 +125,25 @@ class Startup(StartupFix):
         trained = [m for m in self.called.values() if trains(m)]
         inner = {id(c) for m in trained for c in m.modules() if c is not m}
         for m in (m for m in trained if id(m) not in inner):
+            if compiled_by_script(m):  # compiling it again would measure nothing
+                self.compiled_already.append(type(m).__name__)
+                continue
             target = unwrapped(m)
             # forward, not module.compile(): that compiles _call_impl, and dynamo skips it
             # for a pure torch.nn container (an nn.Sequential stayed eager in torch 2.13);
             # set on the instance itself: a wrapper's __setattr__ may pass it on elsewhere
             object.__setattr__(target, "forward",
-                               self.torch.compile(target.forward, mode=self.mode))
+                               self._torch_compile(target.forward, mode=self.mode))
             self.applied.append(f"torch.compile({type(target).__name__}"
                                 + (f", mode={self.mode!r})" if self.mode else ")")
                                 + (f" inside {type(m).__name__}" if target is not m else ""))
         self.called.clear()
 
     def problem(self) -> str | None:
+        if not self.applied and self.compiled_already:
+            return (f"the script compiles {', '.join(self.compiled_already)} itself: a second "
+                    "compile measures nothing (--try graphs gives its own torch.compile call "
+                    "mode='reduce-overhead')")
         if not self.applied:
             return ("no module to compile: the first step called no nn.Module whose "
                     "parameters it trains")

@@ -66,3 +66,47 @@ def test_compile_finds_the_model_of_a_loop_that_updates_its_parameters_by_hand(t
     (t,) = run.meta.tries
     assert "error" not in t, t.get("error")
     assert t["applied"] == ["torch.compile(Sequential)"] and t["compiled_graphs"] > 0
+
+
+SELF_COMPILED = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+model = torch.compile(nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1)))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for i in range(N_STEPS):
+    x, y = torch.randn(16, 32), torch.randn(16, 1)
+    opt.zero_grad()
+    nn.functional.mse_loss(model(x), y).backward()
+    opt.step()
+    print("step", i, flush=True)
+""".replace("N_STEPS", str(STEPS + 6))
+
+
+def test_a_model_the_script_compiles_is_never_compiled_twice(tmp_path):
+    """nanoGPT with --compile=True: the compile try compiled the compiled model again and the
+    graphs try died in Dynamo. compile says why it measures nothing; graphs gives the
+    script's own torch.compile call the mode instead."""
+    path = tmp_path / "compiled.py"
+    path.write_text(SELF_COMPILED)
+    rc, run = run_try_on(tmp_path, path, "compile,graphs")
+    tries = {t["fix"]: t for t in run.meta.tries}
+    assert "compiles OptimizedModule itself" in tries["compile"]["error"]
+    assert "--try graphs" in tries["compile"]["error"]
+    graphs = tries["graphs"]
+    assert "error" not in graphs, graphs.get("error")
+    assert graphs["applied"] == [
+        "mode='reduce-overhead' on the script's own torch.compile call (was None)"]
+
+
+def test_an_iteration_ends_with_the_last_optimizer_to_step_in_it():
+    """CUDA-graph memory is reused from the mark on: a GAN marks after its generator's
+    update (its fake batch is read again after the discriminator's), a single optimizer at
+    each step, once the first repeat shows the cycle."""
+    from jupyter_gpuprof.tries.appliers.graphs import IterationEnds
+
+    gan = IterationEnds()
+    assert [gan.ends_iteration(o) for o in ["D", "G", "D", "G", "D", "G"]] == [
+        False, False, False, True, False, True]
+    one = IterationEnds()
+    assert [one.ends_iteration(o) for o in ["A", "A", "A"]] == [False, True, True]
