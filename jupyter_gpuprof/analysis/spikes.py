@@ -122,6 +122,21 @@ def _clusters(ms: np.ndarray, threshold: float) -> list[tuple[int, int]]:
     return out
 
 
+def _split_at_epoch_starts(clusters: list[tuple[int, int]],
+                           events: list[StallMeta]) -> list[tuple[int, int]]:
+    """Clusters cut where a loader starts an epoch inside them: the steps before it ran before
+    the epoch began, so whatever held them is not the new epoch's (DCGAN: the first epoch's
+    last, partial batch took 437 ms, the step before its workers started again)."""
+    starts = sorted({int(e["step"]) for e in events if str(e["what"]).startswith("loader")})
+    out = []
+    for first, last in clusters:
+        for step in (s for s in starts if first < s <= last):
+            out.append((first, step - 1))
+            first = step
+        out.append((first, last))
+    return out
+
+
 def _parts(events: list[StallMeta], first: int, last: int,
            excess: float) -> tuple[dict[str, float], StallMeta | None]:
     """The stall's excess split by cause, and the event that names its period."""
@@ -170,7 +185,7 @@ def find_spikes(step_ms: list[float], stalls: Sequence[Mapping[str, object]] | N
     median = float(np.median(ms))
     threshold = max(SPIKE_FACTOR * median, median + SPIKE_MIN_MS)
     found = []
-    for first, last in _clusters(ms, threshold):
+    for first, last in _split_at_epoch_starts(_clusters(ms, threshold), events):
         excess = float((ms[first:last + 1] - median).sum())
         parts, event = _parts(events, first, last, excess)
         found.append(Stall(first, last, excess, parts,

@@ -200,3 +200,22 @@ def test_a_loop_waiting_for_its_dataloader_workers_is_input_bound_whatever_the_t
     own = next(f for f in inline.findings if f.category == "launch")
     assert own.expected_gain_pct > 20 and "after_input_fix_gain_pct" not in own.data
     assert next(f for f in inline.findings if f.category == "input").expected_gain_pct >= 25
+
+
+def test_a_spike_before_the_epoch_starts_is_not_the_new_epochs(tmp_path):
+    """DCGAN's first epoch ended on a partial batch of 40 that ran 437 ms, the step before
+    its workers started again: one stall of three steps had all been priced as the workers'
+    start-up, which persistent workers would remove. The steps before a loader starts an
+    epoch are a stall of their own, with nothing recorded to name it."""
+    from scenarios import launch
+
+    base = [10.2] * 20
+    base[4], base[5] = 410.2, 510.2
+    events = [{"step": 5, "what": "loader-start", "ms": 3.0, "workers": 2,
+               "persistent": False, "batches": 16}]
+    a = scenario_analysis(tmp_path, launch, base, events)
+    assert a.spikes is not None
+    before, epoch = a.spikes.stalls
+    assert (before.first, before.last, before.cause) == (4, 4, None)
+    assert (epoch.first, epoch.last, epoch.cause) == (5, 5, "loader-start")
+    assert a.stall_ms("input") == pytest.approx(500 / 16, rel=0.01)
