@@ -128,7 +128,7 @@ def one(name: str, keep: str | None = None) -> dict:
     """Every figure of one workload (runs in its own process)."""
     import statistics
 
-    from jupyter_gpuprof.advice.whatif import predictions
+    from jupyter_gpuprof.advice.whatif import predictions_for
     from jupyter_gpuprof.capture.conditions import ConditionSampler
     from jupyter_gpuprof.report import analyze_trace
     from jupyter_gpuprof.tries.notebook import run_tries
@@ -183,7 +183,7 @@ def one(name: str, keep: str | None = None) -> dict:
             out["pooled_gain_pct"] = round(100 * (1 - out["fixed_ms"] / out["baseline_ms"]), 1)
             out["block_ratios"] = [round(x, 4) for x in ratios]
         a = report.analysis
-        preds = predictions(a.graph, a.real.step_ms, a.host_probe_ms, a.sync_held_ms)
+        preds = predictions_for(a)
         out.update(
             verdict=report.verdict.category,
             predicted={k: round(v.gain_pct, 1) for k, v in preds.items()},

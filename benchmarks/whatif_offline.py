@@ -23,7 +23,7 @@ WORKLOADS = ["input", "sync", "launch", "precision", "compute", "memory", "trans
 
 def rows(folders: list[Path] | None = None) -> list[dict]:
     """One row per workload: verdict, predicted and measured gain of its true category."""
-    from jupyter_gpuprof.advice.whatif import predictions
+    from jupyter_gpuprof.advice.whatif import predictions_for
     from jupyter_gpuprof.report import analyze_path
 
     out = []
@@ -33,7 +33,7 @@ def rows(folders: list[Path] | None = None) -> list[dict]:
         category = meta.get("true_category", name)
         report = analyze_path(folder)
         a = report.analysis
-        pred = predictions(a.graph, a.real.step_ms, a.host_probe_ms, a.sync_held_ms).get(category)
+        pred = predictions_for(a).get(category)
         fx = meta.get("fixed_variant")
         fixed_ms = fx.get("step_ms_median_unprofiled") if isinstance(fx, dict) else None
         base = meta["step_ms_median_unprofiled"]

@@ -20,7 +20,7 @@ from . import thresholds as T
 from .findings import Finding, FindingData
 from .one_time_rule import one_time_rule
 from .precision_by_gpu import Fp32Work, fp32_masks, precision_advice
-from .whatif import predictions
+from .whatif import predictions_for
 
 
 def _pct(a: Analysis, ms: float) -> float:
@@ -53,7 +53,7 @@ def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: st
     what it is worth once the loader keeps up (`after_input_fix_gain_pct`), not now."""
     cost_ms = min(cost_ms, a.real.step_ms)  # nothing saves more than the whole step
     # the gain is the what-if replay's where the step's graph is known, else the assumed saving
-    predicted = predictions(a.graph, a.real.step_ms, a.host_probe_ms, a.sync_held_ms).get(cat)
+    predicted = predictions_for(a).get(cat)
     step_gain = predicted.gain_pct if predicted else _pct(a, cost_ms * saving)
     if measured_ms > 0 and _pct(a, measured_ms) > step_gain:
         step_gain, predicted = _pct(a, min(measured_ms, a.real.step_ms)), None

@@ -19,6 +19,7 @@ from .. import units
 from ..analysis.hardware import host_link_gbps, peak_tflops
 from ..analysis.step_graph import BLOCKING, LAUNCH, SYNC, StepGraph
 from ..analysis.step_replay import REAL_COLUMN, predict
+from ..analysis.summary import Analysis
 from . import thresholds as T
 from .precision_by_gpu import Fp32Work, fp32_masks
 
@@ -348,14 +349,16 @@ FIXES: dict[str, Transform] = {
 
 
 def predictions(graph: StepGraph | None, real_step_ms: float,
-                host_probe_ms: float | None = None,
-                sync_held_ms: float = 0.0) -> dict[str, Prediction]:
+                host_probe_ms: float | None = None, sync_held_ms: float = 0.0,
+                unprofiled: bool = False) -> dict[str, Prediction]:
     """Every fix's prediction for this graph (computed once per graph). `sync_held_ms`: what
     the syncs hold unprofiled beyond the replay (`Analysis.sync_held_ms`), gone with every fix
-    that takes the syncs out (the sync fix, the launch fix that needs it first)."""
+    that takes the syncs out (the sync fix, the launch fix that needs it first);
+    `unprofiled`: the real step is the unprofiled baseline's (`step_replay.calibrate`)."""
     if graph is None or not len(graph.host) or not real_step_ms > 0:
         return {}
-    key = ("predictions", round(real_step_ms, 6), host_probe_ms, round(sync_held_ms, 6))
+    key = ("predictions", round(real_step_ms, 6), host_probe_ms, round(sync_held_ms, 6),
+           unprofiled)
     if key not in graph.memo:
         out = {}
         for category, fix in FIXES.items():
@@ -364,8 +367,14 @@ def predictions(graph: StepGraph | None, real_step_ms: float,
             unsynced = category == "sync" or needs == "sync"
             out[category] = Prediction(
                 category, predict(graph, changed, real_step_ms, host_probe_ms,
-                                  sync_held_ms if unsynced else 0.0), real_step_ms,
+                                  sync_held_ms if unsynced else 0.0, unprofiled), real_step_ms,
                 driver, needs)
         graph.memo[key] = out
     cached: dict[str, Prediction] = graph.memo[key]
     return cached
+
+
+def predictions_for(a: Analysis) -> dict[str, Prediction]:
+    """Every fix's prediction for an analysed trace, reconciled with its real step."""
+    return predictions(a.graph, a.real.step_ms, a.host_probe_ms, a.sync_held_ms,
+                       a.real.source == "baseline")

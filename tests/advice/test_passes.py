@@ -51,14 +51,15 @@ def test_a_multi_rank_run_gets_its_framework_s_terms_like_a_single_trace(tmp_pat
 
 def test_measured_tries_rank_the_findings_in_every_report(tmp_path):
     """A significant try's measured gain re-ranks the findings the report shows."""
-    before = analyze_path(REAL / "tinygpt_before").to_json()["findings"]
-    assert [f["category"] for f in before][:2] == ["input", "launch"]  # predicted 20% vs 14%
-    tries = [{"fix": "graphs", "measured_gain_pct": 31.0, "change": {"significant": True}},
-             {"fix": "loader", "measured_gain_pct": 12.0, "change": {"significant": False}}]
-    run = _run_folder(tmp_path, [REAL / "tinygpt_before" / "trace.json.gz"], tries=tries)
-    ranked = analyze_path(run).to_json()["findings"]
-    assert [f["category"] for f in ranked][:2] == ["launch", "input"]
-    assert ranked[0]["measured_gain_pct"] == 31.0 and ranked[1]["measured_gain_pct"] is None
+    trace = [REAL / "tinygpt_before" / "trace.json.gz"]
+    before = analyze_path(_run_folder(tmp_path / "a", trace)).to_json()["findings"]
+    first, second = (f["category"] for f in before[:2])
+    tried = {"input": "loader", "launch": "graphs", "precision": "amp"}
+    tries = [{"fix": tried[second], "measured_gain_pct": 55.0, "change": {"significant": True}},
+             {"fix": tried[first], "measured_gain_pct": 12.0, "change": {"significant": False}}]
+    ranked = analyze_path(_run_folder(tmp_path / "b", trace, tries=tries)).to_json()["findings"]
+    assert [f["category"] for f in ranked][:2] == [second, first]
+    assert ranked[0]["measured_gain_pct"] == 55.0 and ranked[1]["measured_gain_pct"] is None
 
 
 def test_the_measured_pass_hands_the_verdict_to_the_finding_ranked_first():

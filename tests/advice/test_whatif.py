@@ -330,7 +330,7 @@ def test_a_sync_that_causes_launch_gaps_is_the_verdict_not_the_launch_symptom(tm
     assert sync.predicted_step_ms == pytest.approx(6 * 302 / 1e3, rel=0.02)
     assert sync.gain_pct == pytest.approx(100 * (1 - 6 * 302 / period), abs=1.5)
     # without the what-if model the idle-time pricing names the symptom
-    monkeypatch.setattr("jupyter_gpuprof.advice.rules.predictions", lambda *_: {})
+    monkeypatch.setattr("jupyter_gpuprof.advice.rules.predictions_for", lambda *_: {})
     assert advise(a).verdict.category == "launch"
 
 

@@ -12,7 +12,7 @@ import json
 import pytest
 from paths import TESTS
 
-from jupyter_gpuprof.advice.whatif import predictions
+from jupyter_gpuprof.advice.whatif import predictions_for
 from jupyter_gpuprof.report import analyze_path
 
 DATA = TESTS / "data" / "real"
@@ -29,7 +29,7 @@ def _measured_gain(name: str) -> float:
 def test_prediction_is_within_ten_points_of_the_hand_fix(name):
     report = analyze_path(DATA / name)
     a = report.analysis
-    pred = predictions(a.graph, a.real.step_ms)[name]
+    pred = predictions_for(a)[name]
     assert pred.gain_pct == pytest.approx(_measured_gain(name), abs=10.0)
     top = report.advice.findings[0]
     assert top.category == name and top.expected_gain_pct == round(pred.gain_pct, 1)
@@ -38,4 +38,4 @@ def test_prediction_is_within_ten_points_of_the_hand_fix(name):
 
 def test_compute_bound_workload_has_no_fix_worth_a_verdict():
     a = analyze_path(DATA / "compute").analysis
-    assert max(p.gain_pct for p in predictions(a.graph, a.real.step_ms).values()) < 10
+    assert max(p.gain_pct for p in predictions_for(a).values()) < 10

@@ -172,11 +172,11 @@ async def test_deeply_nested_patch_body_is_400(jp_fetch):
 async def test_incomplete_cached_summary_is_recomputed(jp_fetch, runs_root):
     (runs_root / BEFORE / "summary.json").write_text('{"verdict": {"category": "comm"}}')
     code, summary = await answer(jp_fetch, "runs", BEFORE, "summary")
-    # recomputed from the trace (tinygpt_before: input-bound in the what-if model), not served
-    assert code == 200 and summary["verdict"]["category"] == "input" and summary["ops"]
+    # recomputed from the trace (tinygpt_before: precision in the what-if model), not served
+    assert code == 200 and summary["verdict"]["category"] == "precision" and summary["ops"]
     assert (await answer(jp_fetch, "runs", BEFORE, "html"))[0] == 200
     cached = json.loads((runs_root / BEFORE / "summary.json").read_text())
-    assert cached["verdict"]["category"] == "input"
+    assert cached["verdict"]["category"] == "precision"
 
 
 @pytest.mark.parametrize("trace", [b"", gzip.compress(b'{"traceEvents": [')[:-9],
@@ -222,7 +222,7 @@ async def test_a_cache_write_failure_never_fails_a_read(jp_fetch, runs_root, mon
 
     monkeypatch.setattr(safe_files, "write_bytes", read_only)
     code, summary = await answer(jp_fetch, "runs", BEFORE, "summary")
-    assert code == 200 and summary["verdict"]["category"] == "input"
+    assert code == 200 and summary["verdict"]["category"] == "precision"
     assert not (runs_root / BEFORE / "summary.json").exists()
     (runs_root / BEFORE / "summary.json").write_text(json.dumps(full_summary()))
     assert (await rows(jp_fetch))[BEFORE]["has_summary"] is True

@@ -101,11 +101,11 @@ async def test_list_filters_and_paginates(jp_fetch) -> None:
 
 async def test_summary_is_computed_once_then_cached_and_listed(jp_fetch, runs_root) -> None:
     summary = await get_json(jp_fetch, "runs", BEFORE, "summary")
-    assert summary["verdict"]["category"] == "input"
+    assert summary["verdict"]["category"] == "precision"
     assert (runs_root / BEFORE / "summary.json").is_file()
-    page = await get_json(jp_fetch, "runs", verdict="input")
+    page = await get_json(jp_fetch, "runs", verdict="precision")
     assert [r["id"] for r in page["runs"]] == [BEFORE]
-    assert page["runs"][0]["has_summary"] is True and "input" in page["facets"]["verdicts"]
+    assert page["runs"][0]["has_summary"] is True and "precision" in page["facets"]["verdicts"]
     detail = await get_json(jp_fetch, "runs", BEFORE)
     assert detail["traces"] == ["trace.json.gz"] and detail["baseline_steps"] == 30
 
@@ -129,7 +129,7 @@ async def test_compare_shows_the_tinygpt_fix_as_significant(jp_fetch) -> None:
     assert steps["median_after_ms"] == pytest.approx(18.36, abs=0.01)
     assert steps["ci_high_ms"] < 0
     assert c["kernel_kinds"]["improvements"][0]["name"] == "gemm"
-    assert c["before"]["verdict"]["category"] == "input"
+    assert c["before"]["verdict"]["category"] == "precision"
     assert "fp32-matmuls" in c["findings"]["resolved"]
     assert await status_of(jp_fetch, API, "compare", params={"a": BEFORE}) == 400
 
