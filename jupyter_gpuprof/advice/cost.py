@@ -15,6 +15,7 @@ from .. import units
 from ..analysis.summary import Analysis
 from ..store.meta_blocks import PhaseConditionsMeta, TryMeta
 from .findings import FindingJson
+from .try_remedies import with_remedies
 from .verdict import Advice
 
 PRICE_ENV = "JUPYTER_GPUPROF_GPU_HOUR_PRICE"
@@ -123,4 +124,4 @@ def whatif_blocks(a: Analysis, advice: Advice, meta: object = None,
     return {"cost": cost,
             "conditions": conditions.get("baseline") or None,
             "conditions_by_phase": conditions or None,
-            "tries": getattr(meta, "tries", None) or None}
+            "tries": with_remedies(getattr(meta, "tries", None))}

@@ -18,6 +18,7 @@ from ..categories import summary as verdict_summary
 from ..store.meta_blocks import PhaseConditionsMeta, TryMeta
 from .findings import Finding, FindingJson, Verdict
 from .fix_table import CATEGORY_OF
+from .try_remedies import remedy_for
 
 #: the control of a script's tries: the command re-run without a fix (`run --try`)
 CONTROL = "none"
@@ -93,7 +94,9 @@ def crashed(tries: Sequence[TryMeta]) -> dict[str, str]:
         if cat is None:
             continue
         if t.get("error"):
-            failed.setdefault(cat, f"--try {t['fix']} crashed: {t['error']}")
+            known = remedy_for(str(t["error"]))
+            failed.setdefault(cat, f"--try {t['fix']} crashed: {t['error']}"
+                              + (f" (remedy: {known.remedy})" if known else ""))
         else:
             ran.add(cat)
     return {cat: why for cat, why in failed.items() if cat not in ran}

@@ -93,6 +93,8 @@ class TryResult(msgspec.Struct, kw_only=True):
 
     fix: str
     error: str | None = None  # why the try measured nothing (its first line)
+    cause: str | None = None  # what that failure is, where known (advice/try_remedies.py)
+    remedy: str | None = None  # what to do about it
     source: str | None = None  # "script" for `run --try`; the notebook's tries leave it empty
     applied: list[str] = msgspec.field(default_factory=list)  # what the fix changed
     step_ms: list[float] = msgspec.field(default_factory=list)

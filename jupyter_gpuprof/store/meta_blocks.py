@@ -169,6 +169,8 @@ class TryMeta(TypedDict, total=False):
 
     fix: Required[str]
     error: str | None  # why the try measured nothing (its first line)
+    cause: str | None  # what that failure is, where it is a known one (advice/try_remedies.py)
+    remedy: str | None  # what to do about it
     source: str | None  # "script" for `run --try`; the notebook's tries leave it out
     applied: list[str]  # what the fix changed
     step_ms: list[float]

@@ -293,6 +293,8 @@ class TryDoc(TypedDict):
 
     fix: str
     error: NotRequired[str | None]
+    cause: NotRequired[str | None]
+    remedy: NotRequired[str | None]
     source: NotRequired[str | None]
     median_ms: NotRequired[float | None]
     peak_memory_bytes: NotRequired[int | None]

@@ -62,13 +62,19 @@ def measured_for(f: FindingDoc, tries: Sequence[TryDoc] | None) -> str | None:
     return ("Measured: " if done else "Tried: ") + "; ".join(
         [f"--try {t['fix']} {units.signed_pct(t['measured_gain_pct'])} "
          f"({ch['verdict'] if (ch := t.get('change')) else 'not judged'})" for t in done]
-        + [f"--try {t['fix']} crashed: {t['error']}" for t in failed])
+        + [f"--try {t['fix']} crashed: {t['error']}"
+           + (f" (remedy: {t['remedy']})" if t.get("remedy") else "") for t in failed])
 
 
 def try_line(t: TryDoc) -> list[str]:
     """One try as the report writes it: measured against its prediction, or why it failed."""
     if t.get("error"):
-        return [f"  {t['fix']:<8} failed: {t['error']}"]
+        out = [f"  {t['fix']:<8} failed: {t['error']}"]
+        if t.get("cause"):
+            out.append(f"           why: {t['cause']}")
+        if t.get("remedy"):
+            out.append(f"           remedy: {t['remedy']}")
+        return out
     ch = t.get("change")
     low, high = (ch["ci_low_pct"], ch["ci_high_pct"]) if ch else (None, None)
     ci = (f"95% CI [{units.signed_pct(-high)}, {units.signed_pct(-low)}]"

@@ -9,7 +9,15 @@ import { realSummary } from './reportFixture';
 function tryOf(overrides: Partial<ITryResult> & Pick<ITryResult, 'fix'>): ITryResult {
   const tries = realSummary().tries ?? [];
   const base = tries[0] ?? ({ fix: overrides.fix } as ITryResult);
-  return { ...base, error: null, measured_gain_pct: null, change: null, ...overrides };
+  return {
+    ...base,
+    error: null,
+    cause: null,
+    remedy: null,
+    measured_gain_pct: null,
+    change: null,
+    ...overrides
+  };
 }
 
 describe('measuredFor', () => {
@@ -19,6 +27,18 @@ describe('measuredFor', () => {
     const crashed = tryOf({ fix: 'graphs', error: 'RecursionError: maximum recursion depth' });
     expect(measuredFor(finding, [crashed])).toBe(
       'Tried: --try graphs crashed: RecursionError: maximum recursion depth'
+    );
+  });
+
+  it('gives a known failure its remedy, from the summary', () => {
+    const crashed = tryOf({
+      fix: 'graphs',
+      error: 'RecursionError: maximum recursion depth',
+      remedy: 'compile the model inside the wrapper'
+    });
+    expect(measuredFor(finding, [crashed])).toBe(
+      'Tried: --try graphs crashed: RecursionError: maximum recursion depth ' +
+        '(remedy: compile the model inside the wrapper)'
     );
   });
 

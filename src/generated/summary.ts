@@ -530,6 +530,8 @@ export interface Spread {
 export interface TryResult {
   fix: string;
   error?: string | null;
+  cause?: string | null;
+  remedy?: string | null;
   source?: string | null;
   applied?: string[];
   step_ms?: number[];

@@ -66,7 +66,9 @@ export function measuredFor(f: IFinding, tries: readonly ITryResult[]): string |
     ...done.map(
       t => `--try ${t.fix} ${signedPct(t.measured_gain_pct)} (${t.change?.verdict ?? 'not judged'})`
     ),
-    ...failed.map(t => `--try ${t.fix} crashed: ${t.error}`)
+    ...failed.map(
+      t => `--try ${t.fix} crashed: ${t.error}` + (t.remedy ? ` (remedy: ${t.remedy})` : '')
+    )
   ];
   return `${done.length ? 'Measured' : 'Tried'}: ${parts.join('; ')}`;
 }
@@ -75,7 +77,11 @@ export function measuredFor(f: IFinding, tries: readonly ITryResult[]): string |
 export function tryLine(t: ITryResult): string[] {
   const fix = t.fix.padEnd(8);
   if (t.error) {
-    return [`  ${fix} failed: ${t.error}`];
+    return [
+      `  ${fix} failed: ${t.error}`,
+      ...(t.cause ? [`           why: ${t.cause}`] : []),
+      ...(t.remedy ? [`           remedy: ${t.remedy}`] : [])
+    ];
   }
   const ch = t.change;
   const ci =

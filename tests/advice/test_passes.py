@@ -100,7 +100,9 @@ def test_a_fix_that_crashed_where_it_was_tried_drops_below_the_others_and_says_w
     after = verdict_after_tries(Verdict("launch", "s", "high", []), ranked, tries)
     assert after.category == "input"
     assert after.reasons == ["launch was predicted ≈60%; --try graphs crashed: "
-                             "RecursionError: maximum recursion depth exceeded"]
+                             "RecursionError: maximum recursion depth exceeded (remedy: "
+                             "compile the model inside the wrapper (Lightning Fabric: compile "
+                             "before fabric.setup))"]
     # with nothing measured its prediction still leads the untried ones, and says it is untested
     alone = rerank([finding("launch", 60.0), finding("host", 20.0)], [crash])
     assert [f.category for f in alone] == ["launch", "host"]
