@@ -108,8 +108,9 @@ def test_a_fix_that_crashed_where_it_was_tried_drops_below_the_others_and_says_w
     assert [f.category for f in alone] == ["launch", "host"]
     kept = verdict_after_tries(Verdict("launch", "s", "high", []), alone, [crash])
     assert kept.category == "launch" and kept.reasons == [
-        "--try graphs crashed: RecursionError: maximum recursion depth exceeded; "
-        "the prediction is untested"]
+        "--try graphs crashed: RecursionError: maximum recursion depth exceeded (remedy: "
+        "compile the model inside the wrapper (Lightning Fabric: compile before "
+        "fabric.setup)); the prediction is untested"]
     # a fix that crashed once and ran once is ranked by what it measured, not dropped
     both = [*tries, {"fix": "graphs", "step_ms": [1.0]}]
     assert [f.category for f in rerank([finding("launch", 60.0), finding("host", 20.0)],
