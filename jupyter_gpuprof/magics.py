@@ -215,13 +215,19 @@ class GpuProfMagics(Magics):
         self.last_run = run
         if self._shown is session:
             return  # already shown when the capture completed mid-loop
-        self._show(session, run, args.output, display=not args.quiet, cell_error=error)
+        report = self._show(session, run, args.output, display=not args.quiet,
+                            cell_error=error)
+        # a cell that turned out to be a whole training loop is never re-run
+        step = self._code if session.settings.mode == "body" else None
         if args.try_fixes and error is None:
             from .tries.cell import try_after_report
 
-            # a cell that turned out to be a whole training loop is never re-run
-            step = self._code if session.settings.mode == "body" else None
             try_after_report(self.shell, run, step, args)
+        elif error is None and report is not None and step is not None:
+            from .tries.widget_tries import offer_tries
+
+            offer_tries(report, self.shell.user_ns, run, step,  # type: ignore[union-attr]
+                        args.warmup, args.steps)
 
     def _show_now(self, session: ProfileSession, args: Any) -> None:
         self._shown = session
@@ -235,7 +241,8 @@ class GpuProfMagics(Magics):
         var: str,
         display: bool,
         cell_error: BaseException | None,
-    ) -> None:
+    ) -> Any:
+        """Print the capture's summary and show its report; the report (None without one)."""
         print(session.describe())
         if run.meta.error:
             print(f"gpuprofile: run {run.meta.status}: {run.meta.error}")
@@ -253,6 +260,7 @@ class GpuProfMagics(Magics):
             show(report)  # the report carries its own "GPU metrics unavailable" banner
         elif not run.meta.env.get("cuda_available", False):
             print(NO_GPU_BANNER)
+        return report
 
     @staticmethod
     def _analyze(run: Run) -> Any:

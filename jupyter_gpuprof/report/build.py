@@ -70,6 +70,7 @@ class Report:
         self.ncu_results = None
         self._summary: Summary | None = None
         self._summary_key: tuple[Any, ...] = ()
+        self.shown: Any = None  # the widget IPython displayed it as (views/widget.py)
 
     @property
     def warnings(self) -> list[str]:
@@ -179,7 +180,7 @@ class Report:
     def _ipython_display_(self) -> None:
         """In IPython: the static copy as its own output, then the widget (views/widget.py)."""
         from ..views.widget import display_report
-        display_report(self.summary_doc())
+        self.shown = display_report(self.summary_doc())  # the magic may offer tries on it
 
     def __repr__(self) -> str:
         return self.to_text()

@@ -229,11 +229,13 @@ def round_sizes(steps: int, rounds: int = ROUNDS) -> list[int]:
 def run_tries(step: Callable[[], object], ns: dict[str, object], fixes: list[str],
               warmup: int = options.WARMUP, steps: int = options.STEPS,
               sampler: Callable[[], ConditionSampler] = ConditionSampler,
-              control: bool = True, apply: Applier = applied) -> Measured:
+              control: bool = True, apply: Applier = applied,
+              progress: Callable[[str], None] | None = None) -> Measured:
     """The control (with `control`) and each fix applied to the live step, measured alike from
     the same state in interleaved rounds (control, fix 1, fix 2, control, ...: a host that
     changes speed between blocks moves every side alike); raw results (judged by
-    advice.tries)."""
+    advice.tries). `progress` hears what runs next, and may raise to stop the tries there
+    (the kernel's state is put back all the same)."""
     torch = torch_module()
     cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     state = KernelState.capture(ns)
@@ -242,12 +244,15 @@ def run_tries(step: Callable[[], object], ns: dict[str, object], fixes: list[str
     try:
         original = _losses(step, ns, LOSS_STEPS)
         state.restore()
-        for r, size in enumerate(round_sizes(steps)):
+        rounds = round_sizes(steps)
+        for r, size in enumerate(rounds):
             # the first round warms each fix up; later ones start with its loss steps
             how = (warmup if r == 0 else LOSS_STEPS, size, cuda)
             for name, done in zip(names, blocks, strict=True):
                 if done and done[0].get("error"):
                     continue  # a failed fix is not tried again
+                if progress is not None:
+                    progress(f"round {r + 1}/{len(rounds)}: {name}")
                 fix_applier = _unchanged if control and name == CONTROL else apply
                 done.append(_one_try(name, fix_applier, step, ns, state, original, how,
                                      sampler))

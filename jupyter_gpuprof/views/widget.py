@@ -14,6 +14,7 @@ static output right above it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -58,12 +59,30 @@ class ReportWidget(anywidget.AnyWidget):
     _css = _css()
     #: the summary is the widget's whole state: the front end draws every chart from it
     summary = traitlets.Dict().tag(sync=True)
+    #: the button that tries fixes in the kernel ("" when the kernel cannot re-run the step)
+    try_offer = traitlets.Unicode("").tag(sync=True)
+    #: the tries' progress line, and whether they are running (the button becomes Cancel)
+    try_status = traitlets.Unicode("").tag(sync=True)
+    try_running = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, summary: SummaryDoc, with_fallback: bool = True,
                  **kwargs: Any) -> None:
         super().__init__(summary=summary, **kwargs)
         # False when `display_report` shows the static copy as an output of its own
         self.with_fallback = with_fallback
+        self._actions: dict[str, Callable[[], None]] = {}
+        self.on_msg(self._on_action)
+
+    def offer(self, label: str, start: Callable[[], None], cancel: Callable[[], None]) -> None:
+        """Show the try button (`label`); the front end's clicks call `start` and `cancel`."""
+        self._actions = {"try": start, "cancel": cancel}
+        self.try_offer = label
+
+    def _on_action(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """A button of the front end: {"action": "try"} or {"action": "cancel"}."""
+        action = content.get("action") if isinstance(content, dict) else None
+        if (run := self._actions.get(str(action))) is not None:
+            run()
 
     def _repr_mimebundle_(self, **kwargs: Any
                           ) -> tuple[dict[str, object], dict[str, object]] | None:

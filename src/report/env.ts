@@ -11,8 +11,23 @@ export interface IStepAnswer {
   detail: IStepDetail;
 }
 
+/** The kernel's tries of the report's fixes (the notebook widget over a live kernel). */
+export interface ITryControl {
+  /** The button's label, naming the fixes it tries. */
+  label(): string;
+  /** The progress line ('' before the first try). */
+  status(): string;
+  running(): boolean;
+  start(): void;
+  cancel(): void;
+  /** Call `callback` whenever the status or the running state changes. */
+  onChange(callback: () => void): void;
+}
+
 /** Capabilities of the page that mounts the report. */
 export interface IReportEnv {
+  /** Try the report's fixes in the kernel (absent without one: a shared notebook, the sidebar). */
+  tries?: ITryControl;
   /** Every event of profiled step `step` (zoomed past what the summary inlines). */
   loadStep?(step: number): Promise<IStepAnswer>;
   /** The run's trace file, gzipped as saved (for Perfetto and the download button). */

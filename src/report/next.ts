@@ -1,6 +1,7 @@
 /** The "Next steps" panel: the verdict with its reasons, then each finding with a copyable fix. */
 import { IBasis } from './basis';
 import { h, pct } from './dom';
+import { IReportEnv, ITryControl } from './env';
 import { IFinding, IReportSummary, ITryResult } from './summary';
 import { measuredFor, oneTimeLines, predictedStep, tryLine, whatifLines } from './whatif';
 
@@ -72,10 +73,31 @@ export function tryHint(f: IFinding): HTMLDivElement | null {
   );
 }
 
+/**
+ * "Try the top fixes": runs them in the kernel (a Cancel while they run) with the progress
+ * line beside it; the report redraws with what they measured.
+ */
+export function tryBar(tries: ITryControl): HTMLDivElement {
+  const button = h('button', { class: 'gpuprof-w-trybutton', type: 'button' });
+  const status = h('span', { class: 'gpuprof-w-trystatus', role: 'status' });
+  const update = () => {
+    const running = tries.running();
+    button.textContent = running ? 'Cancel' : tries.label();
+    status.textContent = tries.status();
+  };
+  button.addEventListener('click', () => (tries.running() ? tries.cancel() : tries.start()));
+  tries.onChange(update);
+  update();
+  return h('div', { class: 'gpuprof-w-trybar' }, button, status);
+}
+
 /** Verdict, reasons and the ordered findings. */
-export function nextPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
+export function nextPanel(sm: IReportSummary, basis: IBasis, env: IReportEnv = {}): HTMLDivElement {
   const v = sm.verdict;
   const box = h('div');
+  if (env.tries) {
+    box.append(tryBar(env.tries));
+  }
   box.append(
     h(
       'div',

@@ -2,14 +2,35 @@
  * Entry point of the notebook report widget (anywidget ESM, bundled into
  * jupyter_gpuprof/views/static/widget.js). Redraws when the kernel sends a new summary.
  */
-import { pageEnv } from './env';
+import { IReportEnv, ITryControl, pageEnv } from './env';
 import { renderReport } from './report';
 import { IReportSummary, drawable } from './summary';
 
-/** The part of anywidget's model the widget uses. */
+/** The part of anywidget's model the widget uses: its synced state and custom messages. */
 export interface IWidgetModel {
-  get(name: 'summary'): IReportSummary | null;
+  get(name: string): unknown;
   on(event: string, callback: () => void): void;
+  send?(content: { action: string }): void;
+}
+
+/** The kernel's tries as the widget's model offers them (views/widget.py), or none. */
+export function tryControl(model: IWidgetModel): ITryControl | undefined {
+  const offer = model.get('try_offer');
+  const send = model.send?.bind(model);
+  if (typeof offer !== 'string' || !offer || !send) {
+    return undefined;
+  }
+  return {
+    label: () => String(model.get('try_offer') ?? ''),
+    status: () => String(model.get('try_status') ?? ''),
+    running: () => Boolean(model.get('try_running')),
+    start: () => send({ action: 'try' }),
+    cancel: () => send({ action: 'cancel' }),
+    onChange: callback => {
+      model.on('change:try_status', callback);
+      model.on('change:try_running', callback);
+    }
+  };
 }
 
 /**
@@ -46,21 +67,23 @@ export function olderReport(sm: IReportSummary): HTMLElement {
 }
 
 /** The widget's content for a summary: the report, or the note for one too old to draw. */
-export function content(sm: IReportSummary, el: HTMLElement): HTMLElement {
-  return drawable(sm) ? renderReport(sm, pageEnv(sm.source.run_id, el)) : olderReport(sm);
+export function content(sm: IReportSummary, el: HTMLElement, tries?: ITryControl): HTMLElement {
+  const env: IReportEnv = { ...pageEnv(sm.source.run_id, el), ...(tries ? { tries } : {}) };
+  return drawable(sm) ? renderReport(sm, env) : olderReport(sm);
 }
 
 /** anywidget's `render`: draw the report into `el`, again on each summary change. */
 export function render({ model, el }: { model: IWidgetModel; el: HTMLElement }): void {
   const draw = () => {
-    const sm = model.get('summary');
-    el.replaceChildren(...(sm ? [content(sm, el)] : []));
+    const sm = model.get('summary') as IReportSummary | null;
+    el.replaceChildren(...(sm ? [content(sm, el, tryControl(model))] : []));
     if (sm && drawable(sm)) {
       hideStaticCopy(el);
     }
   };
   draw();
   model.on('change:summary', draw);
+  model.on('change:try_offer', draw);
 }
 
 export default { render };

@@ -70,3 +70,45 @@ def test_unknown_fix_is_a_one_line_error(ip, tmp_path, capsys):
     ip.run_cell(f"%%gpuprofile --steps 3 --warmup 1 --active 1 --runs-root {tmp_path} -q "
                 f"--try fp8\n{CELL}")
     assert "gpuprofile: --try: unknown fix fp8; choose from tf32, amp" in capsys.readouterr().out
+
+
+def _wait_idle(widget, timeout_s=240.0):
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while widget.try_running and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not widget.try_running, widget.try_status
+
+
+def test_the_widget_tries_the_fixes_and_redraws_its_report(ip, tmp_path):
+    """The widget's "Try the top fixes": the same tries as --try, run from the widget in a
+    thread of the kernel; its report is redrawn with what they measured. A CPU step has no
+    finding to take fixes from: it offers compile."""
+    ip.run_cell(SETUP)
+    ip.run_cell(f"%%gpuprofile --steps 4 --warmup 1 --active 1 --runs-root {tmp_path}\n{CELL}")
+    widget = ip.user_ns["_gpuprof"].shown
+    assert widget.try_offer == "Try the top fixes (compile)" and widget.summary["tries"] is None
+    widget._on_action(widget, {"action": "try"}, [])
+    assert widget.try_running
+    _wait_idle(widget)
+    assert widget.try_status.startswith("tried"), widget.try_status
+    (tried,) = widget.summary["tries"]
+    assert tried["fix"] == "compile" and "change" in tried
+    (run,) = RunStore(tmp_path).list()
+    assert [t["fix"] for t in run.meta.tries] == ["compile"]
+
+
+def test_a_cancelled_try_keeps_nothing_and_puts_the_kernel_back(ip, tmp_path):
+    ip.run_cell(SETUP)
+    ip.run_cell(f"%%gpuprofile --steps 4 --warmup 1 --active 1 --runs-root {tmp_path}\n{CELL}")
+    widget = ip.user_ns["_gpuprof"].shown
+    weights = [p.detach().clone() for p in ip.user_ns["model"].parameters()]
+    widget._on_action(widget, {"action": "try"}, [])
+    widget._on_action(widget, {"action": "cancel"}, [])
+    _wait_idle(widget)
+    assert widget.try_status.startswith("cancelled"), widget.try_status
+    (run,) = RunStore(tmp_path).list()
+    assert not run.meta.tries and widget.summary["tries"] is None
+    assert all(torch.equal(a, b) for a, b in
+               zip(weights, ip.user_ns["model"].parameters(), strict=True))

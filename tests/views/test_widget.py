@@ -42,10 +42,13 @@ def test_widget_gets_a_bounded_summary_never_the_trace(summary):
     w = ReportWidget(summary)
     assert set(w.summary["timeline"]) >= {"lanes", "gaps", "names", "n_rects"}
     assert w.summary["timeline"]["n_rects"] <= w.summary["timeline"]["max_rects"]
-    # the summary is the whole state: no chart bytes the front end would only throw away
+    # the summary is the whole state (with the try button's label and progress line): no
+    # chart bytes the front end would only throw away
     synced = {k for k, v in w.traits(sync=True).items()} - {"_esm", "_css", "_anywidget_id"}
     assert {k for k in synced if not k.startswith("_") and k not in ("layout", "tabbable",
-                                                                      "tooltip")} == {"summary"}
+                                                                      "tooltip")} == {
+        "summary", "try_offer", "try_status", "try_running"}
+    assert (w.try_offer, w.try_status, w.try_running) == ("", "", False)  # no kernel step
 
 
 def test_trace_names_are_escaped_in_every_static_output(tmp_path):
@@ -93,8 +96,8 @@ def test_export_of_a_missing_run_is_one_line_error(tmp_path, capsys):
 #: timeline, toolbar, kernels tab and step chart (issue 14) brought it to about 26 KB; ranks
 #: aligned on one timeline and kernel names beside short kernels to 28.3 KB; the what-if parts
 #: the static copy had alone (cost, conditions, predictions, tries, one-time costs) and the
-#: number spec to 31.1 KB.
-ESM_BUDGET_BYTES = 32_000
+#: number spec to 31.1 KB; the "Try the top fixes" bar over a live kernel to 32.4 KB.
+ESM_BUDGET_BYTES = 33_000
 
 
 def test_widget_front_end_is_the_built_bundle_and_no_bigger_than_before():
