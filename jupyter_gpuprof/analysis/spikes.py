@@ -24,10 +24,13 @@ SPIKE_MIN_MS = 1.0
 #: what each recorded event is, for the words of a stall's cause
 CAUSES = {"loader-start": "DataLoader workers started (a new epoch)",
           "loader-iter": "a new DataLoader epoch", "save": "torch.save (a checkpoint)",
-          "gc": "a full garbage-collector pass", "eval": "an evaluation pass (model.eval())"}
-#: the fix category each cause belongs to (eval and unexplained spikes have none)
+          "gc": "a full garbage-collector pass", "eval": "an evaluation pass (model.eval())",
+          "partial-batch": "the first epoch's last, partial batch (its new shapes autotuned or "
+                           "compiled once; drop_last=True avoids them)"}
+#: the fix category each cause belongs to (eval, a partial batch's one-time autotuning and
+#: unexplained spikes have none; "": what nothing recorded explains)
 CATEGORY_OF = {"loader-start": "input", "loader-iter": "input", "save": "host", "gc": "host",
-               "": ""}  # "": what nothing recorded explains (no fix category takes it)
+               "partial-batch": "", "": ""}
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,13 @@ def _split_at_epoch_starts(clusters: list[tuple[int, int]],
     return out
 
 
+def _ends_first_partial_epoch(events: list[StallMeta], last: int) -> bool:
+    """Whether step `last` ran the first epoch's last batch, smaller than the others: the next
+    step starts a loader's second epoch and the capture saw that loader's partial batch."""
+    return any(str(e["what"]).startswith("loader") and int(e["step"]) == last + 1
+               and e.get("epoch") == 1 and (e.get("last_batch") or 0) > 0 for e in events)
+
+
 def _parts(events: list[StallMeta], first: int, last: int,
            excess: float) -> tuple[dict[str, float], StallMeta | None]:
     """The stall's excess split by cause, and the event that names its period."""
@@ -188,6 +198,8 @@ def find_spikes(step_ms: list[float], stalls: Sequence[Mapping[str, object]] | N
     for first, last in _split_at_epoch_starts(_clusters(ms, threshold), events):
         excess = float((ms[first:last + 1] - median).sum())
         parts, event = _parts(events, first, last, excess)
+        if set(parts) == {""} and _ends_first_partial_epoch(events, last):
+            parts = {"partial-batch": parts[""]}
         found.append(Stall(first, last, excess, parts,
                            _period(event, events, epoch_steps) if event else None))
     saw = any(e["what"].startswith("loader") and 0 <= int(e["step"]) < len(ms) for e in events)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import gc
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, TypedDict, Unpack
 
@@ -32,6 +33,8 @@ class StallDetail(TypedDict, total=False):
     workers: int
     persistent: bool
     batches: int | None  # a loader's batches per epoch (None: an iterable dataset)
+    epoch: int  # how many times this loader was iterated before (0: its first epoch)
+    last_batch: int  # the size of its epoch's last batch when smaller than the others
     generation: int
 
 
@@ -44,6 +47,19 @@ class BaselineStalls(TypedDict):
     loader_workers: int
 
 
+def _partial_batch(loader: Any) -> int:
+    """The size of a map-style loader's last batch when it is smaller than the others (0: none,
+    or not known): its new shapes are autotuned (cudnn.benchmark) or compiled the first time."""
+    size = getattr(loader, "batch_size", None)
+    if not isinstance(size, int) or size <= 0 or getattr(loader, "drop_last", False):
+        return 0
+    try:
+        n = len(loader.dataset)
+    except (TypeError, AttributeError):
+        return 0
+    return n % size
+
+
 class StallWatch:
     """Records DataLoader epochs, `torch.save`, full GC passes and `model.eval()` by step."""
 
@@ -53,7 +69,9 @@ class StallWatch:
         self.events: list[StallMeta] = []
         self.epoch_steps: int | None = None  # batches per epoch of the training loader
         self._undo: list[Callable[[], None]] = []
-        self._loaders: set[int] = set()
+        # a loader iterated -> its epochs so far (weak: a loader made anew each epoch may get
+        # the id of the one before it)
+        self._loaders: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._gc_t: float | None = None
         self._eval: StallMeta | None = None  # the evaluation running now
         self._eval_t0 = 0.0  # when it began (perf_counter)
@@ -97,9 +115,9 @@ class StallWatch:
             out = original(loader, *args, **kwargs)
             workers = int(getattr(loader, "num_workers", 0) or 0)
             persistent = bool(getattr(loader, "persistent_workers", False))
-            first = id(loader) not in self._loaders
-            self._loaders.add(id(loader))
-            started = workers > 0 and (first or not persistent)
+            epoch = self._loaders.get(loader, 0)
+            self._loaders[loader] = epoch + 1
+            started = workers > 0 and (epoch == 0 or not persistent)
             try:
                 batches: int | None = len(loader)
             except TypeError:  # an iterable dataset has no length
@@ -108,7 +126,8 @@ class StallWatch:
                 self.epoch_steps = batches
             self._record(LOADER_START if started else LOADER_ITER,
                          (time.perf_counter() - t0) * 1e3, workers=workers,
-                         persistent=persistent, batches=batches)
+                         persistent=persistent, batches=batches, epoch=epoch,
+                         last_batch=_partial_batch(loader))
             return out
 
         return iterate

@@ -74,6 +74,8 @@ class StallMeta(TypedDict, total=False):
     persistent: bool | None
     generation: int | None
     batches: int | None  # a loader's batches per epoch
+    epoch: int  # how many times the loader was iterated before (0: its first epoch)
+    last_batch: int  # the size of its epoch's last batch when smaller than the others
 
 
 class BaselineMeta(TypedDict, total=False):

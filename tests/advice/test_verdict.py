@@ -219,3 +219,8 @@ def test_a_spike_before_the_epoch_starts_is_not_the_new_epochs(tmp_path):
     assert (before.first, before.last, before.cause) == (4, 4, None)
     assert (epoch.first, epoch.last, epoch.cause) == (5, 5, "loader-start")
     assert a.stall_ms("input") == pytest.approx(500 / 16, rel=0.01)
+    # the capture saw that loader's partial last batch end its first epoch: it is named
+    events[0].update(epoch=1, last_batch=40)
+    named = scenario_analysis(tmp_path, launch, base, events).spikes
+    assert named is not None and named.stalls[0].cause == "partial-batch"
+    assert "partial batch" in named.summary()

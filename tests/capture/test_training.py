@@ -188,6 +188,9 @@ def test_epoch_boundary_stalls_are_found_attributed_and_priced_on_the_wall_time(
     run, own = _run(tmp_path, EPOCHS.replace("PERSISTENT", "False"))
     starts = [e for e in run.meta.baseline["stalls"] if e["what"] == "loader-start"]
     assert any(0 <= e["step"] < 12 for e in starts) and run.meta.baseline["epoch_steps"] == 8
+    # each start says which epoch it begins; 256 samples in batches of 32 leave none partial
+    assert [e["epoch"] for e in starts] == list(range(len(starts)))
+    assert {e["last_batch"] for e in starts} == {0}
     summary = analyze_path(run.path).to_json()
     spikes = summary["steps"]["spikes"]
     (stall,) = [s for s in spikes["stalls"] if s["cause"] == "loader-start"]
@@ -265,3 +268,27 @@ def test_a_loop_stepping_by_backward_ends_its_step_once_the_backward_has_run():
     finally:
         counters.remove()
     assert seen and all(seen)  # at each boundary the backward had produced its gradients
+
+
+def test_a_loaders_partial_last_batch_is_recorded_with_its_epoch():
+    """DCGAN's 1,000 FakeData images in batches of 64 end each epoch on 40: the first time
+    that batch runs, its new shapes are autotuned (cudnn.benchmark) or compiled."""
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from jupyter_gpuprof.capture.stalls import StallWatch
+
+    watch = StallWatch(lambda: 3)
+    watch.install()
+    try:
+        data = TensorDataset(torch.randn(100, 4))
+        for _ in range(2):
+            list(DataLoader(data, batch_size=32))  # a new loader each epoch: its epoch 0
+        loader = DataLoader(data, batch_size=32)
+        for _ in range(2):
+            list(loader)
+        list(DataLoader(data, batch_size=32, drop_last=True))
+    finally:
+        watch.remove()
+    events = [(e["epoch"], e["last_batch"]) for e in watch.events if "epoch" in e]
+    assert events == [(0, 4), (0, 4), (0, 4), (1, 4), (0, 0)]
