@@ -182,18 +182,13 @@ def sync_rule(a: Analysis) -> Finding | None:
         assert a.host_probe_ms is not None
         evidence += (
             f" Unprofiled, the host's own work takes {units.ms(a.host_probe_ms)} a step and the "
-            f"GPU's {units.ms(_gpu_ms_at_most(a))} at most, the step {units.ms(a.real.step_ms)}: "
+            f"GPU's {units.ms(a.real.gpu_busy_max_ms)} at most, the step "
+            f"{units.ms(a.real.step_ms)}: "
             f"the ≈{units.ms(held)} between is the host waiting for the GPU, which it would "
             f"spend queueing the next step's work without the syncs.")
     return _finding(a, "host-syncs", "sync", "The host waits for the GPU inside the step",
                     evidence, fixes.SYNC, max(cost, held), 1.0, measured_ms=held,
                     syncs_per_step=round(len(s) / n, 2), top_callers=top.head(3).index.tolist())
-
-
-def _gpu_ms_at_most(a: Analysis) -> float:
-    """The most GPU time an unprofiled step may hold: the trace's, at the slowest clock the
-    baseline ran at (`RealTime.gpu_spread`)."""
-    return a.real.gpu_busy_ms * a.real.gpu_spread
 
 
 def launch_rule(a: Analysis) -> Finding | None:

@@ -70,6 +70,12 @@ class RealTime:
     gpu_spread: float = 1.0
 
     @property
+    def gpu_busy_max_ms(self) -> float:
+        """The most GPU time an unprofiled step may hold: the trace's at the slowest clock
+        the baseline ran at."""
+        return self.gpu_busy_ms * self.gpu_spread
+
+    @property
     def busy_frac(self) -> float:
         """Share of the real step the GPU is busy."""
         return min(1.0, self.gpu_busy_ms / self.step_ms) if self.step_ms > 0 else 0.0
@@ -139,7 +145,7 @@ class Analysis:
         if self.host_probe_ms is None or r.source != "baseline" or len(self.syncs) < max(
                 self.n_steps, 1):
             return 0.0
-        return max(0.0, r.step_ms - max(self.host_probe_ms, r.gpu_busy_ms * r.gpu_spread))
+        return max(0.0, r.step_ms - max(self.host_probe_ms, r.gpu_busy_max_ms))
 
     def stall_ms(self, category: str) -> float:
         """Long-run ms per step of the stalls a fix of `category` removes (0 without any)."""
@@ -198,8 +204,7 @@ def _comm(rows: pd.DataFrame, n: int) -> dict[str, float]:
 
 
 def _reconcile(baseline: StepStats, profiled: StepStats, busy_us: float, n: int,
-               window: Window,
-               gaps: pd.DataFrame) -> RealTime:
+               window: Window, gaps: pd.DataFrame, gpu_spread: float = 1.0) -> RealTime:
     """Real step, GPU busy per step (work the steps launched) and idle rescaled to real time."""
     prof_ms = profiled["median_ms"] or window.dur_us / 1e3 / max(n, 1)
     base_ms = baseline["median_ms"]
@@ -211,7 +216,8 @@ def _reconcile(baseline: StepStats, profiled: StepStats, busy_us: float, n: int,
     scale = idle / trace_idle if trace_idle > 0 else 0.0
     by_cause = gaps.groupby("cause")["dur_us"].sum() if len(gaps) else pd.Series(dtype=float)
     causes = {c: float(by_cause.get(c, 0.0)) / 1e3 / max(n, 1) * scale for c in IDLE_CAUSES}
-    return RealTime(real_ms, source, prof_ms, busy_ms, idle, trace_idle, scale, causes)
+    return RealTime(real_ms, source, prof_ms, busy_ms, idle, trace_idle, scale, causes,
+                    max(1.0, gpu_spread))
 
 
 def _host_scale(real: RealTime) -> float:
@@ -250,8 +256,7 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
     baseline = step_stats(baseline_step_ms or [])
     profiled = step_stats((steps["step_us"] / 1e3).tolist() if has_marks else [])
     step_busy_us = float(steps["gpu_busy_us"].sum()) if has_marks else busy_us
-    real = _reconcile(baseline, profiled, step_busy_us, n, window, gaps)
-    real.gpu_spread = max(1.0, gpu_spread)
+    real = _reconcile(baseline, profiled, step_busy_us, n, window, gaps, gpu_spread)
     input_us = host.input.overlap(np.array([window.start_us]), np.array([window.end_us]))[0]
     dtype = _matmul_dtype(krows)
     arch = gpu_arch(trace.info.devices)
