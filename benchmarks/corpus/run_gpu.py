@@ -8,9 +8,9 @@ its own log parsed into iteration times (the independent clock); the same comman
 text and JSON, and the run folder's trace kept as data); and each by-hand fix (the script's own
 options) alone, timed by its own log. Writes OUT/corpus.json; prints one line per run.
 CORPUS_FIXES=0 leaves the by-hand fixes out (an observer check: the script alone against the
-script under the tool, both by its own log); CORPUS_FIX_NAMES=NAME,... runs only those fixes and
-CORPUS_NO_TOOL=ID,... leaves the tool out for those scripts (a fix measured again beside the
-script alone).
+script under the tool, both by its own log); CORPUS_FIX_NAMES=NAME,... runs only those fixes;
+CORPUS_VARIANTS=0 leaves the entries' tool variants out; CORPUS_NO_TOOL=ID,... leaves the tool
+out for those scripts (a fix measured again beside the script alone).
 """
 
 from __future__ import annotations
@@ -138,7 +138,8 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
         result["tool"] = _tool(entry, base, folder, env, out, [], "tool", kept)
         result["tool_variants"] = {
             name: _tool(entry, base, folder, env, out, flags, name, kept)
-            for name, flags in entry.get("tool_variants", {}).items()}
+            for name, flags in entry.get("tool_variants", {}).items()
+            if os.environ.get("CORPUS_VARIANTS") != "0"}
     result["fixes"] = {}
     fixes = {} if tool_only or os.environ.get("CORPUS_FIXES") == "0" else entry.get("fixes", {})
     if only := set(filter(None, os.environ.get("CORPUS_FIX_NAMES", "").split(","))):
@@ -191,6 +192,7 @@ def _tool(entry: dict[str, Any], base: list[str], folder: Path, env: dict[str, s
                                                  "predicted_wall_ms", "driver", "fix", "tries")}
                          for f in report.get("findings") or []],
             "tries": report.get("tries"),
+            "stack": report.get("stack"),
             "spikes": (report.get("steps") or {}).get("spikes"),
             "training": meta.get("training"), "status": meta.get("status"),
             "error": meta.get("error")}

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 from .. import units
 from ..analysis.summary import Analysis
-from ..store.meta_blocks import PhaseConditionsMeta, TryMeta
+from ..store.meta_blocks import PhaseConditionsMeta, StackMeta, TryMeta
 from .findings import FindingJson
 from .try_remedies import with_remedies
 from .verdict import Advice
@@ -55,6 +55,7 @@ class WhatIfBlocks(TypedDict):
     conditions: PhaseConditionsMeta | None
     conditions_by_phase: dict[str, PhaseConditionsMeta] | None
     tries: list[TryMeta] | None
+    stack: StackMeta | None
 
 
 def gpu_hour_price(configured: float | None = None) -> float | None:
@@ -124,4 +125,12 @@ def whatif_blocks(a: Analysis, advice: Advice, meta: object = None,
     return {"cost": cost,
             "conditions": conditions.get("baseline") or None,
             "conditions_by_phase": conditions or None,
-            "tries": with_remedies(getattr(meta, "tries", None))}
+            "tries": with_remedies(getattr(meta, "tries", None)),
+            "stack": _stack_with_remedies(getattr(meta, "stack", None))}
+
+
+def _stack_with_remedies(stack: StackMeta | None) -> StackMeta | None:
+    """The run's stack, each step that crashed with its cause and remedy where known."""
+    if not stack:
+        return None
+    return cast(StackMeta, {**stack, "steps": with_remedies(stack.get("steps")) or []})

@@ -11,23 +11,40 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .thresholds import LOADER_PREFETCH, MAX_LOADER_WORKERS
+
 
 @dataclass(frozen=True)
 class TryFix:
-    """One fix `--try` applies: its name, the category whose finding it measures, its help."""
+    """One fix `--try` applies: its name, the category whose finding it measures, its help,
+    the code a user writes to apply it by hand, and its family (fixes of one family replace
+    each other: only one of them is kept in a stack)."""
 
     name: str
     category: str
     help: str
+    code: str
+    family: str
 
 
 #: in the order the recommended ones are tried (a finding's first fix is tried first)
 FIXES = (
-    TryFix("tf32", "precision", "TF32 Tensor-Core math for fp32 matmuls and convolutions"),
-    TryFix("amp", "precision", "bf16 autocast around the step"),
-    TryFix("compile", "memory", "torch.compile of the modules the step calls"),
-    TryFix("graphs", "launch", "torch.compile(mode='reduce-overhead'): the step as CUDA graphs"),
-    TryFix("loader", "input", "DataLoaders with workers, pinned memory and prefetch"),
+    TryFix("tf32", "precision", "TF32 Tensor-Core math for fp32 matmuls and convolutions",
+           "torch.backends.cuda.matmul.allow_tf32 = True   # TF32 Tensor Cores for fp32\n"
+           "torch.backends.cudnn.allow_tf32 = True", "tf32"),
+    TryFix("amp", "precision", "bf16 autocast around the step",
+           'with torch.autocast("cuda", dtype=torch.bfloat16):   # the forward and the loss\n'
+           "    loss = loss_fn(model(x), y)                      # backward() outside, as "
+           "before", "amp"),
+    TryFix("compile", "memory", "torch.compile of the modules the step calls",
+           "model = torch.compile(model)", "compile"),
+    TryFix("graphs", "launch", "torch.compile(mode='reduce-overhead'): the step as CUDA graphs",
+           'model = torch.compile(model, mode="reduce-overhead")', "compile"),
+    TryFix("loader", "input", "DataLoaders with workers, pinned memory and prefetch",
+           f"loader = DataLoader(dataset, ..., num_workers={MAX_LOADER_WORKERS}, "
+           "pin_memory=True,\n"
+           f"                    persistent_workers=True, prefetch_factor={LOADER_PREFETCH})",
+           "loader"),
 )
 BY_NAME = {f.name: f for f in FIXES}
 #: every fix name, as `--try` help and errors list them
@@ -38,6 +55,20 @@ CATEGORY_OF = {f.name: f.category for f in FIXES}
 TRIES_OF: dict[str, tuple[str, ...]] = {
     c: tuple(f.name for f in FIXES if f.category == c) for c in dict.fromkeys(CATEGORY_OF.values())
 }
+
+
+#: joins the fixes of a stack in one try's name: "loader+graphs" is loader, then graphs on top
+STACK_SEP = "+"
+
+
+def stack_name(fixes: list[str] | tuple[str, ...]) -> str:
+    """The name of a try with every fix of `fixes` on, in order."""
+    return STACK_SEP.join(fixes)
+
+
+def stack_parts(name: str) -> list[str]:
+    """The fixes a try's name switches on, in order ("amp" alone is one)."""
+    return [p for p in name.split(STACK_SEP) if p]
 
 
 def fixes_help() -> str:

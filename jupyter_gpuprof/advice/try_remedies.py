@@ -48,6 +48,15 @@ REMEDIES: tuple[Remedy, ...] = (
            "the fix needs more GPU memory than was free (CUDA graphs keep a memory pool of "
            "their own)",
            "try it with a smaller batch, or free memory the script holds between steps"),
+    Remedy("runs an RNN, GRU or LSTM",
+           "Dynamo does not trace nn.RNN, nn.GRU or nn.LSTM (torch 2.11): it runs the whole "
+           "forward eagerly, so nothing was compiled or captured (mnist_rnn on the H200)",
+           "compile the layers around the recurrent one (model.fc = torch.compile(model.fc)), "
+           "or set torch._dynamo.config.allow_rnn = True (experimental) before compiling"),
+    Remedy("compiled no graph",
+           "torch.compile fell back to eager for the step's modules (a graph break it could "
+           "not handle: TORCH_LOGS=graph_breaks names it)",
+           "run with TORCH_LOGS=graph_breaks and compile the part of the model that traces"),
     Remedy("no module to compile",
            "the step calls no module whose parameters it trains, bound where the try looks",
            "compile the model where the script builds it: model = torch.compile(model)"),

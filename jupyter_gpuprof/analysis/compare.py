@@ -197,7 +197,9 @@ def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
     if rounds is not None:
         rounds_p, majority = rounds_sign_p(*rounds)
         out["rounds_p_value"] = rounds_p
-        significant = significant and rounds_p < ROUNDS_ALPHA and majority == np.sign(delta)
+        # a Python bool: meta.json writes numpy's bool_ as the string "True"
+        significant = bool(significant and rounds_p < ROUNDS_ALPHA
+                           and majority == int(np.sign(delta)))
     out.update({
         "delta_ms": delta, "delta_pct": pct, "ci_low_ms": lo, "ci_high_ms": hi,
         "ci_low_pct": 100.0 * lo / med_a if med_a else None,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from .model_base import Model
-from .model_cost import CalibrationRow, Conditions, Cost, OneTimeCost, TryResult
+from .model_cost import CalibrationRow, Conditions, Cost, OneTimeCost, StackResult, TryResult
 from .model_ranks import Distributed, DistributedRank, Imbalance, RankBrief
 from .timeline_model import Timeline as Timeline  # re-exported: summarize and views use it
 
@@ -356,6 +356,7 @@ class Summary(Model, kw_only=True):
     conditions: Conditions | None = None  # during the baseline
     conditions_by_phase: dict[str, Conditions] | None = None
     tries: list[TryResult] | None = None
+    stack: StackResult | None = None  # the measured fixes stacked, all kept ones together
     one_time: list[OneTimeCost] = msgspec.field(default_factory=list)  # named, not advised on
     # the runs root's record of earlier tries of the findings' fixes on this GPU (None: a run
     # outside a runs root, or no try of them recorded); read when the summary is handed out

@@ -115,6 +115,27 @@ class TryResult(msgspec.Struct, kw_only=True):
     change: StepChange | None = None
     predicted_gain_pct: float | None = None
     measured_gain_pct: float | None = None
+    reference: str | None = None  # what it was measured against: "none" (the control), a stack
+    added: str | None = None  # a stack's step: the fix added on top of `stacked_on`
+    stacked_on: list[str] | None = None
+    kept: bool | None = None  # a stack's step: kept, or reverted
+    why: str | None = None  # the stack's decision, in words
+
+
+class StackResult(msgspec.Struct, kw_only=True):
+    """The measured fixes stacked (`advice.stacking`): each tried on top of the ones kept so
+    far, and all kept fixes together against the control, with one block of code."""
+
+    fixes: list[str]  # kept, in the order applied
+    steps: list[TryResult] = msgspec.field(default_factory=list)
+    skipped: list[str] = msgspec.field(default_factory=list)
+    why_none: str | None = None
+    loss_tolerance: float
+    code: str | None = None
+    median_ms: float | None = None
+    control_median_ms: float | None = None
+    gain_pct: float | None = None
+    change: StepChange | None = None
 
 
 class CalibrationRow(msgspec.Struct, kw_only=True):

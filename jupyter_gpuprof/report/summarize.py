@@ -54,7 +54,7 @@ from .model import (
     TransferRow,
     Verdict,
 )
-from .model_cost import Conditions, Cost, OneTimeCost, TryResult
+from .model_cost import Conditions, Cost, OneTimeCost, StackResult, TryResult
 
 TOP_ROWS = 15
 OP_ROWS = 200  # the widget's operator table sorts and filters these rows
@@ -220,6 +220,7 @@ class WhatIf(TypedDict):
     conditions: Conditions | None
     conditions_by_phase: dict[str, Conditions] | None
     tries: list[TryResult] | None
+    stack: StackResult | None
 
 
 def _whatif(a: Analysis, advice: Advice, meta: RunMeta | None) -> WhatIf:
@@ -231,4 +232,5 @@ def _whatif(a: Analysis, advice: Advice, meta: RunMeta | None) -> WhatIf:
     return {"cost": cost, "conditions": cast("Conditions | None", blocks["conditions"]),
             "conditions_by_phase": cast("dict[str, Conditions] | None",
                                         blocks["conditions_by_phase"]),
-            "tries": cast("list[TryResult] | None", blocks["tries"])}
+            "tries": cast("list[TryResult] | None", blocks["tries"]),
+            "stack": cast("StackResult | None", blocks["stack"])}

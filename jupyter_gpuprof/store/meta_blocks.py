@@ -195,6 +195,28 @@ class TryMeta(TypedDict, total=False):
     change: StepChangeMeta | None
     predicted_gain_pct: float | None
     measured_gain_pct: float | None
+    # a step of a stack (advice/stacking.py): the fix added on top of the kept ones, and
+    # whether it was kept (why: its gain there, or why it was reverted)
+    added: str
+    stacked_on: list[str]
+    kept: bool
+    why: str
+
+
+class StackMeta(TypedDict, total=False):
+    """The measured fixes stacked (advice/stacking.py): the fixes kept, each one tried on top,
+    and the step time of all kept fixes together against the control."""
+
+    fixes: Required[list[str]]  # kept, in the order applied
+    steps: list[TryMeta]  # each fix tried on top of the ones kept before it, judged
+    skipped: list[str]  # fixes not tried on top, each with why
+    why_none: str | None  # why nothing was kept
+    loss_tolerance: float  # how far a kept fix may move the first losses (relative)
+    code: str | None  # one block that applies every kept fix
+    median_ms: float | None  # all kept fixes together
+    control_median_ms: float | None
+    gain_pct: float | None  # against the control
+    change: StepChangeMeta | None
 
 
 class CallSiteMeta(TypedDict, total=False):

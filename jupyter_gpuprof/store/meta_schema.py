@@ -17,6 +17,7 @@ from .meta_blocks import (
     OwnerMeta,
     PhaseConditionsMeta,
     SettingsMeta,
+    StackMeta,
     TrainingMeta,
     TryMeta,
 )
@@ -48,4 +49,5 @@ class MetaSchema(msgspec.Struct):
     framework: FrameworkMeta = {}
     conditions: dict[str, PhaseConditionsMeta] = {}  # by phase: baseline, capture
     tries: list[TryMeta] = []
+    stack: StackMeta | None = None
     callsites: list[CallSiteMeta] = []

@@ -24,6 +24,7 @@ from .meta_blocks import (
     OwnerMeta,
     PhaseConditionsMeta,
     SettingsMeta,
+    StackMeta,
     TrainingMeta,
     TryMeta,
 )
@@ -68,6 +69,7 @@ class RunMeta:
     # GPU conditions per phase (NVML), by phase: baseline, capture
     conditions: dict[str, PhaseConditionsMeta] = field(default_factory=dict)
     tries: list[TryMeta] = field(default_factory=list)  # fixes tried and measured
+    stack: StackMeta | None = None  # the measured fixes stacked (advice/stacking.py)
     callsites: list[CallSiteMeta] = field(default_factory=list)  # capture/callsites.py
 
     def to_json(self) -> dict[str, object]:

@@ -24,8 +24,9 @@ TRIES_DIR = "tries"
 
 
 def _name(fix: str, ending: str) -> str:
-    """`tries/<fix><ending>`, refusing a fix name that could leave the folder."""
-    if not fix.isidentifier():
+    """`tries/<fix><ending>`, refusing a fix name that could leave the folder (a stack's name
+    joins identifiers with "+": `tries/loader+graphs.json`)."""
+    if not all(part.isidentifier() for part in fix.split("+")):
         raise ValueError(f"not a fix name: {fix!r}")
     return f"{TRIES_DIR}/{fix}{ending}"
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 from ..advice.fix_table import fixes_help
 from ..store import Run
 from ..store.meta_blocks import TryMeta
-from ..views.summary_doc import TryDoc
+from ..views.summary_doc import StackDoc, TryDoc
 
 
 def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryMeta]:
@@ -25,8 +25,9 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryMeta
               "put one step in the cell (--body) to try fixes")
         return []
     from ..report import run_summary
-    from ..views.whatif_text import try_lines
+    from ..views.whatif_text import stack_lines, try_lines
     from .notebook import parse_fixes, run_tries
+    from .stacking import in_kernel, record_stack, stack_fixes
 
     summary = run_summary(run)
     findings = summary.get("findings") or []
@@ -40,10 +41,15 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryMeta
               f"code; name them: --try {fixes_help()}")
         return []
     ns = shell.user_ns
-    control, raw = run_tries(lambda: exec(code, ns), ns, fixes, warmup=args.warmup,
-                             steps=args.steps)
+    step = lambda: exec(code, ns)  # noqa: E731 - the cell's step, as the baseline ran it
+    control, raw = run_tries(step, ns, fixes, warmup=args.warmup, steps=args.steps)
     tries = record_tries(run, summary, raw, control)
     print("\n".join(try_lines(cast("list[TryDoc]", tries))))  # the summary's tries, judged
+    stack = stack_fixes(tries, control, in_kernel(step, ns, args.warmup, args.steps),
+                        run.meta.training)
+    if stack is not None:
+        record_stack(run, {**summary, "tries": tries}, stack)
+        print("\n".join(stack_lines(cast("StackDoc", stack))))
     if (line := next_step_line(findings, tries)) is not None:
         print(line)
     return tries

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict, cast
 
-from ..advice.fix_table import FIX_NAMES, TRIES_OF
+from ..advice.fix_table import FIX_NAMES, TRIES_OF, stack_parts
 from ..advice.tries import CONTROL
 from ..capture import options
 from ..capture.conditions import ConditionSampler
@@ -56,7 +56,8 @@ def parse_fixes(text: str | None, findings: Sequence[Mapping[str, object]]) -> l
             out += [t for t in own if t not in out]
         return out
     names = [n.strip() for n in str(text).split(",") if n.strip()]
-    bad = [n for n in names if n not in FIX_NAMES]
+    # "loader+graphs": one try with both on (a stack), each part a fix of the table
+    bad = [p for n in names for p in stack_parts(n) if p not in FIX_NAMES]
     if bad:
         raise ValueError(f"--try: unknown fix {', '.join(bad)}; choose from {', '.join(FIX_NAMES)}")
     return names
@@ -146,8 +147,11 @@ class KernelState:
 def applied(fix: str, ns: dict[str, object], step: Callable[[], object],
             cuda: bool) -> Iterator[Callable[[], object]]:
     """The step with `fix` applied by its applier (namespace and flags are put back by
-    `KernelState`)."""
-    with appliers.load(fix).notebook(ns, step, cuda) as fixed:
+    `KernelState`); a stack's fixes ("loader+graphs") each on the step the one before gave."""
+    with contextlib.ExitStack() as on:
+        fixed = step
+        for part in stack_parts(fix):
+            fixed = on.enter_context(appliers.load(part).notebook(ns, fixed, cuda))
         yield fixed
 
 

@@ -17,10 +17,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from ..advice.fix_table import FIX_NAMES, fixes_help
+from ..advice.fix_table import FIX_NAMES, fixes_help, stack_name
 from ..protocol import ENV_LOSSES, ENV_RANKS, ENV_SETTINGS, ENV_TRY, ENV_TRY_TIMEOUT
 
 if TYPE_CHECKING:  # the CLI imports this module for its option: numpy and the store can wait
@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the CLI imports this module for its option: numpy and the s
     from ..store.meta_blocks import TryMeta
     from ..views.summary_doc import SummaryDoc
     from .records import LossComparison
+    from .stacking import Measure
 
 #: a try may run this many times the run's own wall time, and never less than TRY_TIMEOUT_MIN_S
 TRY_TIMEOUT_FACTOR = 3.0
@@ -226,10 +227,36 @@ def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
         if interrupted:
             break
     tries = record_tries(run, summary, raw, control)
+    out: dict[str, object] = {**summary, "tries": tries}
+    if not interrupted:
+        from .stacking import record_stack, stack_fixes
+
+        measure = stack_measure(run, cmd, env, {t["fix"]: t for t in raw})
+        stack = stack_fixes(tries, control, measure, run.meta.training, say=_say)
+        if stack is not None:
+            out = record_stack(run, out, stack)
     from ..report.calibration import with_calibration
 
     # the record now holds these tries too
-    return with_calibration(str(run.path), run.meta, {**summary, "tries": tries})
+    return with_calibration(str(run.path), run.meta, out)
+
+
+def stack_measure(run: Run, cmd: list[str], env: dict[str, str],
+              measured: Mapping[str, TryMeta]) -> Measure:
+    """Measure a stack step of a script: the command once more with the kept fixes and the
+    added one switched on at start-up, against the kept stack's own run (`measured`: the raw
+    tries so far, by name; each new one is added)."""
+    done = dict(measured)
+
+    def measure(kept: list[str], added: str) -> tuple[TryMeta, TryMeta]:
+        name = stack_name([*kept, added])
+        stacked, interrupted = run_one_try(run, cmd, env, name)
+        if interrupted:
+            stacked = {"fix": name, "error": "interrupted (Ctrl-C)"}
+        done[name] = stacked
+        return done[stack_name(kept)], stacked
+
+    return measure
 
 
 def print_report_with_tries(run: Run, cmd: list[str], env: dict[str, str], text: str,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..advice.fix_table import stack_parts
 from ..advice.tries import CONTROL
 from . import appliers
 from .appliers.base import StartupFix
@@ -23,8 +24,37 @@ class Unchanged(StartupFix):
         self.applied.append("nothing: the script re-run as it is (the control)")
 
 
+class Stacked(StartupFix):
+    """Several fixes on at once ("loader+graphs"), switched on in order: a step of a stack."""
+
+    def __init__(self, torch: Any, name: str) -> None:
+        super().__init__(torch)
+        self.name = name
+        self.parts = [appliers.load(p).Startup(torch) for p in stack_parts(name)]
+
+    def apply(self) -> None:
+        for part in self.parts:
+            part.apply()
+        self._gather()
+
+    def _gather(self) -> None:
+        """What every part changed, its later notes included (a fix notes some changes only
+        when the script reaches them: its compile call, its own autocast region)."""
+        self.applied[:] = [line for p in self.parts for line in p.applied]
+
+    def problem(self) -> str | None:
+        self._gather()
+        return next((f"{p.name}: {why}" for p in self.parts if (why := p.problem())), None)
+
+
 def apply_fix(name: str, torch: Any) -> StartupFix:
     """Switch fix `name` on for this process; raises with a one-line reason when it cannot be."""
-    fix: StartupFix = Unchanged(torch) if name == CONTROL else appliers.load(name).Startup(torch)
+    fix: StartupFix
+    if name == CONTROL:
+        fix = Unchanged(torch)
+    elif len(stack_parts(name)) > 1:
+        fix = Stacked(torch, name)
+    else:
+        fix = appliers.load(name).Startup(torch)
     fix.apply()
     return fix

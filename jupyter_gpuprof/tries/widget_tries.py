@@ -72,18 +72,29 @@ class WidgetTries:
 
     def _run(self) -> None:
         """The tries, judged and kept in the run, then the report redrawn with them."""
+        from ..advice.tries import judge_tries
         from ..report import analyze_run, run_summary
         from .cell import record_tries
         from .notebook import run_tries
+        from .stacking import in_kernel, record_stack, stack_fixes
 
         ns, code = self.ns, self.code
+        step = lambda: exec(code, ns)  # noqa: E731 - the cell's step, as the baseline ran it
         try:
-            control, raw = run_tries(lambda: exec(code, ns), ns, list(self.fixes),
-                                     warmup=self.warmup, steps=self.steps,
-                                     progress=self._progress)
+            control, raw = run_tries(step, ns, list(self.fixes), warmup=self.warmup,
+                                     steps=self.steps, progress=self._progress)
+            measure = in_kernel(step, ns, self.warmup, self.steps, self._progress)
+            summary = run_summary(self.run)
+            # judged now, kept once the stack is measured too: a Cancel keeps nothing
+            judged = judge_tries(raw, list(self.run.meta.baseline.get("step_ms") or []),
+                                 (self.run.meta.conditions or {}).get("baseline"),
+                                 summary.get("findings") or [], control)
+            stack = stack_fixes(judged, control, measure, self.run.meta.training)
             if self._cancel.is_set():  # asked during the last round: keep nothing either
                 raise TriesCancelled
-            record_tries(self.run, run_summary(self.run), raw, control)
+            tries = record_tries(self.run, summary, raw, control)
+            if stack is not None:
+                record_stack(self.run, {**summary, "tries": tries}, stack)
             report = analyze_run(self.run)  # the measured pass re-ranks with the tries
             self.widget.summary = cast(dict[str, Any], report.summary_doc())
             self.widget.try_status = "tried: the report below now shows what each fix measured"

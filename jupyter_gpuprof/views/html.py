@@ -24,6 +24,7 @@ from .whatif_text import (
     one_time_lines,
     predicted_step,
     record_for,
+    stack_lines,
     try_hint,
     try_lines,
     whatif_header,
@@ -119,6 +120,8 @@ def render_html(s: SummaryDoc) -> str:
         parts.append("</ol>")
     if s.get("tries"):
         parts.append(f"<pre>{escape(chr(10).join(try_lines(s['tries'])).strip())}</pre>")
+    if s.get("stack"):
+        parts.append(f"<pre>{escape(chr(10).join(stack_lines(s['stack'])).strip())}</pre>")
     parts += [f"<p>{escape(line)}</p>" for line in one_time_lines(s)]
     dist = s["distributed"]
     if dist and dist["ranks"]:

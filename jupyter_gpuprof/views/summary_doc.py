@@ -302,6 +302,24 @@ class TryDoc(TypedDict):
     change: NotRequired[StepChangeDoc | None]
     predicted_gain_pct: NotRequired[float | None]
     measured_gain_pct: NotRequired[float | None]
+    added: NotRequired[str | None]
+    kept: NotRequired[bool | None]
+    why: NotRequired[str | None]
+
+
+class StackDoc(TypedDict):
+    """The measured fixes stacked (`model_cost.StackResult`)."""
+
+    fixes: list[str]
+    steps: list[TryDoc]
+    skipped: list[str]
+    why_none: str | None
+    loss_tolerance: float
+    code: str | None
+    median_ms: float | None
+    control_median_ms: float | None
+    gain_pct: float | None
+    change: StepChangeDoc | None
 
 
 class CalibrationDoc(TypedDict):
@@ -350,5 +368,6 @@ class SummaryDoc(TypedDict):
     cost: CostDoc | None
     conditions: ConditionsDoc | None
     tries: list[TryDoc] | None
+    stack: StackDoc | None
     one_time: list[OneTimeDoc]
     calibration: NotRequired[list[CalibrationDoc] | None]

@@ -10,6 +10,7 @@ from .whatif_text import (
     one_time_lines,
     predicted_step,
     record_for,
+    stack_lines,
     try_hint,
     try_lines,
     whatif_header,
@@ -195,6 +196,7 @@ def render_text(s: SummaryDoc) -> str:
             lines += [f"   {x}" for x in (measured_for(f, s.get("tries")),
                                           record_for(f, s.get("calibration")), try_hint(f)) if x]
     lines += try_lines(s.get("tries"))
+    lines += stack_lines(s.get("stack"))
     if one := one_time_lines(s):
         lines += ["", *one]
     lines += rank_lines(s.get("distributed"))

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import units
-from .summary_doc import CalibrationDoc, ConditionsDoc, FindingDoc, StepsDoc, SummaryDoc, TryDoc
+from .summary_doc import (
+    CalibrationDoc,
+    ConditionsDoc,
+    FindingDoc,
+    StackDoc,
+    StepsDoc,
+    SummaryDoc,
+    TryDoc,
+)
 
 
 def whatif_header(s: SummaryDoc) -> list[str]:
@@ -108,6 +116,39 @@ def try_lines(tries: Sequence[TryDoc] | None) -> list[str]:
         out.append(f"  Loss not compared for {', '.join(blind)}: no scalar .backward() in the "
                    "script's first steps; each try's own output is in the run's "
                    "tries/<fix>.log")
+    return out
+
+
+def stack_lines(st: StackDoc | None) -> list[str]:
+    """The fixes stacked: each step on top of the ones kept before it, all kept fixes together
+    against the control, and the code that applies them."""
+    if not st:
+        return []
+    out = ["", "Fixes stacked (each tried on top of the ones kept before it; a kept fix holds "
+               f"the first losses within {units.pct(100 * st['loss_tolerance'])} of the "
+               "original's):"]
+    if st["fixes"]:
+        out.append(f"  {st['fixes'][0]:<18} kept first: the best gain measured alone")
+    for t in st["steps"]:
+        ch = t.get("change")
+        low, high = (ch["ci_low_pct"], ch["ci_high_pct"]) if ch else (None, None)
+        ci = (f" 95% CI [{units.signed_pct(-high)}, {units.signed_pct(-low)}]"
+              if low is not None and high is not None else "")
+        gain = units.signed_pct(t.get("measured_gain_pct"))
+        what = (f"failed: {t['error']}" if t.get("error")
+                else f"{units.ms(t.get('median_ms'))}, gain {gain}{ci}")
+        out.append(f"  {t['fix']:<18} {what}: {t.get('why') or ''}")
+    if st["skipped"]:
+        out.append(f"  not tried on top: {'; '.join(st['skipped'])}")
+    if st["why_none"]:
+        out.append(f"  {st['why_none']}")
+    if st["fixes"] and st["median_ms"] is not None:
+        out.append(f"All kept fixes together ({' + '.join(st['fixes'])}): "
+                   f"{units.ms(st['median_ms'])} a step against "
+                   f"{units.ms(st['control_median_ms'])} for the control, "
+                   f"{units.pct(st['gain_pct'], 1)} faster")
+    if st["code"]:
+        out += ["Apply them:", *[f"  {line}" for line in st["code"].splitlines()]]
     return out
 
 

@@ -21,6 +21,8 @@ interface IFacts {
   whatif: string[];
   measured: string[];
   tries: string[];
+  stack?: string[];
+  stack_code?: string[];
   one_time: string[];
   step: string | null;
   stalls: string | null;
@@ -77,6 +79,10 @@ describe('the widget reads as the text report', () => {
     expect(texts('.gpuprof-w-panel-next .gpuprof-w-onetime')).toEqual(f.one_time);
     const tried = textOf(root, '.gpuprof-w-panel-next .gpuprof-w-tries');
     expect(tried ? tried.split('\n') : []).toEqual(f.tries);
+    const stacked = textOf(root, '.gpuprof-w-panel-next .gpuprof-w-stack-lines');
+    expect(stacked ? stacked.split('\n') : []).toEqual(f.stack ?? []);
+    const code = textOf(root, '.gpuprof-w-panel-next .gpuprof-w-stack-code pre');
+    expect(code ? code.split('\n') : []).toEqual(f.stack_code ?? []);
     const ops = Array.from(root.querySelectorAll('.gpuprof-w-panel-ops tbody tr')).map(
       tr => tr.querySelector('td')?.textContent ?? ''
     );

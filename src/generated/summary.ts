@@ -31,6 +31,7 @@ export interface Summary {
     [k: string]: Conditions;
   } | null;
   tries?: TryResult[] | null;
+  stack?: StackResult | null;
   one_time?: OneTimeCost[];
   calibration?: CalibrationRow[] | null;
 }
@@ -552,6 +553,11 @@ export interface TryResult {
   change?: StepChange | null;
   predicted_gain_pct?: number | null;
   measured_gain_pct?: number | null;
+  reference?: string | null;
+  added?: string | null;
+  stacked_on?: string[] | null;
+  kept?: boolean | null;
+  why?: string | null;
 }
 /**
  * Is a change of step time real (`analysis.compare.step_change`): the median change with
@@ -575,6 +581,22 @@ export interface StepChange {
   speedup?: number | null;
   direction: string;
   unreliable_reasons?: string[];
+}
+/**
+ * The measured fixes stacked (`advice.stacking`): each tried on top of the ones kept so
+ * far, and all kept fixes together against the control, with one block of code.
+ */
+export interface StackResult {
+  fixes: string[];
+  steps?: TryResult[];
+  skipped?: string[];
+  why_none?: string | null;
+  loss_tolerance: number;
+  code?: string | null;
+  median_ms?: number | null;
+  control_median_ms?: number | null;
+  gain_pct?: number | null;
+  change?: StepChange | null;
 }
 /**
  * A one-time cost in the trace (analysis/one_time.py): named, kept out of the step.

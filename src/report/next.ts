@@ -2,8 +2,16 @@
 import { IBasis } from './basis';
 import { h, pct } from './dom';
 import { IReportEnv, ITryControl } from './env';
-import { IFinding, IReportSummary, ITryResult } from './summary';
-import { measuredFor, oneTimeLines, predictedStep, tryLine, whatifLines } from './whatif';
+import { IFinding, IReportSummary, IStackResult, ITryResult } from './summary';
+import {
+  measuredFor,
+  oneTimeLines,
+  predictedStep,
+  stackHeading,
+  stackLines,
+  tryLine,
+  whatifLines
+} from './whatif';
 
 /** Copy through a hidden textarea where the clipboard API is missing (plain-http servers). */
 function fallbackCopy(text: string): void {
@@ -54,6 +62,26 @@ export function whereLine(f: IFinding): HTMLDivElement | null {
 function measured(f: IFinding, tries: readonly ITryResult[]): HTMLDivElement | null {
   const line = measuredFor(f, tries);
   return line ? h('div', { class: 'gpuprof-w-measured' }, line) : null;
+}
+
+/** The fixes stacked on top of each other, all kept ones together, and their code to copy. */
+export function stackBlock(st: IStackResult): HTMLDivElement {
+  const box = h(
+    'div',
+    { class: 'gpuprof-w-stack' },
+    h('h4', {}, stackHeading(st)),
+    h('pre', { class: 'gpuprof-w-stack-lines' }, stackLines(st).join('\n'))
+  );
+  const code = st.code;
+  if (code) {
+    const button = h('button', { class: 'gpuprof-w-copy', type: 'button' }, 'Copy');
+    button.addEventListener('click', () => copyText(code, button));
+    box.append(
+      h('div', {}, 'Apply them:'),
+      h('div', { class: 'gpuprof-w-fix gpuprof-w-stack-code' }, button, h('pre', {}, code))
+    );
+  }
+  return box;
 }
 
 /** How to measure a finding's fix before editing any code (the `--try` fixes that apply it). */
@@ -146,6 +174,9 @@ export function nextPanel(sm: IReportSummary, basis: IBasis, env: IReportEnv = {
         ([] as string[]).concat(...tries.map(tryLine)).join('\n')
       )
     );
+  }
+  if (sm.stack) {
+    box.append(stackBlock(sm.stack));
   }
   for (const line of oneTimeLines(sm)) {
     box.append(h('p', { class: 'gpuprof-w-onetime' }, line));

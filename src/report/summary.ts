@@ -23,6 +23,8 @@ export type IGpu = Generated.Gpu;
 export type IVerdict = Generated.Verdict;
 /** One fix `--try` measured (`summary.tries`), judged against the baseline. */
 export type ITryResult = Generated.TryResult;
+/** `summary.stack`: the measured fixes stacked, and all kept ones together. */
+export type IStackResult = Generated.StackResult;
 /** GPU conditions of one phase (NVML). */
 export type IConditions = Generated.Conditions;
 /** One entry of `summary.findings`: a measured bottleneck and its fix. */

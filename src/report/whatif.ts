@@ -5,7 +5,7 @@
  * the wording is here, and tests/views/test_parity.py holds it to Python's.
  */
 import { fig, gb, ms, pct, signedPct, us } from './dom';
-import { IConditions, IFinding, IReportSummary, ITryResult } from './summary';
+import { IConditions, IFinding, IReportSummary, IStackResult, ITryResult } from './summary';
 
 /** One line: the conditions a measurement ran under (`describe`). */
 export function conditionsText(c: IConditions | null): string {
@@ -104,6 +104,47 @@ export function tryLine(t: ITryResult): string[] {
   const out = [line];
   if (ch?.unreliable_reasons?.length) {
     out.push(`           unreliable: ${ch.unreliable_reasons.join('; ')}`);
+  }
+  return out;
+}
+
+/** The heading of the stacked fixes (`stack_lines`' first line). */
+export function stackHeading(st: IStackResult): string {
+  return (
+    'Fixes stacked (each tried on top of the ones kept before it; a kept fix holds the first ' +
+    `losses within ${pct(100 * st.loss_tolerance)} of the original's):`
+  );
+}
+
+/** The fixes stacked, all kept fixes together and the code that applies them (`stack_lines`,
+ * below its heading). */
+export function stackLines(st: IStackResult): string[] {
+  const out: string[] = [];
+  if (st.fixes.length) {
+    out.push(`  ${st.fixes[0].padEnd(18)} kept first: the best gain measured alone`);
+  }
+  for (const t of st.steps ?? []) {
+    const ch = t.change;
+    const ci =
+      typeof ch?.ci_low_pct === 'number' && typeof ch.ci_high_pct === 'number'
+        ? ` 95% CI [${signedPct(-ch.ci_high_pct)}, ${signedPct(-ch.ci_low_pct)}]`
+        : '';
+    const what = t.error
+      ? `failed: ${t.error}`
+      : `${ms(t.median_ms)}, gain ${signedPct(t.measured_gain_pct)}${ci}`;
+    out.push(`  ${t.fix.padEnd(18)} ${what}: ${t.why ?? ''}`);
+  }
+  if (st.skipped?.length) {
+    out.push(`  not tried on top: ${st.skipped.join('; ')}`);
+  }
+  if (st.why_none) {
+    out.push(`  ${st.why_none}`);
+  }
+  if (st.fixes.length && typeof st.median_ms === 'number') {
+    out.push(
+      `All kept fixes together (${st.fixes.join(' + ')}): ${ms(st.median_ms)} a step against ` +
+        `${ms(st.control_median_ms)} for the control, ${pct(st.gain_pct, 1)} faster`
+    );
   }
   return out;
 }

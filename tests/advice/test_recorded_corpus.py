@@ -7,21 +7,9 @@ Each run folder is analysed from a copy (analysis writes its summary beside the 
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
 import pytest
-from paths import ROOT
-
-from jupyter_gpuprof.report import analyze_path
-
-CORPUS = ROOT / "tests" / "data" / "corpus"
-
-
-def _report(tmp_path: Path, name: str):
-    folder = tmp_path / name
-    shutil.copytree(CORPUS / name, folder)
-    return analyze_path(folder)
+from recorded_runs import corpus_report
 
 
 def test_tf32_gpt_trainer_gets_bf16_autocast_priced_like_its_measured_gain(tmp_path):
@@ -30,7 +18,7 @@ def test_tf32_gpt_trainer_gets_bf16_autocast_priced_like_its_measured_gain(tmp_p
     Tensor Cores must not hide the TF32 GEMMs and the fp32 memory-efficient attention, and the
     host probe, held back by the GPU once the launch queue is full, must not make the faster
     step host-bound."""
-    r = _report(tmp_path, "nanogpt-fp32")
+    r = corpus_report(tmp_path, "nanogpt-fp32")
     top = r.advice.findings[0]
     assert r.advice.verdict.category == "precision" and top.id == "bf16-autocast"
     assert top.data["try_fixes"] == ["amp"]
@@ -40,17 +28,17 @@ def test_tf32_gpt_trainer_gets_bf16_autocast_priced_like_its_measured_gain(tmp_p
 def test_a_step_already_in_bf16_gets_no_autocast_advice(tmp_path):
     """The same trainer in bf16: what stays fp32 (optimizer, loss, norms) is what autocast
     keeps there; advising autocast again would be a fix that changes nothing."""
-    r = _report(tmp_path, "nanogpt-bf16")
+    r = corpus_report(tmp_path, "nanogpt-bf16")
     assert not [f for f in r.advice.findings if f.id == "bf16-autocast"]
 
 
-def test_gan_epoch_stalls_lead_the_report(tmp_path):
+def test_gan_epoch_stalls_lead_thecorpus_report(tmp_path):
     """DCGAN's DataLoader workers restart every 16 iterations: input by the wall time; by
     hand (session 32's recording) 8 persistent workers measured −30.5 % of the script's own
     wall time per iteration (38.3 → 26.6 ms), persistent workers alone −14.7 %, 8 workers
     alone −4.8 %. Its own loader try measured per median step, and the verdict says which
     basis each figure is on."""
-    r = _report(tmp_path, "dcgan-fake")
+    r = corpus_report(tmp_path, "dcgan-fake")
     spikes = r.analysis.spikes
     assert spikes is not None
     (epoch,) = [s for s in spikes.stalls if s.cause == "loader-start"]
@@ -63,7 +51,7 @@ def test_gan_epoch_stalls_lead_the_report(tmp_path):
 def test_resnet_gets_the_fusion_that_compile_measured(tmp_path):
     """ResNet-50 (TF32 convs, SGD momentum): `torch.compile` measured 36.0 → 31.0 ms (−14 %);
     the fusion finding leads and is priced within a few points of it."""
-    r = _report(tmp_path, "imagenet-resnet50-dummy")
+    r = corpus_report(tmp_path, "imagenet-resnet50-dummy")
     top = r.advice.findings[0]
     assert r.advice.verdict.category == "memory"
     assert top.expected_gain_pct == pytest.approx(13.9, abs=5)
@@ -73,7 +61,7 @@ def test_resnet_gets_the_fusion_that_compile_measured(tmp_path):
                                   "vae-mnist", "mnist-rnn", "fabric-mnist"])
 def test_every_recorded_training_loop_gets_a_report_with_its_steps(tmp_path, name):
     """No training loop of the corpus ends in "no steps seen", however it steps."""
-    r = _report(tmp_path, name)
+    r = corpus_report(tmp_path, name)
     summary = r.to_json()
     assert summary["steps"]["n"] and summary["verdict"]["category"]
 
@@ -91,7 +79,7 @@ def test_loops_waiting_for_their_loader_get_input_priced_like_more_workers(tmp_p
     step, and 8 workers measured −54 % to −68 %. Input leads, priced within 12 points, and
     with workers pacing the loop, no other fix promises a gain it cannot give yet."""
     before, after = WORKER_BOUND[name]
-    r = _report(tmp_path, name)
+    r = corpus_report(tmp_path, name)
     top = r.advice.findings[0]
     assert r.advice.verdict.category == "input" and top.category == "input"
     assert top.expected_gain_pct == pytest.approx(100 * (1 - after / before), abs=12)
@@ -105,7 +93,7 @@ def test_a_read_back_every_batch_is_priced_on_the_unprofiled_host(tmp_path):
     """The word-level LM's `total_loss += loss.item()`: removing it measured 5.87 → 4.86 ms
     (−17 %) by the script's own log; the trace shows 10 µs held per sync (the profiler's slower
     host always finds the GPU drained), the host probe shows the 1.4 ms the host waits."""
-    r = _report(tmp_path, "word-lm")
+    r = corpus_report(tmp_path, "word-lm")
     (sync,) = [f for f in r.advice.findings if f.category == "sync"]
     assert sync.expected_gain_pct == pytest.approx(17, abs=5)
     assert "host waiting for the GPU" in sync.evidence
@@ -116,7 +104,7 @@ def test_a_fix_measured_slower_loses_the_verdict(tmp_path):
     try measured 54 % slower against its control (significant); the verdict may not keep
     promising it. By hand the best fixes were compile (−21 %) and no per-batch `.item()`
     (−18 %), never CUDA graphs alone (−15 %)."""
-    r = _report(tmp_path, "word-lm-tries")
+    r = corpus_report(tmp_path, "word-lm-tries")
     v = r.advice.verdict
     assert v.category != "launch"
     launch = next(f for f in r.advice.findings if f.category == "launch")
@@ -130,7 +118,7 @@ def test_a_fix_measured_slower_loses_the_verdict(tmp_path):
 def test_a_fix_measured_faster_keeps_the_verdict_and_states_the_measurement(tmp_path):
     """minGPT's adder: the graphs try measured −53 % (by hand, reduce-overhead −59 %); the
     verdict quotes the measurement, with the prediction beside it."""
-    r = _report(tmp_path, "mingpt-adder-tries")
+    r = corpus_report(tmp_path, "mingpt-adder-tries")
     v = r.advice.verdict
     assert v.category == "launch"
     assert re.search(r"its fix measured 53% faster \(predicted ≈\d+%\)", v.summary)
@@ -145,14 +133,14 @@ def test_a_fix_measured_faster_keeps_the_verdict_and_states_the_measurement(tmp_
 def test_the_optimizer_fix_is_written_for_the_optimizer_the_loop_uses(tmp_path, name, line):
     """ResNet-50 steps SGD with momentum and DCGAN two Adams: pasting `AdamW(fused=True)` there
     would change the training (AdamW's decoupled weight decay), not only its speed."""
-    r = _report(tmp_path, name)
+    r = corpus_report(tmp_path, name)
     lines = [ln for f in r.advice.findings for ln in f.fix.splitlines() if "torch.optim." in ln]
     assert lines and all(ln.startswith(line) for ln in lines)
 
 
 def test_a_loop_without_an_optimizer_gets_no_optimizer_line(tmp_path):
     """The word LM updates its parameters by hand: there is no optimizer to fuse."""
-    r = _report(tmp_path, "word-lm")
+    r = corpus_report(tmp_path, "word-lm")
     assert r.analysis.optimizers == ()
     assert not [f for f in r.advice.findings if "torch.optim." in f.fix]
 
@@ -160,7 +148,7 @@ def test_a_loop_without_an_optimizer_gets_no_optimizer_line(tmp_path):
 def test_a_try_that_did_not_finish_leaves_the_prediction_leading_and_says_so(tmp_path):
     """minGPT's adder, recorded when its graphs try hit the try time limit: no try measured
     anything, so launch still leads (by hand CUDA graphs measured −59 %), flagged untested."""
-    r = _report(tmp_path, "mingpt-adder")
+    r = corpus_report(tmp_path, "mingpt-adder")
     v = r.advice.verdict
     assert v.category == "launch"
     assert any(x.startswith("--try graphs crashed: ") and x.endswith("the prediction is untested")
@@ -174,12 +162,12 @@ def test_compiling_the_model_leaves_the_recurrent_layers_and_the_loop_eager(tmp_
     launch had promised 68 %."""
     from jupyter_gpuprof.analysis import step_graph as sg
 
-    launch = next(f for f in _report(tmp_path / "a", "word-lm").advice.findings
+    launch = next(f for f in corpus_report(tmp_path / "a", "word-lm").advice.findings
                   if f.category == "launch")
     assert "left eager" in launch.driver
     assert launch.expected_gain_pct < 35
     monkeypatch.setattr(sg, "GRAPH_BREAK_OPS", frozenset())
-    everything = next(f for f in _report(tmp_path / "b", "word-lm").advice.findings
+    everything = next(f for f in corpus_report(tmp_path / "b", "word-lm").advice.findings
                       if f.category == "launch")
     assert everything.expected_gain_pct > launch.expected_gain_pct + 20
 
@@ -189,11 +177,11 @@ def test_each_call_into_a_compiled_model_costs_its_measured_floor(tmp_path, monk
     0.7 ms: each call into the compiled model pays its guards and wrappers."""
     from jupyter_gpuprof.advice import thresholds
 
-    launch = next(f for f in _report(tmp_path / "a", "mingpt-adder").advice.findings
+    launch = next(f for f in corpus_report(tmp_path / "a", "mingpt-adder").advice.findings
                   if f.category == "launch")
     assert "1 compiled calls per step" in launch.driver
     monkeypatch.setattr(thresholds, "COMPILED_GRAPHS_CALL_US", 0.0)
-    free = next(f for f in _report(tmp_path / "b", "mingpt-adder").advice.findings
+    free = next(f for f in corpus_report(tmp_path / "b", "mingpt-adder").advice.findings
                 if f.category == "launch")
     assert free.expected_gain_pct > launch.expected_gain_pct + 3
 
@@ -205,7 +193,7 @@ def test_a_power_capped_gpu_bound_step_is_not_held_by_its_one_read_back(tmp_path
     measured −0.3 %, and the report must not promise the 5.7 ms gap as a sync fix."""
     from jupyter_gpuprof.analysis import summary
 
-    r = _report(tmp_path / "a", "nanogpt-bf16-compiled")
+    r = corpus_report(tmp_path / "a", "nanogpt-bf16-compiled")
     assert r.analysis.real.gpu_spread == pytest.approx(1980 / 1710)
     assert r.analysis.sync_held_ms == 0.0
     assert not [f for f in r.advice.findings if f.category == "sync"]
@@ -213,7 +201,7 @@ def test_a_power_capped_gpu_bound_step_is_not_held_by_its_one_read_back(tmp_path
     monkeypatch.setattr(summary, "analyze", _unspread(summary.analyze))
     import jupyter_gpuprof.report.build as build
     monkeypatch.setattr(build, "analyze", _unspread(build.analyze))
-    same = _report(tmp_path / "b", "nanogpt-bf16-compiled")
+    same = corpus_report(tmp_path / "b", "nanogpt-bf16-compiled")
     assert same.analysis.sync_held_ms > 5
 
 
@@ -230,7 +218,7 @@ def test_a_fix_that_takes_the_syncs_out_is_priced_with_what_they_hold(tmp_path):
     graph cannot hold a sync). By hand, no `.item()` plus reduce-overhead measured −31.5 %;
     the replay alone (the profiled host always finds the GPU drained) saw almost none of
     the 1.4 ms the read-back holds unprofiled."""
-    r = _report(tmp_path, "word-lm")
+    r = corpus_report(tmp_path, "word-lm")
     launch = next(f for f in r.advice.findings if f.category == "launch")
     assert launch.data.get("requires") == "sync"
     assert launch.expected_gain_pct == pytest.approx(31.5, abs=8)

@@ -104,7 +104,7 @@ def test_a_fix_that_wins_every_round_is_significant_whatever_the_host_did() -> N
     control, control_rounds = _blocks(levels, 4, rng)
     tried, tried_rounds = _blocks([0.8 * x for x in levels], 4, rng)
     ch = step_change(control, tried, rounds=(control_rounds, tried_rounds))
-    assert ch["significant"] and ch["direction"] == "faster"
+    assert ch["significant"] is True and ch["direction"] == "faster"  # JSON's own bool
     assert ch["rounds_p_value"] == pytest.approx(2 / 2**8)
     # seven rounds of eight are not enough at the 1 % level (p = 18/256)
     assert not step_change(control, tried, rounds=(control_rounds, tried_rounds[:7] + [

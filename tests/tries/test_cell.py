@@ -112,3 +112,55 @@ def test_a_cancelled_try_keeps_nothing_and_puts_the_kernel_back(ip, tmp_path):
     assert not run.meta.tries and widget.summary["tries"] is None
     assert all(torch.equal(a, b) for a, b in
                zip(weights, ip.user_ns["model"].parameters(), strict=True))
+
+
+class _Sleeper:
+    """A fake applier module: its fix takes SLEEP_SAVES[name] ms off the sleeping cell."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def notebook(self, ns, step, cuda):
+        import contextlib
+
+        @contextlib.contextmanager
+        def fixed():
+            def run():
+                ns["pause"] = ns["pause"] - SLEEP_SAVES[self.name] / 1e3
+                step()
+
+            yield run
+
+        return fixed()
+
+
+#: what each fake fix takes off the cell's 24 ms sleep; tf32 nothing
+SLEEP_SAVES = {"loader": 10.0, "amp": 5.0, "tf32": 0.0}
+SLEEPY = """
+import time
+time.sleep(pause)
+pause = 0.024
+"""
+
+
+def test_try_stacks_the_fixes_in_the_kernel_and_prints_the_stack(ip, tmp_path, capsys,
+                                                                   monkeypatch):
+    """The magic's --try: each fix alone, then the best one kept and the others tried on top;
+    the stack is printed under the tries and kept in the run."""
+    from jupyter_gpuprof.tries import appliers
+
+    monkeypatch.setattr(appliers, "load", _Sleeper)
+    ip.user_ns["pause"] = 0.024
+    ip.run_cell(f"%%gpuprofile --steps 16 --warmup 1 --active 1 --runs-root {tmp_path} -q "
+                f"--try tf32,amp,loader\n{SLEEPY}")
+    out = capsys.readouterr().out
+    (run,) = RunStore(tmp_path).list()
+    assert not run.broken, (run.error, out)
+    stack = run.meta.stack
+    assert stack["fixes"] == ["loader", "amp"], stack
+    assert [(s["fix"], s["kept"]) for s in stack["steps"]] == [
+        ("loader+amp", True), ("loader+amp+tf32", False)]
+    assert run.read_summary()["stack"]["fixes"] == ["loader", "amp"]
+    assert "Fixes stacked" in out and "All kept fixes together (loader + amp)" in out
+    assert "# 2. amp: bf16 autocast around the step" in out
+    assert ip.user_ns["pause"] == 0.024  # the cell's own value, put back after every try

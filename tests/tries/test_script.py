@@ -50,12 +50,14 @@ def train():
     print("loader", *(getattr(loader, k, "-") for k in
                       ("num_workers", "persistent_workers", "prefetch_factor")))
     print("tf32", torch.backends.cuda.matmul.allow_tf32)
-    manual = os.environ.get("MANUAL_AMP")  # "1": autocast by hand; "off": a region with it off
-    manual_amp = manual == "1"
+    # "1": bf16 autocast by hand; "off": a region with it off; "fp32": a region in fp32
+    manual = os.environ.get("MANUAL_AMP")
+    manual_amp = manual in ("1", "fp32")
+    manual_dtype = torch.float32 if manual == "fp32" else torch.bfloat16
     for i in range({steps}):
         for x, y in loader:  # one batch: the same data every step, so the loss must fall
             opt.zero_grad()
-            region = (torch.autocast("cpu", dtype=torch.bfloat16, enabled=manual_amp) if manual
+            region = (torch.autocast("cpu", dtype=manual_dtype, enabled=manual_amp) if manual
                       else contextlib.nullcontext())
             with region:
                 out = model(x)
@@ -287,7 +289,19 @@ def test_try_without_a_list_takes_the_findings_fixes(tmp_path, monkeypatch, capf
     tries = {t["fix"]: t for t in run.meta.tries}
     assert set(tries) == {"tf32", "amp"} and tries["tf32"]["predicted_gain_pct"] == 30.0
     # autocast was on for the script, but not where its forward ran: not a measured try
-    assert tries["amp"]["error"].startswith("the step's forward ran with autocast off on cpu")
+    assert tries["amp"]["error"].startswith("the step's forward ran without bf16 autocast on cpu")
+
+
+def test_amp_runs_the_scripts_own_fp32_autocast_region_in_bf16(tmp_path, monkeypatch):
+    """nanoGPT's --dtype=float32 wraps its forward in torch.autocast(dtype=torch.float32):
+    inside it the try's bf16 was overridden, and the try measured fp32 as "amp"."""
+    monkeypatch.setenv("MANUAL_AMP", "fp32")
+    rc, run = run_try(tmp_path, "amp")
+    assert {s[1] for s in log(run, "amp")["step"]} == {"torch.bfloat16"}
+    (amp,) = run.meta.tries
+    assert "error" not in amp, amp["error"]
+    assert ("the script's own torch.autocast(dtype=torch.float32) runs in bfloat16"
+            in amp["applied"])
 
 
 def test_try_without_a_list_and_no_findings_says_so(tmp_path, capfd):

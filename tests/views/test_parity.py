@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,8 @@ def facts(text: str) -> dict[str, Any]:
         "whatif": [ln for ln in lines if ln.startswith(("Every 1,000 steps", "Conditions ("))],
         "measured": [ln.strip() for ln in lines if ln.strip().startswith("Measured: ")],
         "tries": [ln for ln in _section(lines, "Fixes tried (") if not ln.startswith("  Loss not")],
+        "stack": _section(lines, "Fixes stacked (", until="Apply them:"),
+        "stack_code": [ln.removeprefix("  ") for ln in _section(lines, "Apply them:")],
         "one_time": [ln for ln in lines if ln.startswith("One-time costs in the trace")],
         "step": next((ln.strip() for ln in lines if ln.startswith("  A step is ")), None),
         "stalls": next((ln.strip() for ln in lines if ln.startswith("  Stalls: ")), None),
@@ -62,14 +66,14 @@ def facts(text: str) -> dict[str, Any]:
     return out
 
 
-def _section(lines: list[str], head: str) -> list[str]:
-    """The lines under a heading, up to the next blank line."""
+def _section(lines: list[str], head: str, until: str | None = None) -> list[str]:
+    """The lines under a heading, up to the next blank line (or the line `until`)."""
     start = next((i for i, ln in enumerate(lines) if ln.startswith(head)), None)
     if start is None:
         return []
     out = []
     for ln in lines[start + 1:]:
-        if not ln.strip():
+        if not ln.strip() or (until is not None and ln.startswith(until)):
             break
         out.append(ln)
     return out
@@ -77,6 +81,9 @@ def _section(lines: list[str], head: str) -> list[str]:
 
 #: real summaries with what a trace alone lacks (tries, GPU conditions), from H200 runs
 EVIDENCE = [ROOT / "docs" / "evidence" / "run_try_script_h200.json"]
+#: recorded H200 runs whose tries were stacked (a fix kept on top, one reverted)
+STACKED = [ROOT / "tests" / "data" / "corpus" / name
+           for name in ("mingpt-adder-stack", "vae-mnist-stack")]
 
 
 def evidence_case(path: Path) -> dict[str, Any]:
@@ -94,8 +101,12 @@ def evidence_case(path: Path) -> dict[str, Any]:
 
 
 def case(path: Path) -> dict[str, Any]:
-    """One fixture: its trimmed summary and the facts its text report states."""
-    summary = analyze_path(path).to_json()
+    """One fixture: its trimmed summary and the facts its text report states (a run folder is
+    analysed from a copy: the analysis writes its summary beside the trace)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if (path / "meta.json").is_file():
+            path = Path(shutil.copytree(path, Path(tmp) / path.name))
+        summary = analyze_path(path).to_json()
     summary["source"]["path"] = None
     summary["timeline"] = None  # the timeline has its own tests; parity reads the tables
     summary["ops"] = summary["ops"][:OP_ROWS]
@@ -104,7 +115,7 @@ def case(path: Path) -> dict[str, Any]:
 
 def table() -> list[dict[str, Any]]:
     return [case(p) for p in sorted(REAL.iterdir()) if p.is_dir()] + \
-        [evidence_case(p) for p in EVIDENCE]
+        [evidence_case(p) for p in EVIDENCE] + [case(p) for p in STACKED]
 
 
 def test_the_committed_parity_table_is_what_python_says_now():
@@ -126,6 +137,7 @@ def test_every_fixture_states_its_facts():
     assert any(p for c in cases for _, _, p in c["facts"]["findings"])
     assert any(c["facts"]["tries"] for c in cases) and any(c["facts"]["whatif"] for c in cases)
     assert any(c["facts"]["measured"] for c in cases)
+    assert any(c["facts"]["stack"] and c["facts"]["stack_code"] for c in cases)
     assert any(c["facts"]["step"] for c in cases)
 
 

@@ -23,6 +23,7 @@ PAIRS = {
     "SpreadDoc": model_cost.Spread, "ConditionsDoc": model_cost.Conditions,
     "StepChangeDoc": model_cost.StepChange, "TryDoc": model_cost.TryResult,
     "OneTimeDoc": model_cost.OneTimeCost, "CalibrationDoc": model_cost.CalibrationRow,
+    "StackDoc": model_cost.StackResult,
     "SummaryDoc": model.Summary,
 }
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -47,11 +49,40 @@ class Startup(StartupFix):
 
         register_optimizer_step_post_hook(self._after_step)
         # A script's own `torch.autocast(enabled=False)` region switches ours off inside it:
-        # the first step's module calls say whether the forward really ran under autocast.
+        # the first step's module calls say whether the forward really ran under bf16 autocast.
         self.calls_on: list[bool] = []
         self._forward_hook: Any = register_module_forward_pre_hook(eager_only(
-            torch, lambda *_: self.calls_on.append(torch.is_autocast_enabled(self.device))))
+            torch, lambda *_: self.calls_on.append(self._in_bf16())))
         self.applied.append(f"bf16 autocast on {self.device} for the whole script")
+        self._script_autocast_in_bf16()
+
+    def _in_bf16(self) -> bool:
+        """Whether code running now runs under bf16 autocast on the fix's device."""
+        torch = self.torch
+        return bool(torch.is_autocast_enabled(self.device)
+                    and torch.get_autocast_dtype(self.device) == torch.bfloat16)
+
+    def _script_autocast_in_bf16(self) -> None:
+        """The script's own `torch.autocast(dtype=torch.float32)` regions run in bf16: inside
+        them ours is overridden, and fp32 autocast is the script's precision setting, which is
+        what this fix changes (nanoGPT's --dtype=float32 autocasts in fp32)."""
+        torch, fix = self.torch, self
+        cls = torch.amp.autocast_mode.autocast
+        original = cls.__init__
+        signature = inspect.signature(original)
+
+        @functools.wraps(original)
+        def init_in_bf16(region: Any, *args: Any, **kwargs: Any) -> None:
+            bound = signature.bind(region, *args, **kwargs)
+            given = bound.arguments
+            if given.get("dtype") is torch.float32 and given.get("enabled", True):
+                given["dtype"] = torch.bfloat16
+                note = "the script's own torch.autocast(dtype=torch.float32) runs in bfloat16"
+                if note not in fix.applied:
+                    fix.applied.append(note)
+            original(*bound.args, **bound.kwargs)
+
+        cls.__init__ = init_in_bf16
 
     def _after_step(self, *_: Any) -> None:
         """After each optimizer step: drop the stale weight copies; stop watching the forward."""
@@ -62,9 +93,9 @@ class Startup(StartupFix):
 
     def problem(self) -> str | None:
         if self.calls_on and not any(self.calls_on):
-            return (f"the step's forward ran with autocast off on {self.device}: the script's "
-                    "own torch.autocast(enabled=False) region overrides the try, or its model "
-                    f"is not on {self.device}")
+            return (f"the step's forward ran without bf16 autocast on {self.device}: the "
+                    "script's own torch.autocast(enabled=False) or fp16 region overrides the "
+                    f"try, or its model is not on {self.device}")
         if not self.torch.is_autocast_enabled(self.device):
             return "the script switched autocast off again"
         return None

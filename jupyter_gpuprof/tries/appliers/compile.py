@@ -82,6 +82,7 @@ class Startup(StartupFix):
 
         self.called: dict[int, Any] = {}
         self.compiled_already: list[str] = []  # modules the script compiled itself
+        self.targets: list[Any] = []  # the modules compiled
         self._torch_compile = self.torch.compile  # the fix's own, never a wrapper of it
         self.stepped = False
         self._backwards = 0
@@ -134,6 +135,7 @@ class Startup(StartupFix):
             # set on the instance itself: a wrapper's __setattr__ may pass it on elsewhere
             object.__setattr__(target, "forward",
                                self._torch_compile(target.forward, mode=self.mode))
+            self.targets.append(target)
             self.applied.append(f"torch.compile({type(target).__name__}"
                                 + (f", mode={self.mode!r})" if self.mode else ")")
                                 + (f" inside {type(m).__name__}" if target is not m else ""))
@@ -148,5 +150,9 @@ class Startup(StartupFix):
             return ("no module to compile: the first step called no nn.Module whose "
                     "parameters it trains")
         if compiled_graphs() <= self._graphs_before:
-            return "torch.compile compiled no graph of the step's modules"
+            rnns = sorted({type(m).__name__ for t in self.targets for m in t.modules()
+                           if isinstance(m, self.torch.nn.RNNBase)})
+            return ("torch.compile compiled no graph of the step's modules"
+                    + (f": its forward runs an RNN, GRU or LSTM ({', '.join(rnns)}), which "
+                       "Dynamo skips" if rnns else ""))
         return None

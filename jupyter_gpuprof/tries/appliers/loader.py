@@ -8,15 +8,12 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from ...advice.thresholds import LOADER_PREFETCH, MAX_LOADER_WORKERS
 from ..namespace import torch_module
 from .base import StartupFix
 
 if TYPE_CHECKING:
     from torch.utils.data import DataLoader
-
-#: DataLoader settings the fix gives a loader left at torch's defaults
-LOADER_PREFETCH = 4
-MAX_LOADER_WORKERS = 8
 
 
 def rebuild_loaders(ns: dict[str, object], cuda: bool) -> list[str]:

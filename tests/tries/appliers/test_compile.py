@@ -110,3 +110,21 @@ def test_an_iteration_ends_with_the_last_optimizer_to_step_in_it():
         False, False, False, True, False, True]
     one = IterationEnds()
     assert [one.ends_iteration(o) for o in ["A", "A", "A"]] == [False, True, True]
+
+
+def test_a_model_dynamo_skips_for_its_lstm_is_named_in_the_problem():
+    """mnist_rnn on the H200: Dynamo skipped the LSTM's forward, no graph was compiled; the try
+    says which layer is why (try_remedies gives the remedy for it)."""
+    import torch as real_torch
+
+    from jupyter_gpuprof.advice.try_remedies import remedy_for
+    from jupyter_gpuprof.tries.appliers.compile import Startup
+
+    fix = Startup(real_torch)
+    fix.applied, fix.compiled_already, fix._graphs_before = ["torch.compile(Net)"], [], 10**9
+    fix.targets = [real_torch.nn.Sequential(real_torch.nn.LSTM(4, 8), real_torch.nn.Linear(8, 2))]
+    why = fix.problem()
+    assert why.endswith("its forward runs an RNN, GRU or LSTM (LSTM), which Dynamo skips")
+    assert "allow_rnn" in remedy_for(why).remedy
+    fix.targets = [real_torch.nn.Linear(8, 2)]
+    assert fix.problem() == "torch.compile compiled no graph of the step's modules"
