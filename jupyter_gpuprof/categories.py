@@ -53,8 +53,9 @@ ABOUT: dict[Category, About] = {
     # "memory" is about HBM bandwidth, not capacity: its id alone would mislead
     Category.MEMORY: About("memory bandwidth", "The GPU is busy, but in memory-bound unfused "
                            "kernels far below compute peak"),
-    Category.PRECISION: About("precision", "The GPU is busy in fp32 matmuls that don't use "
-                              "Tensor Cores"),
+    # fp32 on SIMT cores, or TF32: both below the bf16 Tensor-Core rate (nanoGPT's TF32 GEMMs)
+    Category.PRECISION: About("precision", "The GPU is busy in fp32 matmuls below the bf16 "
+                              "Tensor-Core rate"),
     Category.COMPUTE: About("compute", "The GPU is busy doing the work itself: nothing big to "
                             "fix"),
     Category.COMM: About("communication", "Collective communication is exposed and dominates"),

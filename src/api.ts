@@ -82,6 +82,24 @@ export interface IDeltaRow {
   delta_pct: number | null;
 }
 
+/** A side's finding as the comparison names it, with what its fix's try measured. */
+export interface ICompareFinding {
+  id: string;
+  category: string;
+  title: string;
+  expected_gain_pct: number | null;
+  measured_gain_pct?: number | null;
+}
+
+/** The before run's predictions for the findings gone after, beside the measured gain. */
+export interface IPredictionCheck {
+  resolved: ICompareFinding[];
+  measured_gain_pct: number | null;
+  ci_low_gain_pct: number | null;
+  ci_high_gain_pct: number | null;
+  verdict: string;
+}
+
 /** One side of a comparison. */
 export interface ICompareSide {
   name: string | null;
@@ -90,7 +108,7 @@ export interface ICompareSide {
   median_ms: number | null;
   p95_ms: number | null;
   verdict: { category: string | null; summary: string | null; confidence: string | null };
-  findings: { id: string; category: string; title: string; expected_gain_pct: number | null }[];
+  findings: ICompareFinding[];
   step_ms: number[];
   step_source: string;
 }
@@ -118,6 +136,7 @@ export interface IComparison {
   ops: { regressions: IDeltaRow[]; improvements: IDeltaRow[] };
   kernel_kinds: { regressions: IDeltaRow[]; improvements: IDeltaRow[] };
   findings: { resolved: string[]; new: string[]; remaining: string[] };
+  prediction?: IPredictionCheck;
 }
 
 /** `GET /runs/<id>/code`. */

@@ -9,6 +9,7 @@ import { GpuProfApi, ICompareSide, IComparison, IDeltaRow } from './api';
 import { distributionChart } from './charts';
 import { h, table } from './elements';
 import { formatDeltaMs, formatMs, formatPct } from './format';
+import { pct, signedPct } from './report/dom';
 
 /** The one-line statement of the step-time change, e.g. for the headline and tests. */
 export function changeLine(c: IComparison): string {
@@ -22,6 +23,34 @@ export function changeLine(c: IComparison): string {
     `Median ${formatMs(s.median_before_ms)} → ${formatMs(s.median_after_ms)}: ` +
     `${formatDeltaMs(s.delta_ms)} (${formatPct(s.delta_pct)}), ${ci}${p}`
   );
+}
+
+/** What the before run predicted for the findings the after run resolved, beside the gain
+ * measured (report/comparison.py `prediction_line`), or null where nothing was predicted. */
+export function predictionLine(c: IComparison): string | null {
+  const p = c.prediction;
+  const priced = (p?.resolved ?? []).filter(f => typeof f.expected_gain_pct === 'number');
+  if (!p || !priced.length) {
+    return null;
+  }
+  const said = priced
+    .map(
+      f =>
+        `[${f.category}] ≈${pct(f.expected_gain_pct)}` +
+        (typeof f.measured_gain_pct === 'number'
+          ? ` (its try measured ${pct(f.measured_gain_pct)})`
+          : '')
+    )
+    .join('; ');
+  const gain = p.measured_gain_pct;
+  if (gain === null) {
+    return `Predicted by the before run: ${said}; measured here: ${p.verdict}`;
+  }
+  const ci =
+    p.ci_low_gain_pct !== null && p.ci_high_gain_pct !== null
+      ? ` 95% CI [${signedPct(p.ci_low_gain_pct)}, ${signedPct(p.ci_high_gain_pct)}]`
+      : '';
+  return `Predicted by the before run: ${said}; measured here: gain ${signedPct(gain)}${ci} (${p.verdict})`;
 }
 
 function deltaTable(title: string, rows: IDeltaRow[]): HTMLElement {
@@ -129,6 +158,7 @@ export class CompareView extends Widget {
         'jp-gpuprof-findings-diff',
         `Findings resolved: ${f.resolved.join(', ') || 'none'} · new: ${f.new.join(', ') || 'none'} · remaining: ${f.remaining.join(', ') || 'none'}`
       ),
+      h('p', 'jp-gpuprof-prediction', predictionLine(c) ?? ''),
       h(
         'div',
         'jp-gpuprof-delta-grid',

@@ -69,6 +69,18 @@ class FindingBrief(TypedDict):
     category: str | None
     title: str | None
     expected_gain_pct: float | None
+    measured_gain_pct: float | None  # what its fix's try measured, where one ran
+
+
+class PredictionCheck(TypedDict):
+    """The before run's predictions for the findings the after run no longer has, beside the
+    gain this comparison measured: how right the report was about the fix the user applied."""
+
+    resolved: list[FindingBrief]  # the before run's findings gone after
+    measured_gain_pct: float | None  # of the median step, before → after
+    ci_low_gain_pct: float | None  # the measured gain's 95 % interval
+    ci_high_gain_pct: float | None
+    verdict: str  # the step change's: significant | noise | unreliable | insufficient data
 
 
 class ComparedRun(TypedDict):
@@ -103,6 +115,7 @@ class SummaryComparison(TypedDict):
     kernel_kinds: Deltas
     delta_unit: str
     findings: FindingChanges
+    prediction: PredictionCheck
 
 
 def _clean(values: Any) -> np.ndarray:
@@ -291,7 +304,8 @@ def _side(summary: Mapping[str, object], step_ms: list[float], source: str) -> C
                     "confidence": _text(v.get("confidence"))},
         "findings": [{"id": _text(f.get("id")), "category": _text(f.get("category")),
                       "title": _text(f.get("title")),
-                      "expected_gain_pct": _number(f.get("expected_gain_pct"))}
+                      "expected_gain_pct": _number(f.get("expected_gain_pct")),
+                      "measured_gain_pct": _number(f.get("measured_gain_pct"))}
                      for f in _rows(summary.get("findings"))],
         "step_ms": step_ms, "step_source": source,
     }
@@ -309,11 +323,13 @@ def compare_summaries(before: Mapping[str, object], after: Mapping[str, object],
     side_a, side_b = _side(before, sa, src_a), _side(after, sb, src_b)
     fa = {f["id"] for f in side_a["findings"] if f["id"] is not None}
     fb = {f["id"] for f in side_b["findings"] if f["id"] is not None}
+    steps = step_change(sa, sb, conditions=(before.get("conditions"), after.get("conditions")))
     return {
         "before": side_a,
         "after": side_b,
-        "steps": step_change(sa, sb, conditions=(before.get("conditions"),
-                                                  after.get("conditions"))),
+        "steps": steps,
+        "prediction": _prediction_check([f for f in side_a["findings"]
+                                         if f["id"] is not None and f["id"] not in fb], steps),
         "ops": table_deltas(_rows(before.get("ops")), _rows(after.get("ops")),
                             "name", "cuda_total_us", per_before=na, per_after=nb),
         "kernel_kinds": table_deltas(_rows(before.get("kernel_kinds")),
@@ -323,3 +339,14 @@ def compare_summaries(before: Mapping[str, object], after: Mapping[str, object],
         "findings": {"resolved": sorted(fa - fb), "new": sorted(fb - fa),
                      "remaining": sorted(fa & fb)},
     }
+
+
+def _prediction_check(resolved: list[FindingBrief], steps: StepChangeMeta) -> PredictionCheck:
+    """The resolved findings' predictions and the gain measured (a gain: the step got shorter;
+    the interval of the change turned into one of the gain)."""
+    pct, low, high = steps.get("delta_pct"), steps.get("ci_low_pct"), steps.get("ci_high_pct")
+    return {"resolved": resolved, "measured_gain_pct": -pct if pct is not None else None,
+            "ci_low_gain_pct": -high if high is not None else None,
+            "ci_high_gain_pct": -low if low is not None else None,
+            "verdict": steps.get("verdict", "insufficient data")}
+

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import units
-from ..analysis.compare import SummaryComparison, compare_summaries
+from ..analysis.compare import PredictionCheck, SummaryComparison, compare_summaries
 from ..store import Run, RunStore, open_run
 from ..store.layout import is_run_folder
 from .build import Report, analyze_path, run_summary
@@ -65,6 +65,8 @@ def render_text(c: SummaryComparison) -> str:
     f = c["findings"]
     lines.append(f"Findings resolved: {', '.join(f['resolved']) or 'none'}; "
                  f"new: {', '.join(f['new']) or 'none'}")
+    if line := prediction_line(c["prediction"]):
+        lines.append(line)
     for title, block, unit in (("ops (CUDA total)", c["ops"], "us/step"),
                                ("kernel kinds (GPU time)", c["kernel_kinds"], "us/step")):
         for label in ("improvements", "regressions"):
@@ -73,6 +75,25 @@ def render_text(c: SummaryComparison) -> str:
                 lines.append(f"Top {title} {label}:")
                 lines += [f"  {r['delta']:+12,.0f} {unit}  {r['name'][:90]}" for r in rows]
     return "\n".join(lines)
+
+
+def prediction_line(p: PredictionCheck) -> str | None:
+    """'Predicted by the before run: [input] ≈62% (its try measured 70%); measured here: 68.4%
+    faster [65.0, 71.2]' where the after run resolved a finding with a prediction."""
+    priced = [f for f in p["resolved"] if f["expected_gain_pct"] is not None]
+    if not priced:
+        return None
+    said = "; ".join(
+        f"[{f['category']}] ≈{units.pct(f['expected_gain_pct'])}"
+        + (f" (its try measured {units.pct(f['measured_gain_pct'])})"
+           if f["measured_gain_pct"] is not None else "") for f in priced)
+    gain, low, high = p["measured_gain_pct"], p["ci_low_gain_pct"], p["ci_high_gain_pct"]
+    if gain is None:
+        return f"Predicted by the before run: {said}; measured here: {p['verdict']}"
+    ci = (f" 95% CI [{units.signed_pct(low)}, {units.signed_pct(high)}]"
+          if low is not None and high is not None else "")
+    return (f"Predicted by the before run: {said}; measured here: gain "
+            f"{units.signed_pct(gain)}{ci} ({p['verdict']})")
 
 
 def _resolve(x: Any, store: RunStore) -> tuple[dict[str, Any], list[float] | None]:

@@ -1,6 +1,6 @@
 import { IComparison, IRankRow } from '../api';
 import { histogram, rankChart, straggler } from '../charts';
-import { changeLine, CompareView } from '../compareview';
+import { changeLine, CompareView, predictionLine } from '../compareview';
 import { GpuProfApi } from '../api';
 import { rankWith } from './reportFixture';
 
@@ -40,7 +40,22 @@ function comparison(significant: boolean): IComparison {
     },
     ops: { regressions: [], improvements: [delta] },
     kernel_kinds: { regressions: [], improvements: [{ ...delta, name: 'gemm' }] },
-    findings: { resolved: ['fp32-matmuls'], new: [], remaining: [] }
+    findings: { resolved: ['fp32-matmuls'], new: [], remaining: [] },
+    prediction: {
+      resolved: [
+        {
+          id: 'fp32-matmuls',
+          category: 'precision',
+          title: PAYLOAD,
+          expected_gain_pct: 41.1,
+          measured_gain_pct: null
+        }
+      ],
+      measured_gain_pct: 60.53,
+      ci_low_gain_pct: 59.22,
+      ci_high_gain_pct: 62.68,
+      verdict: significant ? 'significant' : 'noise'
+    }
   };
 }
 
@@ -49,6 +64,18 @@ describe('compare view', () => {
     expect(changeLine(comparison(true))).toBe(
       'Median 46.52 ms → 18.36 ms: −28.16 ms (−60.5%), 95% CI [−29.16 ms, −27.55 ms], p = 3.0e-11'
     );
+  });
+
+  it("puts the before run's prediction beside the measured gain (prediction_line)", () => {
+    expect(predictionLine(comparison(true))).toBe(
+      'Predicted by the before run: [precision] ≈41%; measured here: gain +60.5% ' +
+        '95% CI [+59.2%, +62.7%] (significant)'
+    );
+    const c = comparison(true);
+    c.prediction!.resolved[0].measured_gain_pct = 58;
+    expect(predictionLine(c)).toContain('[precision] ≈41% (its try measured 58%)');
+    c.prediction!.resolved = [];
+    expect(predictionLine(c)).toBeNull();
   });
 
   it('renders the verdict badge, the chart, and trace names as text only', () => {

@@ -64,6 +64,23 @@ def test_tinygpt_fix_is_significant(tinygpt) -> None:
     assert "fp32-matmuls" in c["findings"]["resolved"]
 
 
+def test_the_before_runs_predictions_stand_beside_the_measured_gain(tinygpt) -> None:
+    """What the report predicted for the findings the fix resolved, and what the fix measured:
+    TinyGPT's precision finding against 46.52 → 18.36 ms (bf16 and the loader fix together)."""
+    c = compare_summaries(*tinygpt)
+    p = c["prediction"]
+    (precision,) = [f for f in p["resolved"] if f["id"] == "fp32-matmuls"]
+    assert precision["category"] == "precision" and precision["expected_gain_pct"] > 30
+    assert p["measured_gain_pct"] == pytest.approx(100 * (1 - 18.36 / 46.52), abs=0.1)
+    assert p["ci_low_gain_pct"] < p["measured_gain_pct"] < p["ci_high_gain_pct"]
+    assert p["verdict"] == "significant"
+    from jupyter_gpuprof.report.comparison import render_text
+
+    line = next(ln for ln in render_text(c).splitlines() if ln.startswith("Predicted by"))
+    assert f"[precision] ≈{round(precision['expected_gain_pct'])}%" in line
+    assert "measured here: gain +60.5% 95% CI [" in line and line.endswith("(significant)")
+
+
 def test_two_halves_of_one_run_are_noise() -> None:
     steps = json.loads((REAL / "tinygpt_before" / "meta.json").read_text())["step_ms_all"]
     assert step_change(steps[::2], steps[1::2])["verdict"] == "noise"
@@ -149,3 +166,16 @@ def test_cli_compare_json_and_text(tmp_path: Path, capsys) -> None:
     assert main(["compare", "no-such-run", str(REAL / "tinygpt_after"),
                  "--runs-root", str(tmp_path)]) == 2
     assert "no run 'no-such-run'" in capsys.readouterr().err
+
+
+def test_the_prediction_line_reads_as_the_compare_view_writes_it() -> None:
+    """The same figures as src/__tests__/views.spec.ts: both surfaces write one line."""
+    from jupyter_gpuprof.report.comparison import prediction_line
+
+    finding = {"id": "fp32-matmuls", "category": "precision", "title": "t",
+               "expected_gain_pct": 41.1, "measured_gain_pct": None}
+    check = {"resolved": [finding], "measured_gain_pct": 60.53, "ci_low_gain_pct": 59.22,
+             "ci_high_gain_pct": 62.68, "verdict": "significant"}
+    assert prediction_line(check) == ("Predicted by the before run: [precision] ≈41%; measured "
+                                      "here: gain +60.5% 95% CI [+59.2%, +62.7%] (significant)")
+    assert prediction_line({**check, "resolved": []}) is None

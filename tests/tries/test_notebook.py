@@ -224,3 +224,21 @@ def test_a_notebook_try_is_judged_by_its_rounds_against_the_control():
     assert not t["change"]["significant"] and t["change"]["rounds_p_value"] > 0.3
     (won,) = judge_tries([{**slower, "round_ms": [12.0] * 8}], [], None, [], control)
     assert won["change"]["significant"] and won["change"]["rounds_p_value"] == 2 / 256
+
+
+def test_amp_runs_the_cells_own_fp32_autocast_region_in_bf16_and_puts_autocast_back():
+    """A cell that autocasts in fp32 (nanoGPT's --dtype=float32) measured its fp32 step as
+    "amp": the try's bf16 was overridden inside the cell's own region."""
+    model = torch.nn.Linear(8, 8)
+    seen = []
+
+    def step():
+        with torch.autocast("cpu", dtype=torch.float32):
+            seen.append(model(torch.randn(4, 8)).dtype)
+
+    ns = {"torch": torch, "model": model}
+    with try_fixes.applied("amp", ns, step, False) as fixed:
+        fixed()
+    assert seen == [torch.bfloat16]
+    step()  # after the try: torch's autocast as it was
+    assert seen[-1] == torch.float32

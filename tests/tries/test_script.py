@@ -300,7 +300,7 @@ def test_amp_runs_the_scripts_own_fp32_autocast_region_in_bf16(tmp_path, monkeyp
     assert {s[1] for s in log(run, "amp")["step"]} == {"torch.bfloat16"}
     (amp,) = run.meta.tries
     assert "error" not in amp, amp["error"]
-    assert ("the script's own torch.autocast(dtype=torch.float32) runs in bfloat16"
+    assert ("the code's own torch.autocast(dtype=torch.float32) runs in bfloat16"
             in amp["applied"])
 
 

@@ -126,6 +126,10 @@ test.describe('GPU Profiler run browser', () => {
       'After: tinygpt after'
     ]);
     await expect(view.locator('.jp-gpuprof-deltas').first()).toContainText('gemm');
+    // what the before run predicted for what the fix resolved, beside what it measured
+    await expect(view.locator('.jp-gpuprof-prediction')).toContainText(
+      /Predicted by the before run: \[precision\] ≈\d+%.*measured here: gain \+60\.5%/
+    );
     expect(await view.screenshot()).toMatchSnapshot('compare-tinygpt.png');
   });
 

@@ -11,11 +11,41 @@ from typing import Any
 from ..namespace import torch_module
 from .base import StartupFix, eager_only
 
+#: what the fix says when it turned a region of the user's own into bf16
+FP32_REGION_NOTE = "the code's own torch.autocast(dtype=torch.float32) runs in bfloat16"
+
+
+def fp32_regions_in_bf16(torch: Any, noted: Callable[[], None]) -> Callable[[], None]:
+    """From now on, a `torch.autocast(dtype=torch.float32)` region the user's code opens runs in
+    bf16 (inside it the fix's own autocast is overridden, and fp32 autocast is the code's
+    precision setting, which is what this fix changes: nanoGPT's --dtype=float32); `noted` is
+    called when one was. Returns what puts torch's autocast back as it was."""
+    cls = torch.amp.autocast_mode.autocast
+    original = cls.__init__
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def init_in_bf16(region: Any, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(region, *args, **kwargs)
+        given = bound.arguments
+        if given.get("dtype") is torch.float32 and given.get("enabled", True):
+            given["dtype"] = torch.bfloat16
+            noted()
+        original(*bound.args, **bound.kwargs)
+
+    cls.__init__ = init_in_bf16
+
+    def put_back() -> None:
+        cls.__init__ = original
+
+    return put_back
+
 
 @contextlib.contextmanager
 def notebook(ns: dict[str, object], step: Callable[[], object],
              cuda: bool) -> Iterator[Callable[[], object]]:
-    """The step run under bf16 autocast (fp16 on a GPU without bf16)."""
+    """The step run under bf16 autocast (fp16 on a GPU without bf16), the cell's own fp32
+    autocast regions in bf16 too."""
     torch = torch_module()
     device = "cuda" if cuda else "cpu"
     dtype = torch.bfloat16 if (not cuda or torch.cuda.is_bf16_supported()) else torch.float16
@@ -24,7 +54,11 @@ def notebook(ns: dict[str, object], step: Callable[[], object],
         with torch.autocast(device, dtype=dtype):
             return step()
 
-    yield amp_step
+    put_back = fp32_regions_in_bf16(torch, lambda: None)
+    try:
+        yield amp_step
+    finally:
+        put_back()
 
 
 class Startup(StartupFix):
@@ -63,26 +97,12 @@ class Startup(StartupFix):
                     and torch.get_autocast_dtype(self.device) == torch.bfloat16)
 
     def _script_autocast_in_bf16(self) -> None:
-        """The script's own `torch.autocast(dtype=torch.float32)` regions run in bf16: inside
-        them ours is overridden, and fp32 autocast is the script's precision setting, which is
-        what this fix changes (nanoGPT's --dtype=float32 autocasts in fp32)."""
-        torch, fix = self.torch, self
-        cls = torch.amp.autocast_mode.autocast
-        original = cls.__init__
-        signature = inspect.signature(original)
+        """The script's own fp32 autocast regions run in bf16, said once in `applied`."""
+        def noted() -> None:
+            if FP32_REGION_NOTE not in self.applied:
+                self.applied.append(FP32_REGION_NOTE)
 
-        @functools.wraps(original)
-        def init_in_bf16(region: Any, *args: Any, **kwargs: Any) -> None:
-            bound = signature.bind(region, *args, **kwargs)
-            given = bound.arguments
-            if given.get("dtype") is torch.float32 and given.get("enabled", True):
-                given["dtype"] = torch.bfloat16
-                note = "the script's own torch.autocast(dtype=torch.float32) runs in bfloat16"
-                if note not in fix.applied:
-                    fix.applied.append(note)
-            original(*bound.args, **bound.kwargs)
-
-        cls.__init__ = init_in_bf16
+        fp32_regions_in_bf16(self.torch, noted)  # for the whole process: never put back
 
     def _after_step(self, *_: Any) -> None:
         """After each optimizer step: drop the stale weight copies; stop watching the forward."""
