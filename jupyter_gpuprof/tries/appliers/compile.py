@@ -83,11 +83,13 @@ class Startup(StartupFix):
         self.called: dict[int, Any] = {}
         self.compiled_already: list[str] = []  # modules the script compiled itself
         self.targets: list[Any] = []  # the modules compiled
+        self._compiled: set[int] = set()  # ids of the called modules compiled (or skipped)
+        self._optimizers: set[int] = set()  # optimizers that stepped once
         self._torch_compile = self.torch.compile  # the fix's own, never a wrapper of it
         self.stepped = False
         self._backwards = 0
         self._graphs_before = compiled_graphs()
-        self._forward_hook = register_module_forward_pre_hook(
+        self._forward_hook: Any = register_module_forward_pre_hook(
             eager_only(self.torch, self._note_call))
         # stays registered (torch iterates its hooks while calling this one), idle after once
         register_optimizer_step_post_hook(self._compile_at_first_step)
@@ -106,10 +108,23 @@ class Startup(StartupFix):
         self.called.setdefault(id(module), module)
 
     def _compile_at_first_step(self, optimizer: Any, *_: Any) -> None:
-        """At the first optimizer step: compile in place what its forward called."""
-        if not self.stepped:
-            owned = {id(p) for g in optimizer.param_groups for p in g["params"]}
-            self._compile(lambda m: any(id(p) in owned for p in m.parameters()))
+        """At each optimizer's first step: compile in place what the forward called whose
+        weights it trains (a GAN: the discriminator at the first step, the generator at the
+        second; compiled at the first only, DCGAN's generator stayed eager). Once an optimizer
+        steps again, every optimizer of an iteration has: the calls are no longer noted."""
+        if id(optimizer) in self._optimizers:
+            self._stop_noting()
+            return
+        self._optimizers.add(id(optimizer))
+        owned = {id(p) for g in optimizer.param_groups for p in g["params"]}
+        self._compile(lambda m: any(id(p) in owned for p in m.parameters()))
+
+    def _stop_noting(self) -> None:
+        """Take the call-noting hook out (it runs on every module call) and forget the calls."""
+        if self._forward_hook is not None:
+            self._forward_hook.remove()
+            self._forward_hook = None
+        self.called.clear()
 
     def _after_backward(self) -> None:
         """A loop with no optimizer (parameters updated by hand) steps at each backward()
@@ -118,14 +133,15 @@ class Startup(StartupFix):
         self._backwards += 1
         if not self.stepped and self._backwards >= BACKWARD_STEPS_AFTER:
             self._compile(lambda m: any(p.grad is not None for p in m.parameters()))
+            self._stop_noting()
 
     def _compile(self, trains: Callable[[Any], bool]) -> None:
         """Compile in place the outermost called modules that `trains` says are trained."""
         self.stepped = True
-        self._forward_hook.remove()  # it ran on every module call: stop paying for it
         trained = [m for m in self.called.values() if trains(m)]
         inner = {id(c) for m in trained for c in m.modules() if c is not m}
-        for m in (m for m in trained if id(m) not in inner):
+        for m in (m for m in trained if id(m) not in inner and id(m) not in self._compiled):
+            self._compiled.add(id(m))
             if compiled_by_script(m):  # compiling it again would measure nothing
                 self.compiled_already.append(type(m).__name__)
                 continue
@@ -139,7 +155,6 @@ class Startup(StartupFix):
             self.applied.append(f"torch.compile({type(target).__name__}"
                                 + (f", mode={self.mode!r})" if self.mode else ")")
                                 + (f" inside {type(m).__name__}" if target is not m else ""))
-        self.called.clear()
 
     def problem(self) -> str | None:
         if not self.applied and self.compiled_already:

@@ -128,3 +128,57 @@ def test_a_model_dynamo_skips_for_its_lstm_is_named_in_the_problem():
     assert "allow_rnn" in remedy_for(why).remedy
     fix.targets = [real_torch.nn.Linear(8, 2)]
     assert fix.problem() == "torch.compile compiled no graph of the step's modules"
+
+
+GAN = """
+import torch
+from torch import nn
+
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 16))
+
+    def forward(self, z):
+        return self.net(z)
+
+
+class Disc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def forward(self, x):
+        return self.net(x).squeeze(1)
+
+
+torch.manual_seed(0)
+g, d = Gen(), Disc()
+opt_g = torch.optim.Adam(g.parameters(), lr=1e-3)
+opt_d = torch.optim.Adam(d.parameters(), lr=1e-3)
+bce = nn.BCEWithLogitsLoss()
+for i in range(N_STEPS):
+    real, z = torch.randn(16, 16), torch.randn(16, 8)
+    d.zero_grad()
+    fake = g(z)
+    loss_d = bce(d(real), torch.ones(16)) + bce(d(fake.detach()), torch.zeros(16))
+    loss_d.backward()
+    opt_d.step()
+    g.zero_grad()
+    loss_g = bce(d(fake), torch.ones(16))
+    loss_g.backward()
+    opt_g.step()
+    print("step", i, flush=True)
+""".replace("N_STEPS", str(STEPS + 2))
+
+
+def test_compile_compiles_both_models_of_a_gan(tmp_path):
+    """DCGAN on the H200: the try compiled the discriminator at the first optimizer step and
+    left the generator, which only the second optimizer trains, eager."""
+    path = tmp_path / "gan.py"
+    path.write_text(GAN)
+    rc, run = run_try_on(tmp_path, path, "compile", "--warmup", "3")
+    (t,) = run.meta.tries
+    assert "error" not in t, t.get("error")
+    assert t["applied"] == ["torch.compile(Disc)", "torch.compile(Gen)"]
