@@ -10,7 +10,6 @@ dataclasses, the summary's msgspec structs); what the code does not type is not 
 from __future__ import annotations
 
 import ast
-import dataclasses
 import importlib
 import inspect
 import shlex
@@ -20,10 +19,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 from IPython.core.magic_arguments import parse_argstring
+from notebook_types import (
+    DICT_METHODS,
+    PACKAGE,
+    UNKNOWN,
+    Iterable,
+    Keyed,
+    Method,
+    as_keyed,
+    hints_of,
+    is_ours,
+    is_struct,
+    item_of,
+    member,
+    strip_optional,
+)
 
 import jupyter_gpuprof
 from jupyter_gpuprof.cli import build_parser
@@ -34,40 +47,10 @@ from jupyter_gpuprof.ncu.results import NcuResults
 from jupyter_gpuprof.report import build
 from jupyter_gpuprof.report.model import Summary
 
-PACKAGE = "jupyter_gpuprof"
 #: cell magics whose body is Python (checked like any cell)
 PYTHON_BODIES = {"gpuprofile", "ncu", "time", "timeit", "capture"}
 #: calls whose result is a Report although their annotation cannot say so without importing it
 REPORT_FACTORIES = {"analyze", "analyze_path", "analyze_run", "analyze_trace"}
-
-
-class Unknown:
-    """A value the code does not type: nothing about it is checked."""
-
-
-UNKNOWN: Any = Unknown
-
-
-@dataclass(frozen=True)
-class Method:
-    """A bound method of a typed class, not called yet."""
-
-    owner: Any
-    name: str
-
-
-@dataclass(frozen=True)
-class Keyed:
-    """A summary struct as `to_json()` gives it: a dict, read by key (`s["steps"]`)."""
-
-    type: Any
-
-
-@dataclass(frozen=True)
-class Iterable:
-    """A generator or comprehension: what iterating it gives."""
-
-    item: Any
 
 
 @dataclass(frozen=True)
@@ -89,81 +72,6 @@ class NotebookCalls:
     problems: list[Problem] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)  # e.g. "Report.step_table", "Summary.steps"
     magics: list[str] = field(default_factory=list)  # magic and CLI lines parsed
-
-
-def _hints(obj: Any) -> dict[str, Any]:
-    """Resolved annotations of a class or function ({} where they cannot be resolved)."""
-    try:
-        return typing.get_type_hints(obj)
-    except Exception:  # noqa: BLE001 - forward references the module does not import
-        try:
-            return typing.get_type_hints(obj, globalns=vars(build))
-        except Exception:  # noqa: BLE001
-            return {}
-
-
-def _strip_optional(t: Any) -> Any:
-    """`X | None` -> X; other unions cannot be checked."""
-    if isinstance(t, types.UnionType) or typing.get_origin(t) is typing.Union:
-        rest = [a for a in typing.get_args(t) if a is not type(None)]
-        return rest[0] if len(rest) == 1 else UNKNOWN
-    return t
-
-
-def _ours(t: Any) -> bool:
-    """A class of this package: its attributes are checked."""
-    return inspect.isclass(t) and t.__module__.startswith(PACKAGE)
-
-
-def _item(t: Any) -> Any:
-    """What indexing or iterating a list type gives."""
-    if isinstance(t, Keyed):
-        return _keyed(_item(t.type))
-    t = _strip_optional(t)
-    if isinstance(t, Iterable):
-        return t.item
-    if typing.get_origin(t) in (list, tuple) and typing.get_args(t):
-        return typing.get_args(t)[0]
-    return UNKNOWN
-
-
-def _keyed(t: Any) -> Any:
-    """The dict form of a summary type (structs and lists of them); other types as they are."""
-    inner = _strip_optional(t)
-    if _struct_key(inner) or typing.get_origin(inner) in (list, tuple):
-        return Keyed(t)
-    return t
-
-
-#: what a dict answers besides its keys
-DICT_METHODS = {"get", "keys", "items", "values", "copy"}
-
-
-def _struct_key(t: Any) -> bool:
-    """Types read by key in `to_json()` output: the summary's structs."""
-    return inspect.isclass(t) and issubclass(t, msgspec.Struct)
-
-
-def member(t: Any, name: str) -> tuple[bool, Any]:
-    """(exists, its type) for attribute `name` of class `t`."""
-    if _struct_key(t):
-        for f in msgspec.structs.fields(t):
-            if f.name == name:
-                return True, f.type
-    hints = _hints(t)
-    if name in hints:
-        return True, hints[name]
-    if dataclasses.is_dataclass(t) and name in {f.name for f in dataclasses.fields(t)}:
-        return True, UNKNOWN
-    try:
-        raw = inspect.getattr_static(t, name)
-    except AttributeError:
-        return False, UNKNOWN
-    if isinstance(raw, property):
-        return True, _hints(raw.fget).get("return", UNKNOWN)
-    if inspect.isfunction(raw):
-        return True, Method(t, name)
-    return True, UNKNOWN
 
 
 class _Cell:
@@ -194,7 +102,7 @@ class _Cell:
             for target in node.targets:
                 self.bind(target, t)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self.bind(node.target, _item(self.type_of(node.iter)))
+            self.bind(node.target, item_of(self.type_of(node.iter)))
             self.block(node.body + node.orelse)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             self.imports(node)
@@ -279,8 +187,8 @@ class _Cell:
             self.problem(node, f"{node.attr!r}: the summary from to_json() is a dict; read it "
                                "by key")
             return UNKNOWN
-        cls = _strip_optional(base)
-        if not _ours(cls):
+        cls = strip_optional(base)
+        if not is_ours(cls):
             return UNKNOWN
         found, t = member(cls, node.attr)
         self.out.checked.append(f"{cls.__name__}.{node.attr}")
@@ -295,7 +203,7 @@ class _Cell:
         for kw in node.keywords:
             self.type_of(kw.value)
         if isinstance(node.func, ast.Name) and node.func.id == "next" and args:
-            return _item(args[0])
+            return item_of(args[0])
         if isinstance(func, Method):
             if func.name == "to_json" and func.owner is build.Report:
                 return Keyed(Summary)  # the summary model, encoded
@@ -303,26 +211,26 @@ class _Cell:
                 return self.key(node, func.owner, node.args[0]) if func.name == "get" and \
                     node.args else UNKNOWN
             fn = inspect.getattr_static(func.owner, func.name)
-            return _hints(fn).get("return", UNKNOWN)
+            return hints_of(fn).get("return", UNKNOWN)
         if callable(func) and getattr(func, "__module__", "").startswith(PACKAGE):
             if getattr(func, "__name__", "") in REPORT_FACTORIES:
                 return build.Report
-            return _hints(func).get("return", UNKNOWN)
+            return hints_of(func).get("return", UNKNOWN)
         return UNKNOWN
 
     def key(self, node: ast.AST, keyed: Keyed, key: ast.expr) -> Any:
         """The type of `d[key]` / `d.get(key)` on a summary dict."""
-        t = _strip_optional(keyed.type)
+        t = strip_optional(keyed.type)
         if typing.get_origin(t) in (list, tuple):
-            return _item(keyed)
-        if not (_struct_key(t) and isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return item_of(keyed)
+        if not (is_struct(t) and isinstance(key, ast.Constant) and isinstance(key.value, str)):
             return UNKNOWN
         found, ft = member(t, key.value)
         self.out.checked.append(f"{t.__name__}[{key.value!r}]")
         if not found:
             self.problem(node, f"the summary's {t.__name__} has no key {key.value!r}")
             return UNKNOWN
-        return _keyed(ft)
+        return as_keyed(ft)
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         if self.is_globals(node.value):
@@ -331,9 +239,9 @@ class _Cell:
         self.type_of(node.slice)
         if isinstance(base, Keyed):
             return self.key(node, base, node.slice)
-        stripped = _strip_optional(base)
+        stripped = strip_optional(base)
         if typing.get_origin(stripped) in (list, tuple):
-            return _item(stripped)
+            return item_of(stripped)
         return UNKNOWN
 
     @staticmethod
@@ -368,7 +276,7 @@ class _Cell:
         saved = dict(self.env)
         try:
             for gen in node.generators:
-                self.bind(gen.target, _item(self.type_of(gen.iter)))
+                self.bind(gen.target, item_of(self.type_of(gen.iter)))
                 for cond in gen.ifs:
                     self.type_of(cond)
             return Iterable([self.type_of(e) for e in elts][0])
@@ -460,53 +368,3 @@ def check_notebook(path: Path | str) -> NotebookCalls:
         cell.run(body)
         cell.run(code)
     return out
-
-
-def _options(parser: Any) -> set[str]:
-    return {s for a in parser._actions for s in a.option_strings}  # noqa: SLF001 - argparse
-
-
-def _subparsers(parser: Any) -> dict[str, Any]:
-    for a in parser._actions:  # noqa: SLF001 - argparse keeps them here
-        if isinstance(getattr(a, "choices", None), dict):
-            return dict(a.choices)
-    return {}
-
-
-def unknown_flags(command: str) -> list[str]:
-    """The options of a documented command line (`jupyter gpuprof …`, `%%gpuprofile …`, `%ncu …`)
-    that its parser does not have; placeholders and `[…]` brackets are allowed."""
-    words = shlex.split(command.replace("[", " ").replace("]", " "))
-    if "--" in words:
-        words = words[: words.index("--")]
-    if words[:2] == ["jupyter", "gpuprof"]:
-        subs = _subparsers(build_parser())
-        if len(words) < 3:
-            return []
-        if words[2] not in subs:
-            return [words[2]]
-        known = _options(subs[words[2]])
-    elif words and words[0] in ("%%gpuprofile", "%gpuprofile"):
-        known = _options(GpuProfMagics.gpuprofile.parser)
-    elif words and words[0] in ("%ncu", "%%ncu"):
-        known = _options(ncu_parser())
-    else:
-        return []
-    return [w.split("=")[0] for w in words if w.startswith("-") and w.split("=")[0] not in known]
-
-
-def missing_name(dotted: str) -> str | None:
-    """`jupyter_gpuprof.a.b` that cannot be imported or looked up, else None."""
-    parts = dotted.split(".")
-    obj: Any = None
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            if not hasattr(obj, attr):
-                return dotted
-            obj = getattr(obj, attr)
-        return None
-    return dotted

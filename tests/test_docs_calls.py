@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from notebook_calls import missing_name, unknown_flags
+from documented_calls import missing_name, unknown_flags
 from paths import ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
