@@ -132,6 +132,7 @@ export interface IComparison {
     significant: boolean;
     direction: string;
     speedup: number | null;
+    unreliable_reasons?: string[];
   };
   ops: { regressions: IDeltaRow[]; improvements: IDeltaRow[] };
   kernel_kinds: { regressions: IDeltaRow[]; improvements: IDeltaRow[] };

@@ -53,6 +53,32 @@ export function predictionLine(c: IComparison): string | null {
   return `Predicted by the before run: ${said}; measured here: gain ${signedPct(gain)}${ci} (${p.verdict})`;
 }
 
+/** What the step change means, in one sentence: real, noise, or not a fair comparison (the
+ * sides ran under different GPU conditions: the reasons, which only the JSON had). */
+export function changeNote(c: IComparison): string {
+  const s = c.steps;
+  if (s.verdict === 'unreliable') {
+    const why = (s.unreliable_reasons ?? []).join('; ');
+    return `Not a fair comparison: the GPU ran under different conditions${why ? ` (${why})` : ''}; measure again before trusting the ${formatPct(s.delta_pct)}.`;
+  }
+  if (s.significant) {
+    return (
+      `The change is real: ${s.direction} by ${Math.abs(s.delta_pct ?? 0).toFixed(1)}% ` +
+      `(speed-up ×${(s.speedup ?? 1).toFixed(2)}).`
+    );
+  }
+  if (s.verdict === 'insufficient data') {
+    return 'Too few steps on one side to tell a change from noise.';
+  }
+  return 'The difference is within run-to-run noise (or below 1% of the step).';
+}
+
+/** A side's name in the title: its run id beside it where both sides share a name. */
+function sideName(side: ICompareSide, other: ICompareSide, fallback: string): string {
+  const name = side.name ?? fallback;
+  return name === (other.name ?? '') && side.run_id ? `${name} (${side.run_id})` : name;
+}
+
 function deltaTable(title: string, rows: IDeltaRow[]): HTMLElement {
   if (rows.length === 0) {
     return h('div', 'jp-gpuprof-deltas', undefined, h('h4', '', title), h('p', '', 'none'));
@@ -62,11 +88,12 @@ function deltaTable(title: string, rows: IDeltaRow[]): HTMLElement {
     'jp-gpuprof-deltas',
     undefined,
     h('h4', '', title),
-    table(['name', 'before µs/step', 'after µs/step', 'change'], rows, r => [
+    // the summary's deltas are µs per step; every other surface writes ms
+    table(['name', 'before ms/step', 'after ms/step', 'change'], rows, r => [
       r.name,
-      r.before.toFixed(0),
-      r.after.toFixed(0),
-      `${r.delta < 0 ? '−' : '+'}${Math.abs(r.delta).toFixed(0)} (${formatPct(r.delta_pct)})`
+      formatMs(r.before / 1000),
+      formatMs(r.after / 1000),
+      `${formatDeltaMs(r.delta / 1000)} (${formatPct(r.delta_pct)})`
     ])
   );
 }
@@ -112,15 +139,14 @@ export class CompareView extends Widget {
 
   render(c: IComparison): void {
     const s = c.steps;
-    const names: [string, string] = [
-      `before: ${c.before.name ?? this._before}`,
-      `after: ${c.after.name ?? this._after}`
-    ];
-    this.title.label = `${c.before.name ?? this._before} → ${c.after.name ?? this._after}`;
+    const before = sideName(c.before, c.after, this._before);
+    const after = sideName(c.after, c.before, this._after);
+    const names: [string, string] = [`before: ${before}`, `after: ${after}`];
+    this.title.label = `${before} → ${after}`;
     const verdict = s.significant ? 'significant' : s.verdict;
     const f = c.findings;
     this.node.replaceChildren(
-      h('h2', '', `${c.before.name ?? this._before} → ${c.after.name ?? this._after}`),
+      h('h2', '', `${before} → ${after}`),
       h(
         'div',
         'jp-gpuprof-change',
@@ -128,14 +154,7 @@ export class CompareView extends Widget {
         h('span', `jp-gpuprof-badge jp-gpuprof-verdict-${verdict.replace(/\s+/g, '-')}`, verdict),
         h('span', 'jp-gpuprof-change-line', changeLine(c))
       ),
-      h(
-        'p',
-        'jp-gpuprof-change-note',
-        s.significant
-          ? `The change is real: ${s.direction} by ${Math.abs(s.delta_pct ?? 0).toFixed(1)}% ` +
-              `(speed-up ×${(s.speedup ?? 1).toFixed(2)}).`
-          : 'The difference is within run-to-run noise (or below 1% of the step).'
-      ),
+      h('p', 'jp-gpuprof-change-note', changeNote(c)),
       distributionChart(
         [c.before.step_ms, c.after.step_ms],
         [s.median_before_ms, s.median_after_ms],

@@ -44,6 +44,11 @@ def _ms(v: float | None) -> str:
     return units.ms(v)
 
 
+def _signed_ms(value: float) -> str:
+    """A change of time with its sign, written like every other duration: '-28.16 ms'."""
+    return ("+" if value >= 0 else "-") + units.ms(abs(value))
+
+
 def render_text(c: SummaryComparison) -> str:
     """The comparison as a few lines of text."""
     st, a, b = c["steps"], c["before"], c["after"]
@@ -67,13 +72,15 @@ def render_text(c: SummaryComparison) -> str:
                  f"new: {', '.join(f['new']) or 'none'}")
     if line := prediction_line(c["prediction"]):
         lines.append(line)
-    for title, block, unit in (("ops (CUDA total)", c["ops"], "us/step"),
-                               ("kernel kinds (GPU time)", c["kernel_kinds"], "us/step")):
+    # the deltas are µs per step (delta_unit); written in ms like every other figure
+    for title, block in (("ops (CUDA total)", c["ops"]),
+                         ("kernel kinds (GPU time)", c["kernel_kinds"])):
         for label in ("improvements", "regressions"):
             rows = block[label][:5]
             if rows:
-                lines.append(f"Top {title} {label}:")
-                lines += [f"  {r['delta']:+12,.0f} {unit}  {r['name'][:90]}" for r in rows]
+                lines.append(f"Top {title} {label} (per step):")
+                lines += [f"  {_signed_ms(r['delta'] / 1e3):>12}  {r['name'][:90]}"
+                          for r in rows]
     return "\n".join(lines)
 
 

@@ -1,6 +1,6 @@
 import { IComparison, IRankRow } from '../api';
 import { histogram, rankChart, straggler } from '../charts';
-import { changeLine, CompareView, predictionLine } from '../compareview';
+import { changeLine, changeNote, CompareView, predictionLine } from '../compareview';
 import { GpuProfApi } from '../api';
 import { rankWith } from './reportFixture';
 
@@ -76,6 +76,39 @@ describe('compare view', () => {
     expect(predictionLine(c)).toContain('[precision] ≈41% (its try measured 58%)');
     c.prediction!.resolved = [];
     expect(predictionLine(c)).toBeNull();
+  });
+
+  it('says why a comparison is unfair instead of calling a real change noise', () => {
+    const c = comparison(false);
+    c.steps.verdict = 'unreliable';
+    c.steps.unreliable_reasons = ['the GPU was power-capped (sw_power_cap) after'];
+    expect(changeNote(c)).toBe(
+      'Not a fair comparison: the GPU ran under different conditions (the GPU was ' +
+        'power-capped (sw_power_cap) after); measure again before trusting the −60.5%.'
+    );
+    expect(changeNote(comparison(false))).toContain('within run-to-run noise');
+    expect(changeNote(comparison(true))).toContain('The change is real: faster by 60.5%');
+  });
+
+  it('tells two runs of one script apart and writes the deltas in ms', () => {
+    const view = new CompareView(new GpuProfApi(), 'a', 'b');
+    const c = comparison(true);
+    c.before.name = c.after.name = 'train';
+    c.before.run_id = '20261202-1-train';
+    c.after.run_id = '20261202-2-train';
+    view.render(c);
+    expect(view.node.querySelector('h2')?.textContent).toBe(
+      'train (20261202-1-train) → train (20261202-2-train)'
+    );
+    const head = Array.from(view.node.querySelectorAll('.jp-gpuprof-deltas th')).map(
+      th => th.textContent
+    );
+    expect(head).toContain('before ms/step');
+    const cells = Array.from(view.node.querySelectorAll('.jp-gpuprof-deltas td')).map(
+      td => td.textContent
+    );
+    expect(cells).toEqual(expect.arrayContaining(['0.10 ms', '10 µs', '−90 µs (−90.0%)']));
+    view.dispose();
   });
 
   it('renders the verdict badge, the chart, and trace names as text only', () => {

@@ -79,6 +79,8 @@ def test_the_before_runs_predictions_stand_beside_the_measured_gain(tinygpt) -> 
     line = next(ln for ln in render_text(c).splitlines() if ln.startswith("Predicted by"))
     assert f"[precision] ≈{round(precision['expected_gain_pct'])}%" in line
     assert "measured here: gain +60.5% 95% CI [" in line and line.endswith("(significant)")
+    # per-step deltas in ms, as every other figure (the JSON keeps µs: delta_unit)
+    assert "     -21.37 ms  gemm" in render_text(c).splitlines()
 
 
 def test_two_halves_of_one_run_are_noise() -> None:
