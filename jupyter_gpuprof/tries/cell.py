@@ -55,17 +55,24 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryMeta
     return tries
 
 
+def judged(run: Run, summary: Mapping[str, object], raw: list[TryMeta],
+           control: TryMeta | None = None) -> list[TryMeta]:
+    """The run's measured tries judged against the control (the run's baseline when the
+    control failed), beside the findings' predictions; nothing is kept."""
+    from ..advice.tries import judge_tries
+
+    findings = summary.get("findings")
+    return judge_tries(raw, list(run.meta.baseline.get("step_ms") or []),
+                       (run.meta.conditions or {}).get("baseline"),
+                       findings if isinstance(findings, list) else [], control)
+
+
 def record_tries(run: Run, summary: Mapping[str, object], raw: list[TryMeta],
                  control: TryMeta | None = None) -> list[TryMeta]:
     """Judge measured tries against the control (the step or command again, no fix; the run's
     baseline when it failed); keep them in its meta and summary. `summary`: the report's
     summary JSON (report.run_summary)."""
-    from ..advice.tries import judge_tries
-
-    findings = summary.get("findings")
-    tries = judge_tries(raw, list(run.meta.baseline.get("step_ms") or []),
-                        (run.meta.conditions or {}).get("baseline"),
-                        findings if isinstance(findings, list) else [], control)
+    tries = judged(run, summary, raw, control)
     run.meta.tries = tries
     run.write_meta()
     append_to_record(run, summary, tries)

@@ -242,7 +242,7 @@ def try_fixes_on_script(run: Run, cmd: list[str], env: dict[str, str],
 
 
 def stack_measure(run: Run, cmd: list[str], env: dict[str, str],
-              measured: Mapping[str, TryMeta]) -> Measure:
+                  measured: Mapping[str, TryMeta]) -> Measure:
     """Measure a stack step of a script: the command once more with the kept fixes and the
     added one switched on at start-up, against the kept stack's own run (`measured`: the raw
     tries so far, by name; each new one is added)."""

@@ -72,9 +72,8 @@ class WidgetTries:
 
     def _run(self) -> None:
         """The tries, judged and kept in the run, then the report redrawn with them."""
-        from ..advice.tries import judge_tries
         from ..report import analyze_run, run_summary
-        from .cell import record_tries
+        from .cell import judged, record_tries
         from .notebook import run_tries
         from .stacking import in_kernel, record_stack, stack_fixes
 
@@ -86,10 +85,8 @@ class WidgetTries:
             measure = in_kernel(step, ns, self.warmup, self.steps, self._progress)
             summary = run_summary(self.run)
             # judged now, kept once the stack is measured too: a Cancel keeps nothing
-            judged = judge_tries(raw, list(self.run.meta.baseline.get("step_ms") or []),
-                                 (self.run.meta.conditions or {}).get("baseline"),
-                                 summary.get("findings") or [], control)
-            stack = stack_fixes(judged, control, measure, self.run.meta.training)
+            stack = stack_fixes(judged(self.run, summary, raw, control), control, measure,
+                                self.run.meta.training)
             if self._cancel.is_set():  # asked during the last round: keep nothing either
                 raise TriesCancelled
             tries = record_tries(self.run, summary, raw, control)
