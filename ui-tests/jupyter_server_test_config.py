@@ -1,6 +1,6 @@
 """Jupyter server settings of the Galata run (``jlpm start``).
 
-Token and XSRF off, port 8888 without retries, a temporary root_dir: galata's defaults.
+Token and XSRF off, port 8888 (or $GALATA_PORT) without retries, a temporary root_dir: galata's defaults.
 """
 
 import os
@@ -13,6 +13,8 @@ c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
 configure_jupyter_server(c)
 
 c.ServerApp.ip = "127.0.0.1"
+# GALATA_PORT lets two checkouts run their UI tests side by side (playwright.config.js reads it too).
+c.ServerApp.port = int(os.environ.get("GALATA_PORT", "8888"))
 c.ServerApp.allow_root = True
 c.LanguageServerManager.autodetect = False
 

@@ -3,6 +3,9 @@
  */
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
+// GALATA_PORT: the server's port (jupyter_server_test_config.py reads the same variable).
+const port = process.env.GALATA_PORT || '8888';
+
 module.exports = {
   ...baseConfig,
   workers: 1,
@@ -19,7 +22,7 @@ module.exports = {
   },
   use: {
     ...baseConfig.use,
-    baseURL: 'http://127.0.0.1:8888',
+    baseURL: `http://127.0.0.1:${port}`,
     video: 'off',
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
@@ -37,7 +40,7 @@ module.exports = {
   },
   webServer: {
     command: 'jlpm start',
-    url: 'http://127.0.0.1:8888/lab',
+    url: `http://127.0.0.1:${port}/lab`,
     timeout: 120 * 1000,
     reuseExistingServer: !process.env.CI
   }
