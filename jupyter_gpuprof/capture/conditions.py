@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import statistics
 import threading
+import time
 from typing import Any, Literal, TypedDict
 
 from ..store.meta_blocks import PhaseConditionsMeta
@@ -60,6 +61,7 @@ class ConditionSampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._handle: Any = None
+        self.cpu_ns = 0  # the sampler thread's own CPU time (what it can take from the step)
 
     def start(self) -> ConditionSampler:
         """Begin sampling (a failed NVML load is kept as the reason, never raised)."""
@@ -77,10 +79,12 @@ class ConditionSampler:
     def _loop(self) -> None:
         """Sample until stopped."""
         while not self._stop.wait(self.interval_s):
+            t0 = time.thread_time_ns()
             try:
                 self.sample()
             except Exception:  # noqa: BLE001 - one failed sample is not worth a traceback
-                continue
+                pass
+            self.cpu_ns += time.thread_time_ns() - t0
 
     def sample(self) -> None:
         """Take one sample now."""
@@ -114,7 +118,8 @@ class ConditionSampler:
         """min/median/max of each figure, throttle reasons seen, other processes seen."""
         if not self.samples:
             return {"available": False, "reason": self.error or "no samples"}
-        out: PhaseConditionsMeta = {"available": True, "n_samples": len(self.samples)}
+        out: PhaseConditionsMeta = {"available": True, "n_samples": len(self.samples),
+                                    "sampler_cpu_ms": round(self.cpu_ns / 1e6, 4)}
         for key in SPREAD_KEYS:
             vals = [s[key] for s in self.samples]
             out[key] = {"min": min(vals), "median": statistics.median(vals), "max": max(vals)}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..oneline import error_line
 from ..stats import describe_steps
 from ..step_definition import step_definition
+from .capture_cost import COST
 
 if TYPE_CHECKING:
     from ..store import Run, RunMeta
@@ -67,11 +68,13 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     driver, settings = session.driver, session.settings
     with contextlib.suppress(Exception):
         meta.env = collect_env()
+    meta.conditions = session.conditions.finish()
+    sampler = (meta.conditions.get("baseline") or {}).get("sampler_cpu_ms")
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
                      "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms,
+                     "capture_cost": COST.to_meta(sampler),
                      **session.stalls.to_meta(len(driver.baseline_ms))}
     meta.profiled_step_ms = driver.profiled_ms
-    meta.conditions = session.conditions.finish()
     meta.flops_per_step = session.flops.flops
     meta.flops_error = session.flops.error
     if meta.flops_per_step is None and meta.flops_error is None:

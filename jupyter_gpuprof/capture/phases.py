@@ -7,6 +7,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .capture_cost import COST
+
 NVTX_DOMAIN = "jupyter_gpuprof"
 FORWARD, BACKWARD, OPTIMIZER, DATA, STEP = "forward", "backward", "optimizer", "data", "step"
 
@@ -144,8 +146,8 @@ class PhaseRanges:
         )
 
         self._handles = [
-            register_optimizer_step_pre_hook(self._optimizer_pre),
-            register_optimizer_step_post_hook(self._optimizer_post),
+            register_optimizer_step_pre_hook(COST.timed(self._optimizer_pre)),
+            register_optimizer_step_post_hook(COST.timed(self._optimizer_post)),
         ]
         self._installed = True
 

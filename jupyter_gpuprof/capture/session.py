@@ -12,6 +12,7 @@ from ..store import Run, RunStore
 from ..store.meta_blocks import FrameworkMeta
 from . import outcome
 from .callsites import CallSites
+from .capture_cost import COST
 from .conditions import PhaseConditions
 from .driver import BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, StepDriver
 from .eager_probe import EagerProbeStep
@@ -104,6 +105,7 @@ class ProfileSession(StepMarks, StepBudget):
         from .environment import reset_peak_memory
 
         reset_peak_memory()
+        COST.reset()
         if self.settings.phases:
             from .phases import PhaseRanges
 
@@ -114,7 +116,7 @@ class ProfileSession(StepMarks, StepBudget):
         self.training.install()
         self.stalls.install()
         # Body mode too: the hook counts optimizer steps and micro-batches for the meta.
-        self._hook_handle = register_optimizer_step_post_hook(self._on_optimizer_step)
+        self._hook_handle = register_optimizer_step_post_hook(COST.timed(self._on_optimizer_step))
         if self.settings.mode == "body":
             self.driver.start()
 
@@ -161,6 +163,7 @@ class ProfileSession(StepMarks, StepBudget):
 
     def _on_event(self, event: str) -> None:
         ranges = self.ranges
+        COST.on_event(event)
         self.conditions.on_event(event)
         if event == LAST_WARMUP:
             if self.eager.begin():

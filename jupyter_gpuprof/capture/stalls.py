@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypedDict, Unpack
 
 from ..store.meta_blocks import StallMeta
+from .capture_cost import COST
 
 #: at most this many events are kept (a loop saving every step must not grow the meta)
 MAX_EVENTS = 500
@@ -138,11 +139,12 @@ class StallWatch:
             try:
                 return original(it)
             finally:
+                t1 = time.perf_counter()
                 step = int(self.step_of())
                 if step >= 0:
-                    self._waits[step] = (self._waits.get(step, 0.0)
-                                         + (time.perf_counter() - t0) * 1e3)
+                    self._waits[step] = self._waits.get(step, 0.0) + (t1 - t0) * 1e3
                     self._workers = max(self._workers, int(getattr(it, "_num_workers", 0) or 0))
+                COST.add(int((time.perf_counter() - t1) * 1e9))  # our bookkeeping only
 
         return next_batch
 

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ..oneline import error_line
 from ..store import Run, RunStore
+from .capture_cost import COST
 from .driver import Phase, StepDriver
 from .flops import StepFlops
 from .ranks import rank_selected
@@ -79,10 +80,10 @@ class StepMarks:
 
     def run_steps(self: MarkedSession, step: Callable[[], object]) -> None:
         """Body mode: call step() until the driver is done."""
-        driver = self.driver
+        driver, boundary = self.driver, COST.timed(self.boundary)
         while not driver.done:
             step()
-            self.boundary()
+            boundary()
 
     def _on_optimizer_step(self: MarkedSession, optimizer: Any, args: Any, kwargs: Any) -> None:
         if self.closed:
@@ -101,6 +102,7 @@ class StepMarks:
             return
         self._guarded_boundary()
 
+    @COST.timed
     def manual_step(self: MarkedSession) -> None:
         """jupyter_gpuprof.step(): from its first call on, optimizer hooks no longer mark steps."""
         if self.settings.mode == "body" or self.closed or self.driver.done:

@@ -18,10 +18,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 from ..store.meta_blocks import TrainingMeta
+from .capture_cost import COST
 
 
 def _median(values: list[int]) -> float | None:
@@ -75,7 +77,7 @@ class TrainingCounters:
         from torch.optim.optimizer import register_optimizer_step_pre_hook
 
         self._wrap(torch.autograd, "backward", self._count_backward, self._after_backward)
-        handle = register_optimizer_step_pre_hook(self._enter_step)
+        handle = register_optimizer_step_pre_hook(COST.timed(self._enter_step))
         self._undo.append(handle.remove)
         graph_cls = getattr(torch.cuda, "CUDAGraph", None)
         if graph_cls is not None and torch.cuda.is_available():
@@ -87,12 +89,18 @@ class TrainingCounters:
               after: Callable[[], None] | None = None) -> None:
         original = getattr(owner, attr)
 
+        now, charge = time.perf_counter_ns, COST.add
+
         @functools.wraps(original)
         def counted(*args: Any, **kwargs: Any) -> Any:
+            t0 = now()
             counter()
+            t1 = now()
             out = original(*args, **kwargs)
+            t2 = now()
             if after is not None:
                 after()
+            charge(t1 - t0 + now() - t2)  # our part of the call, never the wrapped work
             return out
 
         setattr(owner, attr, counted)

@@ -77,6 +77,16 @@ class Spikes(Model):
     note: str | None  # what the baseline could not see (an epoch longer than it)
 
 
+class CaptureCost(Model):
+    """What the capture's own code took of the baseline it timed (capture/capture_cost.py)."""
+
+    ms_per_step: float  # its hooks plus, at most, the GPU-conditions sampler's CPU
+    hooks_ms_per_step: float
+    sampler_ms_per_step: float
+    pct_of_median: float | None
+    sentence: str  # the sentence every view shows
+
+
 class Steps(StepStats):
     """The headline step time (baseline when measured, else profiled) and both series."""
 
@@ -92,6 +102,7 @@ class Steps(StepStats):
     #: what one step is and how the capture found it (`advice.step_definition`)
     definition: str | None = None
     spikes: Spikes | None = None  # long steps of the baseline, priced on the wall time
+    capture_cost: CaptureCost | None = None  # the observer's measured share of the baseline
 
 
 class IdleByCause(Model):

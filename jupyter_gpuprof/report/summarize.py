@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypedDict, TypeVar, cast
 
 import msgspec
 import pandas as pd
 
+from .. import units
 from ..advice.cost import whatif_blocks
 from ..advice.distributed_rules import rank_table, straggler_of
 from ..advice.fix_table import TRIES_OF
@@ -29,6 +31,7 @@ from .basis import (
 from .calibration import run_calibration
 from .model import (
     Basis,
+    CaptureCost,
     Comm,
     Distributed,
     Finding,
@@ -88,7 +91,33 @@ def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -
                             "baseline_ms": _series(base), "profiled_ms": _series(prof),
                             "step_source": a.window.step_source,
                             "definition": step_definition(m.training, m.settings.get("mode"))
-                            if m else None, "spikes": _spikes(a)}, Steps)
+                            if m else None, "spikes": _spikes(a),
+                            "capture_cost": _capture_cost(m, a.baseline)}, Steps)
+
+
+def _capture_cost(m: RunMeta | None, baseline: Any) -> CaptureCost | None:
+    """The capture's measured cost per baseline step, and the sentence that states it (None
+    without a recorded cost or baseline: older runs and traces alone)."""
+    cost = m.baseline.get("capture_cost") if m else None
+    n, median = baseline.get("n") or 0, baseline.get("median_ms")
+    if not isinstance(cost, dict) or not n:
+        return None
+    parts = [cost.get("hooks_ms"), cost.get("sampler_cpu_ms") or 0.0]
+    if not all(isinstance(v, int | float) and math.isfinite(v) and v >= 0 for v in parts):
+        return None  # a hand-edited or foreign meta: say nothing rather than nonsense
+    hooks, sampler = parts[0] / n, parts[1] / n
+    total = hooks + sampler
+    if total > (baseline.get("max_ms") or 0.0):
+        return None  # more than the longest step it is part of: not a measurement of ours
+    pct = 100.0 * total / median if median else None
+    share = f" ({units.pct(pct, 1)} of the median)" if pct is not None else ""
+    sentence = (f"The capture's own cost in the baseline, measured: {units.ms(total)} a step"
+                f"{share}: its hooks {units.ms(hooks)}, the GPU-conditions sampler at most "
+                f"{units.ms(sampler)} of CPU")
+    return CaptureCost(ms_per_step=round(total, 5), hooks_ms_per_step=round(hooks, 5),
+                       sampler_ms_per_step=round(sampler, 5),
+                       pct_of_median=round(pct, 3) if pct is not None else None,
+                       sentence=sentence)
 
 
 def _spikes(a: Analysis) -> Spikes | None:

@@ -78,6 +78,14 @@ class StallMeta(TypedDict, total=False):
     last_batch: int  # the size of its epoch's last batch when smaller than the others
 
 
+class CaptureCostMeta(TypedDict):
+    """meta.json's `baseline.capture_cost`: the capture's own time during the baseline."""
+
+    hooks_ms: float  # host time inside the capture's hooks, all baseline steps together
+    hook_calls: int
+    sampler_cpu_ms: float  # CPU time of the GPU-conditions sampler thread in the baseline
+
+
 class BaselineMeta(TypedDict, total=False):
     """meta.json's `baseline`: the unprofiled step times and what ran during them."""
 
@@ -89,6 +97,7 @@ class BaselineMeta(TypedDict, total=False):
     epoch_steps: int | None  # batches per epoch of the training DataLoader
     loader_ms: list[float]  # each baseline step's wait in DataLoader __next__
     loader_workers: int  # worker processes of the loader waited on
+    capture_cost: CaptureCostMeta | None  # what the capture's own code took of the baseline
 
 
 class OwnerMeta(TypedDict, total=False):
@@ -140,6 +149,7 @@ class PhaseConditionsMeta(TypedDict, total=False):
     temp_c: SpreadMeta | None
     throttle: list[str]
     other_pids: list[int]
+    sampler_cpu_ms: float  # the sampler thread's own CPU time over the phase
 
 
 class StepChangeMeta(TypedDict, total=False):

@@ -98,6 +98,8 @@ def render_html(s: SummaryDoc) -> str:
         parts.append(f" {escape(what)}")
     if stalls := spikes_sentence(st):
         parts.append(f" <b>{escape(stalls)}</b>")
+    if cost := st.get("capture_cost"):
+        parts.append(f" {escape(cost['sentence'])}.")
     parts.append("</p>")
     category = escape(verdict_name(v))
     parts.append(

@@ -42,6 +42,14 @@ class SpikesDoc(TypedDict):
     note: str | None
 
 
+class CaptureCostDoc(TypedDict):
+    """`steps.capture_cost`: the capture's own measured share of the baseline."""
+
+    ms_per_step: float
+    pct_of_median: float | None
+    sentence: str
+
+
 class StepsDoc(StepStatsDoc):
     """`steps`: the headline step time and each series (`model.Steps`)."""
 
@@ -55,6 +63,7 @@ class StepsDoc(StepStatsDoc):
     step_source: str
     definition: str | None
     spikes: SpikesDoc | None
+    capture_cost: CaptureCostDoc | None
 
 
 class GpuDoc(TypedDict):

@@ -167,6 +167,8 @@ def render_text(s: SummaryDoc) -> str:
                "steps overlap less without per-step syncs" if ratio < 0.95 else "no visible cost")
         lines.append(f"Profiled steps: median {ms_text(prof.get('median_ms'))} "
                      f"({ratio:.2f}× the baseline: {why})")
+    if cost := st.get("capture_cost"):
+        lines.append(f"{cost['sentence']}.")
     if facts := header_facts(s):
         lines.append(" · ".join(facts))
     if gpu.get("available"):

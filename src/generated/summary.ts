@@ -75,6 +75,7 @@ export interface Steps {
   step_source?: string;
   definition?: string | null;
   spikes?: Spikes | null;
+  capture_cost?: CaptureCost | null;
 }
 /**
  * Robust statistics of a series of step times (ms): `jupyter_gpuprof.stats.describe_steps`.
@@ -117,6 +118,16 @@ export interface Stall {
     [k: string]: number;
   };
   period_steps: number | null;
+}
+/**
+ * What the capture's own code took of the baseline it timed (capture/capture_cost.py).
+ */
+export interface CaptureCost {
+  ms_per_step: number;
+  hooks_ms_per_step: number;
+  sampler_ms_per_step: number;
+  pct_of_median: number | null;
+  sentence: string;
 }
 /**
  * How busy the GPU is, in the trace and reconciled with the unprofiled step.

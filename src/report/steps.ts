@@ -51,5 +51,9 @@ export function stepsPanel(sm: IReportSummary): HTMLDivElement {
       )
     );
   }
+  if (st.capture_cost) {
+    // the model's sentence (report/summarize.py `_capture_cost`), as the text report prints it
+    box.append(h('p', { class: 'gpuprof-w-capture-cost' }, `${st.capture_cost.sentence}.`));
+  }
   return box;
 }

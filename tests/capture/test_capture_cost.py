@@ -1,0 +1,90 @@
+"""The capture states what its own code cost the baseline it timed, measured in its hooks."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from capture_fixtures import Trainer, nothing_left_installed  # noqa: F401
+
+import jupyter_gpuprof
+from jupyter_gpuprof.capture.capture_cost import HookCost
+from jupyter_gpuprof.report import analyze_path
+from jupyter_gpuprof.store import RunStore
+from jupyter_gpuprof.views.text import render_text
+
+SMALL = dict(steps=4, warmup=2, wait=1, prof_warmup=1, active=3)
+NEEDED = 1 + 2 + 4 + (1 + 1 + 3)
+#: hook calls in one step of Trainer (one backward, one optimizer step): the backward wrapper,
+#: the phase ranges' optimizer pre and post hooks, the step counter's pre hook and the step hook
+CALLS_PER_STEP = 5
+
+
+def _run(tmp_path, loader: bool = False):
+    t = Trainer()
+    with jupyter_gpuprof.profile("loop", runs_root=tmp_path, **SMALL):
+        if loader:
+            for x, y in t.loader(NEEDED + 2):
+                t.step(x, y)
+        else:
+            for _ in range(NEEDED + 2):
+                t.step()
+    (run,) = RunStore(tmp_path).list()
+    return run
+
+
+def test_every_hook_of_a_baseline_step_is_charged(tmp_path):
+    run = _run(tmp_path)
+    cost = run.meta.baseline["capture_cost"]
+    steps = len(run.meta.baseline["step_ms"])
+    assert steps == 4
+    assert cost["hook_calls"] == CALLS_PER_STEP * steps
+    # the hooks are part of the steps they slow: never more than the steps themselves
+    assert 0 < cost["hooks_ms"] < sum(run.meta.baseline["step_ms"])
+    assert cost["sampler_cpu_ms"] == 0  # no CUDA here: no GPU-conditions sampler ran
+
+
+def test_the_loader_wrapper_charges_its_bookkeeping(tmp_path):
+    run = _run(tmp_path, loader=True)
+    steps = len(run.meta.baseline["step_ms"])
+    # one DataLoader __next__ a step on top of the step's own hooks
+    assert run.meta.baseline["capture_cost"]["hook_calls"] == (CALLS_PER_STEP + 1) * steps
+
+
+def test_the_report_states_the_cost_per_step_and_share(tmp_path):
+    run = _run(tmp_path)
+    steps = analyze_path(run.path).to_json()["steps"]
+    cost, meta = steps["capture_cost"], run.meta.baseline["capture_cost"]
+    per_step = meta["hooks_ms"] / len(run.meta.baseline["step_ms"])
+    assert cost["hooks_ms_per_step"] == pytest.approx(per_step, rel=1e-3, abs=1e-5)
+    assert cost["pct_of_median"] == pytest.approx(100 * cost["ms_per_step"] / steps["median_ms"],
+                                                  rel=1e-3, abs=1e-4)
+    assert cost["sentence"].startswith("The capture's own cost in the baseline, measured:")
+    assert cost["sentence"] + "." in render_text(analyze_path(run.path).to_json())
+
+
+@pytest.mark.parametrize("hooks_ms", [-1.0, 1e300])
+def test_an_absurd_cost_is_left_out_not_printed(tmp_path, hooks_ms):
+    """Negative, or more than the steps it is part of. (A cost of the wrong type, NaN or
+    infinite never gets this far: the store rejects the meta.)"""
+    bad = {"hooks_ms": hooks_ms, "hook_calls": 1, "sampler_cpu_ms": 0.0}
+    run = _run(tmp_path)
+    run.meta.baseline["capture_cost"] = bad
+    run.write_meta()
+    assert analyze_path(run.path).to_json()["steps"]["capture_cost"] is None
+
+
+def test_a_call_spanning_a_phase_start_is_charged_from_the_start_on():
+    cost = HookCost()
+
+    @cost.timed
+    def boundary(event: str | None) -> None:
+        time.sleep(0.02)  # before the phase begins: the warm-up's, not the baseline's
+        if event:
+            cost.on_event(event)
+        time.sleep(0.001)
+
+    boundary("baseline")
+    boundary("capture")  # ends the baseline while running: none of it is the baseline's
+    hooks_ms = cost.to_meta(None)["hooks_ms"]
+    assert 1.0 <= hooks_ms < 10.0  # the first call's millisecond after its event, no more
