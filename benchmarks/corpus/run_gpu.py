@@ -10,7 +10,9 @@ options) alone, timed by its own log. Writes OUT/corpus.json; prints one line pe
 CORPUS_FIXES=0 leaves the by-hand fixes out (an observer check: the script alone against the
 script under the tool, both by its own log); CORPUS_FIX_NAMES=NAME,... runs only those fixes;
 CORPUS_VARIANTS=0 leaves the entries' tool variants out; CORPUS_NO_TOOL=ID,... leaves the tool
-out for those scripts (a fix measured again beside the script alone).
+out for those scripts (a fix measured again beside the script alone). CORPUS_PAIRS=N is the
+observer check alone: N pairs of (the script alone, the script under the tool with no tries),
+interleaved, each side timed by the script's own log (benchmarks/corpus/observer.py scores them).
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def own_times(entry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         ms = [v * scale for v in values][skip:]
         basis = "the script's log"
     return {"n": len(ms), "median_ms": statistics.median(ms) if ms else None,
-            "mean_ms": statistics.fmean(ms) if ms else None, "basis": basis}
+            "mean_ms": statistics.fmean(ms) if ms else None, "basis": basis,
+            "series_ms": [round(v, 4) for v in ms]}
 
 
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> dict[str, Any]:
@@ -127,13 +130,24 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
     base = [PY, *entry.get("launcher", []), *entry["command"]]
     stop = entry.get("stop_after_s", PLAIN_TIMEOUT_S)
     result: dict[str, Any] = {"id": entry["id"], "structure": entry.get("structure")}
+    kept = out / "kept" / entry["id"]
+    if pairs := int(os.environ.get("CORPUS_PAIRS", "0")):
+        result["pairs"] = []
+        for i in range(pairs):  # alone, then under the tool: the same GPU, back to back
+            plain = _run(base, folder, env, stop)
+            alone = {"code": plain["code"], "wall_s": plain["wall_s"], **own_times(entry, plain)}
+            tool = _tool(entry, base, folder, env, out, [], f"pair{i}", kept)
+            result["pairs"].append({"plain": alone, "tool": tool})
+            print(f"{entry['id']} pair {i}: alone {alone['median_ms']} ms, tool baseline "
+                  f"{tool['steps'].get('median_ms')} ms", flush=True)
+        _pack(kept, out, entry["id"])
+        return result
     if not tool_only:
         plain = _run(base, folder, env, stop)
         result["plain"] = {"code": plain["code"], "wall_s": plain["wall_s"],
                            **own_times(entry, plain), "tail": plain["out"][-800:]}
         print(f"{entry['id']} plain: {result['plain']['median_ms']} ms ({plain['code']})",
               flush=True)
-    kept = out / "kept" / entry["id"]
     if not no_tool:
         result["tool"] = _tool(entry, base, folder, env, out, [], "tool", kept)
         result["tool_variants"] = {
@@ -150,11 +164,16 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
         result["fixes"][name] = {"code": fixed["code"], "wall_s": fixed["wall_s"],
                                  **own_times(entry, fixed), "tail": fixed["out"][-300:]}
         print(f"{entry['id']} fix {name}: {result['fixes'][name]['median_ms']} ms", flush=True)
-    if kept.is_dir():  # one file per script comes back: its reports and run folders
-        subprocess.run(["tar", "-czf", str(out / "kept" / f"{entry['id']}.tar.gz"), "-C",
+    _pack(kept, out, entry["id"])
+    return result
+
+
+def _pack(kept: Path, out: Path, name: str) -> None:
+    """One file per script comes back: its reports and run folders."""
+    if kept.is_dir():
+        subprocess.run(["tar", "-czf", str(out / "kept" / f"{name}.tar.gz"), "-C",
                         str(kept), "."], check=False)
         shutil.rmtree(kept, ignore_errors=True)
-    return result
 
 
 def _tool(entry: dict[str, Any], base: list[str], folder: Path, env: dict[str, str], out: Path,
@@ -186,7 +205,8 @@ def _tool(entry: dict[str, Any], base: list[str], folder: Path, env: dict[str, s
             "own": own_times(entry, tool),
             "verdict": (report.get("verdict") or {}).get("category"),
             "steps": {k: (report.get("steps") or {}).get(k)
-                      for k in ("median_ms", "p95_ms", "mean_ms", "n", "definition")},
+                      for k in ("median_ms", "p95_ms", "mean_ms", "n", "definition",
+                                "capture_cost", "baseline_ms")},
             "findings": [{k: f.get(k) for k in ("id", "category", "expected_gain_pct",
                                                  "step_gain_pct", "predicted_step_ms",
                                                  "predicted_wall_ms", "driver", "fix", "tries")}
