@@ -12,7 +12,15 @@ from typing import Any, Literal
 import msgspec
 
 from .model_base import Model
-from .model_cost import CalibrationRow, Conditions, Cost, OneTimeCost, StackResult, TryResult
+from .model_cost import (
+    CalibrationRow,
+    CaptureCost,
+    Conditions,
+    Cost,
+    OneTimeCost,
+    StackResult,
+    TryResult,
+)
 from .model_ranks import Distributed, DistributedRank, Imbalance, RankBrief
 from .timeline_model import Timeline as Timeline  # re-exported: summarize and views use it
 
@@ -75,16 +83,6 @@ class Spikes(Model):
     saw_epoch: bool
     summary: str | None  # the sentence every view shows
     note: str | None  # what the baseline could not see (an epoch longer than it)
-
-
-class CaptureCost(Model):
-    """What the capture's own code took of the baseline it timed (capture/capture_cost.py)."""
-
-    ms_per_step: float  # its hooks plus, at most, the GPU-conditions sampler's CPU
-    hooks_ms_per_step: float
-    sampler_ms_per_step: float
-    pct_of_median: float | None
-    sentence: str  # the sentence every view shows
 
 
 class Steps(StepStats):

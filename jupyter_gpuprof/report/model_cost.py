@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import msgspec
 
+from .model_base import Model
+
 
 class Worth(msgspec.Struct):
     """GPU-hours (and money, when a GPU-hour price is set) of 1,000 steps of some duration."""
@@ -154,3 +156,13 @@ class CalibrationRow(msgspec.Struct, kw_only=True):
     mean_bias_pts: float | None = None
     predicted_gain_pct: float | None = None  # this report's, for the fix's finding
     corrected_gain_pct: float | None = None  # None: too few significant tries to correct
+
+
+class CaptureCost(Model):
+    """What the capture's own code took of the baseline it timed (capture/capture_cost.py)."""
+
+    ms_per_step: float  # its hooks plus, at most, the GPU-conditions sampler's CPU
+    hooks_ms_per_step: float
+    sampler_ms_per_step: float
+    pct_of_median: float | None
+    sentence: str  # the sentence every view shows

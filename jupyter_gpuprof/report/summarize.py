@@ -31,7 +31,6 @@ from .basis import (
 from .calibration import run_calibration
 from .model import (
     Basis,
-    CaptureCost,
     Comm,
     Distributed,
     Finding,
@@ -57,7 +56,7 @@ from .model import (
     TransferRow,
     Verdict,
 )
-from .model_cost import Conditions, Cost, OneTimeCost, StackResult, TryResult
+from .model_cost import CaptureCost, Conditions, Cost, OneTimeCost, StackResult, TryResult
 
 TOP_ROWS = 15
 OP_ROWS = 200  # the widget's operator table sorts and filters these rows

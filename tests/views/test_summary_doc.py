@@ -11,6 +11,7 @@ from jupyter_gpuprof.views import summary_doc
 #: each TypedDict of the views and the model block it reads (report/model*.py)
 PAIRS = {
     "SourceDoc": model.Source, "StepStatsDoc": model.StepStats, "SpikesDoc": model.Spikes,
+    "CaptureCostDoc": model.CaptureCost,
     "StepsDoc": model.Steps, "GpuDoc": model.Gpu, "VerdictDoc": model.Verdict,
     "WhereDoc": model.Where, "FindingDoc": model.Finding, "OpDoc": model.OpRow,
     "KernelDoc": model.KernelRow, "KernelKindDoc": model.KernelKindRow,
