@@ -59,7 +59,7 @@ def own_times(entry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         scale = {"ms": 1.0, "s": 1e3}[log["unit"]]
         ms = [v * scale for v in values][skip:]
         basis = "the script's log"
-    return {"n": len(ms), "median_ms": statistics.median(ms) if ms else None,
+    return {"n": len(ms), "skip": skip, "median_ms": statistics.median(ms) if ms else None,
             "mean_ms": statistics.fmean(ms) if ms else None, "basis": basis,
             "series_ms": [round(v, 4) for v in ms]}
 
@@ -133,10 +133,18 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
     kept = out / "kept" / entry["id"]
     if pairs := int(os.environ.get("CORPUS_PAIRS", "0")):
         result["pairs"] = []
+        # the observer check's own command line and capture (a log fine enough, a baseline
+        # long enough to hold several of its lines): benchmarks/corpus/observer.py
+        obs = entry.get("observer", {})
+        pair_base = [PY, *entry.get("launcher", []), *obs.get("command", entry["command"])]
+        pair_entry = {**entry, "capture": obs.get("capture", entry.get("capture", CAPTURE))}
+        result["observer"] = {"capture": pair_entry["capture"],
+                              "iters_per_value": obs.get("iters_per_value", 1),
+                              "first_iter": obs.get("first_iter", 0)}
         for i in range(pairs):  # alone, then under the tool: the same GPU, back to back
-            plain = _run(base, folder, env, stop)
+            plain = _run(pair_base, folder, env, stop)
             alone = {"code": plain["code"], "wall_s": plain["wall_s"], **own_times(entry, plain)}
-            tool = _tool(entry, base, folder, env, out, [], f"pair{i}", kept)
+            tool = _tool(pair_entry, pair_base, folder, env, out, [], f"pair{i}", kept)
             result["pairs"].append({"plain": alone, "tool": tool})
             print(f"{entry['id']} pair {i}: alone {alone['median_ms']} ms, tool baseline "
                   f"{tool['steps'].get('median_ms')} ms", flush=True)

@@ -254,6 +254,12 @@ class StepDriver:
         plan = self._plan
         while plan and plan[0][0] == self.n:
             _, event = plan.pop(0)
+            if event == BASELINE_START:
+                # the listener's own work (the warm-up probes ending) before the baseline's
+                # clock starts: it is not part of the user's first timed step
+                self._listener(event)
+                self._on_baseline()
+                continue
             getattr(self, "_on_" + event)()
             self._listener(event)
         self._next = plan[0][0] if plan else -1

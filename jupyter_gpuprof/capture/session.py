@@ -163,6 +163,8 @@ class ProfileSession(StepMarks, StepBudget):
 
     def _on_event(self, event: str) -> None:
         ranges = self.ranges
+        if event in (BASELINE_START, CAPTURE_START):
+            self._end_probes()  # before the cost account starts: not a cost of the baseline
         COST.on_event(event)
         self.conditions.on_event(event)
         if event == LAST_WARMUP:
@@ -172,9 +174,8 @@ class ProfileSession(StepMarks, StepBudget):
                 self.callsites.begin()
             else:
                 self.flops.error = self.eager.skipped
-        elif event in (BASELINE_START, CAPTURE_START):
-            self._end_probes()
-            if event == CAPTURE_START and ranges is not None:
+        elif event == CAPTURE_START:
+            if ranges is not None:
                 ranges.activate()
         elif event == DONE:
             if ranges is not None:

@@ -89,7 +89,7 @@ class TrainingCounters:
               after: Callable[[], None] | None = None) -> None:
         original = getattr(owner, attr)
 
-        now, charge = time.perf_counter_ns, COST.add
+        now, charge, cost = time.perf_counter_ns, COST.add, COST
 
         @functools.wraps(original)
         def counted(*args: Any, **kwargs: Any) -> Any:
@@ -100,7 +100,10 @@ class TrainingCounters:
             t2 = now()
             if after is not None:
                 after()
-            charge(t1 - t0 + now() - t2)  # our part of the call, never the wrapped work
+            t3, began = now(), cost._event_ns
+            # our part of the call, never the wrapped work; an `after` that started a phase
+            # charges that phase only what came after it began
+            charge(t1 - t0 + t3 - t2 if began <= t2 else t3 - began)
             return out
 
         setattr(owner, attr, counted)
