@@ -25,7 +25,9 @@ const REPO = path.join(__dirname, '..', '..');
 const OLD = path.join(REPO, 'ui-tests', 'fixtures', 'old_widget_report.ipynb');
 
 interface INotebook {
-  metadata: { widgets: Record<string, { state: Record<string, { state: Record<string, unknown> }> }> };
+  metadata: {
+    widgets: Record<string, { state: Record<string, { state: Record<string, unknown> }> }>;
+  };
   cells: { outputs?: { data?: Record<string, { model_id?: string }> }[] }[];
 }
 
@@ -166,7 +168,10 @@ describe('reports saved in a notebook', () => {
   it('agrees with the Python widget on its id and protocol', () => {
     const py = fs.readFileSync(path.join(REPO, 'jupyter_gpuprof', 'views', 'widget.py'), 'utf8');
     expect(Number(/^REPORT_PROTOCOL = (\d+)$/m.exec(py)?.[1])).toBe(REPORT_PROTOCOL);
-    const [module, cls] = [REPORT_WIDGET_ID.replace(/\.[^.]+$/, ''), REPORT_WIDGET_ID.split('.').pop()];
+    const [module, cls] = [
+      REPORT_WIDGET_ID.replace(/\.[^.]+$/, ''),
+      REPORT_WIDGET_ID.split('.').pop()
+    ];
     expect(module).toBe('jupyter_gpuprof.views.widget');
     expect(py).toMatch(new RegExp(`^class ${cls}\\(anywidget\\.AnyWidget\\)`, 'm'));
   });
