@@ -63,18 +63,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const compare = (before: string, after: string) =>
       show(`compare:${before}:${after}`, () => new CompareView(api, before, after));
 
-    // a notebook's saved reports draw with this extension's code, not the copy saved in it; the
-    // widget manager registers its renderer as the panel is made, before extensions run, and a
-    // microtask later every extension has run while no output has drawn yet
+    // a notebook's saved reports draw with this extension's code, not the copy saved in it
+    // (src/savedReports.ts); extensions run as the panel is made, before its file is read
     app.docRegistry.addWidgetExtension('Notebook', {
       createNew: (notebook, context) => {
         const rendermime = (notebook as Widget & { content?: { rendermime?: IRenderMimeRegistry } })
           .content?.rendermime;
         const metadata = context.model as { getMetadata?(key: string): unknown };
         if (rendermime) {
-          void Promise.resolve().then(() =>
-            drawSavedReports(rendermime, () => metadata.getMetadata?.('widgets'))
-          );
+          drawSavedReports(rendermime, () => metadata.getMetadata?.('widgets'));
         }
       }
     });

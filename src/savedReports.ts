@@ -11,8 +11,6 @@
  */
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
-import { Panel } from '@lumino/widgets';
-
 import { IReportSummary, drawable } from './report/summary';
 import { content, hideStaticCopy } from './report/widget';
 
@@ -78,51 +76,68 @@ export function drawSaved(saved: ISavedReport, el: HTMLElement): void {
 }
 
 /**
- * The widget-view renderer of a notebook: a saved report is drawn here; any other widget (and a
- * report this code is too old for) goes to the renderer registered before, the widget manager's.
+ * `prior`'s renderers, each drawing a saved report itself and handing any other widget (and a
+ * report this code is too old for) to its own `renderModel`. The renderer stays the widget
+ * manager's object, not a wrapper around it: the manager finds its renderers in the output area
+ * to hand them the manager once the kernel's widgets are ready.
  */
-class SavedReportRenderer extends Panel implements IRenderMime.IRenderer {
-  constructor(
-    private readonly _options: IRenderMime.IRendererOptions,
-    private readonly _prior: IRenderMime.IRendererFactory,
-    private readonly _widgets: () => unknown
-  ) {
-    super();
-  }
-
-  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    const view = obj(model.data[WIDGET_VIEW_MIME]);
-    const id = typeof view?.model_id === 'string' ? view.model_id : '';
-    const saved = id ? savedReport(this._widgets(), id) : null;
-    if (saved && drawnHere(saved)) {
-      drawSaved(saved, this.node);
-      return;
-    }
-    const inner = this._prior.createRenderer(this._options);
-    this.addWidget(inner);
-    await inner.renderModel(model);
-  }
-}
-
-/** Marks a factory this module made, so that a registry is never wrapped twice. */
-const WRAPS = new WeakSet<IRenderMime.IRendererFactory>();
-
-/**
- * Route a notebook's widget views through `SavedReportRenderer`, keeping the rank of the factory
- * registered before (the widget manager's). `widgets` reads the notebook's `widgets` metadata
- * when an output draws. Without a widget manager nothing changes: no widget view draws there.
- */
-export function drawSavedReports(rendermime: IRenderMimeRegistry, widgets: () => unknown): boolean {
-  const prior = rendermime.getFactory(WIDGET_VIEW_MIME);
-  if (!prior || WRAPS.has(prior)) {
-    return false;
-  }
+function drawingSaved(
+  prior: IRenderMime.IRendererFactory,
+  widgets: () => unknown
+): IRenderMime.IRendererFactory {
   const factory: IRenderMime.IRendererFactory = {
-    safe: false,
-    mimeTypes: [WIDGET_VIEW_MIME],
-    createRenderer: options => new SavedReportRenderer(options, prior, widgets)
+    safe: prior.safe,
+    mimeTypes: prior.mimeTypes,
+    defaultRank: prior.defaultRank,
+    createRenderer: options => {
+      const renderer = prior.createRenderer(options);
+      const own = renderer.renderModel.bind(renderer);
+      renderer.renderModel = async (model: IRenderMime.IMimeModel) => {
+        const view = obj(model.data[WIDGET_VIEW_MIME]);
+        const id = typeof view?.model_id === 'string' ? view.model_id : '';
+        const saved = id ? savedReport(widgets(), id) : null;
+        if (saved && drawnHere(saved)) {
+          drawSaved(saved, renderer.node);
+          return;
+        }
+        return own(model);
+      };
+      return renderer;
+    }
   };
   WRAPS.add(factory);
-  rendermime.addFactory(factory, rendermime.getRank(WIDGET_VIEW_MIME));
-  return true;
+  return factory;
+}
+
+/** The factories this module made (never wrapped again), and the registries it watches. */
+const WRAPS = new WeakSet<IRenderMime.IRendererFactory>();
+const WATCHED = new WeakSet<IRenderMimeRegistry>();
+
+/** Whether `factory` renders widget views alone (the widget manager's, or its placeholder). */
+function rendersViews(factory: IRenderMime.IRendererFactory): boolean {
+  return (
+    !WRAPS.has(factory) &&
+    factory.mimeTypes.length === 1 &&
+    factory.mimeTypes[0] === WIDGET_VIEW_MIME
+  );
+}
+
+/**
+ * Make a notebook's widget-view renderer draw saved reports (`widgets` reads the notebook's
+ * `widgets` metadata when an output draws): the renderer registered now, and any the widget
+ * manager registers later (it replaces its placeholder once the notebook is tracked, which may
+ * come after this runs). Without a widget manager nothing changes: no widget view draws there.
+ */
+export function drawSavedReports(rendermime: IRenderMimeRegistry, widgets: () => unknown): void {
+  if (WATCHED.has(rendermime)) {
+    return;
+  }
+  WATCHED.add(rendermime);
+  const current = rendermime.getFactory(WIDGET_VIEW_MIME);
+  if (current && rendersViews(current)) {
+    rendermime.addFactory(drawingSaved(current, widgets), rendermime.getRank(WIDGET_VIEW_MIME));
+  }
+  const add = rendermime.addFactory.bind(rendermime);
+  rendermime.addFactory = (factory: IRenderMime.IRendererFactory, rank?: number) =>
+    add(rendersViews(factory) ? drawingSaved(factory, widgets) : factory, rank);
 }

@@ -18,8 +18,9 @@ from .png_charts import kinds_png, step_chart_png, timeline_png
 from .summary_doc import SummaryDoc
 from .svg_canvas import SvgCanvas
 
-#: the page around the report: a sans-serif font everywhere (the browser's default is serif)
-#: and the CSS-only tabs: each radio input shows the panel of the same name
+#: the page around the report: a sans-serif font everywhere (the browser's default is serif),
+#: the CSS-only tabs (each radio input shows the panel of the same name) and the reader's dark
+#: colour scheme (the charts keep their light card, the palette they are drawn in)
 PAGE_CSS = """
 body{margin:16px auto;max-width:1120px;padding:0 12px;
  font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;
@@ -34,6 +35,14 @@ h1{font-size:20px;margin:.3em 0}
 .gpuprof-tabs>section{order:1;width:100%;display:none;border-top:1px solid #ccc;padding:8px 0}
 .gpuprof-svg{max-width:100%;height:auto;display:block;margin:6px 0}
 @media print{.gpuprof-tabs>section{display:block}.gpuprof-tabs>label{display:none}}
+@media (prefers-color-scheme:dark){body{color:#e6e6e6;background:#1b1b1b}
+ .gpuprof-tabs>label{background:#2a2a2a;border-color:#555}
+ .gpuprof-tabs>input:checked+label{background:#1b1b1b}
+ .gpuprof-tabs>input:focus-visible+label{outline-color:#7fb8e0}
+ .gpuprof-tabs>section{border-color:#555}
+ .gpuprof-report pre{background:#2a2a2a}.gpuprof-report td,.gpuprof-report th{border-color:#444}
+ .gpuprof-banner{background:#40381a;border-color:#8a7430}
+ .gpuprof-verdict{background:#3a2323}}
 """
 
 

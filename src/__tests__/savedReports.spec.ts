@@ -136,19 +136,16 @@ describe('reports saved in a notebook', () => {
     const nb = oldNotebook();
     const manager = managerFactory();
     const { fake, factories, ranks } = registry(manager);
-    expect(drawSavedReports(fake, () => nb.metadata.widgets)).toBe(true);
+    drawSavedReports(fake, () => nb.metadata.widgets);
     const wrapper = factories.get(WIDGET_VIEW_MIME)!;
     expect(wrapper).not.toBe(manager);
     expect(ranks.get(WIDGET_VIEW_MIME)).toBe(-10);
-    // wrapping the wrapper again does nothing
-    expect(drawSavedReports(fake, () => nb.metadata.widgets)).toBe(false);
 
     const options = { mimeType: WIDGET_VIEW_MIME } as IRenderMime.IRendererOptions;
     const report = wrapper.createRenderer(options);
     await report.renderModel(mimeModel(viewId(nb)));
     expect(manager.drawn).toEqual([]);
-    const root = report.node.querySelector('.gpuprof-w');
-    expect(root).not.toBeNull();
+    expect(report.node.querySelector('.gpuprof-w')).not.toBeNull();
     expect(report.node.dataset.gpuprofReport).toBe('extension');
     expect(report.node.querySelectorAll('[role="tab"]').length).toBe(6);
     expect(report.node.textContent).toContain('Verdict: precision');
@@ -159,10 +156,33 @@ describe('reports saved in a notebook', () => {
     expect(other.node.textContent).toBe('embedded copy of some-other-widget');
   });
 
-  it('changes nothing without a widget manager', () => {
-    const { fake, factories } = registry();
-    expect(drawSavedReports(fake, () => ({}))).toBe(false);
-    expect(factories.size).toBe(0);
+  it('also draws through a widget manager registered later', async () => {
+    const nb = oldNotebook();
+    const { fake, factories, ranks } = registry();
+    drawSavedReports(fake, () => nb.metadata.widgets);
+    expect(factories.size).toBe(0); // nothing to draw widget views with yet
+    const manager = managerFactory();
+    fake.addFactory(manager, -10);
+    const wrapper = factories.get(WIDGET_VIEW_MIME)!;
+    expect(wrapper).not.toBe(manager);
+    expect(ranks.get(WIDGET_VIEW_MIME)).toBe(-10);
+    const report = wrapper.createRenderer({
+      mimeType: WIDGET_VIEW_MIME
+    } as IRenderMime.IRendererOptions);
+    await report.renderModel(mimeModel(viewId(nb)));
+    expect(manager.drawn).toEqual([]);
+    expect(report.node.dataset.gpuprofReport).toBe('extension');
+    // other renderers are left alone, and watching twice wraps nothing twice
+    const text = { safe: true, mimeTypes: ['text/plain'], createRenderer: manager.createRenderer };
+    fake.addFactory(text, 120);
+    expect(factories.get('text/plain')).toBe(text);
+    drawSavedReports(fake, () => nb.metadata.widgets);
+    fake.addFactory(manager, -10);
+    const again = factories.get(WIDGET_VIEW_MIME)!.createRenderer({
+      mimeType: WIDGET_VIEW_MIME
+    } as IRenderMime.IRendererOptions);
+    await again.renderModel(mimeModel('x'));
+    expect(manager.drawn).toEqual(['x']);
   });
 
   it('agrees with the Python widget on its id and protocol', () => {
