@@ -20,7 +20,8 @@ from .svg_canvas import SvgCanvas
 
 #: the page around the report: a sans-serif font everywhere (the browser's default is serif),
 #: the CSS-only tabs (each radio input shows the panel of the same name) and the reader's dark
-#: colour scheme (the charts keep their light card, the palette they are drawn in)
+#: colour scheme (the charts keep their light card, the palette they are drawn in); it follows
+#: the report's own stylesheet, so that its dark rules win
 PAGE_CSS = """
 body{margin:16px auto;max-width:1120px;padding:0 12px;
  font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif;
@@ -90,7 +91,7 @@ def export_html(summary: SummaryDoc, title: str | None = None) -> str:
     title = title or f"GPU profile — {name}"
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-            f"<title>{escape(title)}</title><style>{PAGE_CSS}{REPORT_CSS}</style></head><body>"
+            f"<title>{escape(title)}</title><style>{REPORT_CSS}{PAGE_CSS}</style></head><body>"
             f"<main class='gpuprof-report gpuprof-export'><h1>{escape(title)}</h1>"
             f"{head_html(summary, title=False)}{_tabs(_panels(summary))}</main></body></html>")
 
