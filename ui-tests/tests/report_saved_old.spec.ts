@@ -53,7 +53,28 @@ for (const theme of ['light', 'dark']) {
     // the static copy above is hidden once the report draws
     await expect(page.locator('.jp-NotebookPanel .gpuprof-static')).toBeHidden();
 
-    await report.getByRole('tab', { name: 'Step time' }).click();
+    // assistive technology: the keyboard walks the tabs, each chart has its numbers as a table,
+    // every table has a caption
+    await report.getByRole('tab', { name: 'Next steps' }).press('Home');
+    await expect(report.getByRole('tab', { name: 'Step time' })).toBeFocused();
+    await report.getByRole('tab', { name: 'Step time' }).press('ArrowRight');
+    await expect(report.getByRole('tabpanel', { name: 'GPU timeline' })).toBeVisible();
+    await report.getByRole('tab', { name: 'GPU timeline' }).press('ArrowLeft');
+    const steps = report.getByRole('tabpanel', { name: 'Step time' });
+    await expect(steps).toBeVisible();
+    const chart = steps.getByRole('img');
+    const details = await chart.getAttribute('aria-details');
+    expect(details).toBeTruthy();
+    await steps.getByText('Step times as a table').click();
+    const data = page.locator(`#${details} table`);
+    await expect(data).toBeVisible();
+    await expect(data.locator('caption')).toContainText('Step time of each plotted step');
+    expect(await data.locator('tbody tr').count()).toBe(35); // 30 baseline + 5 profiled steps
+    const tables = report.locator('table');
+    expect(await tables.count()).toBeGreaterThan(2);
+    expect(await report.locator('table > caption').count()).toBe(await tables.count());
+    await steps.getByText('Step times as a table').click();
+
     await page.mouse.move(0, 0);
     expect(await report.screenshot()).toMatchSnapshot(`saved-old-report-${theme}.png`);
   });
