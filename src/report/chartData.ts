@@ -1,7 +1,8 @@
 /**
- * The data alternative of each chart: its numbers as a captioned table inside a collapsed
- * `<details>`, so a screen reader (or anyone) can read what the SVG only draws. Values are the
- * summary's, formatted as the chart formats them; nothing is recomputed here.
+ * The data alternative of each chart: its numbers as captioned tables, so a screen reader can
+ * read what the SVG only draws: the step chart's in a collapsed `<details>` anyone can open, the
+ * timeline's read by screen readers only. Values are the summary's, formatted as the chart
+ * formats them; nothing is recomputed here.
  */
 import { h, ms, us } from './dom';
 import { stepSeries } from './stepchart';
@@ -15,6 +16,21 @@ export function uniqueId(prefix: string): string {
   return `${prefix}-${ids}`;
 }
 
+/** A table with `caption`, a header row `head` and `rows`. */
+export function captionedTable(
+  caption: string,
+  head: string[],
+  rows: string[][]
+): HTMLTableElement {
+  return h(
+    'table',
+    { class: 'gpuprof-w-table gpuprof-w-datatable' },
+    h('caption', {}, caption),
+    h('thead', {}, h('tr', {}, ...head.map(c => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, ...rows.map(r => h('tr', {}, ...r.map(c => h('td', {}, c)))))
+  );
+}
+
 /** A collapsed "`label`" section holding one table with `caption`, `head` and `rows`. */
 export function dataTable(
   label: string,
@@ -22,14 +38,12 @@ export function dataTable(
   head: string[],
   rows: string[][]
 ): HTMLDetailsElement {
-  const table = h(
-    'table',
-    { class: 'gpuprof-w-table gpuprof-w-datatable' },
-    h('caption', {}, caption),
-    h('thead', {}, h('tr', {}, ...head.map(c => h('th', { scope: 'col' }, c)))),
-    h('tbody', {}, ...rows.map(r => h('tr', {}, ...r.map(c => h('td', {}, c)))))
+  return h(
+    'details',
+    { class: 'gpuprof-w-chartdata' },
+    h('summary', {}, label),
+    captionedTable(caption, head, rows)
   );
-  return h('details', { class: 'gpuprof-w-chartdata' }, h('summary', {}, label), table);
 }
 
 /** The step chart's numbers: every plotted step of each series, numbered as its tooltip is. */
@@ -48,13 +62,20 @@ export function stepData(st: ISteps): HTMLDetailsElement | null {
     : null;
 }
 
-/** The timeline's numbers: each lane and how many events it holds, then the longest idle gaps. */
-export function timelineData(tl: ITimeline): HTMLDetailsElement {
-  const lanes = dataTable(
-    'Timeline lanes and idle gaps as tables',
-    'Timeline lanes (top to bottom)',
-    ['lane', 'kind', 'events'],
-    tl.lanes.map(l => [l.label, l.kind, l.n_events.toLocaleString('en-US')])
+/**
+ * The timeline's numbers for screen readers (not drawn: the lanes are labelled on screen and
+ * the idle causes are the line above): each lane and how many events it holds, then the longest
+ * idle gaps.
+ */
+export function timelineData(tl: ITimeline): HTMLDivElement {
+  const box = h(
+    'div',
+    { class: 'gpuprof-w-sr' },
+    captionedTable(
+      'Timeline lanes (top to bottom)',
+      ['lane', 'kind', 'events'],
+      tl.lanes.map(l => [l.label, l.kind, l.n_events.toLocaleString('en-US')])
+    )
   );
   const gaps = tl.gaps.start.map((start, i) => [
     us(start),
@@ -62,27 +83,22 @@ export function timelineData(tl: ITimeline): HTMLDetailsElement {
     tl.gaps.cause[i] ?? ''
   ]);
   if (gaps.length) {
-    const table = dataTable(
-      '',
-      `Longest GPU-idle gaps (${gaps.length} of ${tl.n_gaps}), from the window start`,
-      ['starts at', 'lasts', 'cause'],
-      gaps
-    ).querySelector('table');
-    if (table) {
-      lanes.append(table);
-    }
+    box.append(
+      captionedTable(
+        `Longest GPU-idle gaps (${gaps.length} of ${tl.n_gaps}), from the window start`,
+        ['starts at', 'lasts', 'cause'],
+        gaps
+      )
+    );
   }
-  return lanes;
+  return box;
 }
 
 /**
  * `chart` followed by its data alternative, its `role=img` element pointing to the table through
  * `aria-details` (nothing when there is no chart).
  */
-export function linkData(
-  chart: HTMLElement | null,
-  data: HTMLDetailsElement | null
-): DocumentFragment {
+export function linkData(chart: HTMLElement | null, data: HTMLElement | null): DocumentFragment {
   const both = document.createDocumentFragment();
   if (!chart) {
     return both;
