@@ -118,7 +118,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     # analysed afresh: a cached summary.json is not trusted for a file meant to be shared
     out = write_export(analyze_path(path).summary_doc(), args.html)
     print(
-        f"gpuprof: wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr
+        f"gpuprof: wrote {out} ({out.stat().st_size / 1e3:,.0f} kB, self-contained)",
+        file=sys.stderr,
     )
     return 0
 

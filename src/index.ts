@@ -1,5 +1,6 @@
 import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { InputDialog } from '@jupyterlab/apputils';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { Widget } from '@lumino/widgets';
 
 import { GpuProfApi, IRunListing } from './api';
@@ -10,6 +11,7 @@ import { RunsModel } from './model';
 import { COMMAND_EVENT } from './report/env';
 import { TOOLBAR_COMMANDS } from './report/toolbar';
 import { GpuProfPanel } from './panel';
+import { drawSavedReports } from './savedReports';
 
 /** Command ids, all under the extension's namespace. */
 export namespace CommandIDs {
@@ -60,6 +62,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     const compare = (before: string, after: string) =>
       show(`compare:${before}:${after}`, () => new CompareView(api, before, after));
+
+    // a notebook's saved reports draw with this extension's code, not the copy saved in it
+    // (src/savedReports.ts); extensions run as the panel is made, before its file is read
+    app.docRegistry.addWidgetExtension('Notebook', {
+      createNew: (notebook, context) => {
+        const rendermime = (notebook as Widget & { content?: { rendermime?: IRenderMimeRegistry } })
+          .content?.rendermime;
+        const metadata = context.model as { getMetadata?(key: string): unknown };
+        if (rendermime) {
+          drawSavedReports(rendermime, () => metadata.getMetadata?.('widgets'));
+        }
+      }
+    });
 
     const panel = new GpuProfPanel(model, { open: openRun, compare });
     app.shell.add(panel, 'left', { rank: 900 });

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import options
+from .profiler_log import ProfilerLog
 
 
 class Phase(enum.Enum):
@@ -167,6 +168,8 @@ class StepDriver:
         self.phase = Phase.IDLE
         self.n = 0
         self.profiler: Profiler | None = None
+        # what the profiler prints to descriptor 2: report warnings, not red cell output
+        self.profiler_log = ProfilerLog()
         self.baseline_ms: list[float] = []
         self.capture_ms: list[float] = []
         self.warmup_ms: list[float] = []  # host clock: shown greyed beside the baseline
@@ -225,7 +228,7 @@ class StepDriver:
             self._clock.mark()  # type: ignore[union-attr]
         elif phase is Phase.CAPTURE:
             self._pclock.mark()  # type: ignore[union-attr]
-            self.profiler.step()  # type: ignore[union-attr]
+            self.profiler_log.around(self.profiler.step)  # type: ignore[union-attr]
         elif phase is Phase.WARMUP:
             now = time.perf_counter()  # warm-up steps are excluded: timing them costs nothing
             self.warmup_ms.append((now - self._warm_t) * 1e3)
@@ -280,7 +283,7 @@ class StepDriver:
         self._pclock = self._clock_factory(self.schedule.capture_steps + 1)
         self.timing = self.timing or self._pclock.timing
         self.phase = Phase.CAPTURE
-        self.profiler.start()
+        self.profiler_log.around(self.profiler.start)
         self._pclock.mark()
 
     def _on_done(self) -> None:
@@ -290,7 +293,7 @@ class StepDriver:
         self.phase = Phase.DONE
         try:
             if self.profiler is not None:
-                self.profiler.stop()
+                self.profiler_log.around(self.profiler.stop)
         finally:
             if self._pclock is not None:
                 self.capture_ms = self._pclock.durations_ms()

@@ -93,6 +93,7 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
         meta.training["schedule_fitted"] = session.fitted
     meta.framework = session.framework.copy() if session.framework else {}
     meta.callsites = session.callsites.result()
+    meta.profiler_messages = driver.profiler_log.lines()
 
 
 def incomplete_reason(session: ProfileSession) -> str:

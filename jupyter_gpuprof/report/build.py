@@ -74,11 +74,15 @@ class Report:
 
     @property
     def warnings(self) -> list[str]:
-        """What the reader dropped, ignored or cut differently, per rank when there are several."""
+        """What the reader dropped, ignored or cut differently, per rank when there are several,
+        and what the profiler printed while capturing (never red output under the cell)."""
+        said = [f"the profiler printed: {m}"
+                for m in (self.meta.profiler_messages if self.meta else [])]
         if not self.ranks:
-            return list(self.analysis.info.warnings) + self.analysis.window.notes()
+            return list(self.analysis.info.warnings) + self.analysis.window.notes() + said
         return self.job_warnings + [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
-                for i, r in enumerate(self.ranks) for w in r.info.warnings + r.window.notes()]
+                for i, r in enumerate(self.ranks) for w in r.info.warnings + r.window.notes()
+                ] + said
 
     @property
     def verdict(self) -> Verdict:

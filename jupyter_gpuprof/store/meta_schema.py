@@ -51,3 +51,4 @@ class MetaSchema(msgspec.Struct):
     tries: list[TryMeta] = []
     stack: StackMeta | None = None
     callsites: list[CallSiteMeta] = []
+    profiler_messages: list[str] = []

@@ -71,6 +71,8 @@ class RunMeta:
     tries: list[TryMeta] = field(default_factory=list)  # fixes tried and measured
     stack: StackMeta | None = None  # the measured fixes stacked (advice/stacking.py)
     callsites: list[CallSiteMeta] = field(default_factory=list)  # capture/callsites.py
+    # what the profiler printed while it ran (capture/profiler_log.py): report warnings
+    profiler_messages: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         """Plain dict for json.dumps: meta.json's object, these fields by name."""

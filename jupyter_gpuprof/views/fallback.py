@@ -15,9 +15,12 @@ from .html import render_html
 from .png_charts import kinds_png, step_chart_png, timeline_png
 from .summary_doc import SummaryDoc
 
-#: first line of the notebook fallback: how to get the interactive report back
-TRUST_NOTICE = ("Interactive report: File ▸ Trust Notebook (and run the cell) to open it; "
-                "below is the static copy.")
+#: first line of the notebook fallback: how to get the interactive report. It must read true
+#: wherever the copy shows: an untrusted notebook in JupyterLab, but also nbconvert's HTML,
+#: GitHub and nbviewer, where nothing can be trusted or run, so it names where to go instead.
+STATIC_NOTICE = ("Static copy of the report. The interactive report opens in JupyterLab or "
+                 "Notebook 7 with jupyter_gpuprof installed, once the notebook is trusted; "
+                 "`jupyter gpuprof export RUN --html report.html` writes it as one page.")
 
 CSS = """
 .gpuprof-static{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px}
@@ -27,12 +30,14 @@ CSS = """
 """
 
 
-def _transfers_html(s: SummaryDoc) -> str:
+def transfers_html(s: SummaryDoc) -> str:
+    """Copies by direction and memory kind, then the sync calls and their callers."""
     rows = s["transfers"]
     syncs = s["syncs"]
     out = ["<h4>Transfers &amp; syncs</h4>"]
     if rows:
-        out.append("<table><tr><th>direction</th><th>memory</th><th>copies/step</th>"
+        out.append("<table><caption class='gpuprof-sr'>Host↔device copies</caption>"
+                   "<tr><th>direction</th><th>memory</th><th>copies/step</th>"
                    "<th>ms/step</th><th>MB (all)</th><th>GB/s</th><th>blocking</th></tr>")
         for t in rows:
             out.append(f"<tr><td>{escape(str(t['kind']))}</td>"
@@ -72,6 +77,6 @@ def static_report(s: SummaryDoc, notice: bool = True) -> str:
         charts.append(f"<h4>Timeline of the profiled steps ({basis})</h4><p>{tl}</p>")
     if kinds := kinds_png(s["kernel_kinds"]):
         charts.append(f"<h4>GPU time by kernel kind (ms per real step)</h4><p>{kinds}</p>")
-    head = f"<p><b>{escape(TRUST_NOTICE)}</b></p>" if notice else ""
+    head = f"<p><b>{escape(STATIC_NOTICE)}</b></p>" if notice else ""
     return (f"<style>{CSS}</style><div class='gpuprof-static'>{head}{render_html(s)}"
-            f"{''.join(charts)}{_transfers_html(s)}</div>")
+            f"{''.join(charts)}{transfers_html(s)}</div>")

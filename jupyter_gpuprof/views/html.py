@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 
 from .. import units
-from .summary_doc import FindingDoc, SummaryDoc
+from .summary_doc import FindingDoc, SummaryDoc, TryDoc
 from .text import (
     banner,
     header_facts,
@@ -25,7 +25,9 @@ from .whatif_text import (
     predicted_step,
     record_for,
     stack_lines,
+    tries_of,
     try_hint,
+    try_line,
     try_lines,
     whatif_header,
 )
@@ -40,6 +42,8 @@ CSS = """
 .gpuprof-banner{background:#fff3cd;border:1px solid #e0c060;padding:4px 8px;margin:4px 0}
 .gpuprof-verdict{border-left:4px solid #c0392b;padding:4px 10px;background:#fbeeee;margin:6px 0}
 .gpuprof-report pre{background:#f6f8fa;padding:6px;overflow-x:auto;text-align:left}
+.gpuprof-report caption{text-align:left}.gpuprof-sr{position:absolute;width:1px;height:1px;
+ overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 """
 
 
@@ -47,7 +51,8 @@ def _f(v: float | None, unit: str = "", digits: int = 2) -> str:
     return "n/a" if v is None else f"{v:.{digits}f}{unit}"
 
 
-def _table(rows: Sequence[Mapping[str, object]], cols: list[tuple[str, str]]) -> str:
+def _table(rows: Sequence[Mapping[str, object]], cols: list[tuple[str, str]],
+           caption: str) -> str:
     """Rows of one summary table (any block's rows: read by the keys `cols` names)."""
     head = "".join(f"<th class='{'n' if i == 0 else ''}'>{escape(t)}</th>"
                    for i, (_, t) in enumerate(cols))
@@ -65,7 +70,8 @@ def _table(rows: Sequence[Mapping[str, object]], cols: list[tuple[str, str]]) ->
             cells.append(f"<td class='{'n' if i == 0 else ''}' title='{escape(str(val))}'>"
                          f"{escape(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (f"<table><caption class='gpuprof-sr'>{escape(caption)}</caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
 def _where(f: FindingDoc) -> str:
@@ -77,11 +83,11 @@ def _where(f: FindingDoc) -> str:
             f"<code>{escape(str(w['code']))}</code>")
 
 
-def render_html(s: SummaryDoc) -> str:
-    """The report as one self-contained HTML fragment."""
+def head_html(s: SummaryDoc, title: bool = True) -> str:
+    """Title, banners and warnings, the step line and the verdict with its what-if lines."""
     src, st, v = s["source"], s["steps"], s["verdict"]
-    parts = [f"<style>{CSS}</style><div class='gpuprof-report'>",
-             f"<h3>GPU profile — {escape(str(src.get('name') or src.get('path')))}</h3>"]
+    parts = ([f"<h3>GPU profile — {escape(str(src.get('name') or src.get('path')))}</h3>"]
+             if title else [])
     if (b := banner(s)) is not None:
         parts.append(f"<div class='gpuprof-banner'>{escape(b)}</div>")
     parts += [f"<div class='gpuprof-banner'>Trace: {escape(w)}</div>"
@@ -107,41 +113,85 @@ def render_html(s: SummaryDoc) -> str:
         f"</b> ({escape(str(v.get('confidence')))} confidence)<br>{escape(str(v.get('summary')))}"
         "<ul>" + "".join(f"<li>{escape(r)}</li>" for r in v.get("reasons", [])) + "</ul></div>")
     parts += [f"<p>{escape(line)}</p>" for line in whatif_header(s)]
+    return "".join(parts)
+
+
+def _tries_pre(tries: Sequence[TryDoc], css: str) -> str:
+    """Tries as the text report writes them (one line each, then why or the remedy)."""
+    lines = [line for t in tries for line in try_line(t)]
+    return f"<pre class='{css}'>{escape(chr(10).join(lines).strip(chr(10)))}</pre>"
+
+
+def next_html(s: SummaryDoc) -> str:
+    """The findings in order, each with its fix, what its tries measured (under it), and how to
+    try it; then tries no finding owns, the stacked fixes and the one-time costs."""
+    st = s["steps"]
+    tries = s.get("tries") or []
+    parts = []
     if s.get("findings"):
         parts.append("<h4>Next steps</h4><ol>")
         for f in s["findings"]:
+            mine = tries_of(f, tries)
             parts.append(
                 f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — expected gain "
                 f"≈{units.pct(f['expected_gain_pct'])}{escape(predicted_step(f, st))}"
                 f"<br>{escape(f['evidence'])}{_where(f)}"
                 f"<pre>{escape(f['fix'])}</pre>"
                 + "".join(f"<div>{escape(x)}</div>"
-                          for x in (measured_for(f, s.get("tries")),
+                          for x in (measured_for(f, tries),
                                     record_for(f, s.get("calibration")), try_hint(f)) if x)
+                + (_tries_pre(mine, "gpuprof-tries") if mine else "")
                 + "</li>")
         parts.append("</ol>")
-    if s.get("tries"):
-        parts.append(f"<pre>{escape(chr(10).join(try_lines(s['tries'])).strip())}</pre>")
+    owned = {id(t) for f in s.get("findings") or [] for t in tries_of(f, tries)}
+    if others := [t for t in tries if id(t) not in owned]:
+        parts.append("<h4>Other fixes tried (measured like the baseline)</h4>"
+                     + _tries_pre(others, "gpuprof-tries"))
+    if tries and (note := try_lines(tries)[-1]).startswith("  Loss not compared"):
+        parts.append(f"<p>{escape(note.strip())}</p>")
     if s.get("stack"):
         parts.append(f"<pre>{escape(chr(10).join(stack_lines(s['stack'])).strip())}</pre>")
     parts += [f"<p>{escape(line)}</p>" for line in one_time_lines(s)]
+    return "".join(parts)
+
+
+def ranks_html(s: SummaryDoc) -> str:
+    """Each rank of a distributed run, ms per step (empty for one rank)."""
     dist = s["distributed"]
-    if dist and dist["ranks"]:
-        parts.append(
-            f"<h4>Ranks ({len(dist['ranks'])}; {int(dist['collectives_matched'] or 0)} "
+    if not (dist and dist["ranks"]):
+        return ""
+    return (f"<h4>Ranks ({len(dist['ranks'])}; {int(dist['collectives_matched'] or 0)} "
             "collectives matched), ms per step</h4>" + _table(dist["ranks"], [
                 ("rank", "rank"), ("step_ms", "step"), ("compute_ms", "compute"),
                 ("comm_ms", "comm"), ("exposed_comm_ms", "exposed comm"),
                 ("wait_ms", "waiting"), ("idle_ms", "GPU idle"), ("extra_ms", "extra vs others"),
-                ("phase", "slow phase")]))
-    if s.get("ops"):
-        parts.append("<h4>Top operators (ms per real step)</h4>" + _table(s["ops"][:10], [
-            ("name", "op"), ("autograd", "autograd node"), ("calls_per_step", "calls/step"),
-            ("cuda_self_ms_per_step", "GPU self ms"), ("cpu_self_ms_per_step", "CPU self ms"),
-            ("gpu_pct_of_step", "GPU % of step"), ("cpu_pct_of_step", "CPU % of step")]))
-    if s.get("kernels"):
-        parts.append("<h4>Top kernels (ms per real step)</h4>" + _table(s["kernels"][:10], [
-            ("name", "kernel"), ("kind", "kind"), ("tensor_core", "Tensor Cores"),
-            ("calls", "calls"), ("ms_per_step", "ms"), ("pct_of_step", "% of step")]))
-    parts.append("</div>")
-    return "".join(parts)
+                ("phase", "slow phase")], "Each rank, ms per step"))
+
+
+def ops_html(s: SummaryDoc, limit: int | None = 10) -> str:
+    """The top operators (all of them with `limit=None`), ms per real step."""
+    if not s.get("ops"):
+        return ""
+    rows = s["ops"] if limit is None else s["ops"][:limit]
+    return "<h4>Top operators (ms per real step)</h4>" + _table(rows, [
+        ("name", "op"), ("autograd", "autograd node"), ("calls_per_step", "calls/step"),
+        ("cuda_self_ms_per_step", "GPU self ms"), ("cpu_self_ms_per_step", "CPU self ms"),
+        ("gpu_pct_of_step", "GPU % of step"), ("cpu_pct_of_step", "CPU % of step")],
+        "Top operators, ms per real step")
+
+
+def kernels_html(s: SummaryDoc, limit: int | None = 10) -> str:
+    """The top GPU kernels (all of them with `limit=None`), ms per real step."""
+    if not s.get("kernels"):
+        return ""
+    rows = s["kernels"] if limit is None else s["kernels"][:limit]
+    return "<h4>Top kernels (ms per real step)</h4>" + _table(rows, [
+        ("name", "kernel"), ("kind", "kind"), ("tensor_core", "Tensor Cores"),
+        ("calls", "calls"), ("ms_per_step", "ms"), ("pct_of_step", "% of step")],
+        "Top GPU kernels, ms per real step")
+
+
+def render_html(s: SummaryDoc) -> str:
+    """The report as one self-contained HTML fragment."""
+    return (f"<style>{CSS}</style><div class='gpuprof-report'>{head_html(s)}{next_html(s)}"
+            f"{ranks_html(s)}{ops_html(s)}{kernels_html(s)}</div>")

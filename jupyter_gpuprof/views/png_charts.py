@@ -1,5 +1,8 @@
 """The static report's charts as inline PNG `<img>` tags (they survive every HTML sanitizer).
 
+The same code draws the export's SVG charts: each chart takes the canvas to draw on
+(`raster.Canvas`, the default, or `svg_canvas.SvgCanvas`).
+
 Same data and colours as the live widget's charts (the palette's light theme); drawn on
 `raster.Canvas`. Every chart states its basis in its title: ms per real step, or profiled time.
 """
@@ -7,13 +10,31 @@ Same data and colours as the live widget's charts (the palette's light theme); d
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from html import escape
+from typing import Protocol
 
 import numpy as np
 
 from .palette import CAUSE_COLORS, LANE_COLORS
 from .raster import Canvas, text_width
 from .summary_doc import KernelKindDoc, LaneDoc, StepsDoc, StepStatsDoc, TimelineDoc
+
+
+class Surface(Protocol):
+    """What a chart draws on: `raster.Canvas` (PNG) or `svg_canvas.SvgCanvas` (SVG)."""
+
+    def rect(self, x0: float, y0: float, x1: float, y1: float, color: str,
+             alpha: float = 1.0) -> None: ...
+
+    def text(self, x: float, y: float, text: str, color: str = "#222222",
+             scale: int = 2) -> float: ...
+
+    def img_tag(self, alt: str) -> str: ...
+
+
+#: makes the surface of a chart of (width, height) pixels
+MakeSurface = Callable[[int, int], Surface]
 
 GRID, AXIS, MUTED = "#e6e6e6", "#444444", "#666666"
 #: height (px) of a static timeline lane while all lanes fit TIMELINE_PLOT_H
@@ -39,7 +60,7 @@ def _tick_label(t: float) -> str:
     return f"{t:g}"
 
 
-def _axis(c: Canvas, lo: float, hi: float, left: int, right: int, top: int, bottom: int,
+def _axis(c: Surface, lo: float, hi: float, left: int, right: int, top: int, bottom: int,
           unit: str) -> None:
     """Vertical grid lines with their values under the plot, and the unit at the right."""
     for t in ticks(lo, hi):
@@ -50,7 +71,7 @@ def _axis(c: Canvas, lo: float, hi: float, left: int, right: int, top: int, bott
     c.text(right - text_width(unit), bottom + 16, unit, MUTED)
 
 
-def step_chart_png(steps: StepsDoc, width: int = 720) -> str:
+def step_chart_png(steps: StepsDoc, width: int = 720, canvas: MakeSurface = Canvas) -> str:
     """Each step's time (ms) as a dot, with the quartile box and median, per series."""
     series: tuple[tuple[str, list[float], str, StepStatsDoc | None], ...] = (
         ("warm-up", steps["warmup_ms"], "#8c8c8c", None),
@@ -68,7 +89,7 @@ def step_chart_png(steps: StepsDoc, width: int = 720) -> str:
     lo, hi = max(0.0, lo - pad), hi + pad
     left, right, row_h = 150, width - 16, 44
     height = 10 + row_h * len(rows) + 34
-    c = Canvas(width, height)
+    c = canvas(width, height)
     bottom = 10 + row_h * len(rows)
     _axis(c, lo, hi, left, right, 6, bottom, "ms per step")
 
@@ -90,7 +111,8 @@ def step_chart_png(steps: StepsDoc, width: int = 720) -> str:
     return c.img_tag("step time per step (ms): warm-up, unprofiled baseline, profiled steps")
 
 
-def kinds_png(kinds: list[KernelKindDoc], width: int = 720) -> str:
+def kinds_png(kinds: list[KernelKindDoc], width: int = 720,
+              canvas: MakeSurface = Canvas) -> str:
     """GPU time by kernel kind, ms per real step (Tensor-Core use split out)."""
     rows = [(f"{k['kind']}{' (tc)' if k['tensor_core'] else ''}", float(k["ms_per_step"]))
             for k in kinds[:12]]
@@ -98,7 +120,7 @@ def kinds_png(kinds: list[KernelKindDoc], width: int = 720) -> str:
         return ""
     top = max(v for _, v in rows) or 1.0
     left, bar_h = 170, 20
-    c = Canvas(width, bar_h * len(rows) + 10)
+    c = canvas(width, bar_h * len(rows) + 10)
     for i, (label, v) in enumerate(rows):
         y = 5 + i * bar_h
         w = (width - left - 110) * v / top
@@ -119,7 +141,8 @@ def _rank_of(lane: LaneDoc) -> str | None:
     return head if head.startswith("rank") else None
 
 
-def timeline_png(tl: TimelineDoc | None, width: int = 900) -> str:
+def timeline_png(tl: TimelineDoc | None, width: int = 900,
+                 canvas: MakeSurface = Canvas) -> str:
     """Overview of the profiled window: lanes, idle gaps shaded by cause, step boundaries.
 
     Every lane is drawn (a multi-rank run's lane groups, one per rank, ruled apart): many
@@ -133,7 +156,7 @@ def timeline_png(tl: TimelineDoc | None, width: int = 900) -> str:
     inset = max(1, lane_h // 6)
     plot_w = width - left - 10
     bottom = top + lane_h * len(lanes)
-    c = Canvas(width, bottom + 52)
+    c = canvas(width, bottom + 52)
     scale = plot_w / float(tl["dur_us"])
     gaps = tl["gaps"]
     for s, d, cause in zip(gaps["start"], gaps["dur"], gaps["cause"], strict=False):

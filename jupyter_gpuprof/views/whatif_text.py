@@ -60,9 +60,14 @@ def try_hint(f: FindingDoc) -> str | None:
             f"jupyter gpuprof run --try {names} -- python train.py (a script)")
 
 
+def tries_of(f: FindingDoc, tries: Sequence[TryDoc] | None) -> list[TryDoc]:
+    """The tries of a finding's fix (the `--try` fixes that apply it), in the tries' order."""
+    return [t for t in tries or [] if t.get("fix") in (f.get("try_fixes") or [])]
+
+
 def measured_for(f: FindingDoc, tries: Sequence[TryDoc] | None) -> str | None:
     """What the tries of a finding's fix measured, beside its prediction, and which crashed."""
-    mine = [t for t in tries or [] if t.get("fix") in (f.get("try_fixes") or [])]
+    mine = tries_of(f, tries)
     done = [t for t in mine if isinstance(t.get("measured_gain_pct"), (int, float))]
     failed = [t for t in mine if t.get("error")]
     if not done and not failed:

@@ -5,6 +5,10 @@ in `src/report/` (the same panels the sidebar's run view mounts), bundled by `jl
 static/widget.js; it draws SVG itself rather than loading plotly.js, so a saved notebook stays
 small: plotly.js alone is ~4.6 MB per widget state.
 
+A notebook saves the widget's state, its front-end code included; the installed JupyterLab
+extension draws a saved report with its current code instead (`REPORT_PROTOCOL`), so a notebook
+executed months ago shows today's report.
+
 A report is displayed as two outputs (`display_report`): the static report (text/html with PNG
 charts, text/plain) and then the widget view. Plain `nbconvert --to html` prefers a widget view
 over every other type of the same output, and an untrusted notebook never runs it, so the
@@ -36,6 +40,12 @@ UNBUILT_ESM = """export default { render({ el }) { el.textContent =
 #: widget's stylesheet, which loads only when the widget renders)
 HIDE_STATIC_CSS = (".jp-OutputArea-child:has(.gpuprof-static):has(+ .jp-OutputArea-child "
                    ".gpuprof-w){display:none}")
+#: the saved-report protocol: a notebook's saved widget state carries it (`report_protocol`) beside
+#: the summary, and the installed JupyterLab extension draws a saved report with its own current
+#: code when it knows this protocol (src/savedReports.ts), the notebook's saved `_esm` only when
+#: the extension is absent or older. Bump it when a saved state changes so that an older
+#: extension could no longer draw it.
+REPORT_PROTOCOL = 1
 #: the widget output's text/plain: the static output above already holds the whole report
 WIDGET_TEXT = "Interactive report (the static copy above has every figure)."
 
@@ -59,6 +69,8 @@ class ReportWidget(anywidget.AnyWidget):
     _css = _css()
     #: the summary is the widget's whole state: the front end draws every chart from it
     summary = traitlets.Dict().tag(sync=True)
+    #: the protocol of the saved state above (see REPORT_PROTOCOL)
+    report_protocol = traitlets.Int(REPORT_PROTOCOL).tag(sync=True)
     #: the button that tries fixes in the kernel ("" when the kernel cannot re-run the step)
     try_offer = traitlets.Unicode("").tag(sync=True)
     #: the tries' progress line, and whether they are running (the button becomes Cancel)

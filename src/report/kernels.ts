@@ -82,7 +82,13 @@ export function kernelsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement 
     box.append(empty('No GPU kernels were recorded.'));
     return box;
   }
-  const { table, draw } = sortableTable(kernelColumns(basis), 'total_us', 'gpuprof-w-kernels');
+  const { table, draw } = sortableTable(
+    kernelColumns(basis),
+    'total_us',
+    'gpuprof-w-kernels',
+    false,
+    'GPU kernels of the profiled steps (sort: click or press Enter on a column header)'
+  );
   const input = h('input', {
     type: 'search',
     placeholder: 'filter kernels…',

@@ -74,7 +74,11 @@ export function stackBlock(st: IStackResult): HTMLDivElement {
   );
   const code = st.code;
   if (code) {
-    const button = h('button', { class: 'gpuprof-w-copy', type: 'button' }, 'Copy');
+    const button = h(
+      'button',
+      { class: 'gpuprof-w-copy', type: 'button', 'aria-label': 'Copy the stacked fixes' },
+      'Copy'
+    );
     button.addEventListener('click', () => copyText(code, button));
     box.append(
       h('div', {}, 'Apply them:'),
@@ -147,7 +151,11 @@ export function nextPanel(sm: IReportSummary, basis: IBasis, env: IReportEnv = {
   const list = h('ol', { class: 'gpuprof-w-findings' });
   for (const f of findings) {
     const fix = f.fix;
-    const button = h('button', { class: 'gpuprof-w-copy', type: 'button' }, 'Copy');
+    const button = h(
+      'button',
+      { class: 'gpuprof-w-copy', type: 'button', 'aria-label': `Copy fix for ${f.title}` },
+      'Copy'
+    );
     button.addEventListener('click', () => copyText(fix, button));
     list.append(
       h(

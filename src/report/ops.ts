@@ -93,7 +93,8 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
     opColumns(basis, stepMs),
     defaultOpSort(sm),
     'gpuprof-w-ops',
-    true
+    true,
+    'Operators of the profiled steps (sort: click or press Enter on a column header)'
   );
   const input = h('input', {
     type: 'search',

@@ -3,6 +3,7 @@
  * (`widget.ts`) and the sidebar's run view, so both show the same thing from one summary.
  */
 import { BasisKind, IBasis, makeBasis } from './basis';
+import { uniqueId } from './chartData';
 import { paletteCss } from './colors';
 import { h } from './dom';
 import { IReportEnv } from './env';
@@ -28,13 +29,33 @@ export const PANELS: [string, string, PanelBuilder][] = [
   ['next', 'Next steps', nextPanel]
 ];
 
-/** The tab strip: click or arrow keys (Left/Right/Home/End) pick a panel, as a tablist should. */
-function tabStrip(ids: string[], labels: string[], show: (id: string) => void): HTMLDivElement {
-  const tabs = h('div', { class: 'gpuprof-w-tabs', role: 'tablist' });
+/** The ids that tie tab `id` to its panel (`aria-controls`, `aria-labelledby`) in report `uid`. */
+export function tabIds(uid: string, id: string): { tab: string; panel: string } {
+  return { tab: `${uid}-tab-${id}`, panel: `${uid}-panel-${id}` };
+}
+
+/**
+ * The tab strip: click or arrow keys (Left/Right/Home/End) pick a panel, as a tablist should;
+ * each tab names the panel it controls.
+ */
+function tabStrip(
+  uid: string,
+  ids: string[],
+  labels: string[],
+  show: (id: string) => void
+): HTMLDivElement {
+  const tabs = h('div', { class: 'gpuprof-w-tabs', role: 'tablist', 'aria-label': 'Report' });
   ids.forEach((id, i) => {
     const tab = h(
       'button',
-      { type: 'button', role: 'tab', class: 'gpuprof-w-tab', onclick: () => show(id) },
+      {
+        type: 'button',
+        role: 'tab',
+        class: 'gpuprof-w-tab',
+        id: tabIds(uid, id).tab,
+        'aria-controls': tabIds(uid, id).panel,
+        onclick: () => show(id)
+      },
       labels[i]
     );
     tab.dataset.panel = id;
@@ -64,6 +85,7 @@ function tabStrip(ids: string[], labels: string[], show: (id: string) => void): 
  */
 export function renderReport(sm: IReportSummary, env: IReportEnv = {}): HTMLDivElement {
   const root = h('div', { class: 'gpuprof-w' });
+  const uid = uniqueId('gpuprof-report');
   let current = 'steps';
   let kind: BasisKind = 'step';
   const draw = () => {
@@ -81,6 +103,7 @@ export function renderReport(sm: IReportSummary, env: IReportEnv = {}): HTMLDivE
       }
     };
     const tabs = tabStrip(
+      uid,
       PANELS.map(p => p[0]),
       PANELS.map(p => p[1]),
       show
@@ -89,7 +112,13 @@ export function renderReport(sm: IReportSummary, env: IReportEnv = {}): HTMLDivE
     for (const [id, , build] of PANELS) {
       const panel = h(
         'div',
-        { class: `gpuprof-w-panel gpuprof-w-panel-${id}`, role: 'tabpanel' },
+        {
+          class: `gpuprof-w-panel gpuprof-w-panel-${id}`,
+          role: 'tabpanel',
+          id: tabIds(uid, id).panel,
+          'aria-labelledby': tabIds(uid, id).tab,
+          tabindex: 0
+        },
         build(sm, basis, env)
       );
       panels.set(id, panel);

@@ -1,4 +1,5 @@
 /** The "Step time" panel: the step-time chart and the numbers behind it. */
+import { linkData, stepData } from './chartData';
 import { empty, h, ms, num } from './dom';
 import { stepChart } from './stepchart';
 import { IReportSummary } from './summary';
@@ -22,7 +23,7 @@ export function stepsPanel(sm: IReportSummary): HTMLDivElement {
     box.append(empty('No step times were recorded.'));
     return box;
   }
-  box.append(stepChart(st) ?? '');
+  box.append(linkData(stepChart(st), stepData(st)));
   const outliers = st.outliers.map(i => `#${i}`).join(', ') || 'none';
   box.append(
     h(

@@ -29,13 +29,15 @@ export function sortRows<R>(rows: readonly R[], col: IColumn<R>, desc: boolean):
 /**
  * A table element whose `draw(rows)` redraws its body; sorting redraws with the last rows.
  * `presorted`: the rows already come in `sortKey`'s order (the model's): drawn as given until
- * a header is clicked.
+ * a header is clicked. `caption`: what the table lists, for screen readers (visually hidden: the
+ * panel's heading already says it on screen).
  */
 export function sortableTable<R>(
   cols: IColumn<R>[],
   sortKey: string,
   className = '',
-  presorted = false
+  presorted = false,
+  caption = ''
 ): { table: HTMLTableElement; draw(rows: readonly R[]): void } {
   let key = sortKey;
   let keep = presorted;
@@ -89,7 +91,11 @@ export function sortableTable<R>(
         })
       )
     );
-    table.replaceChildren(h('thead', {}, head), h('tbody', {}, ...body));
+    table.replaceChildren(
+      ...(caption ? [h('caption', { class: 'gpuprof-w-sr' }, caption)] : []),
+      h('thead', {}, head),
+      h('tbody', {}, ...body)
+    );
   };
   return { table, draw };
 }

@@ -1,5 +1,6 @@
 /** The "GPU timeline" panel: GPU busy in the report's one wording, idle causes, the timeline. */
 import { IBasis } from './basis';
+import { linkData, timelineData } from './chartData';
 import { h } from './dom';
 import { IReportEnv } from './env';
 import { busyText } from './header';
@@ -42,7 +43,7 @@ export function timelinePanel(
       )
     );
   } else {
-    box.append(drawTimeline(tl, env));
+    box.append(linkData(drawTimeline(tl, env), timelineData(tl)));
   }
   return box;
 }

@@ -3,9 +3,20 @@ import { IBasis } from './basis';
 import { empty, h, num } from './dom';
 import { IReportSummary } from './summary';
 
-/** A plain table: one header row, then one row of cells per item. */
-function table(head: HTMLTableRowElement, rows: HTMLTableRowElement[]): HTMLTableElement {
-  return h('table', { class: 'gpuprof-w-table' }, head, ...rows);
+/** A plain table: its caption (for screen readers), one header row, then a row per item. */
+function table(
+  caption: string,
+  head: HTMLTableRowElement,
+  rows: HTMLTableRowElement[],
+  className = ''
+): HTMLTableElement {
+  return h(
+    'table',
+    { class: `gpuprof-w-table ${className}`.trim() },
+    h('caption', { class: 'gpuprof-w-sr' }, caption),
+    head,
+    ...rows
+  );
 }
 
 /** Copies by direction and memory kind, then the sync count and its worst callers. */
@@ -39,7 +50,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
         h('td', {}, r.blocking)
       )
     );
-    box.append(table(head, rows));
+    box.append(table('Host↔device copies by direction and memory kind', head, rows));
   } else {
     box.append(empty('No host↔device copies recorded.'));
   }
@@ -74,7 +85,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
         h('td', {}, basis.ms(r.cost_ms_per_step))
       )
     );
-    box.append(h('table', { class: 'gpuprof-w-table gpuprof-w-synctable' }, head, ...rows));
+    box.append(table('Sync calls by caller', head, rows, 'gpuprof-w-synctable'));
   }
   return box;
 }

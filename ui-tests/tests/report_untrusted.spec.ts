@@ -7,7 +7,8 @@ import { REPO, setTheme } from './reportCell';
 
 /**
  * A notebook someone sent you: executed elsewhere, opened here untrusted. The widget cannot run,
- * so the static copy is what shows: the "Trust Notebook" line first, PNG charts (JupyterLab's
+ * so the static copy is what shows: its notice first (where the interactive report opens, true
+ * here as in nbconvert's HTML, which has no File menu to trust from), PNG charts (JupyterLab's
  * sanitizer strips inline SVG, which left run-on text such as "4050607080ms"), no widget.
  *
  * EXECUTED: a committed executed notebook to open instead of executing the fixture notebook
@@ -65,7 +66,10 @@ for (const theme of ['light', 'dark']) {
     await expect(page.locator('.jp-OutputArea-output .gpuprof-w')).toHaveCount(0);
     for (const report of await outputs.all()) {
       await report.scrollIntoViewIfNeeded();
-      await expect(report.getByText('Interactive report: File ▸ Trust Notebook')).toBeVisible();
+      await expect(
+        report.getByText('Static copy of the report. The interactive report opens in JupyterLab')
+      ).toBeVisible();
+      await expect(report.getByText('File ▸ Trust Notebook')).toHaveCount(0);
       // charts: PNG images the sanitizer kept and the browser decoded
       const images = report.locator('img');
       expect(await images.count()).toBeGreaterThanOrEqual(EXECUTED ? 1 : 3);
