@@ -12,7 +12,8 @@ script under the tool, both by its own log); CORPUS_FIX_NAMES=NAME,... runs only
 CORPUS_VARIANTS=0 leaves the entries' tool variants out; CORPUS_NO_TOOL=ID,... leaves the tool
 out for those scripts (a fix measured again beside the script alone). CORPUS_PAIRS=N is the
 observer check alone: N pairs of (the script alone, the script under the tool with no tries),
-interleaved, each side timed by the script's own log (benchmarks/corpus/observer.py scores them).
+interleaved, each side timed by the script's own log (benchmarks/corpus/observer.py scores them);
+CORPUS_PAIR_FLAGS adds capture options to their tool side.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ CAPTURE = ["--steps", "20", "--warmup", "3", "--wait", "1", "--prof-warmup", "1"
 PLAIN_TIMEOUT_S, TOOL_TIMEOUT_S = 240, 300
 #: the tool's own measured fixes (`--try`), as a user runs it: $CORPUS_TRY ("" for none)
 TRY = os.environ.get("CORPUS_TRY", "auto")
+#: capture options the observer pairs' tool side runs with ($CORPUS_PAIR_FLAGS, space-separated)
+PAIR_FLAGS = os.environ.get("CORPUS_PAIR_FLAGS", "").split()
 
 
 def own_times(entry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
@@ -144,7 +147,7 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
         for i in range(pairs):  # alone, then under the tool: the same GPU, back to back
             plain = _run(pair_base, folder, env, stop)
             alone = {"code": plain["code"], "wall_s": plain["wall_s"], **own_times(entry, plain)}
-            tool = _tool(pair_entry, pair_base, folder, env, out, [], f"pair{i}", kept)
+            tool = _tool(pair_entry, pair_base, folder, env, out, PAIR_FLAGS, f"pair{i}", kept)
             result["pairs"].append({"plain": alone, "tool": tool})
             print(f"{entry['id']} pair {i}: alone {alone['median_ms']} ms, tool baseline "
                   f"{tool['steps'].get('median_ms')} ms", flush=True)
