@@ -18,6 +18,9 @@ const AXIS = 34;
 const PHASE_KEYS = ['forward', 'backward', 'optimizer', 'data'];
 const CAUSE_KEYS = GAP_CAUSES;
 
+/** Event the report sends a timeline to zoom to its step `detail.index` and focus it. */
+export const SHOW_STEP_EVENT = 'gpuprof-show-step';
+
 /** The hover text of a drawn rectangle: its event (or how many were merged), phase, duration. */
 export function rectTip(r: IRect): string {
   const head = r.count > 1 ? `${r.count.toLocaleString()} events (zoom in to split)` : r.label;
@@ -336,6 +339,13 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     tip.style.display = 'none';
   });
   svg.addEventListener('dblclick', () => setView({ v0: 0, v1: tl.dur_us }));
+  wrap.addEventListener(SHOW_STEP_EVENT, ev => {
+    const st = steps[(ev as CustomEvent<{ index: number }>).detail.index];
+    if (st) {
+      setView(boxView(st.start, st.end, tl.dur_us));
+      svg.focus();
+    }
+  });
   const swatch = (key: string) =>
     h(
       'span',
