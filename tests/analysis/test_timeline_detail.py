@@ -76,3 +76,19 @@ def test_real_trace_ships_typical_steps_and_the_scale(tmp_path):
     assert len(kernels) >= 8 and any("gemm" in k.lower() or "nvjet" in k for k in kernels)
     assert tl["profiled_scale"] is not None and tl["profiled_scale"] > 0.5
     assert any(lane["label"].endswith("compute") for lane in tl["lanes"])
+
+
+def test_an_unnamed_role_thread_is_numbered_with_the_traces_own_name(tmp_path):
+    """No raw thread id as a lane name: "CPU thread N", with the name the trace gives it."""
+    b = TraceBuilder()
+    b.step(1, 0.0, 1000.0)
+    mm = b.op("aten::mm", 20.0, 40.0)
+    b.kernel("gemm", 30.0, 100.0, 150.0, ext=mm)
+    b.op("aten::copy_", 200.0, 30.0, tid=1874913600)  # a worker thread of no known role
+    b.op("aten::add", 600.0, 10.0, tid=31)
+    b.events.append({"ph": "M", "name": "thread_name", "pid": 100, "tid": 1874913600, "ts": 0,
+                     "args": {"name": "thread 1874913600 (pt_worker)"}})
+    tl = analyze_path(b.write(tmp_path / "t.json.gz")).to_json()["timeline"]
+    labels = [lane["label"] for lane in tl["lanes"] if lane["kind"] == "cpu"]
+    assert labels == ["main thread", "CPU thread 2 (pt_worker)", "CPU thread 3"]
+    assert not any("1874913600" in label for label in labels)
