@@ -27,7 +27,7 @@ export function deltaE2000(p: number[], q: number[]): number {
   const g = 0.5 * (1 - Math.sqrt(cBar ** 7 / (cBar ** 7 + 25 ** 7)));
   const [a1p, a2p] = [(1 + g) * a1, (1 + g) * a2];
   const [c1, c2] = [Math.hypot(a1p, b1), Math.hypot(a2p, b2)];
-  const hue = (b: number, a: number) => (((Math.atan2(b, a) * 180) / Math.PI) % 360 + 360) % 360;
+  const hue = (b: number, a: number) => ((((Math.atan2(b, a) * 180) / Math.PI) % 360) + 360) % 360;
   const h1 = c1 ? hue(b1, a1p) : 0;
   const h2 = c2 ? hue(b2, a2p) : 0;
   let dh = c1 * c2 ? h2 - h1 : 0;
@@ -53,7 +53,5 @@ export function deltaE2000(p: number[], q: number[]): number {
   const sC = 1 + 0.045 * cpBar;
   const sH = 1 + 0.015 * cpBar * t;
   const rT = -Math.sin(rad(2 * dTheta)) * rC;
-  return Math.sqrt(
-    (dL / sL) ** 2 + (dC / sC) ** 2 + (dH / sH) ** 2 + rT * (dC / sC) * (dH / sH)
-  );
+  return Math.sqrt((dL / sL) ** 2 + (dC / sC) ** 2 + (dH / sH) ** 2 + rT * (dC / sC) * (dH / sH));
 }

@@ -14,6 +14,9 @@ export interface ILaneEvents {
   phase: string[];
   /** Events already merged by the summary (1 for a real event). */
   count: number[];
+  /** GPU lanes: the launching op and its input shapes ('' where unknown). */
+  op?: string[];
+  shape?: string[];
 }
 
 /** A drawn rectangle: one event (`count` 1, named) or a merged run of events. */
@@ -23,6 +26,8 @@ export interface IRect {
   count: number;
   label: string;
   phase: string;
+  /** Index in its lane's events of the event it is (or the first it merges). */
+  first?: number;
 }
 
 /** Every lane's events: the bounded lanes, with the steps that carry detail replaced by their real events. */
@@ -48,11 +53,21 @@ export function laneEvents(
   });
   const covered = (a: number, b: number) => detailed.some(x => a >= x.start && b <= x.end);
   return tl.lanes.map((lane, li) => {
-    const rows: [number, number, string, string, number][] = [];
+    const rows: [number, number, string, string, number, string, string][] = [];
+    const named = (codes: number[] | undefined, i: number) =>
+      codes ? (tl.names[codes[i]] ?? '') : '';
     for (let i = 0; i < lane.start.length; i++) {
       const a = lane.start[i];
       if (!covered(a, a + lane.dur[i])) {
-        rows.push([a, lane.dur[i], tl.names[lane.name[i]] ?? '', '', lane.count[i]]);
+        rows.push([
+          a,
+          lane.dur[i],
+          tl.names[lane.name[i]] ?? '',
+          '',
+          lane.count[i],
+          named(lane.op, i),
+          named(lane.shape, i)
+        ]);
       }
     }
     for (const { start, d, strings } of detailed) {
@@ -63,7 +78,9 @@ export function laneEvents(
             d.dur_us[i],
             strings[d.name[i]] ?? '',
             phases[d.phase[i]] ?? '',
-            1
+            1,
+            '',
+            ''
           ]);
         }
       }
@@ -74,7 +91,9 @@ export function laneEvents(
       dur: rows.map(r => r[1]),
       label: rows.map(r => r[2]),
       phase: rows.map(r => r[3]),
-      count: rows.map(r => r[4])
+      count: rows.map(r => r[4]),
+      op: rows.map(r => r[5]),
+      shape: rows.map(r => r[6])
     };
   });
 }
@@ -138,7 +157,14 @@ export function lodRects(
     if (cur) {
       out.push(cur);
     }
-    cur = { start: a, end: b, count: ev.count[i], label: ev.label[i], phase: ev.phase[i] };
+    cur = {
+      start: a,
+      end: b,
+      count: ev.count[i],
+      label: ev.label[i],
+      phase: ev.phase[i],
+      first: i
+    };
     curNarrow = narrow;
   }
   if (cur) {

@@ -5,13 +5,7 @@
  * colours; every dot focusable, a profiled one opening its step in the timeline.
  */
 import { h, ms, s } from './dom';
-import {
-  axisLabels,
-  isClipped,
-  labelRoom,
-  placeValueLabel,
-  stepScale
-} from './stepscale';
+import { axisLabels, isClipped, labelRoom, placeValueLabel, stepScale } from './stepscale';
 import { ISteps } from './summary';
 
 const HEIGHT = 170;
@@ -118,7 +112,9 @@ function draw(
     }
     if (nClipped) {
       // the broken top edge: steps above it are drawn on it, their time written beside them
-      g.append(s('line', { x1: x0, x2: x0 + w - 8, y1: TOP, y2: TOP, class: 'gpuprof-w-clipline' }));
+      g.append(
+        s('line', { x1: x0, x2: x0 + w - 8, y1: TOP, y2: TOP, class: 'gpuprof-w-clipline' })
+      );
     }
     const median = x.median;
     if (median !== null && !isClipped(scale, median)) {
@@ -143,7 +139,12 @@ function draw(
         g.append(
           s(
             'text',
-            { x: at.x, y: TOP + 4, 'text-anchor': at.anchor, class: 'gpuprof-w-axis gpuprof-w-clipped' },
+            {
+              x: at.x,
+              y: TOP + 4,
+              'text-anchor': at.anchor,
+              class: 'gpuprof-w-axis gpuprof-w-clipped'
+            },
             text
           )
         );

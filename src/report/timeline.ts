@@ -3,46 +3,34 @@
  * one named rectangle per kernel once zoomed in (lod.ts); steps, phases and idle gaps drawn; the
  * page keeps the plain wheel (Ctrl/⌘+wheel, W/A/S/D, box drag and step clicks move the view).
  */
-import { GAP_CAUSES } from '../generated/palette';
 import { boxView, IView, pan, ticks, zoom } from './axis';
 import { color } from './colors';
-import { h, s, us } from './dom';
+import { h, s } from './dom';
 import { IReportEnv } from './env';
+import {
+  alignedLabel,
+  eventRows,
+  hoverText,
+  laneRank,
+  nthHit,
+  rectClass,
+  scaleLabel,
+  searchHits,
+  tipPosition
+} from './eventinfo';
 import { fit, IRect, laneEvents, lodRects, placeName } from './lod';
 import { IStepDetail, ITimeline } from './summary';
+import { legend, pinPanel, searchBox, tickMarks } from './timelineTools';
 
 const LEFT = 170;
 const LANE = 26;
 const BAND = 20;
 const AXIS = 34;
-const PHASE_KEYS = ['forward', 'backward', 'optimizer', 'data'];
-const CAUSE_KEYS = GAP_CAUSES;
 
 /** Event the report sends a timeline to zoom to its step `detail.index` and focus it. */
 export const SHOW_STEP_EVENT = 'gpuprof-show-step';
 
-/** The hover text of a drawn rectangle: its event (or how many were merged), phase, duration. */
-export function rectTip(r: IRect): string {
-  const head = r.count > 1 ? `${r.count.toLocaleString()} events (zoom in to split)` : r.label;
-  const phase = r.phase ? `\nphase: ${r.phase}` : '';
-  return `${head}${phase}\n${us(r.end - r.start)}`;
-}
-
-/** The rank of a lane of a multi-rank timeline (its id starts "rank3:"), else null. */
-export function laneRank(id: string): number | null {
-  const m = /^rank(\d+):/.exec(id);
-  return m ? +m[1] : null;
-}
-
-/** How a multi-rank timeline lined its ranks up (the summary's `ranks_aligned_by`), or ''. */
-export function alignedLabel(by: string | null | undefined): string {
-  return by ? ` · ranks aligned by ${by}` : '';
-}
-
-/** "profiled time (×1.52 of real)", or just "profiled time" without a baseline. */
-export function scaleLabel(scale: number | null | undefined): string {
-  return scale ? `profiled time (×${scale.toFixed(2)} of real)` : 'profiled time';
-}
+export { alignedLabel, laneRank, rectTip, scaleLabel } from './eventinfo';
 
 /** The interactive timeline of `tl`; `env.loadStep` fills in steps the summary does not inline. */
 export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElement {
@@ -62,16 +50,25 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
   const info = h(
     'div',
     { class: 'gpuprof-w-hint' },
-    `${tl.n_events.toLocaleString()} events · Ctrl/⌘+wheel or W/S: zoom · A/D: pan · drag: box zoom · click a step: zoom to it · double-click: reset`
+    `${tl.n_events.toLocaleString()} events · Ctrl/⌘+wheel or W/S: zoom · A/D: pan · drag: box zoom · click a step: zoom to it · click an event: pin its details · double-click: reset`
   );
   const steps = tl.steps;
   const gaps = tl.gaps;
   const gapStarts = gaps.start.slice().sort((a, b) => a - b);
   const loaded = new Map<number, IStepDetail & { strings: string[] }>();
   const loading = new Set<number>();
+  const failed = new Set<number>(); // not asked again: the message stays until a reload
   let events = laneEvents(tl, loaded);
   let view: IView = { v0: 0, v1: tl.dur_us };
   let drawn: IRect[][] = [];
+  /** The event clicked to pin its details: its lane and start (kept across redraws). */
+  let pinned: { lane: number; start: number } | null = null;
+  let query = '';
+  const pin = pinPanel(() => {
+    pinned = null;
+    render();
+  });
+  const status = h('div', { class: 'gpuprof-w-loading', role: 'status', 'aria-live': 'polite' });
   const clipId = `gpuprof-clip-${Math.random().toString(36).slice(2)}`;
   let plotW = width - LEFT - 10;
   const x = (t: number) => LEFT + ((t - view.v0) / (view.v1 - view.v0)) * plotW;
@@ -84,20 +81,34 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
   const maybeLoad = () => {
     const st = stepAt((view.v0 + view.v1) / 2);
     const i = st ? steps.indexOf(st) : -1;
-    if (!st || !env.loadStep || tl.detail[i] || loaded.has(st.step) || loading.has(st.step)) {
+    const asked = st && (loaded.has(st.step) || loading.has(st.step) || failed.has(st.step));
+    if (!st || !env.loadStep || tl.detail[i] || asked) {
       return;
     }
     if (view.v1 - view.v0 > 1.5 * (st.end - st.start)) {
       return;
     }
     loading.add(st.step);
+    // the fetch can take a second: say so on the panel and on the step's band
+    status.textContent = `Loading every event of step ${st.step}…`;
+    render(); // the band pulses while loading (maybeLoad returns at once: the step is loading)
+    const done = (text: string) => {
+      loading.delete(st.step);
+      status.textContent = text;
+      render();
+    };
     env.loadStep(st.step).then(
       answer => {
         loaded.set(st.step, { ...answer.detail, strings: answer.strings });
         events = laneEvents(tl, loaded);
-        render();
+        done('');
       },
-      () => undefined // the bounded lanes stay drawn
+      (err: Error) => {
+        failed.add(st.step);
+        done(
+          `Step ${st.step}'s events did not load (${err.message}): its merged rectangles stay drawn.`
+        );
+      }
     );
   };
   const render = () => {
@@ -137,7 +148,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
         });
         band.dataset.step = String(i);
         // 'all': zooming in here reaches single kernels; 'merged': only the bounded rectangles
-        band.dataset.events = hasEvents(i) ? 'all' : 'merged';
+        band.dataset.events = hasEvents(i) ? 'all' : loading.has(st.step) ? 'loading' : 'merged';
         const bw = x(st.end) - x(st.start);
         plot.append(
           band,
@@ -171,7 +182,8 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
         // a multi-rank timeline: a rule between one rank's lanes and the next rank's
         svg.append(s('line', { x1: 0, x2: width, y1: y, y2: y, class: 'gpuprof-w-rankline' }));
       }
-      const rects = lodRects(events[li], v0, v1, usPerPx, gapStarts);
+      const ev = events[li];
+      const rects = lodRects(ev, v0, v1, usPerPx, gapStarts);
       rects.forEach((r, i) => {
         const px = Math.max(x(r.end) - x(r.start), 0.7);
         const fill = color(r.phase || lane.kind);
@@ -180,7 +192,8 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
           y: y + 3,
           width: px,
           height: LANE - 6,
-          style: `fill:${fill}`
+          style: `fill:${fill}`,
+          class: rectClass(ev, rects, i, query, pinned?.lane === li ? pinned.start : null)
         });
         el.dataset.lane = String(li);
         el.dataset.i = String(i);
@@ -199,25 +212,14 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     });
     svg.append(plot);
     const st = origin();
-    // about one tick per 100 px, so labels such as "40200 µs" never run together
-    for (const tk of ticks(view, st ? st.start : 0, Math.max(2, Math.floor(plotW / 100)))) {
-      svg.append(
-        s('line', {
-          x1: x(tk.t),
-          x2: x(tk.t),
-          y1: BAND + lanesH,
-          y2: BAND + lanesH + 4,
-          class: 'gpuprof-w-tick'
-        })
-      );
-      svg.append(
-        s(
-          'text',
-          { x: x(tk.t), y: BAND + lanesH + 15, 'text-anchor': 'middle', class: 'gpuprof-w-axis' },
-          tk.label
-        )
-      );
-    }
+    // about one tick per 100 px, so labels never run together
+    const marks = ticks(view, st ? st.start : 0, Math.max(2, Math.floor(plotW / 100)));
+    svg.append(
+      ...tickMarks(
+        marks.map(tk => ({ x: x(tk.t), label: tk.label })),
+        BAND + lanesH
+      )
+    );
     const from = st ? `from the start of step ${st.step}` : 'from the window start';
     svg.append(
       s(
@@ -249,6 +251,11 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     { passive: false }
   );
   svg.addEventListener('keydown', ev => {
+    if (ev.key === 'Escape' && pinned) {
+      pinned = null; // unpin
+      pin.clear();
+      return render();
+    }
     const mid = (view.v0 + view.v1) / 2;
     const w = view.v1 - view.v0;
     const moves: Record<string, () => IView> = {
@@ -290,7 +297,12 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       setView(boxView(timeAt(start), timeAt(ev.clientX), tl.dur_us));
       return;
     }
-    const step = (ev.target as SVGElement).dataset?.step;
+    const data = (ev.target as SVGElement).dataset ?? {};
+    if (data.lane !== undefined && data.i !== undefined) {
+      pinEvent(Number(data.lane), drawn[Number(data.lane)][Number(data.i)]);
+      return;
+    }
+    const step = data.step;
     if (step !== undefined) {
       const st = steps[Number(step)];
       setView(boxView(st.start, st.end, tl.dur_us));
@@ -307,38 +319,61 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       }
       return;
     }
-    const target = ev.target as SVGElement;
-    const data = target.dataset ?? {};
-    if (data.lane !== undefined) {
-      tip.textContent = `${tl.lanes[Number(data.lane)].label}\n${rectTip(drawn[Number(data.lane)][Number(data.i)])}`;
-    } else if (data.gap !== undefined) {
-      const i = Number(data.gap);
-      tip.textContent = `GPU idle ${us(gaps.dur[i])}: ${gaps.cause[i]}`;
-    } else if (data.step !== undefined) {
-      const i = Number(data.step);
-      const st = steps[i];
-      const held = steps.filter((_, k) => hasEvents(k)).map(x => x.step);
-      // without a server, a step the summary does not carry stays merged however far one zooms
-      const where =
-        hasEvents(i) || env.loadStep
-          ? ''
-          : held.length
-            ? ` · events merged: every kernel is in step ${held.join(', ')}`
-            : ' · events merged';
-      tip.textContent = `step ${st.step}: ${us(st.end - st.start)} (${scaleLabel(tl.profiled_scale)}) · click to zoom${where}`;
-    } else {
+    const held = steps.filter((_, k) => hasEvents(k)).map(x => x.step);
+    const text = hoverText(tl, drawn, (ev.target as SVGElement).dataset ?? {}, {
+      loadable: Boolean(env.loadStep),
+      hasEvents,
+      held
+    });
+    if (!text) {
       tip.style.display = 'none';
       return;
     }
+    tip.textContent = text;
     tip.style.display = 'block';
+    // kept inside the panel: flipped left of (or above) the pointer near an edge
     const wb = wrap.getBoundingClientRect();
-    tip.style.left = `${ev.clientX - wb.left + 12}px`;
-    tip.style.top = `${ev.clientY - wb.top + 12}px`;
+    const at = tipPosition(
+      ev.clientX - wb.left,
+      ev.clientY - wb.top,
+      tip.offsetWidth,
+      tip.offsetHeight,
+      wrap.clientWidth,
+      wrap.clientHeight
+    );
+    tip.style.left = `${at.left}px`;
+    tip.style.top = `${at.top}px`;
   });
   svg.addEventListener('mouseleave', () => {
     tip.style.display = 'none';
   });
   svg.addEventListener('dblclick', () => setView({ v0: 0, v1: tl.dur_us }));
+  /** Pin rectangle `r` of lane `li`: its details below the chart, its outline drawn. */
+  const pinEvent = (li: number, r: IRect) => {
+    pinned = { lane: li, start: r.start };
+    pin.show(eventRows(tl, events, li, r));
+    render();
+  };
+  let nextHit = 0;
+  const search = searchBox(
+    q => {
+      query = q;
+      nextHit = 0;
+      render();
+      return searchHits(events, q).length;
+    },
+    () => {
+      // Enter: zoom to the next match and pin it
+      const hit = nthHit(events, query, nextHit++);
+      if (hit) {
+        setView(boxView(hit.from, hit.to, tl.dur_us));
+        const r = drawn[hit.lane].find(d => d.start <= hit.start && hit.start <= d.end);
+        if (r) {
+          pinEvent(hit.lane, r);
+        }
+      }
+    }
+  );
   wrap.addEventListener(SHOW_STEP_EVENT, ev => {
     const st = steps[(ev as CustomEvent<{ index: number }>).detail.index];
     if (st) {
@@ -346,21 +381,6 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       svg.focus();
     }
   });
-  const swatch = (key: string) =>
-    h(
-      'span',
-      { class: 'gpuprof-w-key' },
-      h('span', { class: 'gpuprof-w-swatch', style: `background:${color(key)}` }),
-      key
-    );
-  const legend = h(
-    'div',
-    { class: 'gpuprof-w-legend' },
-    'phases: ',
-    ...PHASE_KEYS.map(swatch),
-    ' · idle gaps: ',
-    ...CAUSE_KEYS.map(swatch)
-  );
   render();
   if (typeof ResizeObserver !== 'undefined') {
     new ResizeObserver(() => {
@@ -374,6 +394,13 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       render();
     }).observe(wrap);
   }
-  wrap.append(info, svg, tip, legend);
+  wrap.append(
+    h('div', { class: 'gpuprof-w-tlbar' }, info, search),
+    status,
+    svg,
+    tip,
+    legend(),
+    pin.el
+  );
   return wrap;
 }

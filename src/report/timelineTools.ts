@@ -1,0 +1,108 @@
+/**
+ * The timeline's controls around the chart: the search box, the pinned event's details and the
+ * colour legend. timeline.ts decides what they hold; these only build and fill the DOM.
+ */
+import { GAP_CAUSES } from '../generated/palette';
+import { color } from './colors';
+import { h, s } from './dom';
+import { DetailRow } from './eventinfo';
+
+/** Phases the legend lists (an event's colour), in the order the model names them. */
+export const PHASE_KEYS = ['forward', 'backward', 'optimizer', 'data', 'other'];
+
+/** The pinned event's panel: `show` fills it, `clear` (or its Unpin button) empties it. */
+export function pinPanel(onUnpin: () => void): {
+  el: HTMLDivElement;
+  show(rows: DetailRow[]): void;
+  clear(): void;
+} {
+  const el = h('div', {
+    class: 'gpuprof-w-pinpanel',
+    role: 'region',
+    'aria-label': 'Pinned event'
+  });
+  el.hidden = true;
+  const clear = () => {
+    el.replaceChildren();
+    el.hidden = true;
+  };
+  const show = (rows: DetailRow[]) => {
+    const list = h('dl', { class: 'gpuprof-w-pinrows' });
+    for (const [k, v] of rows) {
+      list.append(h('dt', {}, k), h('dd', {}, v));
+    }
+    const unpin = h(
+      'button',
+      { type: 'button', class: 'gpuprof-w-toolbtn', 'aria-label': 'Unpin the event' },
+      'Unpin'
+    );
+    unpin.addEventListener('click', () => {
+      clear();
+      onUnpin();
+    });
+    el.replaceChildren(
+      h('div', { class: 'gpuprof-w-pinhead' }, 'Pinned event (Esc unpins) ', unpin),
+      list
+    );
+    el.hidden = false;
+  };
+  return { el, show, clear };
+}
+
+/**
+ * The search box: typing highlights the events whose name holds the text (`onQuery` answers
+ * how many), Enter jumps to the next one (`onNext`).
+ */
+export function searchBox(onQuery: (q: string) => number, onNext: () => void): HTMLLabelElement {
+  const count = h('span', { class: 'gpuprof-w-searchcount', 'aria-live': 'polite' });
+  const input = h('input', {
+    type: 'search',
+    class: 'gpuprof-w-search',
+    placeholder: 'Find events by name',
+    'aria-label': 'Find events by name (Enter: next match)'
+  });
+  input.addEventListener('input', () => {
+    const n = onQuery(input.value);
+    count.textContent = input.value.trim()
+      ? `${n.toLocaleString()} ${n === 1 ? 'match' : 'matches'}`
+      : '';
+  });
+  input.addEventListener('keydown', ev => {
+    if (ev.key === 'Enter') {
+      ev.preventDefault();
+      onNext();
+    }
+  });
+  return h('label', { class: 'gpuprof-w-searchbox' }, input, count);
+}
+
+/** The colour key: one swatch per phase and per idle cause. */
+export function legend(): HTMLDivElement {
+  const swatch = (key: string) =>
+    h(
+      'span',
+      { class: 'gpuprof-w-key' },
+      h('span', { class: 'gpuprof-w-swatch', style: `background:${color(key)}` }),
+      key
+    );
+  return h(
+    'div',
+    { class: 'gpuprof-w-legend' },
+    'phases: ',
+    ...PHASE_KEYS.map(swatch),
+    ' · idle gaps: ',
+    ...GAP_CAUSES.map(swatch)
+  );
+}
+
+/** The time axis under the lanes at `y`: a tick and its label at each `x` (px). */
+export function tickMarks(marks: { x: number; label: string }[], y: number): SVGElement[] {
+  const out: SVGElement[] = [];
+  for (const m of marks) {
+    out.push(
+      s('line', { x1: m.x, x2: m.x, y1: y, y2: y + 4, class: 'gpuprof-w-tick' }),
+      s('text', { x: m.x, y: y + 15, 'text-anchor': 'middle', class: 'gpuprof-w-axis' }, m.label)
+    );
+  }
+  return out;
+}
