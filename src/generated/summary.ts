@@ -463,7 +463,10 @@ export interface TimelineStep {
  *
  * `lane` indexes `Timeline.lanes`, `name` the table's string list (`Timeline.strings`, or the
  * `strings` of the run's timeline route), `phase` indexes `Timeline.phases`; times are µs
- * from the step's start, in profiled time.
+ * from the step's start, in profiled time. A step with linked GPU work adds, per event (-1
+ * where none): `corr` (correlation id), `launch_us` and `launch_lane` (the host launch call,
+ * for a flow arrow), `op`, `shape` and `config` (launching op, its input shapes, the kernel's
+ * "grid [..] · block [..]", into the string list).
  */
 export interface StepDetail {
   lane: number[];
@@ -471,6 +474,12 @@ export interface StepDetail {
   dur_us: number[];
   name: number[];
   phase: number[];
+  corr?: number[];
+  launch_us?: number[];
+  launch_lane?: number[];
+  op?: number[];
+  shape?: number[];
+  config?: number[];
 }
 /**
  * What the numbers are per: real steps by default, profiled totals beside them.
