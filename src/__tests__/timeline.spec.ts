@@ -391,17 +391,55 @@ describe('timeline tools', () => {
     expect(svg.querySelectorAll('.gpuprof-w-pinned')).toHaveLength(0);
   });
 
-  it('lists the launching op and shapes of a GPU event the summary links', () => {
+  /** bigTimeline with its GPU events linked: launched from lane 0, 3 µs before they run. */
+  const linked = () => {
     const tl = bigTimeline();
+    const d = tl.detail[0]!;
+    const strings = tl.strings;
+    const code = (t: string) => (strings.includes(t) ? strings.indexOf(t) : strings.push(t) - 1);
+    const gpu = d.lane.map(l => l === 1);
+    d.corr = d.lane.map((_, i) => (gpu[i] ? 1000 + i : -1));
+    d.launch_us = d.start_us.map((t, i) => (gpu[i] ? Math.max(t - 3, 0) : -1));
+    d.launch_lane = d.lane.map((_, i) => (gpu[i] ? 0 : -1));
+    d.op = d.lane.map((_, i) => (gpu[i] ? code('aten::mm') : -1));
+    d.shape = d.lane.map((_, i) => (gpu[i] ? code('[[64, 128], [128, 256]]') : -1));
+    d.config = d.lane.map((_, i) => (gpu[i] ? code('grid [80, 1, 1] · block [128, 1, 1]') : -1));
+    return tl;
+  };
+
+  it('lists the launching op, shapes, grid/block, correlation and host launch of GPU work', () => {
+    const tl = linked();
     const ev = laneEvents(tl);
-    ev[1].op = ev[1].label.map(() => 'aten::mm');
-    ev[1].shape = ev[1].label.map(() => '[[64, 128], [128, 256]]');
     const r = lodRects(ev[1], 0, 100, 0.1)[0];
-    expect(eventRows(tl, ev, 1, r)).toContainEqual(['Launched by', 'aten::mm']);
-    expect(eventRows(tl, ev, 1, r)).toContainEqual(['Input shapes', '[[64, 128], [128, 256]]']);
+    const rows = eventRows(tl, ev, 1, r);
+    expect(rows).toContainEqual(['Launched by', 'aten::mm']);
+    expect(rows).toContainEqual(['Input shapes', '[[64, 128], [128, 256]]']);
+    expect(rows).toContainEqual(['Launch config', 'grid [80, 1, 1] · block [128, 1, 1]']);
+    expect(rows.find(x => x[0] === 'Correlation id')![1]).toMatch(/^10\d\d$/);
+    expect(rows.find(x => x[0] === 'Host launch')![1]).toMatch(/^main thread, /);
     // a merged rectangle names no one op
-    const merged = { ...r, count: 40 };
-    expect(eventRows(tl, ev, 1, merged).map(x => x[0])).not.toContain('Launched by');
+    expect(eventRows(tl, ev, 1, { ...r, count: 40 }).map(x => x[0])).not.toContain('Launched by');
+  });
+
+  it('draws a CPU→GPU flow arrow for the pinned event and the hovered one', () => {
+    const { svg, mouse, drag } = mounted(linked());
+    drag(170 + 50, 170 + 56);
+    const flows = () => svg.querySelectorAll('path.gpuprof-w-flow');
+    expect(flows()).toHaveLength(0);
+    const a = svg.querySelector('rect[data-lane="1"][data-i="3"]') as SVGRectElement;
+    mouse('mousemove', { clientX: 300, clientY: 40 }, a);
+    expect(flows()).toHaveLength(1); // hovered
+    mouse('mousedown', { clientX: 300 }, a);
+    mouse('mouseup', { clientX: 300 }, a);
+    const b = svg.querySelector('rect[data-lane="1"][data-i="6"]') as SVGRectElement;
+    mouse('mousemove', { clientX: 320, clientY: 40 }, b);
+    expect(flows()).toHaveLength(2); // pinned + hovered
+    mouse('mouseleave', {});
+    expect(flows()).toHaveLength(1); // the pinned one stays
+    // from the launching lane's middle (lane 0: y 20 + 13) to the event's (lane 1: y 46 + 13)
+    const d = flows()[0].getAttribute('d')!;
+    expect(d).toMatch(/^M[\d.]+,33 C.* [\d.]+,59$/);
+    expect(flows()[0].getAttribute('marker-end')).toMatch(/^url\(#gpuprof-clip-.*-arrow\)$/);
   });
 
   it('finds events by name: highlights them, dims the rest, Enter zooms to and pins the next', () => {

@@ -37,6 +37,20 @@ export function boxView(a: number, b: number, dur: number): IView {
   return { v0, v1 };
 }
 
+/** The view after key `key` (Perfetto's W/S zoom, A/D pan), or null for another key. */
+export function keyMove(key: string, view: IView, dur: number): IView | null {
+  const mid = (view.v0 + view.v1) / 2;
+  const w = view.v1 - view.v0;
+  const moves: Record<string, () => IView> = {
+    w: () => zoom(view, mid, 0.6, dur),
+    s: () => zoom(view, mid, 1 / 0.6, dur),
+    a: () => pan(view, 0.2 * w, dur),
+    d: () => pan(view, -0.2 * w, dur)
+  };
+  const move = moves[key.toLowerCase()];
+  return move ? move() : null;
+}
+
 /** A round tick spacing (1, 2 or 5 × 10^k) giving about `n` ticks over `span`. */
 export function tickStep(span: number, n = 6): number {
   const raw = span / n;

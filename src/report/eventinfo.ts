@@ -17,7 +17,8 @@ function stepAt(tl: Pick<ITimeline, 'steps'>, t: number) {
 
 /**
  * The details of rectangle `r` of lane `li`: its name (or how many events it merges), lane,
- * phase, start within its step, duration, and for GPU work the launching op and its shapes.
+ * phase, start within its step, duration, and for GPU work the launching op, its shapes, grid
+ * and block, correlation id and where the host launched it.
  */
 export function eventRows(
   tl: Pick<ITimeline, 'lanes' | 'steps'>,
@@ -43,16 +44,21 @@ export function eventRows(
     st ? `${us(r.start - st.start)} into step ${st.step}` : `${us(r.start)} into the window`
   ]);
   rows.push(['Duration', us(r.end - r.start)]);
-  const i = r.first;
-  if (r.count === 1 && i !== undefined) {
-    const op = ev.op?.[i];
-    const shape = ev.shape?.[i];
-    if (op) {
-      rows.push(['Launched by', op]);
-    }
-    if (shape && shape !== '[]') {
-      rows.push(['Input shapes', shape]);
-    }
+  const link = r.count === 1 && r.first !== undefined ? ev.link?.[r.first] : null;
+  if (link) {
+    const lines: DetailRow[] = [
+      ['Launched by', link.op],
+      ['Input shapes', link.shape === '[]' ? '' : link.shape],
+      ['Launch config', link.config],
+      ['Correlation id', link.corr >= 0 ? String(link.corr) : ''],
+      [
+        'Host launch',
+        link.launchAt !== null && link.launchLane >= 0
+          ? `${tl.lanes[link.launchLane].label}, ${us(r.start - link.launchAt)} before it ran`
+          : ''
+      ]
+    ];
+    rows.push(...lines.filter(([, v]) => v));
   }
   return rows;
 }

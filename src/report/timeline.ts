@@ -3,7 +3,7 @@
  * one named rectangle per kernel once zoomed in (lod.ts); steps, phases and idle gaps drawn; the
  * page keeps the plain wheel (Ctrl/⌘+wheel, W/A/S/D, box drag and step clicks move the view).
  */
-import { boxView, IView, pan, ticks, zoom } from './axis';
+import { boxView, IView, keyMove, ticks, zoom } from './axis';
 import { color } from './colors';
 import { h, s } from './dom';
 import { IReportEnv } from './env';
@@ -19,8 +19,17 @@ import {
   tipPosition
 } from './eventinfo';
 import { fit, IRect, laneEvents, lodRects, placeName } from './lod';
-import { IStepDetail, ITimeline } from './summary';
-import { legend, pinPanel, searchBox, tickMarks } from './timelineTools';
+import { StepLoader } from './stepLoader';
+import { ITimeline } from './summary';
+import {
+  arrowMarker,
+  flowArrows,
+  HINT,
+  legend,
+  pinPanel,
+  searchBox,
+  tickMarks
+} from './timelineTools';
 
 const LEFT = 170;
 const LANE = 26;
@@ -50,15 +59,16 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
   const info = h(
     'div',
     { class: 'gpuprof-w-hint' },
-    `${tl.n_events.toLocaleString()} events · Ctrl/⌘+wheel or W/S: zoom · A/D: pan · drag: box zoom · click a step: zoom to it · click an event: pin its details · double-click: reset`
+    `${tl.n_events.toLocaleString()} events · ${HINT}`
   );
   const steps = tl.steps;
   const gaps = tl.gaps;
   const gapStarts = gaps.start.slice().sort((a, b) => a - b);
-  const loaded = new Map<number, IStepDetail & { strings: string[] }>();
-  const loading = new Set<number>();
-  const failed = new Set<number>(); // not asked again: the message stays until a reload
-  let events = laneEvents(tl, loaded);
+  const loader = new StepLoader(tl, env.loadStep, fresh => {
+    events = fresh ? laneEvents(tl, loader.loaded) : events;
+    render();
+  });
+  let events = laneEvents(tl, loader.loaded);
   let view: IView = { v0: 0, v1: tl.dur_us };
   let drawn: IRect[][] = [];
   /** The event clicked to pin its details: its lane and start (kept across redraws). */
@@ -68,48 +78,28 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     pinned = null;
     render();
   });
-  const status = h('div', { class: 'gpuprof-w-loading', role: 'status', 'aria-live': 'polite' });
+  const flows = s('g', { class: 'gpuprof-w-flows' });
+  /** CPU→GPU arrows: the pinned event's, and the hovered one's (`hover`: lane, event index). */
+  const showFlows = (hover: [number, number] | null) => {
+    const pin = pinned
+      ? ([pinned.lane, events[pinned.lane].start.indexOf(pinned.start)] as const)
+      : null;
+    const mid = (li: number) => BAND + li * LANE + LANE / 2;
+    flows.replaceChildren(...flowArrows(events, [pin, hover], x, mid, `${clipId}-arrow`));
+  };
   const clipId = `gpuprof-clip-${Math.random().toString(36).slice(2)}`;
   let plotW = width - LEFT - 10;
   const x = (t: number) => LEFT + ((t - view.v0) / (view.v1 - view.v0)) * plotW;
-  /** Whether every event of step `i` is at hand (inlined in the summary or loaded). */
-  const hasEvents = (i: number) => Boolean(tl.detail[i]) || loaded.has(steps[i].step);
+  const hasEvents = (i: number) => loader.hasEvents(i);
   /** The step holding time `t`, or null. */
   const stepAt = (t: number) => steps.find(st => st.start <= t && t < st.end) ?? null;
   /** The step the axis counts from: the one the view starts in (else the one in its middle). */
   const origin = () => stepAt(view.v0 + 1e-6) ?? stepAt((view.v0 + view.v1) / 2);
   const maybeLoad = () => {
     const st = stepAt((view.v0 + view.v1) / 2);
-    const i = st ? steps.indexOf(st) : -1;
-    const asked = st && (loaded.has(st.step) || loading.has(st.step) || failed.has(st.step));
-    if (!st || !env.loadStep || tl.detail[i] || asked) {
-      return;
+    if (st) {
+      loader.want(steps.indexOf(st), view.v1 - view.v0);
     }
-    if (view.v1 - view.v0 > 1.5 * (st.end - st.start)) {
-      return;
-    }
-    loading.add(st.step);
-    // the fetch can take a second: say so on the panel and on the step's band
-    status.textContent = `Loading every event of step ${st.step}…`;
-    render(); // the band pulses while loading (maybeLoad returns at once: the step is loading)
-    const done = (text: string) => {
-      loading.delete(st.step);
-      status.textContent = text;
-      render();
-    };
-    env.loadStep(st.step).then(
-      answer => {
-        loaded.set(st.step, { ...answer.detail, strings: answer.strings });
-        events = laneEvents(tl, loaded);
-        done('');
-      },
-      (err: Error) => {
-        failed.add(st.step);
-        done(
-          `Step ${st.step}'s events did not load (${err.message}): its merged rectangles stay drawn.`
-        );
-      }
-    );
   };
   const render = () => {
     const { v0, v1 } = view;
@@ -119,7 +109,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     svg.replaceChildren();
     const clip = s('clipPath', { id: clipId });
     clip.append(s('rect', { x: LEFT, y: 0, width: plotW, height }));
-    svg.append(clip);
+    svg.append(clip, arrowMarker(`${clipId}-arrow`));
     const plot = s('g', { 'clip-path': `url(#${clipId})` });
     gaps.start.forEach((st, i) => {
       const d = gaps.dur[i];
@@ -148,7 +138,11 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
         });
         band.dataset.step = String(i);
         // 'all': zooming in here reaches single kernels; 'merged': only the bounded rectangles
-        band.dataset.events = hasEvents(i) ? 'all' : loading.has(st.step) ? 'loading' : 'merged';
+        band.dataset.events = hasEvents(i)
+          ? 'all'
+          : loader.isLoading(st.step)
+            ? 'loading'
+            : 'merged';
         const bw = x(st.end) - x(st.start);
         plot.append(
           band,
@@ -210,6 +204,8 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       });
       return rects;
     });
+    plot.append(flows);
+    showFlows(null);
     svg.append(plot);
     const st = origin();
     // about one tick per 100 px, so labels never run together
@@ -256,18 +252,10 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       pin.clear();
       return render();
     }
-    const mid = (view.v0 + view.v1) / 2;
-    const w = view.v1 - view.v0;
-    const moves: Record<string, () => IView> = {
-      w: () => zoom(view, mid, 0.6, tl.dur_us),
-      s: () => zoom(view, mid, 1 / 0.6, tl.dur_us),
-      a: () => pan(view, 0.2 * w, tl.dur_us),
-      d: () => pan(view, -0.2 * w, tl.dur_us)
-    };
-    const move = moves[ev.key.toLowerCase()];
-    if (move && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+    const moved = ev.ctrlKey || ev.metaKey || ev.altKey ? null : keyMove(ev.key, view, tl.dur_us);
+    if (moved) {
       ev.preventDefault();
-      setView(move());
+      setView(moved);
     }
   });
   let drag: { x: number; sel: SVGRectElement } | null = null;
@@ -319,6 +307,9 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       }
       return;
     }
+    const over = (ev.target as SVGElement).dataset ?? {};
+    const r = over.lane !== undefined ? drawn[Number(over.lane)][Number(over.i)] : null;
+    showFlows(r && r.count === 1 && r.first !== undefined ? [Number(over.lane), r.first] : null);
     const held = steps.filter((_, k) => hasEvents(k)).map(x => x.step);
     const text = hoverText(tl, drawn, (ev.target as SVGElement).dataset ?? {}, {
       loadable: Boolean(env.loadStep),
@@ -346,6 +337,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
   });
   svg.addEventListener('mouseleave', () => {
     tip.style.display = 'none';
+    showFlows(null);
   });
   svg.addEventListener('dblclick', () => setView({ v0: 0, v1: tl.dur_us }));
   /** Pin rectangle `r` of lane `li`: its details below the chart, its outline drawn. */
@@ -396,7 +388,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
   }
   wrap.append(
     h('div', { class: 'gpuprof-w-tlbar' }, info, search),
-    status,
+    loader.status,
     svg,
     tip,
     legend(),

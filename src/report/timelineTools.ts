@@ -6,6 +6,11 @@ import { GAP_CAUSES } from '../generated/palette';
 import { color } from './colors';
 import { h, s } from './dom';
 import { DetailRow } from './eventinfo';
+import { ILaneEvents } from './lod';
+
+/** How to move around the timeline, above it. */
+export const HINT =
+  'Ctrl/⌘+wheel or W/S: zoom · A/D: pan · drag: box zoom · click a step: zoom to it · click an event: pin its details · double-click: reset';
 
 /** Phases the legend lists (an event's colour), in the order the model names them. */
 export const PHASE_KEYS = ['forward', 'backward', 'optimizer', 'data', 'other'];
@@ -103,6 +108,60 @@ export function tickMarks(marks: { x: number; label: string }[], y: number): SVG
       s('line', { x1: m.x, x2: m.x, y1: y, y2: y + 4, class: 'gpuprof-w-tick' }),
       s('text', { x: m.x, y: y + 15, 'text-anchor': 'middle', class: 'gpuprof-w-axis' }, m.label)
     );
+  }
+  return out;
+}
+
+/** The arrow head the flow arrows end with (an SVG `<defs>` holding marker `id`). */
+export function arrowMarker(id: string): SVGDefsElement {
+  const defs = s('defs');
+  const marker = s('marker', {
+    id,
+    viewBox: '0 0 8 8',
+    refX: 7,
+    refY: 4,
+    markerWidth: 7,
+    markerHeight: 7,
+    orient: 'auto'
+  });
+  marker.append(s('path', { d: 'M0,0 L8,4 L0,8 Z', class: 'gpuprof-w-flowhead' }));
+  defs.append(marker);
+  return defs;
+}
+
+/** A CPU→GPU flow arrow from the launch (x1, y1) to the GPU event's start (x2, y2), in px. */
+export function flowArrow([x1, y1, x2, y2]: number[], markerId: string): SVGPathElement {
+  const bend = Math.max(Math.abs(y2 - y1) / 2, 12);
+  return s('path', {
+    d: `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`,
+    class: 'gpuprof-w-flow',
+    'marker-end': `url(#${markerId})`
+  });
+}
+
+/**
+ * The flow arrows of events `ends` ([lane, index in its events], null skipped) that carry a
+ * host launch; `x` maps a time to px, `laneMid` a lane to the y of its middle.
+ */
+export function flowArrows(
+  events: ILaneEvents[],
+  ends: (readonly [number, number] | null)[],
+  x: (t: number) => number,
+  laneMid: (lane: number) => number,
+  markerId: string
+): SVGPathElement[] {
+  const out: SVGPathElement[] = [];
+  for (const e of ends) {
+    const link = e && e[1] >= 0 ? events[e[0]].link?.[e[1]] : null;
+    if (e && link && link.launchAt !== null && link.launchLane >= 0) {
+      const at = [
+        x(link.launchAt),
+        laneMid(link.launchLane),
+        x(events[e[0]].start[e[1]]),
+        laneMid(e[0])
+      ];
+      out.push(flowArrow(at, markerId));
+    }
   }
   return out;
 }
