@@ -23,6 +23,7 @@ from .hostwork import SYNC_APIS, is_input_range
 from .kineto_json import GPU_CATEGORIES
 from .name_masks import names_where
 from .steps import STEP_NAME, Window
+from .timeline_counters import CounterTrack, counter_tracks
 from .timeline_detail import StepEvents
 from .trace import Trace
 
@@ -89,6 +90,7 @@ class TimelineData(TypedDict):
     strings: list[str]
     detail: list[StepEvents | None]  # the events of a few typical steps, inline
     ranks_aligned_by: NotRequired[str]  # a multi-rank timeline: how its ranks were lined up
+    counters: list[CounterTrack]  # sampled values under the lanes (GPU memory allocated)
 
 
 class NameTable:
@@ -343,4 +345,5 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
                              and names_where(specs[0].rows, is_input_range).any()),
         "profiled_scale": None if scale is None else round(float(scale), 4),
         "phases": list(PHASES), "strings": strings.items, "detail": detail,
+        "counters": counter_tracks(trace, window),
     }

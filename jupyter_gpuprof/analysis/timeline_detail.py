@@ -130,6 +130,12 @@ def _owner_times(trace: Trace, spec: LaneRows) -> np.ndarray:
     return spec.rows["ts_us"].to_numpy(dtype=float)
 
 
+def _texts(mapped: pd.Series) -> np.ndarray:
+    """A looked-up text column with "" where the lookup found nothing."""
+    out = mapped.astype(object)
+    return out.where(out.notna(), "").to_numpy(dtype=object)
+
+
 def _links(trace: Trace, lanes: Sequence[LaneRows], part: pd.DataFrame, lo: float,
            strings: StringTable) -> dict[str, list]:
     """The link columns of GPU rows `part`: correlation, host launch (time from `lo`, lane),
@@ -154,8 +160,8 @@ def _links(trace: Trace, lanes: Sequence[LaneRows], part: pd.DataFrame, lo: floa
             "launch_us": np.round(np.where(at.isna(), -1.0, at.to_numpy(dtype=float) - lo),
                                   2).tolist(),
             "launch_lane": lane,
-            "op": strings.codes(op.fillna("").to_numpy(dtype=object)),
-            "shape": strings.codes(dims.fillna("").to_numpy(dtype=object)),
+            "op": strings.codes(_texts(op)),
+            "shape": strings.codes(_texts(dims)),
             "config": strings.codes(config.astype(object))}
 
 

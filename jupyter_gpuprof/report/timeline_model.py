@@ -66,6 +66,18 @@ class StepDetail(Model, omit_defaults=True):
     config: list[int] | msgspec.UnsetType = msgspec.UNSET
 
 
+class CounterTrack(Model):
+    """A value sampled over time, drawn as a step line under the lanes
+    (`analysis.timeline_counters`): from each `t` (µs from the window start) it reads `v`, in
+    `unit` ("GB": GPU memory allocated)."""
+
+    id: str
+    label: str
+    unit: str
+    t: list[float]
+    v: list[float]
+
+
 class Timeline(Model):
     """The bounded level-of-detail timeline the views draw (`analysis.timeline`).
 
@@ -92,3 +104,4 @@ class Timeline(Model):
     strings: list[str]
     detail: list[StepDetail | None]
     ranks_aligned_by: str | None = None  # None: one rank's timeline
+    counters: list[CounterTrack] = []  # empty: the trace samples no counter

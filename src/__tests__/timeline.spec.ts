@@ -431,6 +431,8 @@ describe('timeline tools', () => {
     expect(flows()).toHaveLength(1); // hovered
     mouse('mousedown', { clientX: 300 }, a);
     mouse('mouseup', { clientX: 300 }, a);
+    mouse('mousemove', { clientX: 300, clientY: 40 }, a);
+    expect(flows()).toHaveLength(1); // pinned and hovered: one arrow
     const b = svg.querySelector('rect[data-lane="1"][data-i="6"]') as SVGRectElement;
     mouse('mousemove', { clientX: 320, clientY: 40 }, b);
     expect(flows()).toHaveLength(2); // pinned + hovered

@@ -426,6 +426,7 @@ export interface Timeline {
   strings: string[];
   detail: (StepDetail | null)[];
   ranks_aligned_by?: string | null;
+  counters?: CounterTrack[];
 }
 /**
  * One timeline lane: rectangles as parallel arrays (names are string-table indices).
@@ -480,6 +481,18 @@ export interface StepDetail {
   op?: number[];
   shape?: number[];
   config?: number[];
+}
+/**
+ * A value sampled over time, drawn as a step line under the lanes
+ * (`analysis.timeline_counters`): from each `t` (µs from the window start) it reads `v`, in
+ * `unit` ("GB": GPU memory allocated).
+ */
+export interface CounterTrack {
+  id: string;
+  label: string;
+  unit: string;
+  t: number[];
+  v: number[];
 }
 /**
  * What the numbers are per: real steps by default, profiled totals beside them.

@@ -151,9 +151,11 @@ export function flowArrows(
   markerId: string
 ): SVGPathElement[] {
   const out: SVGPathElement[] = [];
+  const seen = new Set<string>(); // the pinned event hovered: one arrow
   for (const e of ends) {
     const link = e && e[1] >= 0 ? events[e[0]].link?.[e[1]] : null;
-    if (e && link && link.launchAt !== null && link.launchLane >= 0) {
+    if (e && link && link.launchAt !== null && link.launchLane >= 0 && !seen.has(`${e}`)) {
+      seen.add(`${e}`);
       const at = [
         x(link.launchAt),
         laneMid(link.launchLane),

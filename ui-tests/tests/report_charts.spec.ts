@@ -73,7 +73,10 @@ for (const theme of ['light', 'dark']) {
     const axis = (await timeline.locator('.gpuprof-w-axis').allTextContents()).join('|');
     expect(axis).not.toMatch(/\d{5} µs/);
 
-    // zoom in (W) until GPU events are single, then click a named one: its details are pinned
+    // into a step whose every event the report carries, zoomed in (W) until GPU events are
+    // single; a click on a named one pins its details and draws its CPU→GPU flow
+    await timeline.locator('rect.gpuprof-w-step[data-events="all"]').first().click();
+    await svg.focus();
     for (let i = 0; i < 40 && Number(await svg.getAttribute('data-view-us')) > 800; i++) {
       await page.keyboard.press('w');
     }
@@ -84,8 +87,18 @@ for (const theme of ['light', 'dark']) {
     await timeline.locator(`rect.gpuprof-w-ev[data-lane="${gpu}"][data-i="${i}"]`).click();
     const pinned = timeline.locator('.gpuprof-w-pinpanel');
     await expect(pinned).toBeVisible();
-    await expect(pinned.locator('dt')).toContainText(['Event', 'Lane', 'Phase', 'Starts', 'Duration']);
+    await expect(pinned.locator('dt')).toContainText([
+      'Event',
+      'Lane',
+      'Phase',
+      'Starts',
+      'Duration',
+      'Launched by',
+      'Correlation id',
+      'Host launch'
+    ]);
     await expect(timeline.locator('.gpuprof-w-pinned')).toHaveCount(1);
+    await expect(timeline.locator('path.gpuprof-w-flow')).toHaveCount(1);
 
     // search: matches highlighted, the rest dimmed, the count said
     const name = (await pinned.locator('dd').first().textContent()) ?? '';
