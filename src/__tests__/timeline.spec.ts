@@ -488,4 +488,27 @@ describe('timeline tools', () => {
     await new Promise(r => setTimeout(r, 0));
     expect(status.textContent).toContain("Step 4's events did not load (404 Not Found)");
   });
+
+  it('draws a counter track under the lanes: its name, its peak, a step line, the axis below', () => {
+    const tl = bigTimeline();
+    tl.counters = [
+      {
+        id: 'memory:0',
+        label: 'GPU 0 memory allocated',
+        unit: 'GB',
+        t: [0, 1000, 60_000],
+        v: [1, 4.6992, 2]
+      }
+    ];
+    const { svg } = mounted(tl);
+    const lanes = Array.from(svg.querySelectorAll('.gpuprof-w-lane')).map(t => t.textContent);
+    expect(lanes).toEqual(['main thread', 'stream 7 compute', 'GPU 0 memory allocated']);
+    expect(svg.textContent).toContain('peak 4.70 GB');
+    const line = svg.querySelector('path.gpuprof-w-counter') as SVGPathElement;
+    // three steps: the peak at the top of its track (y 20 + 2·26 + 5), 1 GB and 2 GB lower
+    expect(line.getAttribute('d')).toMatch(/^M170,[\d.]+ H[\d.]+ V77 H[\d.]+ V[\d.]+ H890$/);
+    // the axis sits under the counter track, not over it
+    const tick = svg.querySelector('line.gpuprof-w-tick') as SVGLineElement;
+    expect(Number(tick.getAttribute('y1'))).toBe(20 + 2 * 26 + 30);
+  });
 });

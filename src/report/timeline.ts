@@ -3,6 +3,7 @@
  * one named rectangle per kernel once zoomed in (lod.ts); steps, phases and idle gaps drawn; the
  * page keeps the plain wheel (Ctrl/⌘+wheel, W/A/S/D, box drag and step clicks move the view).
  */
+import { COUNTER_H, counterTracks } from './counters';
 import { boxView, IView, keyMove, ticks, zoom } from './axis';
 import { color } from './colors';
 import { h, s } from './dom';
@@ -46,7 +47,8 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
   const wrap = h('div', { class: 'gpuprof-w-timeline' });
   let width = 900; // follows the output's width (ResizeObserver below), so labels keep their size
   const lanesH = LANE * tl.lanes.length;
-  const height = BAND + lanesH + AXIS;
+  const countersH = COUNTER_H * (tl.counters ?? []).length; // under the lanes, above the axis
+  const height = BAND + lanesH + countersH + AXIS;
   const svg = s('svg', {
     width: '100%',
     viewBox: `0 0 ${width} ${height}`,
@@ -204,16 +206,17 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       });
       return rects;
     });
-    plot.append(flows);
+    const counters = counterTracks(tl, x, BAND + lanesH, LEFT);
+    plot.append(...counters.lines, flows);
     showFlows(null);
-    svg.append(plot);
+    svg.append(plot, ...counters.labels);
     const st = origin();
     // about one tick per 100 px, so labels never run together
     const marks = ticks(view, st ? st.start : 0, Math.max(2, Math.floor(plotW / 100)));
     svg.append(
       ...tickMarks(
         marks.map(tk => ({ x: x(tk.t), label: tk.label })),
-        BAND + lanesH
+        BAND + lanesH + countersH
       )
     );
     const from = st ? `from the start of step ${st.step}` : 'from the window start';
