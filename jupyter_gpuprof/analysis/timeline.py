@@ -6,8 +6,10 @@ more events than its share is binned by start time and every bin becomes one rec
 spans its events, counts them and is labelled by its longest one; a rectangle never spans a
 shipped gap or the lane's longest idle stretches. Gaps keep their causes; only the `MAX_GAPS`
 longest are shipped. Lanes are named by what runs there (main thread, autograd thread, stream
-7 compute), another thread "CPU thread N" with the trace's own name for it, never its raw id. Zoomed views draw real events from per-step tables (analysis/timeline_detail.py).
-The result is plain JSON (columnar lists, string tables).
+7 compute), another thread "CPU thread N" with the trace's own name for it, never its raw id.
+Zoomed views draw real events from per-step tables (analysis/timeline_detail.py); counter
+tracks (GPU memory allocated) come from analysis/timeline_counters.py. The result is plain
+JSON (columnar lists, string tables).
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ def counter_tracks(trace: Trace, window: Window) -> list[CounterTrack]:
     mem = trace.memory
     mem = mem[(mem["device"] >= 0) & (mem["total_allocated"] >= 0)]
     out: list[CounterTrack] = []
-    for dev, rows in sorted(mem.groupby("device"), key=lambda kv: int(kv[0])):
+    for dev in sorted(int(d) for d in mem["device"].unique()):
+        rows = mem[mem["device"].to_numpy() == dev]
         rows = rows.sort_values("ts_us", kind="stable")
         t = rows["ts_us"].to_numpy(dtype=float)
         v = rows["total_allocated"].to_numpy(dtype=float) / BYTES_PER_GB
@@ -58,6 +59,6 @@ def counter_tracks(trace: Trace, window: Window) -> list[CounterTrack]:
             continue
         t = np.maximum(t[inside], window.start_us) - window.start_us
         tb, vb = _bounded(t, v[inside], 0.0, window.dur_us)
-        out.append({"id": f"memory:{int(dev)}", "label": f"GPU {int(dev)} memory allocated",
+        out.append({"id": f"memory:{dev}", "label": f"GPU {dev} memory allocated",
                     "unit": "GB", "t": np.round(tb, 2).tolist(), "v": np.round(vb, 4).tolist()})
     return out

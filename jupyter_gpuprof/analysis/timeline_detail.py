@@ -10,7 +10,7 @@ saved notebook small; a server slices any other step from the run's trace (`step
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NotRequired, Protocol, TypedDict
+from typing import Any, NotRequired, Protocol, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -137,7 +137,7 @@ def _texts(mapped: pd.Series) -> np.ndarray:
 
 
 def _links(trace: Trace, lanes: Sequence[LaneRows], part: pd.DataFrame, lo: float,
-           strings: StringTable) -> dict[str, list]:
+           strings: StringTable) -> dict[str, list[Any]]:
     """The link columns of GPU rows `part`: correlation, host launch (time from `lo`, lane),
     launching op and its shapes, launch grid and block."""
     calls = trace.of("cuda_runtime", "cuda_driver")
@@ -173,8 +173,8 @@ def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequ
     host side began (a GPU-bound step queues ahead), and takes its phase from the launch.
     """
     lane_ix, start, dur, names, host_t = [], [], [], [], []
-    links: dict[str, list] = {k: [] for k in ("corr", "launch_us", "launch_lane", "op",
-                                             "shape", "config")}
+    links: dict[str, list[Any]] = {k: [] for k in ("corr", "launch_us", "launch_lane", "op",
+                                                   "shape", "config")}
     none = {"corr": -1, "launch_us": -1.0, "launch_lane": -1, "op": -1, "shape": -1,
             "config": -1}
     for i, spec in enumerate(lanes):

@@ -75,6 +75,7 @@ for (const theme of ['light', 'dark']) {
 
     // into a step whose every event the report carries, zoomed in (W) until GPU events are
     // single; a click on a named one pins its details and draws its CPU→GPU flow
+    await svg.dispatchEvent('dblclick'); // the whole window again
     await timeline.locator('rect.gpuprof-w-step[data-events="all"]').first().click();
     await svg.focus();
     for (let i = 0; i < 40 && Number(await svg.getAttribute('data-view-us')) > 800; i++) {
