@@ -83,9 +83,12 @@ for (const theme of ['light', 'dark']) {
     }
     const lanes = await timeline.locator('.gpuprof-w-lane').allTextContents();
     const gpu = lanes.findIndex(l => /stream/.test(l));
-    const named = timeline.locator(`.gpuprof-w-name[data-lane="${gpu}"]`).first();
-    const i = await named.getAttribute('data-i');
-    await timeline.locator(`rect.gpuprof-w-ev[data-lane="${gpu}"][data-i="${i}"]`).click();
+    // a kernel wide enough to carry its name inside: a click on its name reaches its rectangle
+    const named = timeline
+      .locator(`.gpuprof-w-name[data-lane="${gpu}"]:not(.gpuprof-w-name-out)`)
+      .first();
+    const nameBox = (await named.boundingBox())!;
+    await page.mouse.click(nameBox.x + 2, nameBox.y + nameBox.height / 2);
     const pinned = timeline.locator('.gpuprof-w-pinpanel');
     await expect(pinned).toBeVisible();
     await expect(pinned.locator('dt')).toContainText([
