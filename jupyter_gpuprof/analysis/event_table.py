@@ -157,6 +157,9 @@ def build_table(rows: list[KinetoEvent], code: np.ndarray, ts: np.ndarray,
         # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
         "input_dims": _json_column(op_args, "input_dims", ops, n),
         "input_types": _json_column(op_args, "input_type", ops, n),
+        # kernels' launch grid and block as JSON text ("" elsewhere)
+        "grid": _json_column(gpu_args, "grid", gpu, n),
+        "block": _json_column(gpu_args, "block", gpu, n),
         "end_us": ts + dur,
     })
     return order_table(df)

@@ -50,6 +50,12 @@ class KinetoArgs(msgspec.Struct, gc=False):
     device_id: int = msgspec.field(default=-1, name="Device Id")
     input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input Dims")
     input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input type")
+    # a kernel's launch configuration, as the profiler wrote it ("[80, 1, 1]")
+    grid: msgspec.Raw = msgspec.Raw(b"")
+    block: msgspec.Raw = msgspec.Raw(b"")
+    # a "thread_name" metadata event's name for its thread (undecoded: other events' `name`
+    # args may be anything)
+    label: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="name")
 
 
 class KinetoEvent(msgspec.Struct, gc=False):
@@ -134,6 +140,20 @@ def _decode_tolerant(data: bytes | memoryview, path: Path, keep_python: bool, dr
     header = {f: getattr(raw, f) for f in _Header.__struct_fields__} if isinstance(
         raw, _RawFile) else {}
     return KinetoFile(**header, traceEvents=events), len(raw.traceEvents)
+
+
+def thread_names(events: list[KinetoEvent]) -> dict[tuple[str, str], str]:
+    """(pid, tid) -> the thread's name, from the trace's "thread_name" metadata events."""
+    out: dict[tuple[str, str], str] = {}
+    for e in events:
+        if e.ph == "M" and e.name == "thread_name" and e.args is not None and e.args.label:
+            try:
+                name = msgspec.json.decode(e.args.label)
+            except msgspec.DecodeError:
+                continue
+            if isinstance(name, str) and name:
+                out[(str(e.pid), str(e.tid))] = name
+    return out
 
 
 def select(events: list[KinetoEvent], keep_python: bool = False

@@ -6,12 +6,15 @@ more events than its share is binned by start time and every bin becomes one rec
 spans its events, counts them and is labelled by its longest one; a rectangle never spans a
 shipped gap or the lane's longest idle stretches. Gaps keep their causes; only the `MAX_GAPS`
 longest are shipped. Lanes are named by what runs there (main thread, autograd thread, stream
-7 compute). Zoomed views draw real events from per-step tables (analysis/timeline_detail.py).
-The result is plain JSON (columnar lists, string tables).
+7 compute), another thread "CPU thread N" with the trace's own name for it, never its raw id.
+Zoomed views draw real events from per-step tables (analysis/timeline_detail.py); counter
+tracks (GPU memory allocated) come from analysis/timeline_counters.py. The result is plain
+JSON (columnar lists, string tables).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
@@ -22,6 +25,7 @@ from .hostwork import SYNC_APIS, is_input_range
 from .kineto_json import GPU_CATEGORIES
 from .name_masks import names_where
 from .steps import STEP_NAME, Window
+from .timeline_counters import CounterTrack, counter_tracks
 from .timeline_detail import StepEvents
 from .trace import Trace
 
@@ -88,6 +92,7 @@ class TimelineData(TypedDict):
     strings: list[str]
     detail: list[StepEvents | None]  # the events of a few typical steps, inline
     ranks_aligned_by: NotRequired[str]  # a multi-rank timeline: how its ranks were lined up
+    counters: list[CounterTrack]  # sampled values under the lanes (GPU memory allocated)
 
 
 class NameTable:
@@ -223,8 +228,14 @@ def _busiest(groups: dict[Any, pd.DataFrame], n: int) -> list[Any]:
     return sorted(groups, key=lambda k: -float(groups[k]["dur_us"].sum()))[:n]
 
 
-def thread_label(tid: Any, rows: pd.DataFrame, main_tid: Any) -> str:
-    """What a host thread is, in the words of its events: main, autograd, dataloader."""
+#: Kineto's generic thread name, "thread <tid> (<name>)": only the name in brackets tells anything
+_GENERIC_THREAD = re.compile(r"^thread \d+(?: \((?P<own>.*)\))?$")
+
+
+def thread_label(tid: Any, rows: pd.DataFrame, main_tid: Any, number: int = 1,
+                 own_name: str | None = None) -> str:
+    """What a host thread is, in the words of its events: main, autograd, dataloader; else
+    "CPU thread N" (N: its place among the drawn threads) with the trace's name for it."""
     if tid == main_tid:
         return "main thread"
     names = rows["name"].astype(str)
@@ -232,7 +243,9 @@ def thread_label(tid: Any, rows: pd.DataFrame, main_tid: Any) -> str:
         return "autograd thread"
     if names.str.contains("DataLoader|pin_memory|__next__", regex=True).any():
         return "dataloader thread"
-    return f"thread {tid}"
+    generic = _GENERIC_THREAD.match(own_name or "")
+    own = (generic.group("own") if generic else own_name) or ""
+    return f"CPU thread {number} ({own})" if own else f"CPU thread {number}"
 
 
 def stream_label(dev: int, stream: int, rows: pd.DataFrame, several_gpus: bool) -> str:
@@ -268,11 +281,14 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
     busiest = _busiest(threads, MAX_CPU_THREADS)
     if main_tid is None and busiest:
         main_tid = busiest[0]
-    for tid in busiest:
+    own_names = trace.info.thread_names
+    for number, tid in enumerate(busiest, start=1):
         g = threads[tid].sort_values("ts_us", kind="stable")
         g = g[outermost(g["ts_us"].to_numpy(), g["end_us"].to_numpy())]
-        specs.append(LaneSpec(f"cpu:{tid}", thread_label(tid, threads[tid], main_tid), "cpu",
-                              g, False))
+        tpid = str(g["pid"].iloc[0]) if len(g) else ""
+        label = thread_label(tid, threads[tid], main_tid, number,
+                             own_names.get((tpid, str(tid))))
+        specs.append(LaneSpec(f"cpu:{tid}", label, "cpu", g, False))
     runtime = mine(trace.of("cuda_runtime", "cuda_driver"))
     sync = runtime[runtime["name"].isin(SYNC_APIS).to_numpy()]
     if len(sync):
@@ -331,4 +347,5 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
                              and names_where(specs[0].rows, is_input_range).any()),
         "profiled_scale": None if scale is None else round(float(scale), 4),
         "phases": list(PHASES), "strings": strings.items, "detail": detail,
+        "counters": counter_tracks(trace, window),
     }

@@ -10,7 +10,7 @@ saved notebook small; a server slices any other step from the run's trace (`step
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, TypedDict
+from typing import Any, NotRequired, Protocol, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -37,6 +37,14 @@ class StepEvents(TypedDict):
     dur_us: list[float]
     name: list[int]
     phase: list[int]
+    # GPU work's links, one entry per event (-1 / "" where none): what Perfetto and Nsight
+    # Systems show on a click and draw as a flow arrow
+    corr: NotRequired[list[int]]  # correlation id (launch <-> GPU activity)
+    launch_us: NotRequired[list[float]]  # the host launch call's start, µs from the step start
+    launch_lane: NotRequired[list[int]]  # the lane of the thread that launched it
+    op: NotRequired[list[int]]  # the launching op, into the string table
+    shape: NotRequired[list[int]]  # its input shapes
+    config: NotRequired[list[int]]  # "grid [80, 1, 1] · block [128, 1, 1]"
 
 
 class StringTable(Protocol):
@@ -46,8 +54,10 @@ class StringTable(Protocol):
 
 
 class LaneRows(Protocol):
-    """What the detail needs of a timeline lane: its kind and its events."""
+    """What the detail needs of a timeline lane: its id ("cpu:<tid>" for a thread), kind and
+    events."""
 
+    id: str
     kind: str
     rows: pd.DataFrame
 
@@ -120,6 +130,41 @@ def _owner_times(trace: Trace, spec: LaneRows) -> np.ndarray:
     return spec.rows["ts_us"].to_numpy(dtype=float)
 
 
+def _texts(mapped: pd.Series) -> np.ndarray:
+    """A looked-up text column with "" where the lookup found nothing."""
+    out = mapped.astype(object)
+    return out.where(out.notna(), "").to_numpy(dtype=object)
+
+
+def _links(trace: Trace, lanes: Sequence[LaneRows], part: pd.DataFrame, lo: float,
+           strings: StringTable) -> dict[str, list[Any]]:
+    """The link columns of GPU rows `part`: correlation, host launch (time from `lo`, lane),
+    launching op and its shapes, launch grid and block."""
+    calls = trace.of("cuda_runtime", "cuda_driver")
+    calls = calls[calls["correlation"] >= 0].drop_duplicates("correlation")
+    corr = pd.Series(part["correlation"].to_numpy())
+    at = corr.map(pd.Series(calls["ts_us"].to_numpy(dtype=float), index=calls["correlation"]))
+    tid = corr.map(pd.Series(calls["tid"].to_numpy(), index=calls["correlation"]))
+    lane_of = {spec.id: i for i, spec in enumerate(lanes)}
+    lane = [lane_of.get(f"cpu:{int(t)}", -1) if t == t else -1 for t in tid.tolist()]
+    ops = trace.of("cpu_op")
+    ops = ops[ops["external_id"] >= 0].drop_duplicates("external_id")
+    ext = pd.Series(part["external_id"].to_numpy())
+    op = ext.map(pd.Series(ops["name"].astype(str).to_numpy(), index=ops["external_id"]))
+    dims = ext.map(pd.Series(ops["input_dims"].astype(str).to_numpy(), index=ops["external_id"]))
+    grid = part["grid"].astype(str).to_numpy()
+    block = part["block"].astype(str).to_numpy()
+    config = np.where(grid != "", "grid " + grid.astype(object) + " · block " + block.astype(
+        object), "")
+    return {"corr": corr.tolist(),
+            "launch_us": np.round(np.where(at.isna(), -1.0, at.to_numpy(dtype=float) - lo),
+                                  2).tolist(),
+            "launch_lane": lane,
+            "op": strings.codes(_texts(op)),
+            "shape": strings.codes(_texts(dims)),
+            "config": strings.codes(config.astype(object))}
+
+
 def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequence[LaneRows],
            lo: float, hi: float, strings: StringTable) -> StepEvents:
     """The events of all lanes the host started in [lo, hi), as columns (µs from `lo`).
@@ -128,6 +173,10 @@ def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequ
     host side began (a GPU-bound step queues ahead), and takes its phase from the launch.
     """
     lane_ix, start, dur, names, host_t = [], [], [], [], []
+    links: dict[str, list[Any]] = {k: [] for k in ("corr", "launch_us", "launch_lane", "op",
+                                                   "shape", "config")}
+    none = {"corr": -1, "launch_us": -1.0, "launch_lane": -1, "op": -1, "shape": -1,
+            "config": -1}
     for i, spec in enumerate(lanes):
         owner = _owner_times(trace, spec)
         sel = (owner >= lo) & (owner < hi)
@@ -139,14 +188,23 @@ def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequ
         dur.append(part["dur_us"].to_numpy(dtype=float))
         names.append(part["name"].astype(str).to_numpy())
         host_t.append(owner[sel])
+        if spec.kind == "gpu":
+            for k, v in _links(trace, lanes, part, lo, strings).items():
+                links[k] += v
+        else:
+            for k in links:
+                links[k] += [none[k]] * len(part)
     if not lane_ix:
         return {"lane": [], "start_us": [], "dur_us": [], "name": [], "phase": []}
     t = np.concatenate(host_t)
-    return {"lane": np.concatenate(lane_ix).tolist(),
-            "start_us": np.round(np.concatenate(start), 2).tolist(),
-            "dur_us": np.round(np.concatenate(dur), 2).tolist(),
-            "name": strings.codes(np.concatenate(names)),
-            "phase": phase_at(trace, window, steps, t).tolist()}
+    out: StepEvents = {"lane": np.concatenate(lane_ix).tolist(),
+                       "start_us": np.round(np.concatenate(start), 2).tolist(),
+                       "dur_us": np.round(np.concatenate(dur), 2).tolist(),
+                       "name": strings.codes(np.concatenate(names)),
+                       "phase": phase_at(trace, window, steps, t).tolist()}
+    if any(c >= 0 for c in links["corr"]):  # a GPU lane with linked work: the link columns
+        out.update(links)  # type: ignore[typeddict-item]
+    return out
 
 
 def step_bounds(steps: pd.DataFrame, window: Window) -> list[tuple[int, float, float]]:

@@ -145,4 +145,5 @@ def merge_rank_lanes(groups: Sequence[RankLanes], offsets: Mapping[int, float] |
         "gaps": {"start": [], "dur": [], "cause": []}, "steps": steps, "input_ranges": False,
         "profiled_scale": ref["profiled_scale"], "phases": list(PHASES), "strings": [],
         "detail": detail, "ranks_aligned_by": how,
+        "counters": [],  # each rank's memory track would need its own shift: one rank's only
     }

@@ -23,7 +23,7 @@ from .event_table import (
     valid_columns,
     valid_memory_events,
 )
-from .kineto_json import GPU_CATEGORIES, KinetoFile, decode, select
+from .kineto_json import GPU_CATEGORIES, KinetoFile, decode, select, thread_names
 from .trace_validate import Drops, strip_bom
 from .tracefile import Prefetch, TraceError, read_trace_bytes
 
@@ -51,6 +51,8 @@ class TraceInfo:
     warnings: list[str] = field(default_factory=list)
     #: events of kinds not analysed that tell what the trace is (MTIA, range profiler)
     held: dict[str, int] = field(default_factory=dict)
+    #: (pid, tid) as text -> the thread's own name ("thread_name" metadata), for lane labels
+    thread_names: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def gpu_name(self) -> str | None:
@@ -101,6 +103,7 @@ def trace_info(file: KinetoFile, path: Path, n_total: int, n_kept: int) -> Trace
         cuda_runtime_version=file.cuda_runtime_version,
         record_shapes=bool(file.record_shapes), profile_memory=bool(file.profile_memory),
         n_events_total=n_total, n_events_skipped=n_total - n_kept,
+        thread_names=thread_names(file.traceEvents),
     )
     dist = file.distributedInfo or {}
     if isinstance(rank := dist.get("rank"), int):

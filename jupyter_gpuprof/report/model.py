@@ -27,7 +27,7 @@ from .timeline_model import Timeline as Timeline  # re-exported: summarize and v
 __all__ = ["Distributed", "DistributedRank", "Imbalance", "Model", "RankBrief", "Timeline"]
 
 #: summary version (meta.json's is the store's): bump when an older cache would decode yet lack data
-SUMMARY_SCHEMA_VERSION = 5
+SUMMARY_SCHEMA_VERSION = 6
 
 
 class Source(Model):

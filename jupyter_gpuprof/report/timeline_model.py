@@ -42,12 +42,15 @@ class TimelineStep(Model):
     end: float
 
 
-class StepDetail(Model):
+class StepDetail(Model, omit_defaults=True):
     """Every event of one profiled step as columns (`analysis.timeline_detail`).
 
     `lane` indexes `Timeline.lanes`, `name` the table's string list (`Timeline.strings`, or the
     `strings` of the run's timeline route), `phase` indexes `Timeline.phases`; times are µs
-    from the step's start, in profiled time.
+    from the step's start, in profiled time. A step with linked GPU work adds, per event (-1
+    where none): `corr` (correlation id), `launch_us` and `launch_lane` (the host launch call,
+    for a flow arrow), `op`, `shape` and `config` (launching op, its input shapes, the kernel's
+    "grid [..] · block [..]", into the string list).
     """
 
     lane: list[int]
@@ -55,6 +58,24 @@ class StepDetail(Model):
     dur_us: list[float]
     name: list[int]
     phase: list[int]
+    corr: list[int] | msgspec.UnsetType = msgspec.UNSET
+    launch_us: list[float] | msgspec.UnsetType = msgspec.UNSET
+    launch_lane: list[int] | msgspec.UnsetType = msgspec.UNSET
+    op: list[int] | msgspec.UnsetType = msgspec.UNSET
+    shape: list[int] | msgspec.UnsetType = msgspec.UNSET
+    config: list[int] | msgspec.UnsetType = msgspec.UNSET
+
+
+class CounterTrack(Model):
+    """A value sampled over time, drawn as a step line under the lanes
+    (`analysis.timeline_counters`): from each `t` (µs from the window start) it reads `v`, in
+    `unit` ("GB": GPU memory allocated)."""
+
+    id: str
+    label: str
+    unit: str
+    t: list[float]
+    v: list[float]
 
 
 class Timeline(Model):
@@ -83,3 +104,4 @@ class Timeline(Model):
     strings: list[str]
     detail: list[StepDetail | None]
     ranks_aligned_by: str | None = None  # None: one rank's timeline
+    counters: list[CounterTrack] = []  # empty: the trace samples no counter

@@ -17,20 +17,26 @@ from pathlib import Path
 from .. import units
 from ..categories import ABOUT, GAP_CAUSES, NO_VERDICT
 
-#: light theme: dark, saturated colours, each ≥ 4.5:1 on white (gap causes, phases, lane kinds)
+#: light theme: dark, saturated colours, each >= 4.5:1 on white (gap causes, phases, lane
+#: kinds), and any two at least `MIN_DELTA_E` apart (CIEDE2000): a phase never shares a hue
+#: with an idle cause or a lane kind (src/__tests__/colors.spec.ts checks both)
 LIGHT_COLORS = {
-    "input": "#a84300", "transfer": "#7b2d9b", "sync": "#b0281a", "launch": "#1f5f9e",
-    "host": "#5c6770", "forward": "#1f5f9e", "backward": "#7b2d9b", "optimizer": "#a84300",
-    "data": "#0f7040", "other": "#5c6770", "ranges": "#0b6e5c", "cpu": "#2a5db0",
-    "gpu": "#1e7034",
+    "input": "#bf550e", "transfer": "#a5518e", "sync": "#932e35", "launch": "#86742e",
+    "host": "#694005", "forward": "#3b4cc0", "backward": "#a000fa", "optimizer": "#005150",
+    "data": "#3f8301", "other": "#6c6b67", "ranges": "#0c846a", "cpu": "#237399",
+    "gpu": "#3d4d11",
 }
-#: dark theme: light, saturated colours, each ≥ 4.5:1 on JupyterLab's dark background
+#: dark theme: light, saturated colours, each >= 4.5:1 on JupyterLab's dark background, as far
+#: apart as the light ones
 DARK_COLORS = {
-    "input": "#f5a05a", "transfer": "#c99af0", "sync": "#ff8a7a", "launch": "#7fb8f0",
-    "host": "#a9b4bd", "forward": "#7fb8f0", "backward": "#c99af0", "optimizer": "#f5a05a",
-    "data": "#6fd6a0", "other": "#a9b4bd", "ranges": "#5fd0bc", "cpu": "#8fb0f0",
-    "gpu": "#7ad08c",
+    "input": "#facf9f", "transfer": "#fe25d5", "sync": "#df6767", "launch": "#9d8d10",
+    "host": "#d87300", "forward": "#8985cc", "backward": "#fdbefc", "optimizer": "#18ebfb",
+    "data": "#0aa319", "other": "#99a6a2", "ranges": "#00f4ae", "cpu": "#10aaf9",
+    "gpu": "#c1e400",
 }
+#: least CIEDE2000 colour difference between any two keys of one theme (about 2.3 is "just
+#: noticeable"; 15 is told apart at a glance in a 6 px rectangle)
+MIN_DELTA_E = 15
 #: colour of each GPU idle-gap cause (static charts, plotly figures): the light palette's
 CAUSE_COLORS = {k: LIGHT_COLORS[k] for k in GAP_CAUSES}
 #: each verdict category's name for people (categories.py), for surfaces without a summary
@@ -63,7 +69,9 @@ def typescript() -> str:
     ):
         lines += [f"/** {doc} */", f"export const {name}: Record<string, string> = "
                   f"{json.dumps(value)};", ""]
-    lines += ["/** Every colour key: gap causes, event phases, lane kinds. */",
+    lines += ["/** Least CIEDE2000 difference between any two colours of one theme. */",
+              f"export const MIN_DELTA_E = {MIN_DELTA_E};", "",
+              "/** Every colour key: gap causes, event phases, lane kinds. */",
               f"export const COLOR_KEYS = {json.dumps(list(LIGHT_COLORS))} as const;", "",
               "/** The GPU idle-gap causes, in the order every view lists them. */",
               f"export const GAP_CAUSES: readonly string[] = {json.dumps(list(GAP_CAUSES))};", "",

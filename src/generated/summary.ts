@@ -426,6 +426,7 @@ export interface Timeline {
   strings: string[];
   detail: (StepDetail | null)[];
   ranks_aligned_by?: string | null;
+  counters?: CounterTrack[];
 }
 /**
  * One timeline lane: rectangles as parallel arrays (names are string-table indices).
@@ -463,7 +464,10 @@ export interface TimelineStep {
  *
  * `lane` indexes `Timeline.lanes`, `name` the table's string list (`Timeline.strings`, or the
  * `strings` of the run's timeline route), `phase` indexes `Timeline.phases`; times are µs
- * from the step's start, in profiled time.
+ * from the step's start, in profiled time. A step with linked GPU work adds, per event (-1
+ * where none): `corr` (correlation id), `launch_us` and `launch_lane` (the host launch call,
+ * for a flow arrow), `op`, `shape` and `config` (launching op, its input shapes, the kernel's
+ * "grid [..] · block [..]", into the string list).
  */
 export interface StepDetail {
   lane: number[];
@@ -471,6 +475,24 @@ export interface StepDetail {
   dur_us: number[];
   name: number[];
   phase: number[];
+  corr?: number[];
+  launch_us?: number[];
+  launch_lane?: number[];
+  op?: number[];
+  shape?: number[];
+  config?: number[];
+}
+/**
+ * A value sampled over time, drawn as a step line under the lanes
+ * (`analysis.timeline_counters`): from each `t` (µs from the window start) it reads `v`, in
+ * `unit` ("GB": GPU memory allocated).
+ */
+export interface CounterTrack {
+  id: string;
+  label: string;
+  unit: string;
+  t: number[];
+  v: number[];
 }
 /**
  * What the numbers are per: real steps by default, profiled totals beside them.

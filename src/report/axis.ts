@@ -2,8 +2,10 @@
 
 /** Never zoom below one microsecond. */
 const MIN_SPAN_US = 1;
-/** Below this span (µs) the axis reads in µs. */
+/** Below this span (µs) the axis may read in µs... */
 const MICRO_SPAN_US = 2000;
+/** ...when no label would pass this (µs): never a five-digit "40200 µs", "40.2 ms" instead. */
+const MICRO_MAX_US = 2000;
 
 /** A visible time range [v0, v1] in µs from the timeline start. */
 export interface IView {
@@ -35,6 +37,20 @@ export function boxView(a: number, b: number, dur: number): IView {
   return { v0, v1 };
 }
 
+/** The view after key `key` (Perfetto's W/S zoom, A/D pan), or null for another key. */
+export function keyMove(key: string, view: IView, dur: number): IView | null {
+  const mid = (view.v0 + view.v1) / 2;
+  const w = view.v1 - view.v0;
+  const moves: Record<string, () => IView> = {
+    w: () => zoom(view, mid, 0.6, dur),
+    s: () => zoom(view, mid, 1 / 0.6, dur),
+    a: () => pan(view, 0.2 * w, dur),
+    d: () => pan(view, -0.2 * w, dur)
+  };
+  const move = moves[key.toLowerCase()];
+  return move ? move() : null;
+}
+
 /** A round tick spacing (1, 2 or 5 × 10^k) giving about `n` ticks over `span`. */
 export function tickStep(span: number, n = 6): number {
   const raw = span / n;
@@ -50,12 +66,13 @@ export interface ITick {
 }
 
 /**
- * About `n` ticks over `view`, labelled from `origin` (a step's start), in µs when the view is
- * narrow.
+ * About `n` ticks over `view`, labelled from `origin` (a step's start): in µs when the view is
+ * narrow and close to the origin, else in ms with the decimals the tick spacing needs.
  */
 export function ticks(view: IView, origin: number, n = 6): ITick[] {
   const span = view.v1 - view.v0;
-  const micro = span < MICRO_SPAN_US;
+  const far = Math.max(Math.abs(view.v0 - origin), Math.abs(view.v1 - origin));
+  const micro = span < MICRO_SPAN_US && far <= MICRO_MAX_US;
   const step = tickStep(span, n);
   const out: ITick[] = [];
   const first = Math.ceil((view.v0 - origin) / step) * step + origin;

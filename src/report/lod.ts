@@ -6,6 +6,20 @@
  */
 import { IStepDetail, ITimeline } from './summary';
 
+/** What links a GPU event to the host: the flow arrow's tail and the pinned details' lines. */
+export interface ILink {
+  /** The launching op and its input shapes ('' where unknown). */
+  op: string;
+  shape: string;
+  /** "grid [80, 1, 1] · block [128, 1, 1]" ('' for copies and unknown). */
+  config: string;
+  /** Correlation id (-1: none). */
+  corr: number;
+  /** The host launch call: its start (µs from the timeline start) and lane, null when unknown. */
+  launchAt: number | null;
+  launchLane: number;
+}
+
 /** The events of one lane, sorted by start, in µs from the timeline start. */
 export interface ILaneEvents {
   start: number[];
@@ -14,6 +28,8 @@ export interface ILaneEvents {
   phase: string[];
   /** Events already merged by the summary (1 for a real event). */
   count: number[];
+  /** GPU lanes: each event's link to the host (null where the summary has none). */
+  link?: (ILink | null)[];
 }
 
 /** A drawn rectangle: one event (`count` 1, named) or a merged run of events. */
@@ -23,6 +39,36 @@ export interface IRect {
   count: number;
   label: string;
   phase: string;
+  /** Index in its lane's events of the event it is (or the first it merges). */
+  first?: number;
+}
+
+/** One event before sorting into its lane's columns. */
+interface IRow {
+  start: number;
+  dur: number;
+  label: string;
+  phase: string;
+  count: number;
+  link: ILink | null;
+}
+
+/** Event `i` of step detail `d` (starting at `t0`)'s link, or null when it has none. */
+function detailLink(d: IStepDetail, i: number, t0: number, strings: string[]): ILink | null {
+  const corr = d.corr?.[i] ?? -1;
+  if (corr < 0) {
+    return null;
+  }
+  const at = d.launch_us?.[i] ?? -1;
+  const text = (codes: number[] | undefined) => (codes ? (strings[codes[i]] ?? '') : '');
+  return {
+    op: text(d.op),
+    shape: text(d.shape),
+    config: text(d.config),
+    corr,
+    launchAt: at >= 0 ? t0 + at : null,
+    launchLane: d.launch_lane?.[i] ?? -1
+  };
 }
 
 /** Every lane's events: the bounded lanes, with the steps that carry detail replaced by their real events. */
@@ -48,33 +94,47 @@ export function laneEvents(
   });
   const covered = (a: number, b: number) => detailed.some(x => a >= x.start && b <= x.end);
   return tl.lanes.map((lane, li) => {
-    const rows: [number, number, string, string, number][] = [];
+    const rows: IRow[] = [];
+    const named = (codes: number[] | undefined, i: number) =>
+      codes ? (tl.names[codes[i]] ?? '') : '';
     for (let i = 0; i < lane.start.length; i++) {
       const a = lane.start[i];
       if (!covered(a, a + lane.dur[i])) {
-        rows.push([a, lane.dur[i], tl.names[lane.name[i]] ?? '', '', lane.count[i]]);
+        const op = named(lane.op, i);
+        const shape = named(lane.shape, i);
+        rows.push({
+          start: a,
+          dur: lane.dur[i],
+          label: tl.names[lane.name[i]] ?? '',
+          phase: '',
+          count: lane.count[i],
+          link:
+            op || shape ? { op, shape, config: '', corr: -1, launchAt: null, launchLane: -1 } : null
+        });
       }
     }
     for (const { start, d, strings } of detailed) {
       for (let i = 0; i < d.lane.length; i++) {
         if (d.lane[i] === li) {
-          rows.push([
-            start + d.start_us[i],
-            d.dur_us[i],
-            strings[d.name[i]] ?? '',
-            phases[d.phase[i]] ?? '',
-            1
-          ]);
+          rows.push({
+            start: start + d.start_us[i],
+            dur: d.dur_us[i],
+            label: strings[d.name[i]] ?? '',
+            phase: phases[d.phase[i]] ?? '',
+            count: 1,
+            link: detailLink(d, i, start, strings)
+          });
         }
       }
     }
-    rows.sort((p, q) => p[0] - q[0]);
+    rows.sort((p, q) => p.start - q.start);
     return {
-      start: rows.map(r => r[0]),
-      dur: rows.map(r => r[1]),
-      label: rows.map(r => r[2]),
-      phase: rows.map(r => r[3]),
-      count: rows.map(r => r[4])
+      start: rows.map(r => r.start),
+      dur: rows.map(r => r.dur),
+      label: rows.map(r => r.label),
+      phase: rows.map(r => r.phase),
+      count: rows.map(r => r.count),
+      link: rows.map(r => r.link)
     };
   });
 }
@@ -138,7 +198,14 @@ export function lodRects(
     if (cur) {
       out.push(cur);
     }
-    cur = { start: a, end: b, count: ev.count[i], label: ev.label[i], phase: ev.phase[i] };
+    cur = {
+      start: a,
+      end: b,
+      count: ev.count[i],
+      label: ev.label[i],
+      phase: ev.phase[i],
+      first: i
+    };
     curNarrow = narrow;
   }
   if (cur) {

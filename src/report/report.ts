@@ -11,8 +11,10 @@ import { header } from './header';
 import { kernelsPanel } from './kernels';
 import { nextPanel } from './next';
 import { opsPanel } from './ops';
+import { OPEN_STEP_EVENT } from './stepchart';
 import { stepsPanel } from './steps';
 import { IReportSummary } from './summary';
+import { SHOW_STEP_EVENT } from './timeline';
 import { timelinePanel } from './timelinePanel';
 import { toolbar } from './toolbar';
 import { transfersPanel } from './transfers';
@@ -88,6 +90,16 @@ export function renderReport(sm: IReportSummary, env: IReportEnv = {}): HTMLDivE
   const uid = uniqueId('gpuprof-report');
   let current = 'steps';
   let kind: BasisKind = 'step';
+  let showPanel: (id: string) => void = () => undefined;
+  // a step chart's dot opens its step in the timeline: switch tabs, then let the timeline zoom
+  root.addEventListener(OPEN_STEP_EVENT, ev => {
+    showPanel('timeline');
+    root
+      .querySelector('.gpuprof-w-timeline')
+      ?.dispatchEvent(
+        new CustomEvent(SHOW_STEP_EVENT, { detail: (ev as CustomEvent<{ index: number }>).detail })
+      );
+  });
   const draw = () => {
     const basis = makeBasis(sm, kind);
     const panels = new Map<string, HTMLElement>();
@@ -136,6 +148,7 @@ export function renderReport(sm: IReportSummary, env: IReportEnv = {}): HTMLDivE
       tabs,
       body
     );
+    showPanel = show;
     show(current);
   };
   draw();

@@ -23,7 +23,9 @@ export function stepsPanel(sm: IReportSummary): HTMLDivElement {
     box.append(empty('No step times were recorded.'));
     return box;
   }
-  box.append(linkData(stepChart(st), stepData(st)));
+  // profiled step i is the timeline's step i when the timeline holds that many steps
+  const linked = Math.min(sm.timeline?.steps.length ?? 0, st.profiled_ms.length);
+  box.append(linkData(stepChart(st, linked), stepData(st)));
   const outliers = st.outliers.map(i => `#${i}`).join(', ') || 'none';
   box.append(
     h(

@@ -3,50 +3,52 @@
  * one named rectangle per kernel once zoomed in (lod.ts); steps, phases and idle gaps drawn; the
  * page keeps the plain wheel (Ctrl/⌘+wheel, W/A/S/D, box drag and step clicks move the view).
  */
-import { GAP_CAUSES } from '../generated/palette';
-import { boxView, IView, pan, ticks, zoom } from './axis';
+import { COUNTER_H, counterTracks } from './counters';
+import { boxView, IView, keyMove, ticks, zoom } from './axis';
 import { color } from './colors';
-import { h, s, us } from './dom';
+import { h, s } from './dom';
 import { IReportEnv } from './env';
+import {
+  alignedLabel,
+  eventRows,
+  hoverText,
+  laneRank,
+  nthHit,
+  rectClass,
+  scaleLabel,
+  searchHits,
+  tipPosition
+} from './eventinfo';
 import { fit, IRect, laneEvents, lodRects, placeName } from './lod';
-import { IStepDetail, ITimeline } from './summary';
+import { StepLoader } from './stepLoader';
+import { ITimeline } from './summary';
+import {
+  arrowMarker,
+  flowArrows,
+  HINT,
+  legend,
+  pinPanel,
+  searchBox,
+  tickMarks
+} from './timelineTools';
 
 const LEFT = 170;
 const LANE = 26;
 const BAND = 20;
 const AXIS = 34;
-const PHASE_KEYS = ['forward', 'backward', 'optimizer', 'data'];
-const CAUSE_KEYS = GAP_CAUSES;
 
-/** The hover text of a drawn rectangle: its event (or how many were merged), phase, duration. */
-export function rectTip(r: IRect): string {
-  const head = r.count > 1 ? `${r.count.toLocaleString()} events (zoom in to split)` : r.label;
-  const phase = r.phase ? `\nphase: ${r.phase}` : '';
-  return `${head}${phase}\n${us(r.end - r.start)}`;
-}
+/** Event the report sends a timeline to zoom to its step `detail.index` and focus it. */
+export const SHOW_STEP_EVENT = 'gpuprof-show-step';
 
-/** The rank of a lane of a multi-rank timeline (its id starts "rank3:"), else null. */
-export function laneRank(id: string): number | null {
-  const m = /^rank(\d+):/.exec(id);
-  return m ? +m[1] : null;
-}
-
-/** How a multi-rank timeline lined its ranks up (the summary's `ranks_aligned_by`), or ''. */
-export function alignedLabel(by: string | null | undefined): string {
-  return by ? ` · ranks aligned by ${by}` : '';
-}
-
-/** "profiled time (×1.52 of real)", or just "profiled time" without a baseline. */
-export function scaleLabel(scale: number | null | undefined): string {
-  return scale ? `profiled time (×${scale.toFixed(2)} of real)` : 'profiled time';
-}
+export { alignedLabel, laneRank, rectTip, scaleLabel } from './eventinfo';
 
 /** The interactive timeline of `tl`; `env.loadStep` fills in steps the summary does not inline. */
 export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElement {
   const wrap = h('div', { class: 'gpuprof-w-timeline' });
   let width = 900; // follows the output's width (ResizeObserver below), so labels keep their size
   const lanesH = LANE * tl.lanes.length;
-  const height = BAND + lanesH + AXIS;
+  const countersH = COUNTER_H * (tl.counters ?? []).length; // under the lanes, above the axis
+  const height = BAND + lanesH + countersH + AXIS;
   const svg = s('svg', {
     width: '100%',
     viewBox: `0 0 ${width} ${height}`,
@@ -59,43 +61,47 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
   const info = h(
     'div',
     { class: 'gpuprof-w-hint' },
-    `${tl.n_events.toLocaleString()} events · Ctrl/⌘+wheel or W/S: zoom · A/D: pan · drag: box zoom · click a step: zoom to it · double-click: reset`
+    `${tl.n_events.toLocaleString()} events · ${HINT}`
   );
   const steps = tl.steps;
   const gaps = tl.gaps;
   const gapStarts = gaps.start.slice().sort((a, b) => a - b);
-  const loaded = new Map<number, IStepDetail & { strings: string[] }>();
-  const loading = new Set<number>();
-  let events = laneEvents(tl, loaded);
+  const loader = new StepLoader(tl, env.loadStep, fresh => {
+    events = fresh ? laneEvents(tl, loader.loaded) : events;
+    render();
+  });
+  let events = laneEvents(tl, loader.loaded);
   let view: IView = { v0: 0, v1: tl.dur_us };
   let drawn: IRect[][] = [];
+  /** The event clicked to pin its details: its lane and start (kept across redraws). */
+  let pinned: { lane: number; start: number } | null = null;
+  let query = '';
+  const pin = pinPanel(() => {
+    pinned = null;
+    render();
+  });
+  const flows = s('g', { class: 'gpuprof-w-flows' });
+  /** CPU→GPU arrows: the pinned event's, and the hovered one's (`hover`: lane, event index). */
+  const showFlows = (hover: [number, number] | null) => {
+    const pin = pinned
+      ? ([pinned.lane, events[pinned.lane].start.indexOf(pinned.start)] as const)
+      : null;
+    const mid = (li: number) => BAND + li * LANE + LANE / 2;
+    flows.replaceChildren(...flowArrows(events, [pin, hover], x, mid, `${clipId}-arrow`));
+  };
   const clipId = `gpuprof-clip-${Math.random().toString(36).slice(2)}`;
   let plotW = width - LEFT - 10;
   const x = (t: number) => LEFT + ((t - view.v0) / (view.v1 - view.v0)) * plotW;
-  /** Whether every event of step `i` is at hand (inlined in the summary or loaded). */
-  const hasEvents = (i: number) => Boolean(tl.detail[i]) || loaded.has(steps[i].step);
+  const hasEvents = (i: number) => loader.hasEvents(i);
   /** The step holding time `t`, or null. */
   const stepAt = (t: number) => steps.find(st => st.start <= t && t < st.end) ?? null;
   /** The step the axis counts from: the one the view starts in (else the one in its middle). */
   const origin = () => stepAt(view.v0 + 1e-6) ?? stepAt((view.v0 + view.v1) / 2);
   const maybeLoad = () => {
     const st = stepAt((view.v0 + view.v1) / 2);
-    const i = st ? steps.indexOf(st) : -1;
-    if (!st || !env.loadStep || tl.detail[i] || loaded.has(st.step) || loading.has(st.step)) {
-      return;
+    if (st) {
+      loader.want(steps.indexOf(st), view.v1 - view.v0);
     }
-    if (view.v1 - view.v0 > 1.5 * (st.end - st.start)) {
-      return;
-    }
-    loading.add(st.step);
-    env.loadStep(st.step).then(
-      answer => {
-        loaded.set(st.step, { ...answer.detail, strings: answer.strings });
-        events = laneEvents(tl, loaded);
-        render();
-      },
-      () => undefined // the bounded lanes stay drawn
-    );
   };
   const render = () => {
     const { v0, v1 } = view;
@@ -105,7 +111,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     svg.replaceChildren();
     const clip = s('clipPath', { id: clipId });
     clip.append(s('rect', { x: LEFT, y: 0, width: plotW, height }));
-    svg.append(clip);
+    svg.append(clip, arrowMarker(`${clipId}-arrow`));
     const plot = s('g', { 'clip-path': `url(#${clipId})` });
     gaps.start.forEach((st, i) => {
       const d = gaps.dur[i];
@@ -134,7 +140,11 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
         });
         band.dataset.step = String(i);
         // 'all': zooming in here reaches single kernels; 'merged': only the bounded rectangles
-        band.dataset.events = hasEvents(i) ? 'all' : 'merged';
+        band.dataset.events = hasEvents(i)
+          ? 'all'
+          : loader.isLoading(st.step)
+            ? 'loading'
+            : 'merged';
         const bw = x(st.end) - x(st.start);
         plot.append(
           band,
@@ -168,7 +178,8 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
         // a multi-rank timeline: a rule between one rank's lanes and the next rank's
         svg.append(s('line', { x1: 0, x2: width, y1: y, y2: y, class: 'gpuprof-w-rankline' }));
       }
-      const rects = lodRects(events[li], v0, v1, usPerPx, gapStarts);
+      const ev = events[li];
+      const rects = lodRects(ev, v0, v1, usPerPx, gapStarts);
       rects.forEach((r, i) => {
         const px = Math.max(x(r.end) - x(r.start), 0.7);
         const fill = color(r.phase || lane.kind);
@@ -177,7 +188,8 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
           y: y + 3,
           width: px,
           height: LANE - 6,
-          style: `fill:${fill}`
+          style: `fill:${fill}`,
+          class: rectClass(ev, rects, i, query, pinned?.lane === li ? pinned.start : null)
         });
         el.dataset.lane = String(li);
         el.dataset.i = String(i);
@@ -194,27 +206,19 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       });
       return rects;
     });
-    svg.append(plot);
+    const counters = counterTracks(tl, x, BAND + lanesH, LEFT);
+    plot.append(...counters.lines, flows);
+    showFlows(null);
+    svg.append(plot, ...counters.labels);
     const st = origin();
-    // about one tick per 100 px, so labels such as "40200 µs" never run together
-    for (const tk of ticks(view, st ? st.start : 0, Math.max(2, Math.floor(plotW / 100)))) {
-      svg.append(
-        s('line', {
-          x1: x(tk.t),
-          x2: x(tk.t),
-          y1: BAND + lanesH,
-          y2: BAND + lanesH + 4,
-          class: 'gpuprof-w-tick'
-        })
-      );
-      svg.append(
-        s(
-          'text',
-          { x: x(tk.t), y: BAND + lanesH + 15, 'text-anchor': 'middle', class: 'gpuprof-w-axis' },
-          tk.label
-        )
-      );
-    }
+    // about one tick per 100 px, so labels never run together
+    const marks = ticks(view, st ? st.start : 0, Math.max(2, Math.floor(plotW / 100)));
+    svg.append(
+      ...tickMarks(
+        marks.map(tk => ({ x: x(tk.t), label: tk.label })),
+        BAND + lanesH + countersH
+      )
+    );
     const from = st ? `from the start of step ${st.step}` : 'from the window start';
     svg.append(
       s(
@@ -246,18 +250,15 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     { passive: false }
   );
   svg.addEventListener('keydown', ev => {
-    const mid = (view.v0 + view.v1) / 2;
-    const w = view.v1 - view.v0;
-    const moves: Record<string, () => IView> = {
-      w: () => zoom(view, mid, 0.6, tl.dur_us),
-      s: () => zoom(view, mid, 1 / 0.6, tl.dur_us),
-      a: () => pan(view, 0.2 * w, tl.dur_us),
-      d: () => pan(view, -0.2 * w, tl.dur_us)
-    };
-    const move = moves[ev.key.toLowerCase()];
-    if (move && !ev.ctrlKey && !ev.metaKey && !ev.altKey) {
+    if (ev.key === 'Escape' && pinned) {
+      pinned = null; // unpin
+      pin.clear();
+      return render();
+    }
+    const moved = ev.ctrlKey || ev.metaKey || ev.altKey ? null : keyMove(ev.key, view, tl.dur_us);
+    if (moved) {
       ev.preventDefault();
-      setView(move());
+      setView(moved);
     }
   });
   let drag: { x: number; sel: SVGRectElement } | null = null;
@@ -287,7 +288,12 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       setView(boxView(timeAt(start), timeAt(ev.clientX), tl.dur_us));
       return;
     }
-    const step = (ev.target as SVGElement).dataset?.step;
+    const data = (ev.target as SVGElement).dataset ?? {};
+    if (data.lane !== undefined && data.i !== undefined) {
+      pinEvent(Number(data.lane), drawn[Number(data.lane)][Number(data.i)]);
+      return;
+    }
+    const step = data.step;
     if (step !== undefined) {
       const st = steps[Number(step)];
       setView(boxView(st.start, st.end, tl.dur_us));
@@ -304,53 +310,72 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       }
       return;
     }
-    const target = ev.target as SVGElement;
-    const data = target.dataset ?? {};
-    if (data.lane !== undefined) {
-      tip.textContent = `${tl.lanes[Number(data.lane)].label}\n${rectTip(drawn[Number(data.lane)][Number(data.i)])}`;
-    } else if (data.gap !== undefined) {
-      const i = Number(data.gap);
-      tip.textContent = `GPU idle ${us(gaps.dur[i])}: ${gaps.cause[i]}`;
-    } else if (data.step !== undefined) {
-      const i = Number(data.step);
-      const st = steps[i];
-      const held = steps.filter((_, k) => hasEvents(k)).map(x => x.step);
-      // without a server, a step the summary does not carry stays merged however far one zooms
-      const where =
-        hasEvents(i) || env.loadStep
-          ? ''
-          : held.length
-            ? ` · events merged: every kernel is in step ${held.join(', ')}`
-            : ' · events merged';
-      tip.textContent = `step ${st.step}: ${us(st.end - st.start)} (${scaleLabel(tl.profiled_scale)}) · click to zoom${where}`;
-    } else {
+    const over = (ev.target as SVGElement).dataset ?? {};
+    const r = over.lane !== undefined ? drawn[Number(over.lane)][Number(over.i)] : null;
+    showFlows(r && r.count === 1 && r.first !== undefined ? [Number(over.lane), r.first] : null);
+    const held = steps.filter((_, k) => hasEvents(k)).map(x => x.step);
+    const text = hoverText(tl, drawn, (ev.target as SVGElement).dataset ?? {}, {
+      loadable: Boolean(env.loadStep),
+      hasEvents,
+      held
+    });
+    if (!text) {
       tip.style.display = 'none';
       return;
     }
+    tip.textContent = text;
     tip.style.display = 'block';
+    // kept inside the panel: flipped left of (or above) the pointer near an edge
     const wb = wrap.getBoundingClientRect();
-    tip.style.left = `${ev.clientX - wb.left + 12}px`;
-    tip.style.top = `${ev.clientY - wb.top + 12}px`;
+    const at = tipPosition(
+      ev.clientX - wb.left,
+      ev.clientY - wb.top,
+      tip.offsetWidth,
+      tip.offsetHeight,
+      wrap.clientWidth,
+      wrap.clientHeight
+    );
+    tip.style.left = `${at.left}px`;
+    tip.style.top = `${at.top}px`;
   });
   svg.addEventListener('mouseleave', () => {
     tip.style.display = 'none';
+    showFlows(null);
   });
   svg.addEventListener('dblclick', () => setView({ v0: 0, v1: tl.dur_us }));
-  const swatch = (key: string) =>
-    h(
-      'span',
-      { class: 'gpuprof-w-key' },
-      h('span', { class: 'gpuprof-w-swatch', style: `background:${color(key)}` }),
-      key
-    );
-  const legend = h(
-    'div',
-    { class: 'gpuprof-w-legend' },
-    'phases: ',
-    ...PHASE_KEYS.map(swatch),
-    ' · idle gaps: ',
-    ...CAUSE_KEYS.map(swatch)
+  /** Pin rectangle `r` of lane `li`: its details below the chart, its outline drawn. */
+  const pinEvent = (li: number, r: IRect) => {
+    pinned = { lane: li, start: r.start };
+    pin.show(eventRows(tl, events, li, r));
+    render();
+  };
+  let nextHit = 0;
+  const search = searchBox(
+    q => {
+      query = q;
+      nextHit = 0;
+      render();
+      return searchHits(events, q).length;
+    },
+    () => {
+      // Enter: zoom to the next match and pin it
+      const hit = nthHit(events, query, nextHit++);
+      if (hit) {
+        setView(boxView(hit.from, hit.to, tl.dur_us));
+        const r = drawn[hit.lane].find(d => d.start <= hit.start && hit.start <= d.end);
+        if (r) {
+          pinEvent(hit.lane, r);
+        }
+      }
+    }
   );
+  wrap.addEventListener(SHOW_STEP_EVENT, ev => {
+    const st = steps[(ev as CustomEvent<{ index: number }>).detail.index];
+    if (st) {
+      setView(boxView(st.start, st.end, tl.dur_us));
+      svg.focus();
+    }
+  });
   render();
   if (typeof ResizeObserver !== 'undefined') {
     new ResizeObserver(() => {
@@ -364,6 +389,13 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       render();
     }).observe(wrap);
   }
-  wrap.append(info, svg, tip, legend);
+  wrap.append(
+    h('div', { class: 'gpuprof-w-tlbar' }, info, search),
+    loader.status,
+    svg,
+    tip,
+    legend(),
+    pin.el
+  );
   return wrap;
 }

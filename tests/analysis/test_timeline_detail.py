@@ -76,3 +76,48 @@ def test_real_trace_ships_typical_steps_and_the_scale(tmp_path):
     assert len(kernels) >= 8 and any("gemm" in k.lower() or "nvjet" in k for k in kernels)
     assert tl["profiled_scale"] is not None and tl["profiled_scale"] > 0.5
     assert any(lane["label"].endswith("compute") for lane in tl["lanes"])
+
+
+def test_an_unnamed_role_thread_is_numbered_with_the_traces_own_name(tmp_path):
+    """No raw thread id as a lane name: "CPU thread N", with the name the trace gives it."""
+    b = TraceBuilder()
+    b.step(1, 0.0, 1000.0)
+    mm = b.op("aten::mm", 20.0, 40.0)
+    b.kernel("gemm", 30.0, 100.0, 150.0, ext=mm)
+    b.op("aten::copy_", 200.0, 30.0, tid=1874913600)  # a worker thread of no known role
+    b.op("aten::add", 600.0, 10.0, tid=31)
+    b.events.append({"ph": "M", "name": "thread_name", "pid": 100, "tid": 1874913600, "ts": 0,
+                     "args": {"name": "thread 1874913600 (pt_worker)"}})
+    tl = analyze_path(b.write(tmp_path / "t.json.gz")).to_json()["timeline"]
+    labels = [lane["label"] for lane in tl["lanes"] if lane["kind"] == "cpu"]
+    assert labels == ["main thread", "CPU thread 2 (pt_worker)", "CPU thread 3"]
+    assert not any("1874913600" in label for label in labels)
+
+
+def test_gpu_events_carry_their_launch_link_op_and_grid(tmp_path):
+    """A GPU event knows its correlation id, where the host launched it (the flow arrow's
+    tail: time from the step start and lane), its launching op and shapes, grid and block."""
+    b = TraceBuilder()
+    b.step(1, 0.0, 1000.0)
+    mm = b.op("aten::mm", 20.0, 40.0, dims=[[64, 128], [128, 256]])
+    b.kernel("gemm", 30.0, 100.0, 150.0, ext=mm)
+    b.events[-1]["args"].update(grid=[80, 1, 1], block=[128, 1, 1])
+    mmb = b.op("autograd::engine::evaluate_function: MmBackward0", 400.0, 50.0, tid=200)
+    b.kernel("gemm_bwd", 410.0, 500.0, 100.0, ext=mmb, tid=200)
+    tl = analyze_path(b.write(tmp_path / "t.json.gz")).to_json()["timeline"]
+    lanes = [lane["label"] for lane in tl["lanes"]]
+    d = tl["detail"][0]
+    strings = tl["strings"]
+    gpu = lanes.index("stream 7 compute")
+    rows = [i for i, lane in enumerate(d["lane"]) if lane == gpu]
+    first, second = sorted(rows, key=lambda i: d["start_us"][i])
+    assert d["launch_us"][first] == 30.0 and lanes[d["launch_lane"][first]] == "main thread"
+    assert d["launch_us"][second] == 410.0
+    assert lanes[d["launch_lane"][second]] == "autograd thread"
+    assert d["corr"][first] >= 0 and d["corr"][first] != d["corr"][second]
+    assert strings[d["op"][first]] == "aten::mm"
+    assert strings[d["shape"][first]] == "[[64, 128], [128, 256]]"
+    assert strings[d["config"][first]] == "grid [80, 1, 1] · block [128, 1, 1]"
+    assert strings[d["config"][second]] == ""
+    host = [i for i, lane in enumerate(d["lane"]) if lane != gpu]
+    assert all(d["corr"][i] == -1 and d["launch_lane"][i] == -1 for i in host)

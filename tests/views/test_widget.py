@@ -106,8 +106,11 @@ def test_export_of_a_missing_run_is_one_line_error(tmp_path, capsys):
 #: the static copy had alone (cost, conditions, predictions, tries, one-time costs) and the
 #: number spec to 31.1 KB; the "Try the top fixes" bar over a live kernel to 32.4 KB; the
 #: stacked fixes with their code to copy to 33.7 KB; tabs tied to their panels, table captions
-#: and each chart's numbers as a table (accessibility, issue 23) to 35.7 KB.
-ESM_BUDGET_BYTES = 36_500
+#: and each chart's numbers as a table (accessibility, issue 23) to 35.7 KB; the step chart's
+#: own axis (outliers clipped and labelled, log toggle, focusable dots that open the timeline)
+#: and the timeline's tools (pinned details, search, CPU→GPU flows, loading cue) on top
+#: (measured after the merge, below).
+ESM_BUDGET_BYTES = 46_500
 
 
 def test_widget_front_end_is_the_built_bundle_and_no_bigger_than_before():
