@@ -39,6 +39,13 @@ def torchrun(tmp_path: Path, n: int = 2) -> list[str]:
             str(n), str(p)]
 
 
+def _torch_heap_abort(output: str) -> bool:
+    """A rank died in glibc's heap check inside torch (seen once in CI: the CPU build's
+    profiler stopping beside gloo's threads, "malloc(): unsorted double linked list
+    corrupted"): a crash of the training process, not of the launcher under test."""
+    return "malloc(): " in output or "double free" in output or "corrupted size" in output
+
+
 def only_run(root: Path):
     runs = RunStore(root).list()
     assert len(runs) == 1 and not runs[0].broken
@@ -237,11 +244,15 @@ def test_rank_launch_execs_other_ranks_unchanged(tmp_path):
 
 def test_run_torchrun_with_one_rank_under_ncu(tmp_path, capfd, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_SCENARIO", "ok")
-    root = tmp_path / "runs"
-    argv = ["run", "--runs-root", str(root), *FLAGS, "--ncu-rank", "1", "--ncu", FAKE_NCU,
-            "--ncu-args", "-k regex:^(?!nccl) --set full", "--", *torchrun(tmp_path)]
-    assert main(argv) == 0
-    out, err = capfd.readouterr()
+    for attempt in (1, 2):
+        root = tmp_path / f"runs{attempt}"
+        argv = ["run", "--runs-root", str(root), *FLAGS, "--ncu-rank", "1", "--ncu", FAKE_NCU,
+                "--ncu-args", "-k regex:^(?!nccl) --set full", "--", *torchrun(tmp_path)]
+        code = main(argv)
+        out, err = capfd.readouterr()
+        if code == 0 or not _torch_heap_abort(out + err):
+            break
+    assert code == 0, err[-2000:]
     assert "rank 1 under_ncu=1" in out and "rank 0 under_ncu=0" in out
     run = only_run(root)
     assert [t.name for t in run.trace_paths()] == ["trace.rank0.json.gz"]  # rank 1: ncu only
