@@ -82,8 +82,8 @@ describe('report accessibility', () => {
   it('gives every chart its numbers as a table', () => {
     const sm = realSummary();
     const [root] = twoReports();
-    const charts = Array.from(root.querySelectorAll('[role="img"]'));
-    expect(charts.length).toBe(2);
+    const charts = Array.from(root.querySelectorAll('[data-chart]'));
+    expect(charts.map(c => c.getAttribute('role'))).toEqual(['group', 'img']);
     for (const chart of charts) {
       const data = document.getElementById(chart.getAttribute('aria-details') ?? '');
       expect(data?.querySelector('table caption')).not.toBeNull();

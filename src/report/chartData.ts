@@ -106,7 +106,8 @@ export function linkData(chart: HTMLElement | null, data: HTMLElement | null): D
   both.append(chart);
   if (data) {
     data.id = uniqueId('gpuprof-chartdata');
-    const img = chart.matches('[role="img"]') ? chart : chart.querySelector('[role="img"]');
+    // the chart itself (role img or, with focusable points inside, group), never a point
+    const img = chart.matches('[data-chart]') ? chart : chart.querySelector('[data-chart]');
     img?.setAttribute('aria-details', data.id);
     both.append(data);
   }

@@ -173,6 +173,7 @@ export function stepChart(st: ISteps, linked = 0): HTMLDivElement | null {
   const svg = s('svg', {
     width: '100%',
     role: 'group',
+    'data-chart': 'steps',
     'aria-label': 'Step time per step, ms (each panel on its own scale); one point per step'
   });
   let width = 720;

@@ -55,6 +55,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     class: 'gpuprof-w-tl',
     tabindex: 0,
     role: 'img',
+    'data-chart': 'timeline',
     'aria-label': 'GPU timeline: W/S zoom, A/D pan, Ctrl or Cmd + wheel zooms'
   });
   const tip = h('div', { class: 'gpuprof-w-tip' });
