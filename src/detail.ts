@@ -105,9 +105,12 @@ export class RunDetail extends Widget {
     const fresh = this._model.runs.find(r => r.id === this._run.id);
     if (fresh && fresh !== this._run) {
       const renamed = fresh.name !== this._run.name;
+      const ready = !can(this._run, 'view_report') && can(fresh, 'view_report');
       this._run = fresh;
       this._drawHeader();
-      if (renamed) {
+      if (ready) {
+        void this.load(); // a run that finished while its view was open
+      } else if (renamed) {
         this._drawReport();
       }
     }

@@ -115,6 +115,7 @@ def build_row(run: Run) -> RunListing:
         median, p95, n = _num(st["median_ms"]), _num(st["p95_ms"]), st["n"]
     source = _block(summary, "source")
     trace_error = run.trace_error()
+    offered = abilities(run)
     return RunListing(
         id=run.id,
         name=meta.name or run.id,
@@ -130,8 +131,8 @@ def build_row(run: Run) -> RunListing:
         p95_ms=p95,
         n_step_times=int(n) if isinstance(n, int) else 0,
         has_summary=summary is not None,
-        abilities=abilities(run),
-        unavailable=unavailable_reason(run),
+        abilities=offered,
+        unavailable=unavailable_reason(run, offered),
         command=(first_line(meta.code) or "")[:MAX_COMMAND] or None,
     )
 

@@ -154,7 +154,7 @@ def test_table_deltas_split_regressions_and_improvements() -> None:
                                                                         ("gone", -1.0)]
     assert [(r["name"], r["delta_ms"]) for r in d["regressions"]] == [("b", 6.5), ("new", 1.0)]
     scaled = table_deltas(before, after, "name", "t", per_before=2.0, scale=1e-3)
-    assert scaled["regressions"][0]["delta_ms"] == pytest.approx(4e-3)  # b: 2.5 µs -> 9 µs
+    assert scaled["regressions"][0]["delta_ms"] == pytest.approx(6.5e-3)  # b: 2.5 µs -> 9 µs
 
 
 def test_public_api_on_store_runs(tmp_path: Path) -> None:
