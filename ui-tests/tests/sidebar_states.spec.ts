@@ -210,9 +210,12 @@ for (const theme of ['light', 'dark'] as const) {
         panel.locator(`li[data-run-id="${BEFORE}"] .jp-gpuprof-badge-precision`)
       ).toBeVisible();
       const inView = await badgeContrasts(view);
-      const inPanel = await badgeContrasts(panel);
       expect(inView.map(m => m.text)).toEqual(['significant', 'precision', 'launch']);
-      expect(inPanel.map(m => m.text)).toContain('precision');
+      // the list redraws on every poll: measure once it shows the analysed runs' badges
+      await expect
+        .poll(async () => (await badgeContrasts(panel)).map(m => m.text), { timeout: 20_000 })
+        .toContain('precision');
+      const inPanel = await badgeContrasts(panel);
       const measured = [...inView, ...inPanel];
       for (const m of measured) {
         expect({ badge: m.text, ok: m.ratio >= 4.5 }).toEqual({ badge: m.text, ok: true });
