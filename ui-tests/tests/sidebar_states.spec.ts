@@ -225,8 +225,9 @@ for (const theme of ['light', 'dark'] as const) {
         description: measured.map(m => `${m.text} ${m.ratio.toFixed(2)}:1`).join(', ')
       });
       expect(await view.screenshot()).toMatchSnapshot(`compare-${theme}.png`);
-      const grid = view.locator('.jp-gpuprof-delta-grid');
-      expect(await grid.screenshot()).toMatchSnapshot(`compare-deltas-${theme}.png`);
+      const ops = view.locator('.jp-gpuprof-deltas');
+      expect(await ops.nth(2).screenshot()).toMatchSnapshot(`compare-ops-improved-${theme}.png`);
+      expect(await ops.nth(3).screenshot()).toMatchSnapshot(`compare-ops-regressed-${theme}.png`);
     });
   });
 }
