@@ -71,9 +71,10 @@ describe('badge colours', () => {
     ];
     for (const [cls, kind] of badges) {
       const rule = ruleOf(cls);
-      expect({ cls, bg: rule.includes(`background: var(--jp-gpuprof-badge-${kind}-bg)`) }).toEqual(
-        { cls, bg: true }
-      );
+      expect({ cls, bg: rule.includes(`background: var(--jp-gpuprof-badge-${kind}-bg)`) }).toEqual({
+        cls,
+        bg: true
+      });
       expect({ cls, fg: rule.includes(`color: var(--jp-gpuprof-badge-${kind}-fg)`) }).toEqual({
         cls,
         fg: true

@@ -191,7 +191,10 @@ describe('RunDetail', () => {
         facets: { verdicts: [], tags: [], statuses: [] }
       })
     } as unknown as IRunsApi);
-    const summary = summaryWith({ distributed: null, source: { ...realSummary().source, name: 'train' } });
+    const summary = summaryWith({
+      distributed: null,
+      source: { ...realSummary().source, name: 'train' }
+    });
     const api = { summary: jest.fn().mockResolvedValue(summary) } as unknown as GpuProfApi;
     const detail = new RunDetail(api, model, { ...run, name: 'train' });
     await detail.load();

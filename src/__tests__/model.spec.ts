@@ -101,7 +101,9 @@ describe('RunsModel', () => {
     expect(api.update).toHaveBeenCalledWith('a', { name: 'renamed' });
     expect(model.runs.find(r => r.id === 'a')?.name).toBe('renamed');
     api.update.mockResolvedValueOnce(run('a', { tags: ['x', 'y'] }));
-    api.runs.mockResolvedValueOnce(page([run('b'), run('a', { name: 'renamed', tags: ['x', 'y'] })]));
+    api.runs.mockResolvedValueOnce(
+      page([run('b'), run('a', { name: 'renamed', tags: ['x', 'y'] })])
+    );
     await model.setTags('a', ['x', 'y']);
     expect(api.update).toHaveBeenLastCalledWith('a', { tags: ['x', 'y'] });
     expect(model.runs.find(r => r.id === 'a')?.tags).toEqual(['x', 'y']);

@@ -160,7 +160,10 @@ describe('toolbar', () => {
     expect(status.dataset.state).toBe('offline');
     expect(PERFETTO_OFFLINE).toContain('Download trace');
     expect(open).not.toHaveBeenCalled();
-    expect(fetcher).toHaveBeenCalledWith(PERFETTO_ORIGIN, expect.objectContaining({ mode: 'no-cors' }));
+    expect(fetcher).toHaveBeenCalledWith(
+      PERFETTO_ORIGIN,
+      expect.objectContaining({ mode: 'no-cors' })
+    );
     open.mockRestore();
   });
 

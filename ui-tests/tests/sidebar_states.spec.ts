@@ -48,17 +48,15 @@ function contrast(fg: string, bg: string): number {
 
 /** Every visible, non-empty badge under `root`: its text and its measured contrast. */
 async function badgeContrasts(root: ReturnType<IJupyterLabPageFixture['locator']>) {
-  const styles = await root
-    .locator('.jp-gpuprof-badge')
-    .evaluateAll(nodes =>
-      nodes
-        .filter(n => (n.textContent ?? '').trim() !== '' && n.getClientRects().length > 0)
-        .map(n => ({
-          text: n.textContent ?? '',
-          fg: getComputedStyle(n).color,
-          bg: getComputedStyle(n).backgroundColor
-        }))
-    );
+  const styles = await root.locator('.jp-gpuprof-badge').evaluateAll(nodes =>
+    nodes
+      .filter(n => (n.textContent ?? '').trim() !== '' && n.getClientRects().length > 0)
+      .map(n => ({
+        text: n.textContent ?? '',
+        fg: getComputedStyle(n).color,
+        bg: getComputedStyle(n).backgroundColor
+      }))
+  );
   return styles.map(s => ({ text: s.text, ratio: contrast(s.fg, s.bg) }));
 }
 
@@ -114,9 +112,7 @@ for (const theme of ['light', 'dark'] as const) {
       await panel.getByRole('searchbox', { name: 'Search runs' }).fill('');
     }
 
-    test('tags reach the filter at once, a rename reaches the report heading', async ({
-      page
-    }) => {
+    test('tags reach the filter at once, a rename reaches the report heading', async ({ page }) => {
       const panel = await openPanel(page);
       await panel.locator(`li[data-run-id="${BEFORE}"] .jp-gpuprof-run-name`).click();
       const detail = page.locator(`#jupyter-gpuprof-run-${BEFORE}`);
