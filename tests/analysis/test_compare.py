@@ -163,6 +163,9 @@ def test_public_api_on_store_runs(tmp_path: Path) -> None:
     assert result.significant
     text = result.to_text()
     assert "SIGNIFICANT" in text and "46.52 ms -> 18.36 ms" in text
+    # the comparison's own sentence leads, as in the compare view; sides by their labels
+    assert text.splitlines()[0] == "The change is real: after is 60.5% faster (×2.53)."
+    assert text.splitlines()[1].startswith("Before: tinygpt before  (baseline steps")
     assert (root / BEFORE / "summary.json").is_file()  # analysed once, cached in the run
     assert "<pre" in result._repr_html_()
 
