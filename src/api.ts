@@ -38,7 +38,16 @@ export interface IRunListing {
   /** How many step times `median_ms` and `p95_ms` rest on. */
   n_step_times?: number;
   has_summary?: boolean;
+  /** What the views offer for this run, decided by the server (server/abilities.py). */
+  abilities?: RunAbility[];
+  /** Why the run shows no report: its view's first line (null when it shows one). */
+  unavailable?: string | null;
+  /** The command line it ran (or the profiled cell's first line). */
+  command?: string | null;
 }
+
+/** An action a run may offer (`ACTIONS` of server/abilities.py). */
+export type RunAbility = 'view_report' | 'download_trace' | 'open_perfetto' | 'compare';
 
 /** Filters and page of `GET /jupyter-gpuprof/runs`. */
 export interface IRunQuery {
@@ -73,12 +82,12 @@ export interface IRunDetail {
 /** One rank of a distributed run: the generated `DistributedRank` (see report/summary.ts). */
 export type { IRankRow } from './report/summary';
 
-/** `{name, before, after, delta}` rows of the op and kernel-kind deltas (µs per step). */
+/** Rows of the op and kernel-kind deltas, in ms per step (the comparison's `delta_unit`). */
 export interface IDeltaRow {
   name: string;
-  before: number;
-  after: number;
-  delta: number;
+  before_ms: number;
+  after_ms: number;
+  delta_ms: number;
   delta_pct: number | null;
 }
 
@@ -103,6 +112,9 @@ export interface IPredictionCheck {
 /** One side of a comparison. */
 export interface ICompareSide {
   name: string | null;
+  /** The name that tells this side from the other (`train · 2026-11-29 19:13`). */
+  label: string;
+  created?: string | null;
   run_id: string | null;
   gpu: string | null;
   median_ms: number | null;
@@ -138,6 +150,12 @@ export interface IComparison {
   kernel_kinds: { regressions: IDeltaRow[]; improvements: IDeltaRow[] };
   findings: { resolved: string[]; new: string[]; remaining: string[] };
   prediction?: IPredictionCheck;
+  /** `ms_per_step`: the unit of every delta row. */
+  delta_unit: string;
+  /** The one sentence the view leads with, decided by the comparison (analysis/compare_words.py). */
+  headline: string;
+  /** Conditions both sides ran under (a power cap on both), stated in the headline. */
+  caveats: string[];
 }
 
 /** `GET /runs/<id>/code`. */

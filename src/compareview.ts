@@ -53,30 +53,15 @@ export function predictionLine(c: IComparison): string | null {
   return `Predicted by the before run: ${said}; measured here: gain ${signedPct(gain)}${ci} (${p.verdict})`;
 }
 
-/** What the step change means, in one sentence: real, noise, or not a fair comparison (the
- * sides ran under different GPU conditions: the reasons, which only the JSON had). */
+/** What the step change means, in one sentence: the comparison's own headline (real, noise,
+ * not a fair comparison, too few steps, with the conditions' caveat), never re-derived here. */
 export function changeNote(c: IComparison): string {
-  const s = c.steps;
-  if (s.verdict === 'unreliable') {
-    const why = (s.unreliable_reasons ?? []).join('; ');
-    return `Not a fair comparison: the GPU ran under different conditions${why ? ` (${why})` : ''}; measure again before trusting the ${formatPct(s.delta_pct)}.`;
-  }
-  if (s.significant) {
-    return (
-      `The change is real: ${s.direction} by ${Math.abs(s.delta_pct ?? 0).toFixed(1)}% ` +
-      `(speed-up ×${(s.speedup ?? 1).toFixed(2)}).`
-    );
-  }
-  if (s.verdict === 'insufficient data') {
-    return 'Too few steps on one side to tell a change from noise.';
-  }
-  return 'The difference is within run-to-run noise (or below 1% of the step).';
+  return c.headline;
 }
 
-/** A side's name in the title: its run id beside it where both sides share a name. */
-function sideName(side: ICompareSide, other: ICompareSide, fallback: string): string {
-  const name = side.name ?? fallback;
-  return name === (other.name ?? '') && side.run_id ? `${name} (${side.run_id})` : name;
+/** A side's name in the title: the comparison's label, which tells the two sides apart. */
+function sideName(side: ICompareSide, fallback: string): string {
+  return side.label || side.name || fallback;
 }
 
 function deltaTable(title: string, rows: IDeltaRow[]): HTMLElement {
@@ -88,12 +73,11 @@ function deltaTable(title: string, rows: IDeltaRow[]): HTMLElement {
     'jp-gpuprof-deltas',
     undefined,
     h('h4', '', title),
-    // the summary's deltas are µs per step; every other surface writes ms
     table(['name', 'before ms/step', 'after ms/step', 'change'], rows, r => [
       r.name,
-      formatMs(r.before / 1000),
-      formatMs(r.after / 1000),
-      `${formatDeltaMs(r.delta / 1000)} (${formatPct(r.delta_pct)})`
+      formatMs(r.before_ms),
+      formatMs(r.after_ms),
+      `${formatDeltaMs(r.delta_ms)} (${formatPct(r.delta_pct)})`
     ])
   );
 }
@@ -103,7 +87,7 @@ function verdictCard(label: string, side: ICompareSide): HTMLElement {
     'div',
     'jp-gpuprof-verdict-card',
     undefined,
-    h('h4', '', `${label}: ${side.name ?? side.run_id ?? ''}`),
+    h('h4', '', `${label}: ${side.label || side.name || side.run_id || ''}`),
     h(
       'span',
       `jp-gpuprof-badge jp-gpuprof-badge-${side.verdict.category ?? 'none'}`,
@@ -139,8 +123,8 @@ export class CompareView extends Widget {
 
   render(c: IComparison): void {
     const s = c.steps;
-    const before = sideName(c.before, c.after, this._before);
-    const after = sideName(c.after, c.before, this._after);
+    const before = sideName(c.before, this._before);
+    const after = sideName(c.after, this._after);
     const names: [string, string] = [`before: ${before}`, `after: ${after}`];
     this.title.label = `${before} → ${after}`;
     const verdict = s.significant ? 'significant' : s.verdict;

@@ -8,10 +8,11 @@ import { deleteRun, downloadTrace, renameRun, showCode, tagRun } from './actions
 import { GpuProfApi, IRankRow, IRunListing, requestAPI, runPath } from './api';
 import { rankChart, straggler } from './charts';
 import { button, h, table } from './elements';
-import { formatMs, formatRun } from './format';
+import { can, formatMs, formatRun } from './format';
 import { RunsModel } from './model';
 import { IReportEnv, IStepAnswer } from './report/env';
 import { renderReport } from './report/report';
+import { IReportSummary } from './report/summary';
 
 /** One run's report in the main area. */
 export class RunDetail extends Widget {
@@ -47,22 +48,41 @@ export class RunDetail extends Widget {
 
   /** Fetch the summary (analysing the trace on first open) and draw the report panels from it. */
   async load(): Promise<void> {
-    try {
-      const summary = await this._api.summary(this._run.id);
-      this._drawRanks(summary.distributed?.ranks ?? []);
-      // The report's toolbar owns the trace buttons; it needs the run id, which is this run's.
-      const source = { ...summary.source, run_id: this._run.id };
-      this._body.replaceChildren(renderReport({ ...summary, source }, this._env()));
-      this._body.classList.remove('jp-mod-error');
-    } catch (error) {
-      // No report means no report toolbar: the trace is still worth fetching on its own.
-      const run = this._run;
-      this._body.replaceChildren(
-        h('p', '', `No report: ${error instanceof Error ? error.message : String(error)}`),
-        button('Download trace', () => void downloadTrace(this._api, run))
-      );
-      this._body.classList.add('jp-mod-error');
+    if (!can(this._run, 'view_report')) {
+      // the header's first line says why (the server's `unavailable`): nothing to analyse
+      this._noReport(null);
+      return;
     }
+    try {
+      this._summary = await this._api.summary(this._run.id);
+      this._drawRanks(this._summary.distributed?.ranks ?? []);
+      this._drawReport();
+    } catch (error) {
+      this._noReport(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** The report panels; the name is the run's current one (a rename redraws the heading). */
+  private _drawReport(): void {
+    if (!this._summary) {
+      return;
+    }
+    // The report's toolbar owns the trace buttons; it needs the run id, which is this run's.
+    const source = { ...this._summary.source, run_id: this._run.id, name: this._run.name };
+    this._body.replaceChildren(renderReport({ ...this._summary, source }, this._env()));
+    this._body.classList.remove('jp-mod-error');
+  }
+
+  /** No report: the reason, and the trace on its own where the run saved one. */
+  private _noReport(reason: string | null): void {
+    const run = this._run;
+    this._body.replaceChildren(
+      ...(reason === null ? [] : [h('p', '', `No report: ${reason}`)]),
+      ...(can(run, 'download_trace')
+        ? [button('Download trace', () => void downloadTrace(this._api, run))]
+        : [h('p', 'jp-gpuprof-note', 'This run saved no trace to download.')])
+    );
+    this._body.classList.toggle('jp-mod-error', reason !== null);
   }
 
   /** What the report can do here: load any step's events and the trace from the server, run commands. */
@@ -84,8 +104,15 @@ export class RunDetail extends Widget {
   private _onModelChanged(): void {
     const fresh = this._model.runs.find(r => r.id === this._run.id);
     if (fresh && fresh !== this._run) {
+      const renamed = fresh.name !== this._run.name;
+      const ready = !can(this._run, 'view_report') && can(fresh, 'view_report');
       this._run = fresh;
       this._drawHeader();
+      if (ready) {
+        void this.load(); // a run that finished while its view was open
+      } else if (renamed) {
+        this._drawReport();
+      }
     }
   }
 
@@ -114,8 +141,13 @@ export class RunDetail extends Widget {
       button('Show code', () => void showCode(this._api, run)),
       button('Delete', () => void this._delete(), 'jp-mod-warn')
     );
+    const why = this._run.unavailable
+      ? [h('p', 'jp-gpuprof-unavailable', this._run.unavailable)]
+      : [];
+    why.forEach(p => p.setAttribute('role', 'alert'));
     this._header.replaceChildren(
       h('h2', 'jp-gpuprof-detail-title', row.title),
+      ...why,
       h('div', 'jp-gpuprof-detail-facts', facts),
       tags,
       actions
@@ -165,4 +197,5 @@ export class RunDetail extends Widget {
   private _header: HTMLElement;
   private _ranks: HTMLElement;
   private _body: HTMLDivElement;
+  private _summary: IReportSummary | null = null;
 }

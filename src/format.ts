@@ -2,7 +2,12 @@
  * Pure text formatting of runs and comparisons (kept apart from the DOM so it can be unit-tested).
  */
 import { ms } from './report/dom';
-import { IRunListing } from './api';
+import { IRunListing, RunAbility } from './api';
+
+/** Whether the server said `run` offers `action` (a row from before abilities offers all). */
+export function can(run: IRunListing, action: RunAbility): boolean {
+  return run.abilities === undefined || run.abilities.includes(action);
+}
 
 /** A run as the sidebar shows it. */
 export interface IRunRow {
@@ -67,7 +72,9 @@ const STATUS_LABELS: Record<string, string> = {
 /** One row of the sidebar list. */
 export function formatRun(run: IRunListing): IRunRow {
   const verdict = run.verdict ?? '';
-  const tooltip = [run.id, run.error ? `error: ${run.error}` : ''].filter(Boolean).join('\n');
+  const tooltip = [run.id, run.command ?? '', run.error ? `error: ${run.error}` : '']
+    .filter(Boolean)
+    .join('\n');
   const median = run.median_ms ?? null;
   const steps =
     median === null ? '' : `median ${formatMs(median)} · p95 ${formatMs(run.p95_ms ?? null)}`;

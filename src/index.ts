@@ -1,5 +1,5 @@
 import { ILabShell, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { InputDialog } from '@jupyterlab/apputils';
+import { InputDialog, showErrorMessage } from '@jupyterlab/apputils';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { Widget } from '@lumino/widgets';
 
@@ -117,8 +117,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'Compare this GPU profiling run with another',
       execute: async args => {
         await findRun(args.id);
-        const others = model.runs.filter(r => r.id !== args.id);
+        const others = model.comparable(String(args.id));
         if (!others.length) {
+          await showErrorMessage(
+            'Nothing to compare with',
+            'No other complete run with a readable trace is listed (failed and broken runs cannot be compared).'
+          );
           return;
         }
         const labels = others.map(r => `${r.name || r.id} (${r.id})`);

@@ -5,6 +5,7 @@
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { GpuProfApi, IRunListing, IRunPage, IRunQuery, IServerStatus } from './api';
+import { can } from './format';
 
 /** The subset of the REST client the model uses (mocked in tests). */
 export type IRunsApi = Pick<GpuProfApi, 'status' | 'runs' | 'update' | 'remove'>;
@@ -71,6 +72,11 @@ export class RunsModel {
     return this._picked.length === 2;
   }
 
+  /** Runs another run can be compared with: complete and readable (the server's `compare`). */
+  comparable(except?: string): IRunListing[] {
+    return this.runs.filter(r => r.id !== except && can(r, 'compare'));
+  }
+
   get isDisposed(): boolean {
     return this._disposed;
   }
@@ -111,8 +117,10 @@ export class RunsModel {
     this._replace(await this._api.update(id, { name }));
   }
 
+  /** Store the tags, then reload: a new tag joins the filter's values without a refresh. */
   async setTags(id: string, tags: string[]): Promise<void> {
     this._replace(await this._api.update(id, { tags }));
+    await this.refresh();
   }
 
   async remove(id: string): Promise<void> {

@@ -4,7 +4,7 @@ import { Widget } from '@lumino/widgets';
 
 import { IRunListing } from './api';
 import { button, h } from './elements';
-import { formatRun, formatStatus, IRunRow } from './format';
+import { can, formatRun, formatStatus, IRunRow } from './format';
 import { gpuIcon } from './icon';
 import { RunsModel } from './model';
 
@@ -43,7 +43,7 @@ export class GpuProfPanel extends Widget {
     this._status = h('div', 'jp-gpuprof-status', 'Contacting the server…');
     this._search = h('input', 'jp-gpuprof-search jp-mod-styled');
     this._search.type = 'search';
-    this._search.placeholder = 'Search runs (name, tag, GPU, verdict)';
+    this._search.placeholder = 'Search runs (name, command, tag, GPU, verdict)';
     this._search.setAttribute('aria-label', 'Search runs');
     this._search.addEventListener('input', () => this._onSearch());
     this._verdict = this._select('All verdicts', 'Filter by verdict', v => ({ verdict: v }));
@@ -153,6 +153,11 @@ export class GpuProfPanel extends Widget {
     pick.type = 'checkbox';
     pick.checked = pickIndex >= 0;
     pick.setAttribute('aria-label', `Pick ${row.title} for comparison`);
+    if (!can(run, 'compare') && pickIndex < 0) {
+      // a failed or broken run has no steps to compare: say so instead of a dead pick
+      pick.disabled = true;
+      pick.title = 'Only a complete run with a readable trace can be compared';
+    }
     pick.addEventListener('click', event => {
       event.stopPropagation();
       this._model.togglePick(row.id);

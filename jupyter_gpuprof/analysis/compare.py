@@ -25,7 +25,8 @@ from typing import Any, TypedDict
 import numpy as np
 
 from ..store.meta_blocks import StepChangeMeta
-from .conditions import condition_changes
+from .compare_words import headline, side_labels
+from .conditions import condition_changes, shared_handicaps
 
 ALPHA = 0.05
 CONFIDENCE = 0.95
@@ -41,9 +42,9 @@ class DeltaRow(TypedDict):
     """One name's total per step on each side and its change."""
 
     name: str
-    before: float
-    after: float
-    delta: float
+    before_ms: float
+    after_ms: float
+    delta_ms: float
     delta_pct: float | None
 
 
@@ -87,6 +88,8 @@ class ComparedRun(TypedDict):
     """One side of a comparison: which run, its step figures, verdict, findings and samples."""
 
     name: str | None
+    label: str  # the name that tells it from the other side (compare_words.side_labels)
+    created: str | None
     run_id: str | None
     gpu: str | None
     median_ms: float | None
@@ -113,7 +116,9 @@ class SummaryComparison(TypedDict):
     steps: StepChangeMeta
     ops: Deltas
     kernel_kinds: Deltas
-    delta_unit: str
+    delta_unit: str  # ms_per_step: the tables' figures, as every other surface writes times
+    headline: str  # the one sentence every view leads with (compare_words.headline)
+    caveats: list[str]  # conditions both sides ran under (a power cap on both)
     findings: FindingChanges
     prediction: PredictionCheck
 
@@ -228,12 +233,12 @@ def step_change(before_ms: Any, after_ms: Any, seed: int = SEED,
 
 def table_deltas(before: Sequence[Mapping[str, object]], after: Sequence[Mapping[str, object]],
                  key: str, value: str, top: int = TOP_DELTAS, per_before: float = 1.0,
-                 per_after: float = 1.0) -> Deltas:
+                 per_after: float = 1.0, scale: float = 1.0) -> Deltas:
     """Per-name change of one column (e.g. ops' cuda_total_us): top regressions and improvements.
 
     Totals are divided by ``per_before``/``per_after`` (the profiled step counts) so windows of
-    different lengths compare per step. Rows missing on one side count as 0 there (an op that
-    disappeared is an improvement).
+    different lengths compare per step, then multiplied by ``scale`` (1e-3: µs columns to ms).
+    Rows missing on one side count as 0 there (an op that disappeared is an improvement).
     """
     def totals(rows: Sequence[Mapping[str, object]], per: float) -> dict[str, float]:
         acc: dict[str, float] = {}
@@ -241,18 +246,18 @@ def table_deltas(before: Sequence[Mapping[str, object]], after: Sequence[Mapping
             name, v = r.get(key), r.get(value)
             if name is None or not isinstance(v, (int, float)):
                 continue
-            acc[str(name)] = acc.get(str(name), 0.0) + float(v) / per
+            acc[str(name)] = acc.get(str(name), 0.0) + float(v) * scale / per
         return acc
 
     ta, tb = totals(before, per_before or 1.0), totals(after, per_after or 1.0)
     rows: list[DeltaRow] = []
     for name in ta.keys() | tb.keys():
         va, vb = ta.get(name, 0.0), tb.get(name, 0.0)
-        rows.append({"name": name, "before": va, "after": vb, "delta": vb - va,
+        rows.append({"name": name, "before_ms": va, "after_ms": vb, "delta_ms": vb - va,
                      "delta_pct": 100.0 * (vb - va) / va if va else None})
-    rows.sort(key=lambda r: (r["delta"], r["name"]))
-    improvements = [r for r in rows if r["delta"] < 0][:top]
-    regressions = [r for r in reversed(rows) if r["delta"] > 0][:top]
+    rows.sort(key=lambda r: (r["delta_ms"], r["name"]))
+    improvements = [r for r in rows if r["delta_ms"] < 0][:top]
+    regressions = [r for r in reversed(rows) if r["delta_ms"] > 0][:top]
     return {"regressions": regressions, "improvements": improvements}
 
 
@@ -293,11 +298,13 @@ def _profiled_steps(summary: Mapping[str, object]) -> float:
     return float(n) if isinstance(n, (int, float)) and n > 0 else 1.0
 
 
-def _side(summary: Mapping[str, object], step_ms: list[float], source: str) -> ComparedRun:
+def _side(summary: Mapping[str, object], step_ms: list[float], source: str,
+          label: str) -> ComparedRun:
     src, v = _part(summary.get("source")), _part(summary.get("verdict"))
     steps = _part(summary.get("steps"))
     return {
         "name": _text(src.get("name") or src.get("run_id") or src.get("path")),
+        "label": label, "created": _text(src.get("created")),
         "run_id": _text(src.get("run_id")), "gpu": _text(src.get("gpu")),
         "median_ms": _number(steps.get("median_ms")), "p95_ms": _number(steps.get("p95_ms")),
         "verdict": {"category": _text(v.get("category")), "summary": _text(v.get("summary")),
@@ -320,10 +327,12 @@ def compare_summaries(before: Mapping[str, object], after: Mapping[str, object],
     sa, src_a = _step_samples(before, before_steps)
     sb, src_b = _step_samples(after, after_steps)
     na, nb = _profiled_steps(before), _profiled_steps(after)
-    side_a, side_b = _side(before, sa, src_a), _side(after, sb, src_b)
+    label_a, label_b = side_labels(_part(before.get("source")), _part(after.get("source")))
+    side_a, side_b = _side(before, sa, src_a, label_a), _side(after, sb, src_b, label_b)
     fa = {f["id"] for f in side_a["findings"] if f["id"] is not None}
     fb = {f["id"] for f in side_b["findings"] if f["id"] is not None}
     steps = step_change(sa, sb, conditions=(before.get("conditions"), after.get("conditions")))
+    caveats = shared_handicaps(before.get("conditions"), after.get("conditions"))
     return {
         "before": side_a,
         "after": side_b,
@@ -331,11 +340,13 @@ def compare_summaries(before: Mapping[str, object], after: Mapping[str, object],
         "prediction": _prediction_check([f for f in side_a["findings"]
                                          if f["id"] is not None and f["id"] not in fb], steps),
         "ops": table_deltas(_rows(before.get("ops")), _rows(after.get("ops")),
-                            "name", "cuda_total_us", per_before=na, per_after=nb),
+                            "name", "cuda_total_us", per_before=na, per_after=nb, scale=1e-3),
         "kernel_kinds": table_deltas(_rows(before.get("kernel_kinds")),
                                      _rows(after.get("kernel_kinds")), "kind", "total_us",
-                                     per_before=na, per_after=nb),
-        "delta_unit": "us_per_step",
+                                     per_before=na, per_after=nb, scale=1e-3),
+        "delta_unit": "ms_per_step",
+        "headline": headline(steps, caveats),
+        "caveats": caveats,
         "findings": {"resolved": sorted(fa - fb), "new": sorted(fb - fa),
                      "remaining": sorted(fa & fb)},
     }

@@ -100,3 +100,25 @@ def condition_changes(before: object, after: object, faster: str | None = None) 
     compiled nanoGPT try, 20 % faster, ran into the H200's power cap that its uncompiled
     control never reached)."""
     return [reason for reason, side in _handicaps(before, after) if side != faster]
+
+
+#: what each slowing throttle means, in words a headline can carry
+THROTTLE_WORDS = {"sw_power_cap": "power-capped", "hw_power_brake": "power-braked",
+                  "sw_thermal": "thermally throttled", "hw_thermal": "thermally throttled",
+                  "hw_slowdown": "slowed down by the hardware"}
+
+
+def shared_handicaps(before: object, after: object) -> list[str]:
+    """Conditions both sides ran under that kept both from the GPU's best ([] when none):
+    no reason to distrust the change, but a caveat on both step times (nanoGPT fp32 → bf16
+    ran power-capped on both sides of an H200)."""
+    sides = [_sampled(before), _sampled(after)]
+    if not all(s.get("available") for s in sides):
+        return []
+    both = set.intersection(*({str(t) for t in _listed(s, "throttle")} & SLOWING_THROTTLES
+                              for s in sides))
+    out = []
+    for words in sorted({THROTTLE_WORDS[t] for t in both}):
+        names = ", ".join(sorted(t for t in both if THROTTLE_WORDS[t] == words))
+        out.append(f"the GPU was {words} on both sides ({names})")
+    return out

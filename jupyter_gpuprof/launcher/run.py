@@ -29,6 +29,7 @@ from ..protocol import (
     ENV_STOP,
     PER_RUN,
 )
+from .naming import run_name
 from .torchrun import split_launcher
 
 if TYPE_CHECKING:
@@ -98,14 +99,6 @@ def script_settings(settings: LaunchSettings) -> CaptureSettings:
                            with_stack=s["with_stack"], phases=s["phases"],
                            count_flops=s["count_flops"], mode="script",
                            ranks=parse_ranks(s["ranks"]))
-
-
-def default_name(cmd: list[str]) -> str:
-    """A run's name when none is given: the script's name, else the program's."""
-    for part in cmd:
-        if part.endswith(".py"):
-            return Path(part).stem
-    return Path(cmd[0]).name
 
 
 def child_env(run_dir: Path, settings: LaunchSettings, losses: str = "",
@@ -228,7 +221,7 @@ def launch(args: argparse.Namespace, check_try: Any = None) -> Launched:
     if check_try is not None:
         check_try(args.try_fixes, args.steps)
     launched = ncu_command(args, cmd) if args.ncu_rank is not None else cmd
-    run = RunStore(args.runs_root).create(args.name or default_name(cmd))
+    run = RunStore(args.runs_root).create(args.name or run_name(cmd))
     run.meta.code = shlex.join(cmd)
     run.meta.settings = script_settings(settings).to_meta()
     if launched is not cmd:

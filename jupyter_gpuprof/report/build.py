@@ -356,8 +356,11 @@ def run_summary_doc(run: Run) -> SummaryDoc:
 def run_summary(run: Run) -> dict[str, Any]:
     """The run's summary: the cached summary.json when valid, else analysed now (and cached)."""
     cached = cached_summary(run)
-    if cached is not None:
-        return with_calibration(str(run.path), run.meta, cached)  # the record moves on
+    if cached is not None:  # the record moves on: today's name (a rename) and calibration
+        source = cached.get("source")
+        if isinstance(source, dict) and run.meta.name:
+            cached = {**cached, "source": {**source, "name": run.meta.name}}
+        return with_calibration(str(run.path), run.meta, cached)
     if run.status == "running":
         raise RunInProgress(f"run {run.id!r} is still being written; no report yet")
     if run.status == "interrupted" and not run.trace_paths():

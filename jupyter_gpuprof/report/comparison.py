@@ -52,8 +52,9 @@ def _signed_ms(value: float) -> str:
 def render_text(c: SummaryComparison) -> str:
     """The comparison as a few lines of text."""
     st, a, b = c["steps"], c["before"], c["after"]
-    lines = [f"Before: {a['name']}  ({a['step_source']} steps, n={st['n_before']})",
-             f"After:  {b['name']}  ({b['step_source']} steps, n={st['n_after']})",
+    lines = [c["headline"],
+             f"Before: {a['label']}  ({a['step_source']} steps, n={st['n_before']})",
+             f"After:  {b['label']}  ({b['step_source']} steps, n={st['n_after']})",
              f"Median step: {_ms(st['median_before_ms'])} -> {_ms(st['median_after_ms'])}"]
     if st["delta_ms"] is not None:
         lines.append(
@@ -72,14 +73,13 @@ def render_text(c: SummaryComparison) -> str:
                  f"new: {', '.join(f['new']) or 'none'}")
     if line := prediction_line(c["prediction"]):
         lines.append(line)
-    # the deltas are µs per step (delta_unit); written in ms like every other figure
     for title, block in (("ops (CUDA total)", c["ops"]),
                          ("kernel kinds (GPU time)", c["kernel_kinds"])):
         for label in ("improvements", "regressions"):
             rows = block[label][:5]
             if rows:
                 lines.append(f"Top {title} {label} (per step):")
-                lines += [f"  {_signed_ms(r['delta'] / 1e3):>12}  {r['name'][:90]}"
+                lines += [f"  {_signed_ms(r['delta_ms']):>12}  {r['name'][:90]}"
                           for r in rows]
     return "\n".join(lines)
 

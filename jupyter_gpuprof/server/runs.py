@@ -15,8 +15,11 @@ from jupyter_gpuprof.store.listing import cached_row
 from jupyter_gpuprof.store.run import Run
 from jupyter_gpuprof.store.runs import BrokenRun, RunStore
 
+from .abilities import abilities, unavailable_reason
+
 BROKEN = "broken"
 DEFAULT_LIMIT = 100
+MAX_COMMAND = 200  # characters of the command a row carries (a cell's first line can be long)
 MAX_LIMIT = 1000
 
 
@@ -43,6 +46,12 @@ class RunListing(TypedDict):
     #: baseline's when measured); not the profiled steps, which the summary's ranks count
     n_step_times: int
     has_summary: bool
+    #: what the views offer for this run (server/abilities.py: view_report, download_trace…)
+    abilities: list[str]
+    #: why the run shows no report, its view's first line (None when it shows one)
+    unavailable: str | None
+    #: the command line it ran (or the profiled cell's first line), which search covers
+    command: str | None
 
 
 class Facets(TypedDict):
@@ -106,6 +115,7 @@ def build_row(run: Run) -> RunListing:
         median, p95, n = _num(st["median_ms"]), _num(st["p95_ms"]), st["n"]
     source = _block(summary, "source")
     trace_error = run.trace_error()
+    offered = abilities(run)
     return RunListing(
         id=run.id,
         name=meta.name or run.id,
@@ -121,6 +131,9 @@ def build_row(run: Run) -> RunListing:
         p95_ms=p95,
         n_step_times=int(n) if isinstance(n, int) else 0,
         has_summary=summary is not None,
+        abilities=offered,
+        unavailable=unavailable_reason(run, offered),
+        command=(first_line(meta.code) or "")[:MAX_COMMAND] or None,
     )
 
 
@@ -131,7 +144,8 @@ def describe_run(entry: Run | BrokenRun) -> RunListing:
             id=entry.id, name=entry.id, created=None, status=BROKEN, verdict=None,
             verdict_category=None, error=first_line(entry.error) or "unreadable", tags=[],
             gpu=None, world_size=None, median_ms=None, p95_ms=None, n_step_times=0,
-            has_summary=False,
+            has_summary=False, abilities=[], command=None,
+            unavailable=f"The run folder cannot be read: {first_line(entry.error) or 'unreadable'}",
         )
     try:
         row = cached_row(entry, build_row)
@@ -154,7 +168,7 @@ def _matches(row: RunListing, q: str, verdict: str, tag: str, status: str) -> bo
         return False
     if q:
         hay = " ".join([row["id"], row["name"], row["verdict"] or "", row["gpu"] or "",
-                        *row["tags"]]).lower()
+                        row["command"] or "", *row["tags"]]).lower()
         return all(word in hay for word in q.lower().split())
     return True
 

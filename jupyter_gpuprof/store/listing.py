@@ -11,7 +11,9 @@ from .json_checks import decode
 from .run import META_FILE, SUMMARY_FILE, TRACE_ERROR_FILE, Run, atomic_write_bytes
 
 LISTING_FILE = "listing.json"
-CACHE_VERSION = 3  # 2: rows carry `interrupted` / trace errors; 3: n_steps became n_step_times
+# 2: rows carry `interrupted` / trace errors; 3: n_steps became n_step_times; 4: abilities,
+# unavailable and command (server/abilities.py, the searchable command line)
+CACHE_VERSION = 4
 
 
 def _signature(folder: Path) -> list[list[int]]:

@@ -156,4 +156,53 @@ describe('RunDetail', () => {
     );
     detail.dispose();
   });
+
+  it("leads a failed run's view with its real reason and offers no dead download", async () => {
+    const reason =
+      'The run failed: no training steps seen: the script never called optimizer.step() ' +
+      '(or jupyter_gpuprof.step())';
+    const failed: IRunListing = {
+      ...run,
+      status: 'failed',
+      abilities: [],
+      unavailable: reason,
+      error: 'no training steps seen: the script never called optimizer.step()'
+    };
+    const api = { summary: jest.fn() } as unknown as GpuProfApi;
+    const detail = new RunDetail(api, new RunsModel({} as IRunsApi), failed);
+    await detail.load();
+    expect(api.summary).not.toHaveBeenCalled(); // no "no trace file (status failed)"
+    const header = detail.node.querySelector('.jp-gpuprof-detail-header')!;
+    expect(header.children[1].textContent).toBe(reason); // the line under the title
+    expect(header.children[1].getAttribute('role')).toBe('alert');
+    expect(buttonsNamed(detail, 'Download trace')).toBe(0);
+    expect(detail.node.textContent).toContain('This run saved no trace to download.');
+    detail.dispose();
+  });
+
+  it('redraws the report heading when the run is renamed', async () => {
+    const model = new RunsModel({
+      status: jest.fn().mockResolvedValue({ version: '1', runs_root: '/r' }),
+      runs: jest.fn().mockResolvedValue({
+        runs: [{ ...run, name: 'train bf16' }],
+        total: 1,
+        offset: 0,
+        limit: 100,
+        facets: { verdicts: [], tags: [], statuses: [] }
+      })
+    } as unknown as IRunsApi);
+    const summary = summaryWith({
+      distributed: null,
+      source: { ...realSummary().source, name: 'train' }
+    });
+    const api = { summary: jest.fn().mockResolvedValue(summary) } as unknown as GpuProfApi;
+    const detail = new RunDetail(api, model, { ...run, name: 'train' });
+    await detail.load();
+    const title = () => detail.node.querySelector('.gpuprof-w-title')?.textContent;
+    expect(title()).toBe('GPU profile — train');
+    await model.refresh();
+    expect(title()).toBe('GPU profile — train bf16');
+    expect(detail.node.querySelector('.jp-gpuprof-detail-title')?.textContent).toBe('train bf16');
+    detail.dispose();
+  });
 });

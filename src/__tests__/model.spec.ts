@@ -101,9 +101,37 @@ describe('RunsModel', () => {
     expect(api.update).toHaveBeenCalledWith('a', { name: 'renamed' });
     expect(model.runs.find(r => r.id === 'a')?.name).toBe('renamed');
     api.update.mockResolvedValueOnce(run('a', { tags: ['x', 'y'] }));
+    api.runs.mockResolvedValueOnce(
+      page([run('b'), run('a', { name: 'renamed', tags: ['x', 'y'] })])
+    );
     await model.setTags('a', ['x', 'y']);
     expect(api.update).toHaveBeenLastCalledWith('a', { tags: ['x', 'y'] });
     expect(model.runs.find(r => r.id === 'a')?.tags).toEqual(['x', 'y']);
+  });
+
+  it('shows a new tag in the filter at once: tagging reloads the facets', async () => {
+    const { api, model } = mockApi();
+    await model.refresh();
+    api.update.mockResolvedValueOnce(run('a', { tags: ['bf16'] }));
+    api.runs.mockResolvedValueOnce(
+      page([run('b'), run('a', { tags: ['bf16'] })], {
+        facets: { verdicts: [], tags: ['bf16', 'fix'], statuses: ['complete'] }
+      })
+    );
+    await model.setTags('a', ['bf16']);
+    expect(model.facets.tags).toContain('bf16');
+  });
+
+  it('offers only complete, readable runs to compare with', async () => {
+    const runs = [
+      run('ok', { abilities: ['view_report', 'download_trace', 'open_perfetto', 'compare'] }),
+      run('failed', { status: 'failed', abilities: [] }),
+      run('broken', { status: 'broken', abilities: ['download_trace', 'open_perfetto'] }),
+      run('self', { abilities: ['view_report', 'compare'] })
+    ];
+    const { model } = mockApi(runs);
+    await model.refresh();
+    expect(model.comparable('self').map(r => r.id)).toEqual(['ok']);
   });
 
   it('deletes, unpicks and reloads', async () => {

@@ -5,7 +5,13 @@ import { makeBasis } from '../report/basis';
 import { whereLine } from '../report/next';
 import { renderReport } from '../report/report';
 import { IReportSummary } from '../report/summary';
-import { openInPerfetto, PERFETTO_ORIGIN, TOOLBAR_COMMANDS } from '../report/toolbar';
+import {
+  openInPerfetto,
+  PERFETTO_OFFLINE,
+  PERFETTO_ORIGIN,
+  perfettoReachable,
+  TOOLBAR_COMMANDS
+} from '../report/toolbar';
 import { sampleSummary } from './reportFixture';
 
 const withRun = (): IReportSummary => {
@@ -108,15 +114,17 @@ describe('toolbar', () => {
     jest.useRealTimers();
   });
 
-  it('opens Perfetto inside the click and downloads the trace from the server', async () => {
+  it('opens Perfetto once it answers and downloads the trace from the server', async () => {
     const win = window as Window;
     const open = jest.spyOn(win, 'open').mockReturnValue(null);
+    (globalThis as unknown as { fetch: unknown }).fetch = jest.fn(async () => ({ ok: true }));
     let release: (b: ArrayBuffer) => void = () => undefined;
     const env = { traceBytes: () => new Promise<ArrayBuffer>(r => (release = r)) };
     const root = renderReport(withRun(), env);
     const [perfetto, download] = buttons(root);
     perfetto.click();
-    expect(open).toHaveBeenCalledTimes(1); // before the trace arrived: no popup blocker
+    await new Promise(r => setTimeout(r, 0));
+    expect(open).toHaveBeenCalledTimes(1); // before the trace arrived: within the click's grace
     expect(root.querySelector('.gpuprof-w-toolstatus')?.textContent).toBe('Loading the trace…');
     release(new ArrayBuffer(4));
     await Promise.resolve();
@@ -135,6 +143,41 @@ describe('toolbar', () => {
     await new Promise(r => setTimeout(r, 0));
     expect(clicked).toEqual(['r1.trace.json.gz']);
     open.mockRestore();
+  });
+
+  it('says Perfetto is offline and names the local path instead of opening a dead tab', async () => {
+    const open = jest.spyOn(window as Window, 'open').mockReturnValue(null);
+    const fetcher = jest.fn(async () => {
+      throw new TypeError('Failed to fetch');
+    });
+    (globalThis as unknown as { fetch: unknown }).fetch = fetcher;
+    const root = renderReport(withRun(), { traceBytes: async () => new ArrayBuffer(4) });
+    buttons(root)[0].click();
+    expect(root.querySelector('.gpuprof-w-toolstatus')?.textContent).toContain('Checking');
+    await new Promise(r => setTimeout(r, 0));
+    const status = root.querySelector<HTMLElement>('.gpuprof-w-toolstatus')!;
+    expect(status.textContent).toBe(PERFETTO_OFFLINE);
+    expect(status.dataset.state).toBe('offline');
+    expect(PERFETTO_OFFLINE).toContain('Download trace');
+    expect(open).not.toHaveBeenCalled();
+    expect(fetcher).toHaveBeenCalledWith(
+      PERFETTO_ORIGIN,
+      expect.objectContaining({ mode: 'no-cors' })
+    );
+    open.mockRestore();
+  });
+
+  it('gives up on a Perfetto that does not answer in time', async () => {
+    jest.useFakeTimers();
+    const never = (_: unknown, init?: RequestInit) =>
+      new Promise<Response>((_r, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(new Error('aborted')))
+      );
+    const answer = perfettoReachable(never as typeof fetch, 3000);
+    jest.advanceTimersByTime(3000);
+    await expect(answer).resolves.toBe(false);
+    jest.useRealTimers();
+    await expect(perfettoReachable(async () => ({}) as Response)).resolves.toBe(true);
   });
 
   it('reaches the server and the extension from a JupyterLab page only', async () => {

@@ -9,6 +9,7 @@ const PAYLOAD = '<img src=x onerror=alert(1)>';
 function comparison(significant: boolean): IComparison {
   const side = (name: string, steps: number[]) => ({
     name,
+    label: name,
     run_id: name,
     gpu: 'NVIDIA H200',
     median_ms: steps[1],
@@ -18,7 +19,7 @@ function comparison(significant: boolean): IComparison {
     step_ms: steps,
     step_source: 'baseline'
   });
-  const delta = { name: PAYLOAD, before: 100, after: 10, delta: -90, delta_pct: -90 };
+  const delta = { name: PAYLOAD, before_ms: 0.1, after_ms: 0.01, delta_ms: -0.09, delta_pct: -90 };
   return {
     before: side('before', [46.1, 46.5, 47.3]),
     after: side('after', [18.0, 18.4, 20.5]),
@@ -41,6 +42,11 @@ function comparison(significant: boolean): IComparison {
     ops: { regressions: [], improvements: [delta] },
     kernel_kinds: { regressions: [], improvements: [{ ...delta, name: 'gemm' }] },
     findings: { resolved: ['fp32-matmuls'], new: [], remaining: [] },
+    delta_unit: 'ms_per_step',
+    headline: significant
+      ? 'The change is real: after is 60.5% faster (×2.53).'
+      : 'No real change: the 60.5% difference is run-to-run noise (p = 0.3 is not below 0.05).',
+    caveats: [],
     prediction: {
       resolved: [
         {
@@ -78,28 +84,30 @@ describe('compare view', () => {
     expect(predictionLine(c)).toBeNull();
   });
 
-  it('says why a comparison is unfair instead of calling a real change noise', () => {
-    const c = comparison(false);
-    c.steps.verdict = 'unreliable';
-    c.steps.unreliable_reasons = ['the GPU was power-capped (sw_power_cap) after'];
-    expect(changeNote(c)).toBe(
-      'Not a fair comparison: the GPU ran under different conditions (the GPU was ' +
-        'power-capped (sw_power_cap) after); measure again before trusting the −60.5%.'
-    );
-    expect(changeNote(comparison(false))).toContain('within run-to-run noise');
-    expect(changeNote(comparison(true))).toContain('The change is real: faster by 60.5%');
+  it("leads with the comparison's own headline, caveat included, never re-deciding it", () => {
+    const c = comparison(true);
+    c.headline =
+      'The change is real: after is 57.7% faster (×2.36); the GPU was power-capped on both ' +
+      "sides (sw_power_cap), so both step times are above the GPU's best, the change between them stands.";
+    expect(changeNote(c)).toBe(c.headline);
+    const view = new CompareView(new GpuProfApi(), 'a', 'b');
+    view.render(c);
+    expect(view.node.querySelector('.jp-gpuprof-change-note')?.textContent).toBe(c.headline);
+    expect(view.node.textContent).not.toContain('noise');
+    view.dispose();
   });
 
   it('tells two runs of one script apart and writes the deltas in ms', () => {
     const view = new CompareView(new GpuProfApi(), 'a', 'b');
     const c = comparison(true);
     c.before.name = c.after.name = 'train';
-    c.before.run_id = '20261202-1-train';
-    c.after.run_id = '20261202-2-train';
+    c.before.label = 'train · 2026-11-29 19:13';
+    c.after.label = 'train · 2026-11-30 08:01';
     view.render(c);
     expect(view.node.querySelector('h2')?.textContent).toBe(
-      'train (20261202-1-train) → train (20261202-2-train)'
+      'train · 2026-11-29 19:13 → train · 2026-11-30 08:01'
     );
+    expect(view.title.label).not.toBe('train → train');
     const head = Array.from(view.node.querySelectorAll('.jp-gpuprof-deltas th')).map(
       th => th.textContent
     );

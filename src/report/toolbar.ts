@@ -10,6 +10,35 @@ import { IReportEnv } from './env';
 /** Where Perfetto's UI lives; it accepts a trace by postMessage once it answers PING. */
 export const PERFETTO_ORIGIN = 'https://ui.perfetto.dev';
 
+/** How long the check that Perfetto answers may take: a click may open a tab for ~5 s. */
+export const PERFETTO_PROBE_MS = 3000;
+
+/** What the status line says when Perfetto cannot be reached, and the local path instead. */
+export const PERFETTO_OFFLINE =
+  'Perfetto (ui.perfetto.dev) cannot be reached from this browser: no network to it. ' +
+  'Use Download trace and open the file in a Perfetto UI you run locally, or in ' +
+  'chrome://tracing (Load), which both work without a network.';
+
+/**
+ * Whether Perfetto's UI answers from this browser: an opaque `no-cors` request, so any answer
+ * counts and only a network failure (offline, blocked, a timeout) says no.
+ */
+export async function perfettoReachable(
+  fetcher: typeof fetch = (input, init) => fetch(input, init),
+  ms: number = PERFETTO_PROBE_MS
+): Promise<boolean> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), ms);
+  try {
+    await fetcher(PERFETTO_ORIGIN, { mode: 'no-cors', cache: 'no-store', signal: abort.signal });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Command ids the toolbar asks JupyterLab to run (registered by the extension, src/index.ts). */
 export const TOOLBAR_COMMANDS = {
   showRun: 'jupyter-gpuprof:show-run',
@@ -104,6 +133,18 @@ export function toolbar(
   };
   const withTrace = (use: (buffer: ArrayBuffer) => void) => () =>
     void loadTrace().then(use, () => undefined);
+  /** Perfetto when it answers; offline, the status line says so and names the local path. */
+  const perfetto = async () => {
+    status.textContent = 'Checking that Perfetto can be reached…';
+    if (!(await perfettoReachable())) {
+      status.textContent = PERFETTO_OFFLINE;
+      status.dataset.state = 'offline';
+      return;
+    }
+    status.textContent = '';
+    delete status.dataset.state;
+    openInPerfetto(loadTrace(), title);
+  };
   const trace = env.traceBytes && runId;
   const lab = env.command && runId;
   const modes: [BasisKind, string][] = [
@@ -131,7 +172,7 @@ export function toolbar(
   return h(
     'div',
     { class: 'gpuprof-w-toolbar' },
-    tool('Open in Perfetto', trace ? () => openInPerfetto(loadTrace(), title) : null, noServer),
+    tool('Open in Perfetto', trace ? () => void perfetto() : null, noServer),
     tool(
       'Download trace',
       trace ? withTrace(b => saveBytes(b, `${runId}.trace.json.gz`)) : null,

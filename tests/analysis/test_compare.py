@@ -79,8 +79,12 @@ def test_the_before_runs_predictions_stand_beside_the_measured_gain(tinygpt) -> 
     line = next(ln for ln in render_text(c).splitlines() if ln.startswith("Predicted by"))
     assert f"[precision] ≈{round(precision['expected_gain_pct'])}%" in line
     assert "measured here: gain +60.5% 95% CI [" in line and line.endswith("(significant)")
-    # per-step deltas in ms, as every other figure (the JSON keeps µs: delta_unit)
+    # per-step deltas in ms, as every other figure, in the JSON too
     assert "     -21.37 ms  gemm" in render_text(c).splitlines()
+    assert c["delta_unit"] == "ms_per_step"
+    gemm = c["kernel_kinds"]["improvements"][0]
+    assert gemm["delta_ms"] == pytest.approx(-21.37, abs=0.01)
+    assert gemm["before_ms"] - gemm["after_ms"] == pytest.approx(-gemm["delta_ms"])
 
 
 def test_two_halves_of_one_run_are_noise() -> None:
@@ -146,8 +150,11 @@ def test_table_deltas_split_regressions_and_improvements() -> None:
     after = [{"name": "a", "t": 4.0}, {"name": "b", "t": 9.0}, {"name": "new", "t": 1.0}]
     d = table_deltas(before, after, "name", "t", per_before=2.0, per_after=1.0)
     # per step: a 5 -> 4, b 2.5 -> 9, gone 1 -> 0, new 0 -> 1
-    assert [(r["name"], r["delta"]) for r in d["improvements"]] == [("a", -1.0), ("gone", -1.0)]
-    assert [(r["name"], r["delta"]) for r in d["regressions"]] == [("b", 6.5), ("new", 1.0)]
+    assert [(r["name"], r["delta_ms"]) for r in d["improvements"]] == [("a", -1.0),
+                                                                        ("gone", -1.0)]
+    assert [(r["name"], r["delta_ms"]) for r in d["regressions"]] == [("b", 6.5), ("new", 1.0)]
+    scaled = table_deltas(before, after, "name", "t", per_before=2.0, scale=1e-3)
+    assert scaled["regressions"][0]["delta_ms"] == pytest.approx(6.5e-3)  # b: 2.5 µs -> 9 µs
 
 
 def test_public_api_on_store_runs(tmp_path: Path) -> None:
@@ -156,6 +163,9 @@ def test_public_api_on_store_runs(tmp_path: Path) -> None:
     assert result.significant
     text = result.to_text()
     assert "SIGNIFICANT" in text and "46.52 ms -> 18.36 ms" in text
+    # the comparison's own sentence leads, as in the compare view; sides by their labels
+    assert text.splitlines()[0] == "The change is real: after is 60.5% faster (×2.53)."
+    assert text.splitlines()[1].startswith("Before: tinygpt before  (baseline steps")
     assert (root / BEFORE / "summary.json").is_file()  # analysed once, cached in the run
     assert "<pre" in result._repr_html_()
 

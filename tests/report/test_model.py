@@ -86,12 +86,12 @@ def test_run_summary_keeps_a_valid_cache_and_recomputes_an_invalid_one(tmp_path)
     run.meta.status = "complete"
     run.write_meta()
     first = run_summary(run)
-    cached = {**first, "source": {**first["source"], "name": "from the cache"}}
+    cached = {**first, "source": {**first["source"], "path": "from the cache"}}
     (folder / "summary.json").write_text(json.dumps(cached))
-    assert run_summary(run)["source"]["name"] == "from the cache"
+    assert run_summary(run)["source"]["path"] == "from the cache"
     (folder / "summary.json").write_text(json.dumps({**cached, "gpu": "not a block"}))
     again = run_summary(run)
-    assert again["gpu"] == first["gpu"] and again["source"]["name"] != "from the cache"
+    assert again["gpu"] == first["gpu"] and again["source"]["path"] != "from the cache"
     assert json.loads((folder / "summary.json").read_text())["gpu"] == first["gpu"]
 
 

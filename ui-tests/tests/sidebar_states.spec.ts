@@ -1,0 +1,229 @@
+/**
+ * Run states in the sidebar and the run view, in the light and the dark theme: a failed run
+ * says why first and offers nothing dead, search covers the command line, a new tag reaches
+ * the filter at once, a rename reaches the report's heading, Perfetto offline is said with the
+ * local path, badges read at 4.5:1, and the compare view's tables never overlap.
+ */
+import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+
+const BEFORE = '20261129-194000-tinygpt_before';
+const AFTER = '20261129-194500-tinygpt_after';
+const RUNS_DIR = 'gpuprof-runs'; // the runs root inside the server's root_dir (see config)
+const NEVER_STEPPED =
+  'no training steps seen: the script never called optimizer.step() (or jupyter_gpuprof.step())';
+
+async function openPanel(page: IJupyterLabPageFixture) {
+  await page.locator('.jp-SideBar.jp-mod-left [data-id="jupyter-gpuprof-panel"]').click();
+  const panel = page.locator('#jupyter-gpuprof-panel');
+  await expect(panel.locator('li.jp-gpuprof-run').first()).toBeVisible();
+  return panel;
+}
+
+/** A failed run as `jupyter gpuprof run` leaves it: no trace, the reason in meta.json. */
+async function uploadFailedRun(page: IJupyterLabPageFixture, runId: string): Promise<void> {
+  const meta = {
+    schema_version: 1,
+    id: runId,
+    name: 'main lr=0.1',
+    status: 'failed',
+    error: NEVER_STEPPED,
+    code: 'python main.py --lr 0.1 --epochs 1',
+    created: '2026-11-29T18:30:00+00:00'
+  };
+  await page.contents.uploadContent(JSON.stringify(meta), 'text', `${RUNS_DIR}/${runId}/meta.json`);
+}
+
+/** WCAG contrast of two computed `rgb(…)` colours. */
+function contrast(fg: string, bg: string): number {
+  const lum = (css: string) => {
+    const [r, g, b] = (css.match(/[\d.]+/g) ?? []).slice(0, 3).map(v => {
+      const c = Number(v) / 255;
+      return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [hi, lo] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+/** Every visible, non-empty badge under `root`: its text and its measured contrast. */
+async function badgeContrasts(root: ReturnType<IJupyterLabPageFixture['locator']>) {
+  const styles = await root.locator('.jp-gpuprof-badge').evaluateAll(nodes =>
+    nodes
+      .filter(n => (n.textContent ?? '').trim() !== '' && n.getClientRects().length > 0)
+      .map(n => ({
+        text: n.textContent ?? '',
+        fg: getComputedStyle(n).color,
+        bg: getComputedStyle(n).backgroundColor
+      }))
+  );
+  return styles.map(s => ({ text: s.text, ratio: contrast(s.fg, s.bg) }));
+}
+
+for (const theme of ['light', 'dark'] as const) {
+  test.describe(`run states (${theme} theme)`, () => {
+    test.beforeEach(async ({ page }) => {
+      if (theme === 'dark') {
+        await page.theme.setDarkTheme();
+      } else {
+        await page.theme.setLightTheme();
+      }
+    });
+
+    test('a failed run says why first and offers no dead button', async ({ page }) => {
+      const runId = `20261129-183000-failed${theme}`;
+      await uploadFailedRun(page, runId);
+      try {
+        await checkFailedRun(page, runId, theme);
+      } finally {
+        // the other specs count the fixture runs
+        await page.contents.deleteDirectory(`${RUNS_DIR}/${runId}`);
+      }
+    });
+
+    async function checkFailedRun(page: IJupyterLabPageFixture, runId: string, theme: string) {
+      const panel = await openPanel(page);
+      await panel.getByRole('button', { name: 'Refresh the run list' }).click();
+      const row = panel.locator(`li[data-run-id="${runId}"]`);
+      await expect(row.locator('.jp-gpuprof-run-status')).toHaveText('failed');
+      // not comparable: its pick is disabled and says why
+      const pick = row.locator('.jp-gpuprof-pick');
+      await expect(pick).toBeDisabled();
+      await expect(pick).toHaveAttribute('title', /complete run with a readable trace/);
+
+      await row.locator('.jp-gpuprof-run-name').click();
+      const detail = page.locator(`#jupyter-gpuprof-run-${runId}`);
+      const header = detail.locator('.jp-gpuprof-detail-header');
+      // the line under the title is the real reason, not "no trace file (status failed)"
+      await expect(header.locator(':scope > *').nth(1)).toHaveText(
+        `The run failed: ${NEVER_STEPPED}`
+      );
+      await expect(detail.getByRole('alert')).toBeVisible();
+      await expect(detail.getByRole('button', { name: 'Download trace' })).toHaveCount(0);
+      await expect(detail).not.toContainText('no trace file');
+      expect(await header.screenshot()).toMatchSnapshot(`failed-run-header-${theme}.png`);
+
+      // search covers the command line
+      await panel.getByRole('searchbox', { name: 'Search runs' }).fill('main.py --lr 0.1');
+      await expect(panel.locator('li.jp-gpuprof-run')).toHaveCount(1);
+      await expect(panel.locator('li.jp-gpuprof-run .jp-gpuprof-run-name')).toHaveText(
+        'main lr=0.1'
+      );
+      await panel.getByRole('searchbox', { name: 'Search runs' }).fill('');
+    }
+
+    test('tags reach the filter at once, a rename reaches the report heading', async ({ page }) => {
+      const panel = await openPanel(page);
+      await panel.locator(`li[data-run-id="${BEFORE}"] .jp-gpuprof-run-name`).click();
+      const detail = page.locator(`#jupyter-gpuprof-run-${BEFORE}`);
+      const heading = detail.locator('.gpuprof-w-title');
+      await expect(heading).toHaveText('GPU profile — tinygpt before', { timeout: 60_000 });
+
+      const tag = `try-${theme}`;
+      await detail.getByRole('button', { name: 'Tags' }).click();
+      await page.locator('.jp-Dialog input').fill(`baseline, ${tag}`);
+      await page.locator('.jp-Dialog').getByRole('button', { name: 'Save tags' }).click();
+      const filter = panel.getByRole('combobox', { name: 'Filter by tag' });
+      await expect(filter.locator(`option[value="${tag}"]`)).toHaveCount(1); // no refresh
+
+      await detail.getByRole('button', { name: 'Rename' }).click();
+      await page.locator('.jp-Dialog input').fill(`tinygpt before ${theme}`);
+      await page.locator('.jp-Dialog').getByRole('button', { name: 'Rename' }).click();
+      await expect(heading).toHaveText(`GPU profile — tinygpt before ${theme}`);
+      await expect(detail.locator('.jp-gpuprof-detail-title')).toHaveText(
+        `tinygpt before ${theme}`
+      );
+      // back as it was, for the other tests
+      await detail.getByRole('button', { name: 'Rename' }).click();
+      await page.locator('.jp-Dialog input').fill('tinygpt before');
+      await page.locator('.jp-Dialog').getByRole('button', { name: 'Rename' }).click();
+      await detail.getByRole('button', { name: 'Tags' }).click();
+      await page.locator('.jp-Dialog input').fill('baseline');
+      await page.locator('.jp-Dialog').getByRole('button', { name: 'Save tags' }).click();
+      await expect(heading).toHaveText('GPU profile — tinygpt before');
+    });
+
+    test('Perfetto offline is said, with the local path', async ({ page }) => {
+      const opened: string[] = [];
+      page.context().on('page', p => opened.push(p.url()));
+      await page.route('https://ui.perfetto.dev/**', route => route.abort('internetdisconnected'));
+      const panel = await openPanel(page);
+      await panel.locator(`li[data-run-id="${BEFORE}"] .jp-gpuprof-run-name`).click();
+      const detail = page.locator(`#jupyter-gpuprof-run-${BEFORE}`);
+      await detail.getByRole('button', { name: 'Open in Perfetto' }).click({ timeout: 60_000 });
+      const status = detail.locator('.gpuprof-w-toolstatus');
+      await expect(status).toContainText('Perfetto (ui.perfetto.dev) cannot be reached');
+      await expect(status).toContainText('Download trace');
+      await expect(status).toContainText('chrome://tracing');
+      expect(opened).toEqual([]); // no tab with the browser's "site can't be reached"
+    });
+
+    test('badges read at 4.5:1; the compare tables never overlap', async ({ page }) => {
+      const panel = await openPanel(page);
+      await panel.getByRole('checkbox', { name: 'Pick tinygpt before for comparison' }).check();
+      await panel.getByRole('checkbox', { name: 'Pick tinygpt after for comparison' }).check();
+      await panel.getByRole('button', { name: 'Compare' }).click();
+      const view = page.locator(`#jupyter-gpuprof-compare-${BEFORE}-${AFTER}`);
+      await expect(view.locator('.jp-gpuprof-verdict-significant')).toHaveText('significant', {
+        timeout: 60_000
+      });
+      // the comparison's own sentence; the title tells the sides apart; ms per step
+      await expect(view.locator('.jp-gpuprof-change-note')).toHaveText(
+        /^The change is real: after is 60\.5% faster \(×2\.5\d\)\.$/
+      );
+      await expect(view.locator('h2')).toHaveText('tinygpt before → tinygpt after');
+      await expect(view.locator('.jp-gpuprof-deltas th').first()).toHaveText('name');
+      await expect(view.locator('.jp-gpuprof-deltas').first()).toContainText('ms/step');
+      await expect(view).not.toContainText('µs/step');
+
+      const boxes = await view.locator('.jp-gpuprof-deltas').evaluateAll(nodes =>
+        nodes.map(n => {
+          const r = n.getBoundingClientRect();
+          return { title: n.querySelector('h4')?.textContent ?? '', ...r.toJSON() };
+        })
+      );
+      expect(boxes.map(b => b.title)).toEqual([
+        'Kernel kinds: improvements',
+        'Kernel kinds: regressions',
+        'Ops: improvements',
+        'Ops: regressions'
+      ]);
+      for (let i = 0; i < boxes.length; i++) {
+        for (let j = i + 1; j < boxes.length; j++) {
+          const [a, b] = [boxes[i], boxes[j]];
+          const apart =
+            a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+          expect({ pair: `${a.title} / ${b.title}`, apart }).toEqual({
+            pair: `${a.title} / ${b.title}`,
+            apart: true
+          });
+        }
+      }
+
+      // badges in the compare cards and (now analysed) the sidebar rows
+      await panel.getByRole('button', { name: 'Refresh the run list' }).click();
+      await expect(
+        panel.locator(`li[data-run-id="${BEFORE}"] .jp-gpuprof-badge-precision`)
+      ).toBeVisible();
+      const inView = await badgeContrasts(view);
+      expect(inView.map(m => m.text)).toEqual(['significant', 'precision', 'launch']);
+      // the list redraws on every poll: measure once it shows the analysed runs' badges
+      await expect
+        .poll(async () => (await badgeContrasts(panel)).map(m => m.text), { timeout: 20_000 })
+        .toContain('precision');
+      const inPanel = await badgeContrasts(panel);
+      const measured = [...inView, ...inPanel];
+      for (const m of measured) {
+        expect({ badge: m.text, ok: m.ratio >= 4.5 }).toEqual({ badge: m.text, ok: true });
+      }
+      test.info().annotations.push({
+        type: 'contrast',
+        description: measured.map(m => `${m.text} ${m.ratio.toFixed(2)}:1`).join(', ')
+      });
+      expect(await view.screenshot()).toMatchSnapshot(`compare-${theme}.png`);
+      const ops = view.locator('.jp-gpuprof-deltas');
+      expect(await ops.nth(2).screenshot()).toMatchSnapshot(`compare-ops-improved-${theme}.png`);
+      expect(await ops.nth(3).screenshot()).toMatchSnapshot(`compare-ops-regressed-${theme}.png`);
+    });
+  });
+}
