@@ -1,3 +1,4 @@
+/// <reference types="node" />
 /**
  * Badge colours in the sidebar and the compare cards: every text/background pair, in the light
  * and the dark theme, reads at WCAG AA (4.5:1), and every badge rule takes both colours of one
