@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from .. import units
 from .summary_doc import FindingDoc, SummaryDoc
 from .text import (
     banner,
+    finding_line,
     header_facts,
     ms_text,
     short_name,
@@ -22,7 +22,6 @@ from .text import (
 from .whatif_text import (
     measured_for,
     one_time_lines,
-    predicted_step,
     record_for,
     stack_lines,
     try_hint,
@@ -111,8 +110,8 @@ def render_html(s: SummaryDoc) -> str:
         parts.append("<h4>Next steps</h4><ol>")
         for f in s["findings"]:
             parts.append(
-                f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — expected gain "
-                f"≈{units.pct(f['expected_gain_pct'])}{escape(predicted_step(f, st))}"
+                f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — "
+                f"{escape(finding_line(f))}"
                 f"<br>{escape(f['evidence'])}{_where(f)}"
                 f"<pre>{escape(f['fix'])}</pre>"
                 + "".join(f"<div>{escape(x)}</div>"
@@ -138,10 +137,15 @@ def render_html(s: SummaryDoc) -> str:
         parts.append("<h4>Top operators (ms per real step)</h4>" + _table(s["ops"][:10], [
             ("name", "op"), ("autograd", "autograd node"), ("calls_per_step", "calls/step"),
             ("cuda_self_ms_per_step", "GPU self ms"), ("cpu_self_ms_per_step", "CPU self ms"),
-            ("gpu_pct_of_step", "GPU % of step"), ("cpu_pct_of_step", "CPU % of step")]))
+            ("pct_of_gpu", "% of GPU time"), ("gpu_pct_of_step", "% of step")]))
     if s.get("kernels"):
-        parts.append("<h4>Top kernels (ms per real step)</h4>" + _table(s["kernels"][:10], [
-            ("name", "kernel"), ("kind", "kind"), ("tensor_core", "Tensor Cores"),
-            ("calls", "calls"), ("ms_per_step", "ms"), ("pct_of_step", "% of step")]))
+        table = s.get("kernel_table")
+        held = f"; the report holds {table['label']}" if table else ""
+        parts.append(f"<h4>Top kernels (ms per real step{escape(held)})</h4>"
+                     + _table(s["kernels"][:10], [
+                         ("short_name", "kernel"), ("kind", "kind"),
+                         ("tensor_core", "Tensor Cores"), ("calls_per_step", "calls/step"),
+                         ("ms_per_step", "ms"), ("pct_of_gpu", "% of GPU time"),
+                         ("pct_of_step", "% of step")]))
     parts.append("</div>")
     return "".join(parts)

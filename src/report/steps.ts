@@ -23,12 +23,14 @@ export function stepsPanel(sm: IReportSummary): HTMLDivElement {
     return box;
   }
   box.append(stepChart(st) ?? '');
-  const outliers = st.outliers.map(i => `#${i}`).join(', ') || 'none';
+  // steps are numbered 1..n on every surface (the model's `outlier_steps`)
+  const outliers = (st.outlier_steps ?? []).map(n => `step ${n}`).join(', ') || 'none';
+  const which = st.source === 'baseline' ? 'Baseline' : 'Profiled';
   box.append(
     h(
       'p',
-      {},
-      `Baseline median ${ms(st.median_ms)}, p95 ${ms(st.p95_ms)}, min ${ms(st.min_ms)}, max ${ms(st.max_ms)}; outliers: ${outliers}.`
+      { class: 'gpuprof-w-stepstats' },
+      `${which} median ${ms(st.median_ms)}, p95 ${ms(st.p95_ms)}, min ${ms(st.min_ms)}, max ${ms(st.max_ms)}; outliers: ${outliers}.`
     )
   );
   const input = sm.input;
@@ -46,7 +48,7 @@ export function stepsPanel(sm: IReportSummary): HTMLDivElement {
     box.append(
       h(
         'p',
-        {},
+        { class: 'gpuprof-w-profiled' },
         `Profiled steps: median ${ms(profiled.median_ms)} = ${num(ratio, 2)}× the baseline ${inflationNote(ratio)}`
       )
     );

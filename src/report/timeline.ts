@@ -6,7 +6,7 @@
 import { GAP_CAUSES } from '../generated/palette';
 import { boxView, IView, pan, ticks, zoom } from './axis';
 import { color } from './colors';
-import { h, s, us } from './dom';
+import { h, ms, s, us } from './dom';
 import { IReportEnv } from './env';
 import { fit, IRect, laneEvents, lodRects, placeName } from './lod';
 import { IStepDetail, ITimeline } from './summary';
@@ -39,6 +39,22 @@ export function alignedLabel(by: string | null | undefined): string {
 /** "profiled time (×1.52 of real)", or just "profiled time" without a baseline. */
 export function scaleLabel(scale: number | null | undefined): string {
   return scale ? `profiled time (×${scale.toFixed(2)} of real)` : 'profiled time';
+}
+
+/** A step's number as every view counts them (1..n; the profiler's own id stays in `step`). */
+export function stepNumber(st: ITimeline['steps'][number], i: number): number {
+  return st.number || i + 1;
+}
+
+/** A step band's tooltip: its number and its time as the step series states it. */
+export function stepTip(
+  st: ITimeline['steps'][number],
+  i: number,
+  scale: number | null | undefined
+): string {
+  const time =
+    typeof st.dur_ms === 'number' ? ms(st.dur_ms) : us(st.end - st.start);
+  return `step ${stepNumber(st, i)}: ${time} (${scaleLabel(scale)}; profiler step #${st.step})`;
 }
 
 /** The interactive timeline of `tl`; `env.loadStep` fills in steps the summary does not inline. */
@@ -146,7 +162,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
             class: 'gpuprof-w-stepline'
           })
         );
-        const label = fit(`step ${st.step}`, bw);
+        const label = fit(`step ${stepNumber(st, i)}`, bw);
         if (label) {
           const t = s(
             'text',
@@ -215,7 +231,9 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
         )
       );
     }
-    const from = st ? `from the start of step ${st.step}` : 'from the window start';
+    const from = st
+      ? `from the start of step ${stepNumber(st, steps.indexOf(st))}`
+      : 'from the window start';
     svg.append(
       s(
         'text',
@@ -314,7 +332,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     } else if (data.step !== undefined) {
       const i = Number(data.step);
       const st = steps[i];
-      const held = steps.filter((_, k) => hasEvents(k)).map(x => x.step);
+      const held = steps.filter((_, k) => hasEvents(k)).map((x, k) => stepNumber(x, k));
       // without a server, a step the summary does not carry stays merged however far one zooms
       const where =
         hasEvents(i) || env.loadStep
@@ -322,7 +340,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
           : held.length
             ? ` · events merged: every kernel is in step ${held.join(', ')}`
             : ' · events merged';
-      tip.textContent = `step ${st.step}: ${us(st.end - st.start)} (${scaleLabel(tl.profiled_scale)}) · click to zoom${where}`;
+      tip.textContent = `${stepTip(st, i, tl.profiled_scale)} · click to zoom${where}`;
     } else {
       tip.style.display = 'none';
       return;

@@ -97,8 +97,9 @@ def test_export_of_a_missing_run_is_one_line_error(tmp_path, capsys):
 #: aligned on one timeline and kernel names beside short kernels to 28.3 KB; the what-if parts
 #: the static copy had alone (cost, conditions, predictions, tries, one-time costs) and the
 #: number spec to 31.1 KB; the "Try the top fixes" bar over a live kernel to 32.4 KB; the
-#: stacked fixes with their code to copy to 33.7 KB.
-ESM_BUDGET_BYTES = 34_000
+#: stacked fixes with their code to copy to 33.7 KB; every kernel with its launch shape, each
+#: op's shapes and kernels, group-by-shape and the one cost line (issue 23) to 36.7 KB.
+ESM_BUDGET_BYTES = 38_000
 
 
 def test_widget_front_end_is_the_built_bundle_and_no_bigger_than_before():
