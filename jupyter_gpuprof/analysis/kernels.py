@@ -59,17 +59,11 @@ _DIGITS = re.compile(r"\d+")
 def short_kernel_name(name: str) -> str:
     """A kernel's own name, for a table cell: `void at::native::foo<float, 4>(int)` -> `foo`
     (the full template name stays in the row for hover and expand)."""
-    text = str(name).removeprefix("void ").strip()
-    depth, cut = 0, len(text)
-    for i, ch in enumerate(text):  # the first '<' or '(' outside brackets ends the name
-        if ch in "<(" and depth == 0:
-            cut = i
-            break
-        depth += ch == "[" or -(ch == "]")
+    text = str(name).removeprefix("void ").replace("(anonymous namespace)::", "").strip()
+    cut = min((i for i in (text.find("<"), text.find("(")) if i > 0), default=len(text))
     own = text[:cut].strip()
-    # "(anonymous namespace)" and the other qualifiers before the last "::"
-    own = own.rsplit("::", 1)[-1] if "::" in own else own
-    return own or text
+    # the namespaces and classes before the last "::"
+    return own.rsplit("::", 1)[-1] or text
 
 
 def launch_shape(raw: str) -> str:

@@ -133,6 +133,7 @@ export function sampleSummary(): IReportSummary {
       q3_ms: 11.25,
       iqr_ms: 1.25,
       outliers: [4],
+      outlier_steps: [5],
       source: 'baseline',
       timing: null,
       // the baseline's median stays unstated, so the chart draws a median only where a test sets one
@@ -171,7 +172,8 @@ export function sampleSummary(): IReportSummary {
         expected_gain_pct: 41.6,
         data: {},
         try_fixes: ['loader'],
-        cost_line: 'costs 5.00 ms of the 10.00 ms step; predicted step 10.00 ms → 5.84 ms, gain ≈42%'
+        cost_line:
+          'costs 5.00 ms of the 10.00 ms step; predicted step 10.00 ms → 5.84 ms, gain ≈42%'
       }
     ],
     ops: [
@@ -249,7 +251,15 @@ export function sampleSummary(): IReportSummary {
       count: 6,
       per_step: 2,
       cost_ms_per_step: 0.75,
-      top: [{ caller: 'loss.item()', calls: 3, gpu_idle_after_us: 1500, cost_ms_per_step: 0.75 }]
+      top: [
+        {
+          caller: 'loss.item()',
+          calls: 3,
+          gpu_idle_after_us: 1500,
+          cost_ms_per_step: 0.75,
+          calls_per_step: 1
+        }
+      ]
     },
     memory: {
       peaks: [],

@@ -52,8 +52,7 @@ export function stepTip(
   i: number,
   scale: number | null | undefined
 ): string {
-  const time =
-    typeof st.dur_ms === 'number' ? ms(st.dur_ms) : us(st.end - st.start);
+  const time = typeof st.dur_ms === 'number' ? ms(st.dur_ms) : us(st.end - st.start);
   return `step ${stepNumber(st, i)}: ${time} (${scaleLabel(scale)}; profiler step #${st.step})`;
 }
 
