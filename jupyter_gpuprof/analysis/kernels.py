@@ -56,14 +56,22 @@ DTYPE_NAMES = {
 _DIGITS = re.compile(r"\d+")
 
 
+#: wrapper kernels whose own name says little: their short name adds what they run
+GENERIC_KERNEL = re.compile(r"^(Kernel\d*|kernel|device_kernel|\w*elementwise_kernel\w*)$")
+#: what a wrapper runs, in its template arguments: a functor, a CUDA kernel body, a CUTLASS op
+WRAPPED = re.compile(r"\w*Functor\w*|\w+_kernel_cuda|cutlass_\w+|\w+_kernel_impl(?!_nocast)\w*")
+
+
 def short_kernel_name(name: str) -> str:
-    """A kernel's own name, for a table cell: `void at::native::foo<float, 4>(int)` -> `foo`
-    (the full template name stays in the row for hover and expand)."""
+    """A kernel's own name, for a table cell: `void at::native::foo<float, 4>(int)` -> `foo`;
+    a wrapper names what it runs (`Kernel2<cutlass_80_simt_sgemm_…>`, `elementwise_kernel<
+    CUDAFunctor_add>`). The full template name stays in the row for hover and expand."""
     text = str(name).removeprefix("void ").replace("(anonymous namespace)::", "").strip()
     cut = min((i for i in (text.find("<"), text.find("(")) if i > 0), default=len(text))
-    own = text[:cut].strip()
-    # the namespaces and classes before the last "::"
-    return own.rsplit("::", 1)[-1] or text
+    own = text[:cut].strip().rsplit("::", 1)[-1] or text
+    if GENERIC_KERNEL.match(own) and (inner := WRAPPED.search(text[cut:])):
+        return f"{own}<{inner.group(0)}>"
+    return own
 
 
 def launch_shape(raw: str) -> str:

@@ -14,6 +14,7 @@ from .text import (
     finding_line,
     header_facts,
     ms_text,
+    profiled_sentence,
     short_name,
     spikes_sentence,
     step_sentence,
@@ -93,6 +94,8 @@ def render_html(s: SummaryDoc) -> str:
         f"GPU: {escape(str(src.get('gpu') or 'none'))}.")
     if facts := header_facts(s):
         parts.append(" " + " · ".join(f"<b>{escape(f)}</b>" for f in facts) + ".")
+    if profiled := profiled_sentence(st):
+        parts.append(f" {escape(profiled)}.")
     if what := step_sentence(st):
         parts.append(f" {escape(what)}")
     if stalls := spikes_sentence(st):

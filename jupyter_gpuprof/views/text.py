@@ -104,6 +104,19 @@ def verdict_name(v: VerdictDoc) -> str:
     return v.get("label") or v.get("category") or "unavailable"
 
 
+def profiled_sentence(st: StepsDoc) -> str | None:
+    """The profiled steps' median beside the baseline's (the one profiled median every view
+    shows: the median of `steps.profiled_ms`), when a baseline was measured."""
+    prof = st["profiled"]
+    if st.get("source") != "baseline" or not prof.get("n"):
+        return None
+    ratio = st.get("profiler_inflation") or 0.0
+    why = ("the profiler's own cost" if ratio > 1.05 else
+           "steps overlap less without per-step syncs" if ratio < 0.95 else "no visible cost")
+    return (f"Profiled steps: median {ms_text(prof.get('median_ms'))} "
+            f"({ratio:.2f}× the baseline: {why})")
+
+
 def step_sentence(steps: StepsDoc) -> str | None:
     """What one step is (the summary's `steps.definition`), as a sentence."""
     what = steps["definition"]
@@ -165,13 +178,8 @@ def render_text(s: SummaryDoc) -> str:
         lines.append(f"  {what}")
     if stalls := spikes_sentence(st):
         lines.append(f"  {stalls}")
-    prof = st["profiled"]
-    if st.get("source") == "baseline" and prof.get("n"):
-        ratio = st.get("profiler_inflation") or 0.0
-        why = ("the profiler's own cost" if ratio > 1.05 else
-               "steps overlap less without per-step syncs" if ratio < 0.95 else "no visible cost")
-        lines.append(f"Profiled steps: median {ms_text(prof.get('median_ms'))} "
-                     f"({ratio:.2f}× the baseline: {why})")
+    if profiled := profiled_sentence(st):
+        lines.append(profiled)
     if cost := st.get("capture_cost"):
         lines.append(f"{cost['sentence']}.")
     if facts := header_facts(s):

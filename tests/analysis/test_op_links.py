@@ -45,13 +45,21 @@ def test_short_kernel_names():
     assert short_kernel_name(
         "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
         "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"
-    ) == "vectorized_elementwise_kernel"
+    ) == "vectorized_elementwise_kernel<FillFunctor>"  # a wrapper names what it runs
     assert short_kernel_name(
         "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<X>(Y)"
     ) == "multi_tensor_apply_kernel"
     assert short_kernel_name("nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NTT") == \
         "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NTT"
     assert short_kernel_name("Memcpy HtoD (Pageable -> Device)") == "Memcpy HtoD"
+    assert short_kernel_name(
+        "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>"
+        "(cutlass_80_simt_sgemm_128x256_8x4_nt_align1::Params)"
+    ) == "Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>"
+    assert short_kernel_name(
+        "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<"
+        "at::native::CUDAFunctor_add<float> >(at::TensorIteratorBase&)::{lambda(int)#1}>(int)"
+    ) == "elementwise_kernel<CUDAFunctor_add>"
 
 
 def test_launch_shapes():
