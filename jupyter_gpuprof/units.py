@@ -53,6 +53,15 @@ def pct(value: float | None, digits: int = 0) -> str:
     return f"{rounded(value, digits):.{digits}f}%"
 
 
+def count(value: float | None) -> str:
+    """A count per step ("1.8", "2", "2,940"): one decimal unless it is whole there, so 1.8
+    calls a step never reads "1" and 2.0 reads "2"."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    r = rounded(value, 1)
+    return f"{r:,.0f}" if r == int(r) else f"{r:,.1f}"
+
+
 def signed_pct(value: float | None, digits: int = 1) -> str:
     """A change in % with its sign ("+46.7%", "-3.0%")."""
     if value is None or not math.isfinite(value):

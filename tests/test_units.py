@@ -23,13 +23,16 @@ MS_VALUES = [0.0, 0.0003, 0.004, 0.0123, 0.05, 0.0999, 0.1, 0.25, 0.963, 11.934,
 BYTE_VALUES = [0, 2.48e9, 150e9, 123456789, 2.675e9]
 #: half-way shares: both languages round them away from zero on the shortest decimal form
 PCT_VALUES = [[14.5, 0], [12.5, 0], [-2.5, 0], [8.75, 1], [41.25, 1], [99.95, 1], [0.0, 0]]
+#: counts per step: 1.8 calls a step never reads "1"; a whole count keeps no decimal
+COUNT_VALUES = [0.0, 1.0, 1.8, 1.95, 0.2, 2.25, 588.0, 2940.0, 0.04]
 
 
 def table() -> dict:
     """The values and their text under the current spec."""
     return {"ms": [[v, units.ms(v)] for v in MS_VALUES],
             "gb": [[v, units.gb(v)] for v in BYTE_VALUES],
-            "pct": [[v, d, units.pct(v, d)] for v, d in PCT_VALUES]}
+            "pct": [[v, d, units.pct(v, d)] for v, d in PCT_VALUES],
+            "count": [[v, units.count(v)] for v in COUNT_VALUES]}
 
 
 def test_the_committed_table_is_the_spec():
@@ -43,6 +46,9 @@ def test_the_spec_reads_as_intended():
     assert units.ms(None) == units.ms(float("nan")) == units.MISSING
     assert said[0.125] == "0.13 ms" and said[1.005] == "1.01 ms"  # half away from zero
     assert units.pct(14.5) == "15%" and units.pct(-2.5) == "-3%"
+    counts = dict(map(tuple, table()["count"]))
+    assert counts[1.8] == "1.8" and counts[1.0] == "1" and counts[2940.0] == "2,940"
+    assert counts[1.95] == "2" and counts[0.04] == "0"
 
 
 def test_the_widget_gets_the_spec_generated():

@@ -173,10 +173,12 @@ def sync_rule(a: Analysis) -> Finding | None:
     n = max(a.n_steps, 1)
     who = s.assign(by=s["caller"].where(s["caller"] != "", s["api"])).groupby("by")
     top = who["gpu_idle_after_us"].agg(["size", "sum"]).sort_values("sum", ascending=False)
-    callers = ", ".join(f"{name} ×{int(r['size'] / n)}/step" for name, r in top.head(3).iterrows())
+    # the real count per step ("×1.8/step"), never truncated to a whole call
+    callers = ", ".join(f"{name} ×{units.count(r['size'] / n)}/step"
+                        for name, r in top.head(3).iterrows())
     held = a.sync_held_ms
     evidence = (
-        f"{len(s) / n:.0f} sync calls per step ({callers}); the GPU idles after them "
+        f"{units.count(len(s) / n)} sync calls per step ({callers}); the GPU idles after them "
         f"≈{units.ms(cost)} per real step ({units.pct(_pct(a, cost))} of the {_real(a)}).")
     if held > 0:
         assert a.host_probe_ms is not None

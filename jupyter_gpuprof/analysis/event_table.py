@@ -94,6 +94,13 @@ def _sparse(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
     return col
 
 
+def _sparse_float(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
+    """A float column that only some rows carry: their values at idx, -1 elsewhere."""
+    col = np.full(n, -1.0, dtype=np.float64)
+    col[idx] = _col(items, attr, np.float64)
+    return col
+
+
 def memory_events(mems: list[KinetoEvent]) -> pd.DataFrame:
     """The allocator instants as their own small table (columns `MEMORY_COLUMNS`)."""
     args = [e.args or NO_ARGS for e in mems]
@@ -157,9 +164,10 @@ def build_table(rows: list[KinetoEvent], code: np.ndarray, ts: np.ndarray,
         # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
         "input_dims": _json_column(op_args, "input_dims", ops, n),
         "input_types": _json_column(op_args, "input_type", ops, n),
-        # kernels' launch grid and block as JSON text ("" elsewhere)
+        # kernels' launch grid and block as JSON text ("[80,1,1]"), CUPTI's occupancy (-1: none)
         "grid": _json_column(gpu_args, "grid", gpu, n),
         "block": _json_column(gpu_args, "block", gpu, n),
+        "occupancy_pct": _sparse_float(n, gpu, gpu_args, "occupancy_pct"),
         "end_us": ts + dur,
     })
     return order_table(df)

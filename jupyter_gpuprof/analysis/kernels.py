@@ -20,6 +20,11 @@ KERNEL_COLUMNS = {
     "calls": "launches in the window", "total_us": "summed duration",
     "mean_us": "mean duration", "median_us": "median duration",
     "pct_of_gpu": "share of all GPU activity time in the window",
+    "short_name": "the kernel's own name: no return type, namespaces or template arguments",
+    "tensor_core_eligible": "a matmul-like kind (gemm, conv, attention) that Tensor Cores can run",
+    "grid": "most common launch grid (\"65536×1×1\"; '' for copies and traces without it)",
+    "block": "most common thread block (\"128×1×1\"; '' likewise)",
+    "occupancy_pct": "CUPTI's estimated achieved occupancy, mean over launches (NaN: not recorded)",
 }
 # ordered: the first matching pattern decides the kind
 KIND_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -49,6 +54,30 @@ DTYPE_NAMES = {
 
 
 _DIGITS = re.compile(r"\d+")
+
+
+#: wrapper kernels whose own name says little: their short name adds what they run
+GENERIC_KERNEL = re.compile(r"^(Kernel\d*|kernel|device_kernel|\w*elementwise_kernel\w*)$")
+#: what a wrapper runs, in its template arguments: a functor, a CUDA kernel body, a CUTLASS op
+WRAPPED = re.compile(r"\w*Functor\w*|\w+_kernel_cuda|cutlass_\w+|\w+_kernel_impl(?!_nocast)\w*")
+
+
+def short_kernel_name(name: str) -> str:
+    """A kernel's own name, for a table cell: `void at::native::foo<float, 4>(int)` -> `foo`;
+    a wrapper names what it runs (`Kernel2<cutlass_80_simt_sgemm_…>`, `elementwise_kernel<
+    CUDAFunctor_add>`). The full template name stays in the row for hover and expand."""
+    text = str(name).removeprefix("void ").replace("(anonymous namespace)::", "").strip()
+    cut = min((i for i in (text.find("<"), text.find("(")) if i > 0), default=len(text))
+    own = text[:cut].strip().rsplit("::", 1)[-1] or text
+    if GENERIC_KERNEL.match(own) and (inner := WRAPPED.search(text[cut:])):
+        return f"{own}<{inner.group(0)}>"
+    return own
+
+
+def launch_shape(raw: str) -> str:
+    """`[65536, 1, 1]` (a trace's grid or block) as `65536×1×1`; '' when absent."""
+    parts = [p.strip() for p in str(raw).strip("[] ").split(",") if p.strip()]
+    return "×".join(parts)
 
 
 def kind_of(name: str, cat: str = "kernel") -> str:
@@ -129,7 +158,27 @@ def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
     out["dtype"] = out["name"].map(pd.Series(top["dtype"].to_numpy(), index=top["name"]))
     total = float(out["total_us"].sum())
     out["pct_of_gpu"] = 100.0 * out["total_us"] / total if total else np.nan
+    out["short_name"] = [short_kernel_name(n) for n in out["name"]]
+    out["tensor_core_eligible"] = out["kind"].isin(MATMUL_KINDS)
+    for col in ("grid", "block"):
+        out[col] = _most_common_text(rows, col).reindex(out["name"]).fillna("").to_numpy()
+    occ = (rows["occupancy_pct"].astype(float) if "occupancy_pct" in rows
+           else pd.Series(np.nan, index=rows.index))
+    occ = rows.assign(occ=occ.where(occ >= 0)).groupby("name", sort=False)["occ"].mean()
+    out["occupancy_pct"] = out["name"].map(occ).to_numpy(dtype=float)
     return out[list(KERNEL_COLUMNS)].sort_values("total_us", ascending=False, ignore_index=True)
+
+
+def _most_common_text(rows: pd.DataFrame, column: str) -> pd.Series:
+    """The most frequent launch shape of `column` per kernel name, as `launch_shape` text."""
+    if column not in rows:
+        return pd.Series(dtype=object)
+    pairs = pd.DataFrame({"name": rows["name"].to_numpy(),
+                          "v": rows[column].astype(str).to_numpy()})
+    top = (pairs.groupby(["name", "v"], sort=False).size().sort_values(ascending=False,
+                                                                     kind="stable")
+           .reset_index().drop_duplicates("name"))
+    return pd.Series([launch_shape(v) for v in top["v"]], index=top["name"].to_numpy())
 
 
 def kind_summary(rows: pd.DataFrame) -> pd.DataFrame:

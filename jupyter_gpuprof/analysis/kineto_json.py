@@ -50,9 +50,10 @@ class KinetoArgs(msgspec.Struct, gc=False):
     device_id: int = msgspec.field(default=-1, name="Device Id")
     input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input Dims")
     input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input type")
-    # a kernel's launch configuration, as the profiler wrote it ("[80, 1, 1]")
-    grid: msgspec.Raw = msgspec.Raw(b"")
-    block: msgspec.Raw = msgspec.Raw(b"")
+    # a kernel's launch shape and CUPTI's occupancy estimate (absent on copies and older traces)
+    grid: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""))
+    block: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""))
+    occupancy_pct: float = msgspec.field(default=-1.0, name="est. achieved occupancy %")
     # a "thread_name" metadata event's name for its thread (undecoded: other events' `name`
     # args may be anything)
     label: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="name")

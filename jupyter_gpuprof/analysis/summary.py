@@ -27,6 +27,7 @@ from .launch import launch_stats
 from .loader_pace import LoaderPace
 from .memory import memory_table
 from .one_time import ONE_TIME_COLUMNS, one_time_table
+from .op_links import OP_KERNEL_COLUMNS, OP_SHAPE_COLUMNS, op_kernels, op_shapes
 from .ops import op_rows, op_table, per_step
 from .spikes import Spikes, find_spikes
 from .step_graph import StepGraph, build_graph
@@ -121,6 +122,11 @@ class Analysis:
     spikes: Spikes | None = None  # the baseline's long steps and what ran in them
     loader: LoaderPace | None = None  # the baseline's wait for data: does the loader pace it
     optimizers: tuple[str, ...] = ()  # the optimizer classes that stepped (none: updated by hand)
+    #: kernels per launching op (`op_links.op_kernels`) and every op's shapes (`op_shapes`)
+    op_kernels: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=list(OP_KERNEL_COLUMNS)))
+    op_shapes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=list(OP_SHAPE_COLUMNS)))
 
     @property
     def wall_ms(self) -> float:
@@ -276,5 +282,6 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         host_probe_ms=host_probe_ms if host_probe_ms and host_probe_ms > 0 else None,
         spikes=find_spikes(list(baseline_step_ms or []), stalls, epoch_steps),
         loader=loader, optimizers=optimizer_classes(trace),
+        op_kernels=op_kernels(calls, krows), op_shapes=op_shapes(calls),
     )
 

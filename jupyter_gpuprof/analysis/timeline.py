@@ -67,11 +67,14 @@ class GapColumns(TypedDict):
 
 
 class StepMark(TypedDict):
-    """Where a profiled step starts and ends (µs from the window start)."""
+    """Where a profiled step starts and ends (µs from the window start), its number as every
+    view counts steps (1..n) and its time as the profiled series states it (`step_us`)."""
 
     step: int
     start: float
     end: float
+    number: int
+    dur_ms: float
 
 
 class TimelineData(TypedDict):
@@ -339,10 +342,11 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
                  "cause": top["cause"].astype(str).tolist() if len(top) else []},
         "steps": [] if step_rows is None else [
             {"step": int(step), "start": round(float(start) - window.start_us, 2),
-             "end": round(float(end) - window.start_us, 2)}
-            for step, start, end in zip(step_rows["step"].to_numpy(),
-                                        step_rows["cpu_start_us"].to_numpy(),
-                                        step_rows["end_us"].to_numpy(), strict=True)],
+             "end": round(float(end) - window.start_us, 2), "number": k + 1,
+             "dur_ms": round(float(dur) / 1e3, 4)}
+            for k, (step, start, end, dur) in enumerate(zip(
+                step_rows["step"].to_numpy(), step_rows["cpu_start_us"].to_numpy(),
+                step_rows["end_us"].to_numpy(), step_rows["step_us"].to_numpy(), strict=True))],
         "input_ranges": bool(len(specs) and specs[0].kind == "ranges"
                              and names_where(specs[0].rows, is_input_range).any()),
         "profiled_scale": None if scale is None else round(float(scale), 4),

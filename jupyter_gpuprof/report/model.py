@@ -22,9 +22,11 @@ from .model_cost import (
     TryResult,
 )
 from .model_ranks import Distributed, DistributedRank, Imbalance, RankBrief
+from .model_tables import KernelKindRow, KernelRow, KernelTable, OpKernel, OpRow, OpShape
 from .timeline_model import Timeline as Timeline  # re-exported: summarize and views use it
 
-__all__ = ["Distributed", "DistributedRank", "Imbalance", "Model", "RankBrief", "Timeline"]
+__all__ = ["Distributed", "DistributedRank", "Imbalance", "KernelKindRow", "KernelRow",
+           "KernelTable", "Model", "OpKernel", "OpRow", "OpShape", "RankBrief", "Timeline"]
 
 #: summary version (meta.json's is the store's): bump when an older cache would decode yet lack data
 SUMMARY_SCHEMA_VERSION = 6
@@ -101,6 +103,10 @@ class Steps(StepStats):
     definition: str | None = None
     spikes: Spikes | None = None  # long steps of the baseline, priced on the wall time
     capture_cost: CaptureCost | None = None  # the observer's measured share of the baseline
+    #: the profiler's own id of each `profiled_ms` step (ProfilerStep#N), for the timeline's
+    #: mapping: every view numbers the steps 1..n, as `outlier_steps` does
+    profiled_step_ids: list[int] = msgspec.field(default_factory=list)
+    outlier_steps: list[int] = msgspec.field(default_factory=list)  # `outliers` numbered 1..n
 
 
 class IdleByCause(Model):
@@ -180,56 +186,8 @@ class Finding(Model):
     #: of the median step where the baseline has stalls (`expected_gain_pct` is of the wall time)
     step_gain_pct: float | None = None
     predicted_wall_ms: float | None = None  # a step over the long run with the fix applied
-
-
-class OpRow(Model):
-    """One operator: totals over the profiled steps (`analysis.ops.OP_COLUMNS`) and the same
-    per real step, per call and as a share of the step (`analysis.ops.PER_STEP_COLUMNS`)."""
-
-    name: str
-    calls: int
-    cpu_total_us: float
-    cpu_self_us: float
-    cuda_total_us: float
-    cuda_self_us: float
-    input_dims: str
-    input_types: str
-    autograd: str
-    calls_per_step: float
-    cuda_self_ms_per_step: float
-    cuda_total_ms_per_step: float
-    cpu_self_ms_per_step: float
-    cuda_us_per_call: float
-    cpu_us_per_call: float
-    gpu_pct_of_step: float | None
-    cpu_pct_of_step: float | None
-
-
-class KernelRow(Model):
-    """One GPU kernel (or copy) of the profiled steps (`analysis.kernels.KERNEL_COLUMNS`)."""
-
-    name: str
-    kind: str
-    tensor_core: bool
-    dtype: str
-    calls: int
-    total_us: float
-    mean_us: float
-    median_us: float
-    pct_of_gpu: float | None
-    ms_per_step: float
-    pct_of_step: float | None
-
-
-class KernelKindRow(Model):
-    """GPU time of one kernel kind, with or without Tensor Cores."""
-
-    kind: str
-    tensor_core: bool
-    total_us: float
-    calls: int
-    ms_per_step: float
-    calls_per_step: float
+    #: its cost and gain reconciled in one line every view shows (`report.finding_line`)
+    cost_line: str = ""
 
 
 class TransferRow(Model):
@@ -250,9 +208,10 @@ class SyncCaller(Model):
     """A caller of synchronising calls and the GPU idle time that follows them."""
 
     caller: str
-    calls: int
+    calls: int  # over the profiled steps
     gpu_idle_after_us: float
     cost_ms_per_step: float
+    calls_per_step: float = 0.0  # what every view shows beside the per-step cost
 
 
 class Syncs(Model):
@@ -348,6 +307,7 @@ class Summary(Model, kw_only=True):
     findings: list[Finding]
     ops: list[OpRow]
     kernels: list[KernelRow]
+    kernel_table: KernelTable | None = None  # how many kernels `kernels` holds, and their share
     kernel_kinds: list[KernelKindRow]
     transfers: list[TransferRow]
     syncs: Syncs

@@ -18,17 +18,18 @@ from ..analysis.ops import sort_for, sort_key
 from ..analysis.spikes import CATEGORY_OF
 from ..analysis.summary import Analysis
 from ..analysis.transfers import transfer_summary
+from ..stats import describe_steps
 from ..step_definition import step_definition
 from ..store.run import RunMeta
 from .basis import (
     TABLE_BASIS,
     caller_costs,
-    kernels_per_step,
     kinds_per_step,
     sync_cost_ms,
     transfers_per_step,
 )
 from .calibration import run_calibration
+from .finding_line import cost_line
 from .model import (
     Basis,
     Comm,
@@ -39,11 +40,9 @@ from .model import (
     IdleByCause,
     Input,
     KernelKindRow,
-    KernelRow,
     Launch,
     Memory,
     MemoryPeak,
-    OpRow,
     RankBrief,
     Source,
     Spikes,
@@ -57,9 +56,9 @@ from .model import (
     Verdict,
 )
 from .model_cost import CaptureCost, Conditions, Cost, OneTimeCost, StackResult, TryResult
+from .tables import kernel_rows, kernel_table, op_rows
 
 TOP_ROWS = 15
-OP_ROWS = 200  # the widget's operator table sorts and filters these rows
 MAX_SERIES = 2000  # step times shipped per series (the chart needs each step, but bounded)
 
 T = TypeVar("T")
@@ -76,18 +75,30 @@ def _series(values: Any) -> list[float]:
 
 
 def _steps(a: Analysis, m: RunMeta | None, loose_baseline: list[float] | None) -> Steps:
-    """Headline step statistics, both series' statistics and each step's time for the chart."""
-    stats = a.baseline if a.baseline["n"] else a.profiled
+    """Headline step statistics, both series' statistics and each step's time for the chart.
+
+    The profiled series is the one whose statistics the report states: the trace's steps where
+    it has step marks (the timeline's step bands are the same steps), else the capture's own
+    timing of the profiled steps, described here; either way one median for every view."""
     base = list(m.baseline.get("step_ms") or []) if m else list(loose_baseline or [])
-    prof = list(m.profiled_step_ms) if m and m.profiled_step_ms else []
-    if not prof and len(a.steps) and int(a.steps["step"].iloc[0]) >= 0:
+    has_marks = bool(len(a.steps)) and int(a.steps["step"].iloc[0]) >= 0
+    profiled = a.profiled
+    if has_marks:
         prof = (a.steps["step_us"] / 1e3).tolist()
+        ids = [int(v) for v in a.steps["step"]]
+    else:
+        prof = list(m.profiled_step_ms) if m and m.profiled_step_ms else []
+        ids = list(range(1, len(prof) + 1))
+        profiled = describe_steps(prof) if prof and not a.profiled["n"] else a.profiled
+    stats = a.baseline if a.baseline["n"] else profiled
     warm = list(m.baseline.get("warmup_ms") or []) if m else []
     return msgspec.convert({**stats, "source": a.real.source,
                             "timing": m.baseline.get("timing") if m else None,
-                            "baseline": a.baseline, "profiled": a.profiled,
+                            "baseline": a.baseline, "profiled": profiled,
                             "profiler_inflation": a.real.inflation, "warmup_ms": _series(warm),
                             "baseline_ms": _series(base), "profiled_ms": _series(prof),
+                            "profiled_step_ids": ids[:MAX_SERIES],
+                            "outlier_steps": [i + 1 for i in stats["outliers"]],
                             "step_source": a.window.step_source,
                             "definition": step_definition(m.training, m.settings.get("mode"))
                             if m else None, "spikes": _spikes(a),
@@ -161,7 +172,8 @@ def _syncs(a: Analysis) -> Syncs:
                .sort_values("sum", ascending=False))
         agg["cost"] = caller_costs(agg["sum"], a)
         top = [SyncCaller(caller=str(k), calls=int(r["size"]), gpu_idle_after_us=float(r["sum"]),
-                          cost_ms_per_step=float(r["cost"]))
+                          cost_ms_per_step=float(r["cost"]),
+                          calls_per_step=int(r["size"]) / max(a.n_steps, 1))
                for k, r in agg.head(5).iterrows()]
     return Syncs(count=len(syncs), per_step=len(syncs) / max(a.n_steps, 1),
                  cost_ms_per_step=sync_cost_ms(a), top=top)
@@ -211,15 +223,18 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
               warnings: list[str]) -> Summary:
     """The typed summary of one analysed run (what `Report.to_json()` encodes)."""
     m = meta
-    findings = [msgspec.convert({**f.to_json(), "try_fixes": _try_fixes(f)}, Finding)
-                for f in advice.findings]
+    steps = _steps(a, m, loose_baseline)
+    wall = steps.spikes.wall_ms if steps.spikes else None
+    findings = [msgspec.convert({**f.to_json(), "try_fixes": _try_fixes(f),
+                                 "cost_line": cost_line(f.to_json(), steps.median_ms, wall)},
+                                Finding) for f in advice.findings]
     return Summary(
-        source=_source(a, m, path), steps=_steps(a, m, loose_baseline), gpu=_gpu(a),
+        source=_source(a, m, path), steps=steps, gpu=_gpu(a),
         verdict=msgspec.convert({**advice.verdict.to_json(),
                                  "label": verdict_label(advice.verdict.category)}, Verdict),
         findings=findings,
-        ops=rows(sort_for(a.ops, advice.verdict.category), OpRow, OP_ROWS),
-        kernels=rows(kernels_per_step(a), KernelRow),
+        ops=op_rows(a, sort_for(a.ops, advice.verdict.category)),
+        kernels=kernel_rows(a), kernel_table=kernel_table(a),
         kernel_kinds=rows(kinds_per_step(a), KernelKindRow, 50),
         transfers=rows(transfers_per_step(transfer_summary(a.transfers), a), TransferRow, 20),
         syncs=_syncs(a), launch=msgspec.convert(a.launch, Launch),

@@ -37,9 +37,11 @@ class TimelineGaps(Model):
 class TimelineStep(Model):
     """One profiled step's span on the timeline (µs from the window start)."""
 
-    step: int
+    step: int  # the profiler's own id (ProfilerStep#N)
     start: float
     end: float
+    number: int = 0  # 1..n, as every view numbers the profiled steps (0: an older summary)
+    dur_ms: float | None = None  # the step's time in `steps.profiled_ms` (None: older summary)
 
 
 class StepDetail(Model, omit_defaults=True):

@@ -42,7 +42,7 @@ def transfers_html(s: SummaryDoc) -> str:
         for t in rows:
             out.append(f"<tr><td>{escape(str(t['kind']))}</td>"
                        f"<td>{'pageable' if t['pageable'] else 'pinned'}</td>"
-                       f"<td>{(t.get('count_per_step') or 0):,.1f}</td>"
+                       f"<td>{units.count(t.get('count_per_step') or 0)}</td>"
                        f"<td>{(t.get('ms_per_step') or 0):,.3f}</td>"
                        f"<td>{t['bytes'] / 1e6:,.2f}</td>"
                        f"<td>{(t.get('gbps') or 0):,.1f}</td><td>{t['blocking']}</td></tr>")
@@ -50,10 +50,10 @@ def transfers_html(s: SummaryDoc) -> str:
     else:
         out.append("<p>No host↔device copies recorded.</p>")
     cost = syncs.get("cost_ms_per_step")
-    out.append(f"<p>{(syncs.get('per_step') or 0):.1f} sync calls per step"
+    out.append(f"<p>{units.count(syncs.get('per_step') or 0)} sync calls per step"
                + (f", costing {units.ms(cost)} per real step of GPU idle" if cost else "")
                + (": " + ", ".join(
-                   f"{escape(str(t['caller']))} ×{t['calls']} "
+                   f"{escape(str(t['caller']))} ×{units.count(t.get('calls_per_step'))}/step "
                    f"({units.ms(t.get('cost_ms_per_step') or 0)})"
                    for t in syncs.get("top") or []) if syncs.get("top") else "") + "</p>")
     return "".join(out)

@@ -12,8 +12,10 @@ from .. import units
 from .summary_doc import FindingDoc, SummaryDoc, TryDoc
 from .text import (
     banner,
+    finding_line,
     header_facts,
     ms_text,
+    profiled_sentence,
     short_name,
     spikes_sentence,
     step_sentence,
@@ -22,7 +24,6 @@ from .text import (
 from .whatif_text import (
     measured_for,
     one_time_lines,
-    predicted_step,
     record_for,
     stack_lines,
     tries_of,
@@ -100,6 +101,8 @@ def head_html(s: SummaryDoc, title: bool = True) -> str:
         f"GPU: {escape(str(src.get('gpu') or 'none'))}.")
     if facts := header_facts(s):
         parts.append(" " + " · ".join(f"<b>{escape(f)}</b>" for f in facts) + ".")
+    if profiled := profiled_sentence(st):
+        parts.append(f" {escape(profiled)}.")
     if what := step_sentence(st):
         parts.append(f" {escape(what)}")
     if stalls := spikes_sentence(st):
@@ -133,8 +136,8 @@ def next_html(s: SummaryDoc) -> str:
         for f in s["findings"]:
             mine = tries_of(f, tries)
             parts.append(
-                f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — expected gain "
-                f"≈{units.pct(f['expected_gain_pct'])}{escape(predicted_step(f, st))}"
+                f"<li><b>[{escape(f['category'])}] {escape(f['title'])}</b> — "
+                f"{escape(finding_line(f))}"
                 f"<br>{escape(f['evidence'])}{_where(f)}"
                 f"<pre>{escape(f['fix'])}</pre>"
                 + "".join(f"<div>{escape(x)}</div>"
@@ -176,7 +179,7 @@ def ops_html(s: SummaryDoc, limit: int | None = 10) -> str:
     return "<h4>Top operators (ms per real step)</h4>" + _table(rows, [
         ("name", "op"), ("autograd", "autograd node"), ("calls_per_step", "calls/step"),
         ("cuda_self_ms_per_step", "GPU self ms"), ("cpu_self_ms_per_step", "CPU self ms"),
-        ("gpu_pct_of_step", "GPU % of step"), ("cpu_pct_of_step", "CPU % of step")],
+        ("pct_of_gpu", "% of GPU time"), ("gpu_pct_of_step", "% of step")],
         "Top operators, ms per real step")
 
 
@@ -185,10 +188,13 @@ def kernels_html(s: SummaryDoc, limit: int | None = 10) -> str:
     if not s.get("kernels"):
         return ""
     rows = s["kernels"] if limit is None else s["kernels"][:limit]
-    return "<h4>Top kernels (ms per real step)</h4>" + _table(rows, [
-        ("name", "kernel"), ("kind", "kind"), ("tensor_core", "Tensor Cores"),
-        ("calls", "calls"), ("ms_per_step", "ms"), ("pct_of_step", "% of step")],
-        "Top GPU kernels, ms per real step")
+    table = s.get("kernel_table")
+    held = f"; the report holds {table['label']}" if table else ""
+    return (f"<h4>Top kernels (ms per real step{escape(held)})</h4>" + _table(rows, [
+        ("short_name", "kernel"), ("kind", "kind"), ("tensor_core", "Tensor Cores"),
+        ("calls_per_step", "calls/step"), ("ms_per_step", "ms"),
+        ("pct_of_gpu", "% of GPU time"), ("pct_of_step", "% of step")],
+        "Top GPU kernels, ms per real step"))
 
 
 def render_html(s: SummaryDoc) -> str:

@@ -64,6 +64,8 @@ class StepsDoc(StepStatsDoc):
     definition: str | None
     spikes: SpikesDoc | None
     capture_cost: CaptureCostDoc | None
+    profiled_step_ids: list[int]
+    outlier_steps: list[int]
 
 
 class GpuDoc(TypedDict):
@@ -107,6 +109,8 @@ class FindingDoc(TypedDict):
     where: WhereDoc | None
     try_fixes: list[str]
     predicted_wall_ms: float | None
+    cost_line: str
+    cost_ms: float
 
 
 class OpDoc(TypedDict):
@@ -119,6 +123,7 @@ class OpDoc(TypedDict):
     cpu_self_ms_per_step: float
     gpu_pct_of_step: float | None
     cpu_pct_of_step: float | None
+    pct_of_gpu: float | None
 
 
 class KernelDoc(TypedDict):
@@ -130,6 +135,15 @@ class KernelDoc(TypedDict):
     calls: int
     ms_per_step: float
     pct_of_step: float | None
+    short_name: str
+    calls_per_step: float
+    pct_of_gpu: float | None
+
+
+class KernelTableDoc(TypedDict):
+    """How many kernels `kernels` holds of how many (`model.KernelTable`)."""
+
+    label: str
 
 
 class KernelKindDoc(TypedDict):
@@ -160,6 +174,7 @@ class SyncCallerDoc(TypedDict):
     caller: str
     calls: int
     cost_ms_per_step: float
+    calls_per_step: float
 
 
 class SyncsDoc(TypedDict):
@@ -364,6 +379,7 @@ class SummaryDoc(TypedDict):
     findings: list[FindingDoc]
     ops: list[OpDoc]
     kernels: list[KernelDoc]
+    kernel_table: KernelTableDoc | None
     kernel_kinds: list[KernelKindDoc]
     transfers: list[TransferDoc]
     syncs: SyncsDoc

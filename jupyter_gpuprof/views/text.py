@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from .. import units
 from .palette import NO_GPU_BANNER, PARTIAL_BANNER
-from .summary_doc import DistributedDoc, StepsDoc, SummaryDoc, VerdictDoc
+from .summary_doc import DistributedDoc, FindingDoc, StepsDoc, SummaryDoc, VerdictDoc
 from .whatif_text import (
     measured_for,
     one_time_lines,
-    predicted_step,
     record_for,
     stack_lines,
     try_hint,
@@ -18,6 +17,13 @@ from .whatif_text import (
 
 #: a duration as every surface writes it (units.py)
 ms_text = units.ms
+
+
+def finding_line(f: FindingDoc) -> str:
+    """A finding's cost and gain: the model's one line (`report.finding_line`); a summary saved
+    before it had one says its cost and gain alone, as the widget does."""
+    return f["cost_line"] or (f"costs {units.ms(f['cost_ms'])}, "
+                              f"gain ≈{units.pct(f['expected_gain_pct'])}")
 
 
 def short_name(name: str, width: int = 70) -> str:
@@ -98,6 +104,19 @@ def verdict_name(v: VerdictDoc) -> str:
     return v.get("label") or v.get("category") or "unavailable"
 
 
+def profiled_sentence(st: StepsDoc) -> str | None:
+    """The profiled steps' median beside the baseline's (the one profiled median every view
+    shows: the median of `steps.profiled_ms`), when a baseline was measured."""
+    prof = st["profiled"]
+    if st.get("source") != "baseline" or not prof.get("n"):
+        return None
+    ratio = st.get("profiler_inflation") or 0.0
+    why = ("the profiler's own cost" if ratio > 1.05 else
+           "steps overlap less without per-step syncs" if ratio < 0.95 else "no visible cost")
+    return (f"Profiled steps: median {ms_text(prof.get('median_ms'))} "
+            f"({ratio:.2f}× the baseline: {why})")
+
+
 def step_sentence(steps: StepsDoc) -> str | None:
     """What one step is (the summary's `steps.definition`), as a sentence."""
     what = steps["definition"]
@@ -115,7 +134,7 @@ def spikes_sentence(steps: StepsDoc) -> str | None:
 def render_headline(s: SummaryDoc) -> str:
     """A report's first screen: the verdict, the top fix as code, what it is worth, and how to
     measure it before editing anything."""
-    v, st = s["verdict"], s["steps"]
+    v = s["verdict"]
     lines = [f"!! {b}"] if (b := banner(s)) is not None else []
     lines.append(f"Verdict: {verdict_name(v)} ({v.get('confidence')} confidence)")
     lines.append(f"  {v.get('summary')}")
@@ -125,8 +144,7 @@ def render_headline(s: SummaryDoc) -> str:
             lines.append("No fix found worth making; the full report has the step's tables.")
         return "\n".join(lines)
     f = findings[0]
-    worth = (predicted_step(f, st).strip(" ()") or f"of the {ms_text(st.get('median_ms'))} step")
-    lines.append(f"Top fix: {f['title']} — worth ≈{units.pct(f['expected_gain_pct'])}: {worth}")
+    lines.append(f"Top fix: {f['title']} — {finding_line(f)}")
     if w := f.get("where"):
         lines.append(f"  Your code: {w['file']}:{w['line']}  {w['code']}")
     lines += [f"    {ln}" for ln in f["fix"].splitlines()]
@@ -160,13 +178,8 @@ def render_text(s: SummaryDoc) -> str:
         lines.append(f"  {what}")
     if stalls := spikes_sentence(st):
         lines.append(f"  {stalls}")
-    prof = st["profiled"]
-    if st.get("source") == "baseline" and prof.get("n"):
-        ratio = st.get("profiler_inflation") or 0.0
-        why = ("the profiler's own cost" if ratio > 1.05 else
-               "steps overlap less without per-step syncs" if ratio < 0.95 else "no visible cost")
-        lines.append(f"Profiled steps: median {ms_text(prof.get('median_ms'))} "
-                     f"({ratio:.2f}× the baseline: {why})")
+    if profiled := profiled_sentence(st):
+        lines.append(profiled)
     if cost := st.get("capture_cost"):
         lines.append(f"{cost['sentence']}.")
     if facts := header_facts(s):
@@ -187,8 +200,7 @@ def render_text(s: SummaryDoc) -> str:
         lines += ["", "Next steps (ranked by measured gain where a try measured one, else by "
                       "expected gain):" if tried else "Next steps (ranked by expected gain):"]
         for i, f in enumerate(s["findings"], 1):
-            lines.append(f"{i}. [{f['category']}] {f['title']} — expected gain "
-                         f"≈{units.pct(f['expected_gain_pct'])}{predicted_step(f, st)}")
+            lines.append(f"{i}. [{f['category']}] {f['title']} — {finding_line(f)}")
             if f.get("driver"):
                 lines.append(f"   Model: {f['driver']}")
             lines.append(f"   Evidence: {f['evidence']}")
@@ -203,17 +215,22 @@ def render_text(s: SummaryDoc) -> str:
         lines += ["", *one]
     lines += rank_lines(s.get("distributed"))
     if s.get("ops"):
-        lines += ["", f"{'Top ops (per real step)':<46}{'calls':>7}{'GPU self ms':>12}"
-                      f"{'CPU self ms':>12}{'% step':>8}"]
+        lines += ["", f"{'Top ops (per real step)':<46}{'calls/step':>11}{'GPU self ms':>12}"
+                      f"{'CPU self ms':>12}{'% GPU time':>11}{'% of step':>10}"]
         for o in s["ops"][:10]:
-            lines.append(f"{short_name(o['name'], 44):<46}{o['calls_per_step']:>7.1f}"
+            lines.append(f"{short_name(o['name'], 44):<46}{o['calls_per_step']:>11.1f}"
                          f"{o['cuda_self_ms_per_step']:>12.3f}{o['cpu_self_ms_per_step']:>12.3f}"
-                         f"{(o.get('gpu_pct_of_step') or 0):>8.1f}")
+                         f"{units.pct(o.get('pct_of_gpu'), 1):>11}"
+                         f"{units.pct(o.get('gpu_pct_of_step'), 1):>10}")
     if s.get("kernels"):
-        lines += ["", f"{'Top kernels (per real step)':<58}{'kind':>12}{'TC':>4}{'ms':>9}"
-                      f"{'% step':>8}"]
+        table = s.get("kernel_table")
+        lines += ["", f"Top kernels (per real step; the report holds "
+                      f"{table['label'] if table else str(len(s['kernels'])) + ' kernels'})",
+                  f"{'kernel':<42}{'kind':>12}{'TC':>4}{'calls/step':>11}{'ms':>9}"
+                  f"{'% GPU time':>11}{'% of step':>10}"]
         for k in s["kernels"][:8]:
-            lines.append(f"{short_name(k['name'], 56):<58}{k['kind']:>12}"
-                         f"{'yes' if k['tensor_core'] else 'no':>4}{k['ms_per_step']:>9.3f}"
-                         f"{(k.get('pct_of_step') or 0):>8.1f}")
+            lines.append(f"{short_name(k.get('short_name') or k['name'], 40):<42}{k['kind']:>12}"
+                         f"{'yes' if k['tensor_core'] else 'no':>4}{k['calls_per_step']:>11.1f}"
+                         f"{k['ms_per_step']:>9.3f}{units.pct(k.get('pct_of_gpu'), 1):>11}"
+                         f"{units.pct(k.get('pct_of_step'), 1):>10}")
     return "\n".join(lines)

@@ -10,7 +10,6 @@ from .summary_doc import (
     ConditionsDoc,
     FindingDoc,
     StackDoc,
-    StepsDoc,
     SummaryDoc,
     TryDoc,
 )
@@ -35,20 +34,6 @@ def one_time_lines(s: SummaryDoc) -> list[str]:
     return ["One-time costs in the trace (kept out of the step): " + "; ".join(
         f"{r['kind']} {r['name']} {units.us(r['dur_us'])}" for r in rows[:5])
         + (f"; {len(rows) - 5} more" if len(rows) > 5 else "")]
-
-
-def predicted_step(f: FindingDoc, steps: StepsDoc) -> str:
-    """' (step 12.0 → 7.1 ms predicted)' for a finding with a what-if prediction; where stalls
-    make a step cost more than its median, the long-run step first."""
-    pred, now = f.get("predicted_step_ms"), steps.get("median_ms")
-    spikes = steps["spikes"]
-    wall, was = f.get("predicted_wall_ms"), spikes["wall_ms"] if spikes else None
-    long_run = (f"a step over the long run {units.ms(was)} → {units.ms(wall)}"
-                if isinstance(wall, (int, float)) and isinstance(was, (int, float)) else "")
-    if not isinstance(pred, (int, float)) or not isinstance(now, (int, float)):
-        return f" ({long_run} predicted)" if long_run else ""
-    median = f"step {units.ms(now)} → {units.ms(pred)}"
-    return f" ({long_run}; median {median} predicted)" if long_run else f" ({median} predicted)"
 
 
 def try_hint(f: FindingDoc) -> str | None:

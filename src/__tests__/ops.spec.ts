@@ -13,7 +13,7 @@ const gpuBound = (): IReportSummary => {
 const panelOf = (sm: IReportSummary) => opsPanel(sm, makeBasis(sm, 'step'));
 
 describe('operator table', () => {
-  it('starts by self device time, per step, with per-call and % of step columns', () => {
+  it('starts by self device time, per step, with calls/step, both shares, shapes and kernels', () => {
     const panel = panelOf(gpuBound());
     expect(names(panel)).toEqual(['aten::mm', 'aten::add', PAYLOAD]);
     const sorted = panel.querySelector('th.sorted') as HTMLElement;
@@ -23,30 +23,52 @@ describe('operator table', () => {
     const first = Array.from(panel.querySelectorAll('tbody tr')[0].children).map(
       c => c.textContent
     );
-    // 3000 µs over 3 profiled steps = 1 ms per step = 10.0 % of the 10 ms real step (not 8.3 %
-    // of the 12 ms profiled one: device time is the same without the profiler)
+    // 10 calls over 3 steps: 3.3 a step, never the 10 total beside per-step times; the shares
+    // are the model's (30 % of GPU time, 10 % of the real step), the shapes all of them
     expect(first).toEqual([
       'aten::mm',
-      '10',
+      '3.3',
       '1.00 ms',
       '0.30 ms',
-      '10.0 %',
+      '30.0%',
+      '10.0%',
       '6.67 µs',
       '16.7 µs',
       '1.00 ms',
-      '[[4, 4]]'
+      '[[4, 4]] ×2.3/step (+1 shapes)[[8, 8]] ×1/step',
+      'ampere_sgemm ×3.3/step, 1.00 ms'
     ]);
+    const heads = Array.from(panel.querySelectorAll('th')).map(th => th.dataset.key);
+    expect(heads.slice(4, 6)).toEqual(['pct_of_gpu', 'pct_of_step']);
     expect(panel.querySelector('img')).toBeNull();
   });
 
-  it("takes the step of the summary's basis for the % of step", () => {
+  it("shows the model's shares, never its own: a changed step changes nothing here", () => {
     const sm = gpuBound();
+    sm.ops = [{ ...sm.ops[0], gpu_pct_of_step: 25, pct_of_gpu: 40 }];
     sm.basis = { ...sm.basis, real_step_ms: 4 };
     const row = panelOf(sm).querySelectorAll('tbody tr')[0].children;
-    expect(row[4].textContent).toBe('25.0 %');
+    expect([row[4].textContent, row[5].textContent]).toEqual(['40.0%', '25.0%']);
     expect(panelOf(sm).querySelector('.gpuprof-w-hint')?.textContent).toContain(
-      '% of the real step'
+      '% of GPU time and % of the real step'
     );
+  });
+
+  it('groups by input shape: one row per shape with its calls per step and share', () => {
+    const panel = panelOf(gpuBound());
+    const box = panel.querySelector('input.gpuprof-w-byshape') as HTMLInputElement;
+    box.checked = true;
+    box.dispatchEvent(new Event('change'));
+    const shapes = panel.querySelector('table.gpuprof-w-shapes') as HTMLTableElement;
+    expect(shapes.hidden).toBe(false);
+    expect((panel.querySelector('table.gpuprof-w-ops') as HTMLTableElement).hidden).toBe(true);
+    const rows = Array.from(shapes.querySelectorAll('tbody tr')).map(r =>
+      Array.from(r.children).map(c => c.textContent)
+    );
+    expect(rows).toEqual([
+      ['aten::mm', '[[4, 4]]', '2.3', '0.70 ms', '21.0%'],
+      ['aten::mm', '[[8, 8]]', '1', '0.30 ms', '9.0%']
+    ]);
   });
 
   it('takes the profiler out of host times per real step, as Python does; totals stay profiled', () => {
@@ -69,8 +91,10 @@ describe('operator table', () => {
       Array.from(opsPanel(sm, makeBasis(sm, kind)).querySelectorAll('tbody tr')[0].children).map(
         c => c.textContent
       );
-    expect(cells('step').slice(5, 7)).toEqual(['1.00 ms', '1.00 ms']);
-    expect(cells('total').slice(5, 7)).toEqual(['6.00 ms', '6.00 ms']);
+    expect(cells('step').slice(6, 8)).toEqual(['1.00 ms', '1.00 ms']);
+    expect(cells('total').slice(6, 8)).toEqual(['6.00 ms', '6.00 ms']);
+    // calls: per step on the step basis, the profiled total on the totals basis
+    expect([cells('step')[1], cells('total')[1]]).toEqual(['1', '3']);
   });
 
   it("keeps the summary's order and marks the column Python ordered it by", () => {

@@ -136,7 +136,8 @@ describe('steps panel', () => {
     ) as HTMLElement;
     const lines = Array.from(panel.querySelectorAll('p')).map(p => p.textContent);
     expect(lines).toEqual([
-      'Baseline median 10.00 ms, p95 12.50 ms, min 9.00 ms, max 13.00 ms; outliers: #4.',
+      // steps numbered 1..n as everywhere (the model's outlier_steps), not the 0-based index
+      'Baseline median 10.00 ms, p95 12.50 ms, min 9.00 ms, max 13.00 ms; outliers: step 5.',
       'Data pipeline: 42% of the host timeline (5.0 ms per profiled step).',
       "Profiled steps: median 12.00 ms = 1.20× the baseline (the profiler's own cost)."
     ]);
@@ -196,21 +197,21 @@ describe('transfers and next-steps panels', () => {
       [
         'direction',
         'memory',
-        'copies (total)',
+        'copies/step',
         'MB (total)',
         'time (ms per real step)',
         'GB/s',
         'blocking'
       ],
-      ['HtoD', 'pageable', '3', '4.00', '0.13 ms', '10.3', '3']
+      ['HtoD', 'pageable', '1', '4.00', '0.13 ms', '10.3', '3']
     ]);
     // the cost per real step Python settled (not the profiled idle after the calls, 0.50 ms)
     expect(text(panel, 'h4')).toBe(
-      'Sync calls: 6 in 3 profiled steps (2.0 per step); GPU idle they cause (ms per real step): 0.75 ms'
+      'Sync calls: 6 in 3 profiled steps (2 per step); GPU idle they cause (ms per real step): 0.75 ms'
     );
     expect(
       Array.from(panel.querySelectorAll('table')[1].querySelectorAll('td')).map(c => c.textContent)
-    ).toEqual(['loss.item()', '3', '0.75 ms']);
+    ).toEqual(['loss.item()', '1', '0.75 ms']); // calls per step beside ms per step
   });
 
   it('lists the verdict reasons and each finding with its fix', () => {
@@ -222,7 +223,10 @@ describe('transfers and next-steps panels', () => {
     ).toEqual(['r1', 'r2']);
     const item = panel.querySelector('.gpuprof-w-findings li') as HTMLElement;
     expect(text(item, 'b')).toBe('[input] Use more DataLoader workers');
-    expect(item.textContent).toContain('expected gain ≈42% (costs 5.00 ms, ms per real step)');
+    // the model's one line: the cost, the step, the predicted step and the gain together
+    expect(text(item, '.gpuprof-w-costline')).toBe(
+      'costs 5.00 ms of the 10.00 ms step; predicted step 10.00 ms → 5.84 ms, gain ≈42%'
+    );
     expect(text(item, '.gpuprof-w-evidence')).toBe('input 5 ms per step');
     expect(text(item, 'pre')).toBe('DataLoader(ds, num_workers=4)');
     // how to measure the fix first: the `--try` names the summary gives the finding

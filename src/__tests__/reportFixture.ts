@@ -90,7 +90,7 @@ type OpTotals = Pick<
 >;
 
 /** An op row from its totals over `steps` profiled steps of `stepMs` (Python's per-step columns). */
-export function opRow(r: OpTotals, steps = 3, stepMs = 10): IOpRow {
+export function opRow(r: OpTotals, steps = 3, stepMs = 10, gpuUs = 10000): IOpRow {
   const perStep = (us: number) => us / steps / 1000;
   return {
     input_types: '',
@@ -103,7 +103,8 @@ export function opRow(r: OpTotals, steps = 3, stepMs = 10): IOpRow {
     cuda_us_per_call: r.cuda_self_us / Math.max(r.calls, 1),
     cpu_us_per_call: r.cpu_self_us / Math.max(r.calls, 1),
     gpu_pct_of_step: (100 * perStep(r.cuda_self_us)) / stepMs,
-    cpu_pct_of_step: (100 * perStep(r.cpu_self_us)) / stepMs
+    cpu_pct_of_step: (100 * perStep(r.cpu_self_us)) / stepMs,
+    pct_of_gpu: (100 * r.cuda_self_us) / gpuUs
   };
 }
 
@@ -132,6 +133,7 @@ export function sampleSummary(): IReportSummary {
       q3_ms: 11.25,
       iqr_ms: 1.25,
       outliers: [4],
+      outlier_steps: [5],
       source: 'baseline',
       timing: null,
       // the baseline's median stays unstated, so the chart draws a median only where a test sets one
@@ -169,19 +171,48 @@ export function sampleSummary(): IReportSummary {
         cost_ms: 5,
         expected_gain_pct: 41.6,
         data: {},
-        try_fixes: ['loader']
+        try_fixes: ['loader'],
+        cost_line:
+          'costs 5.00 ms of the 10.00 ms step; predicted step 10.00 ms → 5.84 ms, gain ≈42%'
       }
     ],
     ops: [
-      opRow({
-        name: 'aten::mm',
-        calls: 10,
-        cpu_total_us: 50,
-        cpu_self_us: 20,
-        cuda_total_us: 3000,
-        cuda_self_us: 3000,
-        input_dims: '[[4, 4]]'
-      }),
+      {
+        ...opRow({
+          name: 'aten::mm',
+          calls: 10,
+          cpu_total_us: 50,
+          cpu_self_us: 20,
+          cuda_total_us: 3000,
+          cuda_self_us: 3000,
+          input_dims: '[[4, 4]]'
+        }),
+        // two shapes: 7 + 3 calls over 3 steps; the one kernel it launched
+        shapes: [
+          {
+            input_dims: '[[4, 4]]',
+            calls: 7,
+            calls_per_step: 7 / 3,
+            cuda_self_ms_per_step: 0.7,
+            pct_of_gpu: 21
+          },
+          {
+            input_dims: '[[8, 8]]',
+            calls: 3,
+            calls_per_step: 1,
+            cuda_self_ms_per_step: 0.3,
+            pct_of_gpu: 9
+          }
+        ],
+        kernels: [
+          {
+            name: 'void ampere_sgemm<float, 4>(int)',
+            short_name: 'ampere_sgemm',
+            calls_per_step: 10 / 3,
+            ms_per_step: 1
+          }
+        ]
+      },
       opRow({
         name: 'aten::add',
         calls: 30,
@@ -220,7 +251,15 @@ export function sampleSummary(): IReportSummary {
       count: 6,
       per_step: 2,
       cost_ms_per_step: 0.75,
-      top: [{ caller: 'loss.item()', calls: 3, gpu_idle_after_us: 1500, cost_ms_per_step: 0.75 }]
+      top: [
+        {
+          caller: 'loss.item()',
+          calls: 3,
+          gpu_idle_after_us: 1500,
+          cost_ms_per_step: 0.75,
+          calls_per_step: 1
+        }
+      ]
     },
     memory: {
       peaks: [],

@@ -2,7 +2,15 @@ import { boxView, pan, ticks, tickStep, zoom } from '../report/axis';
 import { makeBasis } from '../report/basis';
 import { LABEL_PX, laneEvents, lodRects, placeName } from '../report/lod';
 import { busyText } from '../report/header';
-import { alignedLabel, drawTimeline, laneRank, rectTip, scaleLabel } from '../report/timeline';
+import {
+  alignedLabel,
+  drawTimeline,
+  laneRank,
+  rectTip,
+  scaleLabel,
+  stepNumber,
+  stepTip
+} from '../report/timeline';
 import { eventRows, nthHit, searchHits, tipPosition } from '../report/eventinfo';
 import { timelinePanel } from '../report/timelinePanel';
 import { IReportEnv } from '../report/env';
@@ -226,12 +234,13 @@ describe('timeline panel', () => {
     const labels = axis();
     expect(labels[0]).toBe('0 ms');
     expect(labels).toContain('60 ms');
+    // steps numbered 1..n as on every surface (the profiler's ids 3 and 4 stay in the tooltip)
     expect(labels[labels.length - 1]).toBe(
-      'profiled time (×1.52 of real), from the start of step 4'
+      'profiled time (×1.52 of real), from the start of step 2'
     );
     mouse('dblclick', {});
     expect(axis()[axis().length - 1]).toBe(
-      'profiled time (×1.52 of real), from the start of step 3'
+      'profiled time (×1.52 of real), from the start of step 1'
     );
   });
 
@@ -242,7 +251,8 @@ describe('timeline panel', () => {
     expect([band(0).dataset.events, band(1).dataset.events]).toEqual(['all', 'merged']);
     mouse('mousemove', { clientX: 600, clientY: 5 }, band(1));
     const tip = wrap.querySelector('.gpuprof-w-tip') as HTMLElement;
-    expect(tip.textContent).toContain('click to zoom · events merged: every kernel is in step 3');
+    expect(tip.textContent).toContain('click to zoom · events merged: every kernel is in step 1');
+    expect(tip.textContent).toMatch(/^step 2: .*profiler step #4\)/);
     mouse('mousemove', { clientX: 300, clientY: 5 }, band(0));
     expect(tip.textContent).toMatch(/click to zoom$/);
   });
@@ -510,5 +520,29 @@ describe('timeline tools', () => {
     // the axis sits under the counter track, not over it
     const tick = svg.querySelector('line.gpuprof-w-tick') as SVGLineElement;
     expect(Number(tick.getAttribute('y1'))).toBe(20 + 2 * 26 + 30);
+  });
+});
+
+describe('step bands', () => {
+  it("number the steps 1..n and time them as the step series does, the profiler's id beside", () => {
+    // the band spans host start to GPU end (92.6 ms here); the step's own time is 77.5 ms
+    const st = { step: 12, start: 0, end: 92600, number: 3, dur_ms: 77.5 };
+    expect(stepNumber(st, 0)).toBe(3);
+    expect(stepTip(st, 0, null)).toBe('step 3: 77.50 ms (profiled time; profiler step #12)');
+    // an older summary without the model's number or time: position and span
+    expect(stepNumber({ step: 12, start: 0, end: 2000 }, 4)).toBe(5);
+    expect(stepTip({ step: 12, start: 0, end: 2000 }, 4, 2)).toBe(
+      'step 5: 2.00 ms (profiled time (×2.00 of real); profiler step #12)'
+    );
+  });
+
+  it("read every step of a real run's summary the way its step chart does", () => {
+    const sm = realSummary();
+    const tl = sm.timeline!;
+    expect(tl.steps.map((st, i) => stepNumber(st, i))).toEqual(
+      sm.steps.profiled_ms.map((_, i) => i + 1)
+    );
+    expect(tl.steps.map(st => st.dur_ms)).toEqual(sm.steps.profiled_ms);
+    expect(tl.steps.map(st => st.step)).toEqual(sm.steps.profiled_step_ids);
   });
 });

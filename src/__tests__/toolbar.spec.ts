@@ -251,52 +251,144 @@ describe('head and next steps', () => {
 });
 
 describe('kernels tab', () => {
-  it('shows kernel kinds as bars and the kernels by time per step', () => {
-    const kernel = { tensor_core: false, dtype: 'bf16', median_us: 100, pct_of_step: null };
-    const sm: IReportSummary = {
-      ...sampleSummary(),
-      kernel_kinds: [
-        {
-          kind: 'gemm',
-          tensor_core: true,
-          calls: 30,
-          total_us: 3000,
-          ms_per_step: 1,
-          calls_per_step: 10
-        }
-      ],
-      kernels: [
-        {
-          ...kernel,
-          name: 'small',
-          kind: 'elementwise',
-          calls: 3,
-          total_us: 300,
-          mean_us: 100,
-          pct_of_gpu: 9,
-          ms_per_step: 0.1
-        },
-        {
-          ...kernel,
-          name: 'sm90_gemm',
-          kind: 'gemm',
-          calls: 30,
-          total_us: 3000,
-          mean_us: 100,
-          pct_of_gpu: 91,
-          ms_per_step: 1
-        }
-      ]
-    };
+  const kernel = { tensor_core: false, dtype: 'bf16', median_us: 100 };
+  const withKernels = (): IReportSummary => ({
+    ...sampleSummary(),
+    kernel_kinds: [
+      {
+        kind: 'gemm',
+        tensor_core: true,
+        calls: 30,
+        total_us: 3000,
+        ms_per_step: 1,
+        calls_per_step: 10
+      }
+    ],
+    kernels: [
+      {
+        ...kernel,
+        name: 'void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int)',
+        short_name: 'vectorized_elementwise_kernel',
+        kind: 'elementwise',
+        calls: 5,
+        calls_per_step: 5 / 3,
+        total_us: 300,
+        mean_us: 60,
+        pct_of_gpu: 9,
+        pct_of_step: 1,
+        ms_per_step: 0.1,
+        tensor_core_eligible: false,
+        grid: '65536×1×1',
+        block: '128×1×1',
+        occupancy_pct: 100,
+        ops: ['aten::fill_']
+      },
+      {
+        ...kernel,
+        name: 'ampere_sgemm_128x64_nn',
+        short_name: 'ampere_sgemm_128x64_nn',
+        kind: 'gemm',
+        calls: 30,
+        calls_per_step: 10,
+        total_us: 3000,
+        mean_us: 100,
+        pct_of_gpu: 91,
+        pct_of_step: 10,
+        ms_per_step: 1,
+        tensor_core_eligible: true,
+        grid: '',
+        block: '',
+        occupancy_pct: null,
+        ops: ['aten::mm', 'aten::addmm']
+      }
+    ],
+    kernel_table: {
+      shown: 2,
+      total: 2,
+      covered_pct_of_gpu: 100,
+      label: '2 of 2 kernels, covering 100.0% of GPU time'
+    }
+  });
+  const rowsOf = (panel: HTMLElement) =>
+    Array.from(panel.querySelectorAll('tbody tr')).map(r =>
+      Array.from(r.children).map(c => c.textContent)
+    );
+
+  it('shows kernel kinds as bars and every kernel with calls/step, both shares and launch shape', () => {
+    const sm = withKernels();
     const panel = kernelsPanel(sm, makeBasis(sm, 'step'));
     expect(panel.querySelector('h4')?.textContent).toBe(
       'GPU time by kernel kind (ms per real step)'
     );
     expect(panel.querySelector('.gpuprof-w-bar-value')?.textContent).toBe('1.00 ms');
-    const rows = Array.from(panel.querySelectorAll('tbody tr')).map(r =>
-      Array.from(r.children).map(c => c.textContent)
+    const heads = Array.from(panel.querySelectorAll('th')).map(th => th.textContent);
+    expect(heads).toEqual([
+      'kernel',
+      'kind',
+      'Tensor Cores',
+      'calls/step',
+      'time (ms per real step) ▼',
+      'mean per call',
+      '% of GPU time',
+      '% of step',
+      'grid · block · occupancy',
+      'launched by'
+    ]);
+    const rows = rowsOf(panel);
+    expect(rows[0]).toEqual([
+      'ampere_sgemm_128x64_nn',
+      'gemm',
+      'no (eligible)',
+      '10',
+      '1.00 ms',
+      '0.10 ms',
+      '91.0%',
+      '10.0%',
+      '—',
+      'aten::mm, aten::addmm'
+    ]);
+    // the short name shows; the full template name is its tooltip and expands on click
+    const cell = panel.querySelectorAll('tbody tr')[1].children[0] as HTMLElement;
+    expect(cell.querySelector('summary')?.textContent).toBe('vectorized_elementwise_kernel');
+    expect(cell.title).toBe(sm.kernels[0].name);
+    expect(cell.querySelector('.gpuprof-w-fullname')?.textContent).toBe(sm.kernels[0].name);
+    expect(rows[1].slice(2, 4)).toEqual(['—', '1.7']);
+    expect(rows[1][8]).toBe('65536×1×1 · 128×1×1 · occ. 100%');
+    expect(panel.querySelector('.gpuprof-w-kernel-count')?.textContent).toBe(
+      '2 of 2 kernels, covering 100.0% of GPU time'
     );
-    expect(rows[0]).toEqual(['sm90_gemm', 'gemm', '10.0', '1.00 ms', '0.10 ms', '91.0 %']);
-    expect(rows[1][0]).toBe('small');
+  });
+
+  it('filters every kernel by its short or full name and says how many matched', () => {
+    const sm = withKernels();
+    const panel = kernelsPanel(sm, makeBasis(sm, 'step'));
+    const input = panel.querySelector('input.gpuprof-w-filter') as HTMLInputElement;
+    input.value = 'FillFunctor'; // only in the full template name
+    input.dispatchEvent(new Event('input'));
+    const shown = Array.from(panel.querySelectorAll('tbody td:first-child summary'));
+    expect(shown.map(x => x.textContent)).toEqual(['vectorized_elementwise_kernel']);
+    expect(panel.querySelectorAll('tbody tr')).toHaveLength(1);
+    expect(panel.querySelector('.gpuprof-w-kernel-count')?.textContent).toBe(
+      '1 match · 2 of 2 kernels, covering 100.0% of GPU time'
+    );
+  });
+
+  it('draws all the kernels the summary holds, not a top few', () => {
+    const sm = withKernels();
+    const many = Array.from({ length: 40 }, (_, i) => ({
+      ...sm.kernels[1],
+      name: `k${i}`,
+      short_name: `k${i}`,
+      total_us: 100 + i
+    }));
+    sm.kernels = many;
+    sm.kernel_table = { shown: 40, total: 40, covered_pct_of_gpu: 100, label: '40 of 40 kernels' };
+    const panel = kernelsPanel(sm, makeBasis(sm, 'total'));
+    expect(panel.querySelectorAll('tbody tr')).toHaveLength(40);
+    // on the totals basis the calls are the profiled total
+    expect(panel.querySelector('th[data-key="calls"]')?.textContent).toBe(
+      'calls (total of 3 steps)'
+    );
+    expect(rowsOf(panel)[0][3]).toBe('30');
   });
 });

@@ -12,6 +12,7 @@ export interface Summary {
   findings: Finding[];
   ops: OpRow[];
   kernels: KernelRow[];
+  kernel_table?: KernelTable | null;
   kernel_kinds: KernelKindRow[];
   transfers: TransferRow[];
   syncs: Syncs;
@@ -76,6 +77,8 @@ export interface Steps {
   definition?: string | null;
   spikes?: Spikes | null;
   capture_cost?: CaptureCost | null;
+  profiled_step_ids?: number[];
+  outlier_steps?: number[];
 }
 /**
  * Robust statistics of a series of step times (ms): `jupyter_gpuprof.stats.describe_steps`.
@@ -196,6 +199,7 @@ export interface Finding {
   measured_gain_pct?: number | null;
   step_gain_pct?: number | null;
   predicted_wall_ms?: number | null;
+  cost_line?: string;
 }
 /**
  * The user's line behind a finding (`capture.callsites`): a file or notebook cell.
@@ -230,6 +234,28 @@ export interface OpRow {
   cpu_us_per_call: number;
   gpu_pct_of_step: number | null;
   cpu_pct_of_step: number | null;
+  pct_of_gpu?: number | null;
+  shapes?: OpShape[];
+  kernels?: OpKernel[];
+}
+/**
+ * One input-shape list of an op and how often it was called with it (`op_links`).
+ */
+export interface OpShape {
+  input_dims: string;
+  calls: number;
+  calls_per_step: number;
+  cuda_self_ms_per_step: number;
+  pct_of_gpu: number | null;
+}
+/**
+ * A kernel an op launched (`op_links.op_kernels`): full and short name, per step.
+ */
+export interface OpKernel {
+  name: string;
+  short_name: string;
+  calls_per_step: number;
+  ms_per_step: number;
 }
 /**
  * One GPU kernel (or copy) of the profiled steps (`analysis.kernels.KERNEL_COLUMNS`).
@@ -246,6 +272,22 @@ export interface KernelRow {
   pct_of_gpu: number | null;
   ms_per_step: number;
   pct_of_step: number | null;
+  short_name?: string;
+  calls_per_step?: number;
+  tensor_core_eligible?: boolean;
+  grid?: string;
+  block?: string;
+  occupancy_pct?: number | null;
+  ops?: string[];
+}
+/**
+ * How much of the kernels the summary ships: its rows and the GPU time they cover.
+ */
+export interface KernelTable {
+  shown: number;
+  total: number;
+  covered_pct_of_gpu: number | null;
+  label: string;
 }
 /**
  * GPU time of one kernel kind, with or without Tensor Cores.
@@ -289,6 +331,7 @@ export interface SyncCaller {
   calls: number;
   gpu_idle_after_us: number;
   cost_ms_per_step: number;
+  calls_per_step?: number;
 }
 /**
  * Kernel launch figures (`analysis.launch.launch_stats`).
@@ -458,6 +501,8 @@ export interface TimelineStep {
   step: number;
   start: number;
   end: number;
+  number?: number;
+  dur_ms?: number | null;
 }
 /**
  * Every event of one profiled step as columns (`analysis.timeline_detail`).

@@ -90,6 +90,18 @@ export function pct(v: number | null | undefined, digits = 0): string {
     : `${rounded(v, digits).toFixed(digits)}%`;
 }
 
+/** A count per step (units.py `count`): "1.8", "2", "2,940"; one decimal unless whole. */
+export function count(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) {
+    return MISSING;
+  }
+  const r = rounded(v, 1);
+  return r.toLocaleString('en-US', {
+    minimumFractionDigits: Number.isInteger(r) ? 0 : 1,
+    maximumFractionDigits: Number.isInteger(r) ? 0 : 1
+  });
+}
+
 /** A change in % with its sign (units.py `signed_pct`): "+46.7%". */
 export function signedPct(v: number | null | undefined, digits = 1): string {
   if (v === null || v === undefined || !Number.isFinite(v)) {

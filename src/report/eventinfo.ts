@@ -3,7 +3,7 @@
  * (timeline.ts draws them as a list), which events a search finds, and where a tooltip goes so
  * it never leaves the panel. Pure functions of the summary's data, tested without a browser.
  */
-import { us } from './dom';
+import { ms, us } from './dom';
 import { ILaneEvents, IRect } from './lod';
 import { ITimeline } from './summary';
 
@@ -205,7 +205,22 @@ export function hoverText(
         : where.held.length
           ? ` · events merged: every kernel is in step ${where.held.join(', ')}`
           : ' · events merged';
-    return `step ${st.step}: ${us(st.end - st.start)} (${scaleLabel(tl.profiled_scale)}) · click to zoom${merged}`;
+    return `${stepTip(st, i, tl.profiled_scale)} · click to zoom${merged}`;
   }
   return '';
+}
+
+/** A step's number as every view counts them (1..n; the profiler's own id stays in `step`). */
+export function stepNumber(st: ITimeline['steps'][number], i: number): number {
+  return st.number || i + 1;
+}
+
+/** A step band's tooltip: its number and its time as the step series states it. */
+export function stepTip(
+  st: ITimeline['steps'][number],
+  i: number,
+  scale: number | null | undefined
+): string {
+  const time = typeof st.dur_ms === 'number' ? ms(st.dur_ms) : us(st.end - st.start);
+  return `step ${stepNumber(st, i)}: ${time} (${scaleLabel(scale)}; profiler step #${st.step})`;
 }

@@ -6,12 +6,21 @@ import { IFinding, IReportSummary, IStackResult, ITryResult } from './summary';
 import {
   measuredFor,
   oneTimeLines,
-  predictedStep,
   stackHeading,
   stackLines,
   tryLine,
   whatifLines
 } from './whatif';
+
+/**
+ * A finding's cost and gain in the model's one line ("costs 0.19 ms of the 63.70 ms step;
+ * predicted step 63.70 ms → 54.70 ms, gain ≈14%"); on the totals basis its cost over the
+ * profiled steps follows.
+ */
+export function costLine(f: IFinding, basis: IBasis): string {
+  const line = f.cost_line || `costs ${basis.ms(f.cost_ms)}, gain ≈${pct(f.expected_gain_pct)}`;
+  return basis.kind === 'step' ? line : `${line} (costs ${basis.ms(f.cost_ms)}, ${basis.title})`;
+}
 
 /** Copy through a hidden textarea where the clipboard API is missing (plain-http servers). */
 function fallbackCopy(text: string): void {
@@ -162,7 +171,8 @@ export function nextPanel(sm: IReportSummary, basis: IBasis, env: IReportEnv = {
         'li',
         {},
         h('b', {}, `[${f.category}] ${f.title}`),
-        ` — expected gain ≈${pct(f.expected_gain_pct)}${predictedStep(f, sm)} (costs ${basis.ms(f.cost_ms)}, ${basis.title})`,
+        ' — ',
+        h('span', { class: 'gpuprof-w-costline' }, costLine(f, basis)),
         f.driver ? h('div', { class: 'gpuprof-w-model' }, `Model: ${f.driver}`) : null,
         whereLine(f),
         h('div', { class: 'gpuprof-w-evidence' }, f.evidence),

@@ -4,7 +4,8 @@
  * per-call / % of step columns on the report's basis.
  */
 import { IBasis } from './basis';
-import { empty, h, us } from './dom';
+import { count, empty, h, ms, pct, us } from './dom';
+import { callsColumn, shareColumns } from './kernels';
 import { IColumn, sortableTable } from './table';
 import { IOpRow, IReportSummary } from './summary';
 
@@ -38,8 +39,37 @@ export function defaultOpSort(sm: IReportSummary): string {
   return key === 'cuda_self_us' ? 'device_self_us' : key;
 }
 
-/** The op columns on `basis`; `stepMs` (the step time) makes the % of step column. */
-export function opColumns(basis: IBasis, stepMs: number | null): IColumn<IFoldedOp>[] {
+/** Every input-shape list of an op with its calls ("[[64, 512]] ×1.8/step"), most first. */
+export function shapeLines(r: IOpRow): string[] {
+  const shapes = r.shapes ?? [];
+  if (!shapes.length) {
+    return r.input_dims ? [r.input_dims] : [];
+  }
+  return shapes.map(x => `${x.input_dims || '(no shapes)'} ×${count(x.calls_per_step)}/step`);
+}
+
+/** The kernels an op launched ("gemm_kernel ×2/step, 0.31 ms"), longest first. */
+export function kernelLines(r: IOpRow): string[] {
+  return (r.kernels ?? []).map(
+    k => `${k.short_name || k.name} ×${count(k.calls_per_step)}/step, ${ms(k.ms_per_step)}`
+  );
+}
+
+/** A cell that shows the first line and expands to all of them. */
+function listCell(lines: string[], noun: string): Node {
+  if (lines.length <= 1) {
+    return document.createTextNode(lines[0] ?? '—');
+  }
+  return h(
+    'details',
+    { class: 'gpuprof-w-list' },
+    h('summary', {}, `${lines[0]} (+${lines.length - 1} ${noun})`),
+    h('ul', {}, ...lines.slice(1).map(line => h('li', {}, line)))
+  );
+}
+
+/** The op columns on `basis`: calls per step, both shares, shapes and kernels from the model. */
+export function opColumns(basis: IBasis): IColumn<IFoldedOp>[] {
   const t = (
     key: 'device_self_us' | 'cpu_self_us' | 'cpu_total_us' | 'cuda_total_us',
     label: string
@@ -52,8 +82,6 @@ export function opColumns(basis: IBasis, stepMs: number | null): IColumn<IFolded
       show: (r: IFoldedOp) => (host ? basis.host : basis.total)(r[key])
     };
   };
-  const pct = (r: IFoldedOp) =>
-    stepMs ? (100 * r.device_self_us) / basis.steps / 1000 / stepMs : 0;
   return [
     {
       key: 'name',
@@ -61,23 +89,88 @@ export function opColumns(basis: IBasis, stepMs: number | null): IColumn<IFolded
       text: true,
       value: r => r.name
     },
-    { key: 'calls', label: 'calls', value: r => r.calls },
+    callsColumn<IFoldedOp>(basis),
     t('device_self_us', 'self device'),
     {
       key: 'per_call',
       label: 'self device per call',
-      value: r => r.device_self_us / Math.max(r.calls, 1),
-      show: r => us(r.device_self_us / Math.max(r.calls, 1))
+      value: r => r.cuda_us_per_call,
+      show: r => us(r.cuda_us_per_call)
     },
-    { key: 'pct', label: '% of step', value: pct, show: r => `${pct(r).toFixed(1)} %` },
+    ...shareColumns<IFoldedOp>(
+      r => r.pct_of_gpu,
+      r => r.gpu_pct_of_step
+    ),
     t('cpu_self_us', 'CPU self'),
     t('cpu_total_us', 'CPU total'),
     t('cuda_total_us', 'device incl. children'),
-    { key: 'input_dims', label: 'shapes', text: true, value: r => r.input_dims }
+    {
+      key: 'input_dims',
+      label: 'input shapes',
+      text: true,
+      value: r => shapeLines(r).join('\n'),
+      cell: r => listCell(shapeLines(r), 'shapes')
+    },
+    {
+      key: 'kernels',
+      label: 'kernels launched',
+      text: true,
+      value: r => kernelLines(r).join('\n'),
+      cell: r => listCell(kernelLines(r), 'kernels')
+    }
   ];
 }
 
-/** Filter box, side selector and the sortable op table. */
+/** One row per (op, input shapes): what group-by-shape shows. */
+export interface IShapeRow {
+  name: string;
+  input_dims: string;
+  calls: number;
+  calls_per_step: number;
+  cuda_self_ms_per_step: number;
+  pct_of_gpu: number | null;
+}
+
+/** The ops' rows split by input shapes (every shape the summary holds). */
+export function shapeRows(rows: readonly IOpRow[]): IShapeRow[] {
+  const out: IShapeRow[] = [];
+  for (const r of rows) {
+    for (const x of r.shapes ?? []) {
+      out.push({
+        name: r.name,
+        input_dims: x.input_dims,
+        calls: x.calls,
+        calls_per_step: x.calls_per_step,
+        cuda_self_ms_per_step: x.cuda_self_ms_per_step,
+        pct_of_gpu: x.pct_of_gpu
+      });
+    }
+  }
+  return out;
+}
+
+/** The group-by-shape columns on `basis`. */
+export function shapeColumns(basis: IBasis): IColumn<IShapeRow>[] {
+  return [
+    { key: 'name', label: 'op', text: true, value: r => r.name },
+    { key: 'input_dims', label: 'input shapes', text: true, value: r => r.input_dims || '—' },
+    callsColumn<IShapeRow>(basis),
+    {
+      key: 'cuda_self_ms_per_step',
+      label: `self device (${basis.title})`,
+      value: r => r.cuda_self_ms_per_step,
+      show: r => basis.ms(r.cuda_self_ms_per_step)
+    },
+    {
+      key: 'pct_of_gpu',
+      label: '% of GPU time',
+      value: r => r.pct_of_gpu ?? 0,
+      show: r => pct(r.pct_of_gpu, 1)
+    }
+  ];
+}
+
+/** Filter box, side selector, group-by-shape switch and the sortable op table. */
 export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
   const rows = opRows(sm.ops);
   const box = h('div');
@@ -85,16 +178,20 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
     box.append(empty('No operators were recorded.'));
     return box;
   }
-  // device time is the same with and without the profiler: its share is of the real step, as
-  // the kernels' `pct_of_step` and the header's GPU busy are
-  const stepMs = sm.basis.real_step_ms || sm.steps.median_ms || null;
   // the rows come in the order Python chose for this verdict: kept until a header is clicked
-  const { table, draw } = sortableTable(
-    opColumns(basis, stepMs),
+  const byOp = sortableTable(
+    opColumns(basis),
     defaultOpSort(sm),
     'gpuprof-w-ops',
     true,
     'Operators of the profiled steps (sort: click or press Enter on a column header)'
+  );
+  const byShape = sortableTable(
+    shapeColumns(basis),
+    'cuda_self_ms_per_step',
+    'gpuprof-w-shapes',
+    false,
+    'Operators by input shape (sort: click or press Enter on a column header)'
   );
   const input = h('input', {
     type: 'search',
@@ -109,15 +206,31 @@ export function opsPanel(sm: IReportSummary, basis: IBasis): HTMLDivElement {
     h('option', { value: 'cuda' }, 'ops with device time'),
     h('option', { value: 'cpu' }, 'CPU-only ops')
   );
-  const redraw = () => draw(filterOps(rows, input.value, select.value as OpSide));
+  const group = h('input', { type: 'checkbox', class: 'gpuprof-w-byshape' });
+  const groupLabel = h('label', {}, group, ' one row per input shape');
+  const redraw = () => {
+    const kept = filterOps(rows, input.value, select.value as OpSide);
+    byOp.table.hidden = group.checked;
+    byShape.table.hidden = !group.checked;
+    if (group.checked) {
+      byShape.draw(shapeRows(kept));
+    } else {
+      byOp.draw(kept);
+    }
+  };
   input.addEventListener('input', redraw);
   select.addEventListener('change', redraw);
+  group.addEventListener('change', redraw);
   redraw();
   const hint = h(
     'span',
     { class: 'gpuprof-w-hint' },
-    `${rows.length} ops, autograd nodes folded into their ops; times ${basis.title}; % of the real step`
+    `${rows.length} ops, autograd nodes folded into their ops; times ${basis.title}; % of GPU time and % of the real step`
   );
-  box.append(h('div', { class: 'gpuprof-w-tools' }, input, select, hint), table);
+  box.append(
+    h('div', { class: 'gpuprof-w-tools' }, input, select, groupLabel, hint),
+    byOp.table,
+    byShape.table
+  );
   return box;
 }

@@ -26,12 +26,14 @@ export function stepsPanel(sm: IReportSummary): HTMLDivElement {
   // profiled step i is the timeline's step i when the timeline holds that many steps
   const linked = Math.min(sm.timeline?.steps.length ?? 0, st.profiled_ms.length);
   box.append(linkData(stepChart(st, linked), stepData(st)));
-  const outliers = st.outliers.map(i => `#${i}`).join(', ') || 'none';
+  // steps are numbered 1..n on every surface (the model's `outlier_steps`)
+  const outliers = (st.outlier_steps ?? []).map(n => `step ${n}`).join(', ') || 'none';
+  const which = st.source === 'baseline' ? 'Baseline' : 'Profiled';
   box.append(
     h(
       'p',
-      {},
-      `Baseline median ${ms(st.median_ms)}, p95 ${ms(st.p95_ms)}, min ${ms(st.min_ms)}, max ${ms(st.max_ms)}; outliers: ${outliers}.`
+      { class: 'gpuprof-w-stepstats' },
+      `${which} median ${ms(st.median_ms)}, p95 ${ms(st.p95_ms)}, min ${ms(st.min_ms)}, max ${ms(st.max_ms)}; outliers: ${outliers}.`
     )
   );
   const input = sm.input;
@@ -49,7 +51,7 @@ export function stepsPanel(sm: IReportSummary): HTMLDivElement {
     box.append(
       h(
         'p',
-        {},
+        { class: 'gpuprof-w-profiled' },
         `Profiled steps: median ${ms(profiled.median_ms)} = ${num(ratio, 2)}× the baseline ${inflationNote(ratio)}`
       )
     );

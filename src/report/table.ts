@@ -13,6 +13,8 @@ export interface IColumn<R> {
   value(row: R): number | string;
   show?(row: R): string;
   title?(row: R): string;
+  /** The cell's content when it is more than text (a name that expands to its full form). */
+  cell?(row: R): Node;
 }
 
 /** `rows` sorted by column `col`, numbers numerically and text by locale. */
@@ -87,7 +89,11 @@ export function sortableTable<R>(
         {},
         ...cols.map(c => {
           const shown = c.show ? c.show(r) : String(c.value(r));
-          return h('td', { class: c.text ? 'n' : '', title: c.title ? c.title(r) : shown }, shown);
+          return h(
+            'td',
+            { class: c.text ? 'n' : '', title: c.title ? c.title(r) : shown },
+            c.cell ? c.cell(r) : shown
+          );
         })
       )
     );
@@ -97,5 +103,6 @@ export function sortableTable<R>(
       h('tbody', {}, ...body)
     );
   };
+  draw([]); // caption and header from the start: a table shown later is never bare
   return { table, draw };
 }

@@ -17,6 +17,7 @@ import {
   rectClass,
   scaleLabel,
   searchHits,
+  stepNumber,
   tipPosition
 } from './eventinfo';
 import { fit, IRect, laneEvents, lodRects, placeName } from './lod';
@@ -40,7 +41,7 @@ const AXIS = 34;
 /** Event the report sends a timeline to zoom to its step `detail.index` and focus it. */
 export const SHOW_STEP_EVENT = 'gpuprof-show-step';
 
-export { alignedLabel, laneRank, rectTip, scaleLabel } from './eventinfo';
+export { alignedLabel, laneRank, rectTip, scaleLabel, stepNumber, stepTip } from './eventinfo';
 
 /** The interactive timeline of `tl`; `env.loadStep` fills in steps the summary does not inline. */
 export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElement {
@@ -157,7 +158,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
             class: 'gpuprof-w-stepline'
           })
         );
-        const label = fit(`step ${st.step}`, bw);
+        const label = fit(`step ${stepNumber(st, i)}`, bw);
         if (label) {
           const t = s(
             'text',
@@ -220,7 +221,9 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
         BAND + lanesH + countersH
       )
     );
-    const from = st ? `from the start of step ${st.step}` : 'from the window start';
+    const from = st
+      ? `from the start of step ${stepNumber(st, steps.indexOf(st))}`
+      : 'from the window start';
     svg.append(
       s(
         'text',
@@ -314,7 +317,8 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     const over = (ev.target as SVGElement).dataset ?? {};
     const r = over.lane !== undefined ? drawn[Number(over.lane)][Number(over.i)] : null;
     showFlows(r && r.count === 1 && r.first !== undefined ? [Number(over.lane), r.first] : null);
-    const held = steps.filter((_, k) => hasEvents(k)).map(x => x.step);
+    const held: number[] = [];
+    steps.forEach((x, k) => hasEvents(k) && held.push(stepNumber(x, k)));
     const text = hoverText(tl, drawn, (ev.target as SVGElement).dataset ?? {}, {
       loadable: Boolean(env.loadStep),
       hasEvents,

@@ -1,6 +1,6 @@
 /** The "Transfers & syncs" panel: host↔device copies and the sync calls that stall the GPU. */
 import { IBasis } from './basis';
-import { empty, h, num } from './dom';
+import { count, empty, h, num } from './dom';
 import { IReportSummary } from './summary';
 
 /** A plain table: its caption (for screen readers), one header row, then a row per item. */
@@ -30,7 +30,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
       ...[
         'direction',
         'memory',
-        'copies (total)',
+        basis.kind === 'step' ? 'copies/step' : `copies (total of ${basis.steps} steps)`,
         'MB (total)',
         `time (${basis.title})`,
         'GB/s',
@@ -43,7 +43,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
         {},
         h('td', {}, r.kind),
         h('td', {}, r.pageable ? 'pageable' : 'pinned'),
-        h('td', {}, r.count),
+        h('td', {}, count(basis.kind === 'step' ? r.count_per_step : r.count)),
         h('td', {}, num(r.bytes / 1e6, 2)),
         h('td', {}, basis.total(r.dur_us)),
         h('td', {}, num(r.gbps, 1)),
@@ -64,7 +64,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
     h(
       'h4',
       { class: 'gpuprof-w-syncs' },
-      `Sync calls: ${syncs.count} in ${basis.steps} profiled steps (${num(syncs.per_step, 1)} per step)${cost}`
+      `Sync calls: ${syncs.count} in ${basis.steps} profiled steps (${count(syncs.per_step)} per step)${cost}`
     )
   );
   const top = syncs.top;
@@ -73,7 +73,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
       'tr',
       {},
       h('th', { class: 'n' }, 'caused by'),
-      h('th', {}, 'calls'),
+      h('th', {}, basis.kind === 'step' ? 'calls/step' : `calls (total of ${basis.steps} steps)`),
       h('th', {}, `GPU idle they cause (${basis.title})`)
     );
     const rows = top.map(r =>
@@ -81,7 +81,7 @@ export function transfersPanel(sm: IReportSummary, basis: IBasis): HTMLDivElemen
         'tr',
         {},
         h('td', { class: 'n' }, r.caller),
-        h('td', {}, r.calls),
+        h('td', {}, count(basis.kind === 'step' ? (r.calls_per_step ?? 0) : r.calls)),
         h('td', {}, basis.ms(r.cost_ms_per_step))
       )
     );

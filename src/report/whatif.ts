@@ -36,23 +36,6 @@ export function whatifLines(sm: IReportSummary): string[] {
   return out;
 }
 
-/** " (step 12.00 ms → 7.10 ms predicted)" for a finding the what-if model priced. */
-export function predictedStep(f: IFinding, sm: IReportSummary): string {
-  const pred = f.predicted_step_ms;
-  const now = sm.steps.median_ms;
-  const wall = f.predicted_wall_ms;
-  const was = sm.steps.spikes?.wall_ms;
-  const longRun =
-    typeof wall === 'number' && typeof was === 'number'
-      ? `a step over the long run ${ms(was)} → ${ms(wall)}`
-      : '';
-  if (typeof pred !== 'number' || typeof now !== 'number') {
-    return longRun ? ` (${longRun} predicted)` : '';
-  }
-  const median = `step ${ms(now)} → ${ms(pred)}`;
-  return longRun ? ` (${longRun}; median ${median} predicted)` : ` (${median} predicted)`;
-}
-
 /** What the tries of a finding's fix measured, and which crashed (`measured_for`), or null. */
 export function measuredFor(f: IFinding, tries: readonly ITryResult[]): string | null {
   const fixes = f.try_fixes ?? [];

@@ -25,8 +25,9 @@ def test_the_headline_says_verdict_fix_worth_and_how_to_try(precision):
     text = render_headline(precision)
     lines = text.splitlines()
     assert lines[0] == "Verdict: precision (high confidence)"
-    assert "Top fix: fp32 matmuls miss the Tensor Cores — worth ≈82%: step 118.70 ms → 21.64 ms " \
-           "predicted" in text
+    # cost, step, prediction and gain in the one line every view shows (`Finding.cost_line`)
+    assert "Top fix: fp32 matmuls miss the Tensor Cores — costs 117.42 ms of the 118.70 ms " \
+           "step; predicted step 118.70 ms → 21.64 ms, gain ≈82%" in text
     assert any(ln.startswith("    torch.backends.cuda.matmul.allow_tf32 = True") for ln in lines)
     assert lines[-1].startswith("Measure it first: %%gpuprofile --try tf32,amp (a cell) or "
                                 "jupyter gpuprof run --try tf32,amp -- python train.py")

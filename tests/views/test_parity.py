@@ -22,6 +22,7 @@ from paths import ROOT
 
 from jupyter_gpuprof.advice.fix_table import TRIES_OF
 from jupyter_gpuprof.report import analyze_path
+from jupyter_gpuprof.report.finding_line import cost_line
 from jupyter_gpuprof.report.model import from_builtins, to_builtins
 from jupyter_gpuprof.step_definition import step_definition
 from jupyter_gpuprof.views.text import render_text
@@ -40,7 +41,8 @@ def facts(text: str) -> dict[str, Any]:
         "verdict_label": re.match(r"VERDICT: (.*) \(\w+ confidence\)$", verdict).group(1),
         "median": re.search(r"median (\S+ \S+?),", step).group(1),
         "p95": re.search(r"p95 (\S+ \S+?),", step).group(1),
-        "findings": [re.match(r"\d+\. (\[.*?\] .*) — expected gain (≈\d+%)(.*)$", ln).groups()
+        # each finding's title and its one cost-and-gain line (the model's `cost_line`)
+        "findings": [re.match(r"\d+\. (\[.*?\] .*?) — (costs .*)$", ln).groups()
                      for ln in lines if re.match(r"\d+\. \[", ln)],
         "whatif": [ln for ln in lines if ln.startswith(("Every 1,000 steps", "Conditions ("))],
         "measured": [ln.strip() for ln in lines if ln.strip().startswith("Measured: ")],
@@ -92,8 +94,11 @@ def evidence_case(path: Path) -> dict[str, Any]:
     # saved before summaries said what a step is: what that run's capture found
     summary["steps"]["definition"] = summary["steps"]["definition"] or step_definition(
         {"steps_by": "optimizer.step()", "micro_batches_per_step": 1}, "script")
-    for f in summary["findings"]:  # saved before findings named their tries
+    spikes = summary["steps"]["spikes"]
+    for f in summary["findings"]:  # saved before findings named their tries and cost line
         f["try_fixes"] = f["try_fixes"] or list(TRIES_OF.get(f["category"], ()))
+        f["cost_line"] = f["cost_line"] or cost_line(
+            f, summary["steps"]["median_ms"], spikes["wall_ms"] if spikes else None)
     summary["source"]["path"] = None
     summary["timeline"] = None
     summary["ops"] = summary["ops"][:OP_ROWS]
@@ -134,7 +139,7 @@ def test_every_fixture_states_its_facts():
         assert f["verdict_label"] and f["median"].endswith(("ms", "µs")), c["name"]
         assert f.get("ops"), c["name"]
     # the what-if parts are covered too: predictions, tries, conditions, cost
-    assert any(p for c in cases for _, _, p in c["facts"]["findings"])
+    assert any("predicted" in line for c in cases for _, line in c["facts"]["findings"])
     assert any(c["facts"]["tries"] for c in cases) and any(c["facts"]["whatif"] for c in cases)
     assert any(c["facts"]["measured"] for c in cases)
     assert any(c["facts"]["stack"] and c["facts"]["stack_code"] for c in cases)

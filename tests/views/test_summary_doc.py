@@ -15,6 +15,7 @@ PAIRS = {
     "StepsDoc": model.Steps, "GpuDoc": model.Gpu, "VerdictDoc": model.Verdict,
     "WhereDoc": model.Where, "FindingDoc": model.Finding, "OpDoc": model.OpRow,
     "KernelDoc": model.KernelRow, "KernelKindDoc": model.KernelKindRow,
+    "KernelTableDoc": model.KernelTable,
     "TransferDoc": model.TransferRow, "SyncCallerDoc": model.SyncCaller,
     "SyncsDoc": model.Syncs, "FlopsDoc": model.Flops, "MemoryDoc": model.Memory,
     "InputDoc": model.Input, "BasisDoc": model.Basis, "RankDoc": model_ranks.DistributedRank,

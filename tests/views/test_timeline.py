@@ -64,7 +64,8 @@ def test_lanes_gaps_and_hover_fields(tmp_path):
     assert gpu["start"][0] == 100.0 and gpu["dur"][0] == 300.0
     assert names[gpu["op"][0]] == "aten::mm" and "64, 32" in names[gpu["shape"][0]]
     assert tl["gaps"]["cause"][1] == "input" and tl["gaps"]["start"][1] == 400.0
-    assert tl["steps"] == [{"step": 1, "start": 0.0, "end": 1000.0}]
+    # the profiler's id, numbered 1..n as every view counts steps, and its series time
+    assert tl["steps"] == [{"step": 1, "start": 0.0, "end": 1000.0, "number": 1, "dur_ms": 1.0}]
 
 
 def test_big_lanes_are_bounded(tmp_path):

@@ -19,7 +19,7 @@ async function grab(locator: Locator, re: RegExp): Promise<string> {
 }
 
 /** The syncs' cost as the timeline, the sync table's head and row, and the finding show it. */
-async function syncCosts(widget: Locator): Promise<Record<string, string>> {
+async function syncCosts(widget: Locator, total = false): Promise<Record<string, string>> {
   const number = '(\\d[\\d,.]* ms)';
   await widget.getByRole('tab', { name: 'GPU timeline' }).click();
   const timeline = await grab(
@@ -36,7 +36,11 @@ async function syncCosts(widget: Locator): Promise<Record<string, string>> {
   );
   await widget.getByRole('tab', { name: 'Next steps' }).click();
   const finding = widget.locator('.gpuprof-w-findings > li', { hasText: '[sync]' });
-  const nextSteps = await grab(finding, new RegExp(`costs ${number},`));
+  // the finding's one cost line: per real step, and its total after it on the totals basis
+  const nextSteps = await grab(
+    finding.locator('.gpuprof-w-costline'),
+    new RegExp(total ? `\\(costs ${number},` : `^costs ${number} of`)
+  );
   return { timeline, syncHead, syncRow, nextSteps };
 }
 
@@ -61,9 +65,7 @@ for (const theme of ['light', 'dark']) {
     expect(perStep).toEqual({ timeline: cost, syncHead: cost, syncRow: cost, nextSteps: cost });
     // the finding's evidence, written in Python, says the same number per real step
     const evidence = widget.locator('.gpuprof-w-findings > li', { hasText: '[sync]' });
-    await expect(evidence.locator('.gpuprof-w-evidence')).toContainText(
-      `≈${cost} per real step`
-    );
+    await expect(evidence.locator('.gpuprof-w-evidence')).toContainText(`≈${cost} per real step`);
     expect(Number.parseFloat(cost)).toBeGreaterThan(1);
 
     await widget.getByRole('tab', { name: 'Transfers & syncs' }).click();
@@ -72,7 +74,7 @@ for (const theme of ['light', 'dark']) {
 
     // totals of the profiled steps: still one number, five steps' worth
     await widget.locator('[data-basis="total"]').click();
-    const totals = await syncCosts(widget);
+    const totals = await syncCosts(widget, true);
     const total = totals.nextSteps;
     expect(totals).toEqual({ timeline: total, syncHead: total, syncRow: total, nextSteps: total });
     const steps = Number(await grab(widget.locator('[data-basis="total"]'), /total of (\d+)/));
