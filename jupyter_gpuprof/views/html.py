@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from .. import units
 from .summary_doc import FindingDoc, SummaryDoc, TryDoc
 from .text import (
     banner,
@@ -128,7 +127,6 @@ def _tries_pre(tries: Sequence[TryDoc], css: str) -> str:
 def next_html(s: SummaryDoc) -> str:
     """The findings in order, each with its fix, what its tries measured (under it), and how to
     try it; then tries no finding owns, the stacked fixes and the one-time costs."""
-    st = s["steps"]
     tries = s.get("tries") or []
     parts = []
     if s.get("findings"):
