@@ -62,7 +62,7 @@ for (const theme of ['light', 'dark']) {
     await report.getByRole('tab', { name: 'GPU timeline' }).press('ArrowLeft');
     const steps = report.getByRole('tabpanel', { name: 'Step time' });
     await expect(steps).toBeVisible();
-    const chart = steps.getByRole('img');
+    const chart = steps.locator('[data-chart]'); // the chart, not its focusable points
     const details = await chart.getAttribute('aria-details');
     expect(details).toBeTruthy();
     await steps.getByText('Step times as a table').click();

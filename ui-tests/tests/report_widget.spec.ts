@@ -66,7 +66,7 @@ test.describe('inline report widget', () => {
     // Operators: sortable by any column, filterable by name.
     await first.getByRole('tab', { name: 'Operators' }).click();
     const ops = first.locator('.gpuprof-w-panel-ops');
-    const callsHeader = ops.locator('th[data-key="calls"]');
+    const callsHeader = ops.locator('table.gpuprof-w-ops th[data-key="calls"]');
     await callsHeader.click();
     await expect(callsHeader).toHaveClass(/sorted desc/);
     await expect(callsHeader).toHaveAttribute('aria-sort', 'descending');
@@ -116,7 +116,7 @@ test.describe('inline report widget', () => {
       await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
     };
     await widget.getByRole('tab', { name: 'Operators' }).click();
-    await widget.locator('.gpuprof-w-panel-ops th[data-key="calls"]').click();
+    await widget.locator('.gpuprof-w-panel-ops table.gpuprof-w-ops th[data-key="calls"]').click();
     await settle();
     expect(await widget.screenshot()).toMatchSnapshot('report-widget-ops-sorted.png');
     await widget.getByRole('tab', { name: 'Next steps' }).click();
