@@ -73,7 +73,7 @@ function deltaTable(title: string, rows: IDeltaRow[]): HTMLElement {
     'jp-gpuprof-deltas',
     undefined,
     h('h4', '', title),
-    table(['name', 'before ms/step', 'after ms/step', 'change'], rows, r => [
+    table(title, ['name', 'before ms/step', 'after ms/step', 'change'], rows, r => [
       r.name,
       formatMs(r.before_ms),
       formatMs(r.after_ms),

@@ -175,6 +175,7 @@ export class RunDetail extends Widget {
       h('p', 'jp-gpuprof-straggler', note),
       rankChart(ranks),
       table(
+        'Each rank, ms per step',
         ['rank', 'step', 'compute', 'comm', 'exposed comm', 'waiting', 'slow phase'],
         ranks,
         r => [

@@ -49,6 +49,7 @@ export function button(label: string, onClick: () => void, className = ''): HTML
 
 /** A table of rows; `cells` turns one row into its cell texts. */
 export function table<T>(
+  caption: string,
   headers: string[],
   rows: readonly T[],
   cells: (row: T) => string[],
@@ -66,5 +67,6 @@ export function table<T>(
     undefined,
     ...rows.map(row => h('tr', '', undefined, ...cells(row).map(c => h('td', '', c))))
   );
-  return h('table', className, undefined, head, body);
+  // every table says what it holds to a screen reader (the heading above says it on screen)
+  return h('table', className, undefined, h('caption', 'gpuprof-w-sr', caption), head, body);
 }

@@ -112,6 +112,16 @@ describe('compare view', () => {
       th => th.textContent
     );
     expect(head).toContain('before ms/step');
+    // each delta table says what it holds to a screen reader: its heading's words
+    const tables = Array.from(view.node.querySelectorAll('.jp-gpuprof-deltas')).filter(box =>
+      box.querySelector('table')
+    );
+    expect(tables.length).toBeGreaterThan(0);
+    for (const box of tables) {
+      expect(box.querySelector('table > caption')?.textContent).toBe(
+        box.querySelector('h4')?.textContent
+      );
+    }
     const cells = Array.from(view.node.querySelectorAll('.jp-gpuprof-deltas td')).map(
       td => td.textContent
     );
