@@ -134,8 +134,9 @@ class _Sleeper:
         return fixed()
 
 
-#: what each fake fix takes off the cell's 24 ms sleep; tf32 nothing
-SLEEP_SAVES = {"loader": 14.0, "amp": 4.0, "tf32": 0.0}  # 10 ms apart: a loaded machine keeps their order
+#: what each fake fix takes off the cell's 24 ms sleep; tf32 nothing; loader and amp 10 ms apart, so
+#: a loaded machine cannot swap which one measures better
+SLEEP_SAVES = {"loader": 14.0, "amp": 4.0, "tf32": 0.0}
 SLEEPY = """
 import time
 time.sleep(pause)
