@@ -1,0 +1,118 @@
+"""Where the observer gap comes from: a corpus script alone, alone with one piece of the
+capture's residue added at a time, and under the tool, timed by the script's own log.
+
+    python benchmarks/corpus/observer_causes.py CORPUS OUT [ID ...]   (GPU host; run_gpu.sh env)
+
+Each residue is what the capture leaves in the process before its baseline window: its modules
+imported (`import`), the compiler's eager stance entered and left for the probed warm-up step
+(`dynamo`: imports torch._dynamo and sympy), the GPU-conditions sampler thread (`sampler`),
+and the garbage collector told to leave the objects made so far alone (`freeze`). Variants run
+interleaved, $OBSERVER_REPS times each (default 2); the same log positions as the observer
+check (observer.py) are compared with the script alone: ratio of medians, and of means.
+$OBSERVER_VARIANTS=alone,tool,...: only those variants.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import observer  # noqa: E402
+import run_gpu  # noqa: E402
+
+#: the script runs after these residues are set up (run_path, so it is still `__main__`)
+WRAPPER = '''
+import os, runpy, sys
+parts = set(filter(None, os.environ.get("OBSERVER_RESIDUE", "").split(",")))
+if "import" in parts:
+    import jupyter_gpuprof.launcher.autorun, jupyter_gpuprof.capture.session  # noqa: F401
+if "dynamo" in parts:
+    import torch
+    torch.compiler.set_stance("force_eager").__exit__(None, None, None)
+if "sampler" in parts:
+    from jupyter_gpuprof.capture.conditions import ConditionSampler
+    _sampler = ConditionSampler(0).start()
+if "freeze" in parts:
+    import gc
+    gc.freeze()
+script, sys.argv = sys.argv[1], sys.argv[1:]
+sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python script.py` has it
+runpy.run_path(script, run_name="__main__")
+'''
+
+#: name -> residues ("tool": under `jupyter gpuprof run`; "alone": the plain command)
+VARIANTS: dict[str, str | None] = {
+    "alone": None, "runpy": "", "import": "import", "dynamo": "import,dynamo",
+    "sampler": "import,sampler", "dynamo+freeze": "import,dynamo,freeze",
+    "all": "import,dynamo,sampler", "tool": None, "tool-bare": None, "tool-no-flops": None,
+    "tool-no-phases": None, "tool-no-shapes-memory": None,
+}
+#: the tool's capture options per tool variant (bare: no probes, phases, shapes or memory)
+TOOL_FLAGS = {"tool": [], "tool-bare": ["--no-flops", "--no-phases", "--no-shapes", "--no-memory"],
+              "tool-no-flops": ["--no-flops"], "tool-no-phases": ["--no-phases"],
+              "tool-no-shapes-memory": ["--no-shapes", "--no-memory"]}
+
+
+def main() -> int:
+    corpus, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+    wanted = set(sys.argv[3:]) or {"word-lm"}
+    reps = int(os.environ.get("OBSERVER_REPS", "2"))
+    out.mkdir(parents=True, exist_ok=True)
+    wrap = Path(tempfile.mkdtemp()) / "observer_wrap.py"
+    wrap.write_text(WRAPPER)
+    results: dict[str, Any] = {}
+    for entry in json.loads(run_gpu.MANIFEST.read_text())["scripts"]:
+        if entry["id"] not in wanted:
+            continue
+        folder = corpus / entry["id"]
+        obs = entry.get("observer", {})
+        cmd = obs.get("command", entry["command"])
+        env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
+        run_gpu.make_data(entry, folder)
+        capture = obs.get("capture", entry.get("capture", run_gpu.CAPTURE))
+        lo, hi = observer.window(capture)
+        per, first = obs.get("iters_per_value", 1), obs.get("first_iter", 0)
+        chosen = os.environ.get("OBSERVER_VARIANTS", "").split(",")
+        variants = {k: v for k, v in VARIANTS.items() if k in chosen or chosen == [""]}
+        series: dict[str, list[list[float]]] = {name: [] for name in variants}
+        stop = entry.get("stop_after_s", run_gpu.PLAIN_TIMEOUT_S)
+        for rep in range(reps):
+            for name, residue in variants.items():
+                if name in TOOL_FLAGS:
+                    done = run_gpu._tool({**entry, "capture": capture}, [run_gpu.PY, *cmd],
+                                         folder, env, out, TOOL_FLAGS[name], f"{name}{rep}",
+                                         out / "kept" / entry["id"])
+                    own = done["own"]
+                else:
+                    prefix = [run_gpu.PY] if residue is None else [run_gpu.PY, str(wrap)]
+                    ran = run_gpu._run([*prefix, *cmd], folder,
+                                       dict(env, OBSERVER_RESIDUE=residue or ""), stop)
+                    own = run_gpu.own_times(entry, ran)
+                values = [ms for _, ms in observer.in_window(own, lo, hi, per, first)]
+                series[name].append(values)
+                print(f"{entry['id']} rep {rep} {name}: median "
+                      f"{statistics.median(values) if values else None} ms", flush=True)
+        alone = [v for rep in series["alone"] for v in rep]
+        rows = {}
+        for name, reps_values in series.items():
+            flat = [v for rep in reps_values for v in rep]
+            if flat and alone:
+                rows[name] = {"values": len(flat),
+                              "median_ratio": statistics.median(flat) / statistics.median(alone),
+                              "mean_ratio": statistics.fmean(flat) / statistics.fmean(alone),
+                              "median_ms": statistics.median(flat), "series_ms": reps_values}
+                print(f"{entry['id']:10} {name:14} median ×{rows[name]['median_ratio']:.3f} "
+                      f"mean ×{rows[name]['mean_ratio']:.3f}", flush=True)
+        results[entry["id"]] = {"window": [lo, hi], "variants": rows}
+        (out / "observer_causes.json").write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
