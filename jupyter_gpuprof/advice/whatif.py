@@ -316,13 +316,16 @@ def _fused(g: StepGraph, min_us: float, max_us: float = math.inf) -> tuple[StepG
     host = g.host.copy()
     dropped: list[int] = []
     before = after = 0.0
+    # one array write for all chains: a pandas write per chain took 1.7 s of a 4.8 s analysis
+    durs = gpu["dur_us"].to_numpy(dtype=float, copy=True)
     for run in _chains(g, min_us, max_us):
-        d = gpu["dur_us"].to_numpy()[run]
+        d = durs[run]
         fused = float(d.max() + (d - d.min()).sum() - (d.max() - d.min()))
         before += float(d.sum())
         after += fused
-        gpu.loc[gpu.index[run[0]], "dur_us"] = fused
+        durs[run[0]] = fused
         dropped.extend(run[1:].tolist())
+    gpu["dur_us"] = durs
     # the compiler that fuses them also stops dispatching the fused-away ops one by one
     items = host["gpu"].isin(dropped)
     host.loc[items, ["dur_us", "pre_dispatch_us"]] = 0.0
