@@ -6,18 +6,10 @@
  */
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 
-const BEFORE = '20261129-194000-tinygpt_before';
-const AFTER = '20261129-194500-tinygpt_after';
-const RUNS_DIR = 'gpuprof-runs'; // the runs root inside the server's root_dir (see config)
+import { BEFORE, openCompare, openPanel, RUNS_DIR } from './runBrowser';
+
 const NEVER_STEPPED =
   'no training steps seen: the script never called optimizer.step() (or jupyter_gpuprof.step())';
-
-async function openPanel(page: IJupyterLabPageFixture) {
-  await page.locator('.jp-SideBar.jp-mod-left [data-id="jupyter-gpuprof-panel"]').click();
-  const panel = page.locator('#jupyter-gpuprof-panel');
-  await expect(panel.locator('li.jp-gpuprof-run').first()).toBeVisible();
-  return panel;
-}
 
 /** A failed run as `jupyter gpuprof run` leaves it: no trace, the reason in meta.json. */
 async function uploadFailedRun(page: IJupyterLabPageFixture, runId: string): Promise<void> {
@@ -159,14 +151,7 @@ for (const theme of ['light', 'dark'] as const) {
     });
 
     test('badges read at 4.5:1; the compare tables never overlap', async ({ page }) => {
-      const panel = await openPanel(page);
-      await panel.getByRole('checkbox', { name: 'Pick tinygpt before for comparison' }).check();
-      await panel.getByRole('checkbox', { name: 'Pick tinygpt after for comparison' }).check();
-      await panel.getByRole('button', { name: 'Compare' }).click();
-      const view = page.locator(`#jupyter-gpuprof-compare-${BEFORE}-${AFTER}`);
-      await expect(view.locator('.jp-gpuprof-verdict-significant')).toHaveText('significant', {
-        timeout: 60_000
-      });
+      const { panel, view } = await openCompare(page);
       // the comparison's own sentence; the title tells the sides apart; ms per step
       await expect(view.locator('.jp-gpuprof-change-note')).toHaveText(
         /^The change is real: after is 60\.5% faster \(×2\.5\d\)\.$/
