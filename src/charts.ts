@@ -1,9 +1,12 @@
 /**
  * Small SVG charts of the run browser: overlaid step-time histograms (compare view) and
- * per-rank stacked bars (ranks panel). Plain SVG: no plotting library in the bundle.
+ * per-rank stacked bars (ranks panel). Plain SVG: no plotting library in the bundle. Each
+ * chart has a captioned table of its numbers beside it, which its `aria-details` names.
  */
 import { IRankRow } from './api';
-import { svg } from './elements';
+import { h, svg, table } from './elements';
+import { formatMs } from './format';
+import { linkData } from './report/chartData';
 
 /** Shared bins over both samples, so the two histograms overlay on one axis. */
 export function histogram(
@@ -33,6 +36,9 @@ export function histogram(
   return { lo, hi, counts };
 }
 
+/** Bins of the compare view's step-time histogram (its table lists the same bins). */
+export const DIST_BINS = 48;
+
 /** Step-time distributions of before (index 0) and after (index 1), overlaid, medians marked. */
 export function distributionChart(
   samples: [number[], number[]],
@@ -42,7 +48,7 @@ export function distributionChart(
   const W = 560;
   const H = 180;
   const pad = { l: 36, r: 12, t: 24, b: 30 };
-  const { lo, hi, counts } = histogram(samples, 48);
+  const { lo, hi, counts } = histogram(samples, DIST_BINS);
   const bins = counts[0].length;
   const peak = Math.max(1, ...([] as number[]).concat(...counts));
   const x = (v: number) => pad.l + ((v - lo) / (hi - lo)) * (W - pad.l - pad.r);
@@ -53,6 +59,7 @@ export function distributionChart(
     height: H,
     class: 'jp-gpuprof-dist',
     role: 'img',
+    'data-chart': 'distribution',
     'aria-label': 'Step-time distributions, before and after'
   });
   const bw = (W - pad.l - pad.r) / bins;
@@ -116,6 +123,53 @@ export function distributionChart(
 }
 
 /**
+ * The distribution chart's numbers: how many steps of each side fall in each of its bins (the
+ * chart's own bins; empty ones left out), the medians in the caption, in a collapsed section.
+ */
+export function distributionData(
+  samples: [number[], number[]],
+  medians: [number | null, number | null],
+  labels: [string, string]
+): HTMLDetailsElement {
+  const { lo, hi, counts } = histogram(samples, DIST_BINS);
+  const width = (hi - lo) / DIST_BINS;
+  const bins = counts[0]
+    .map((_, i) => i)
+    .filter(i => counts[0][i] > 0 || counts[1][i] > 0)
+    .map(i => ({
+      range: `${formatMs(lo + i * width)} – ${formatMs(lo + (i + 1) * width)}`,
+      before: counts[0][i],
+      after: counts[1][i]
+    }));
+  const caption =
+    `Steps per step-time bin, ${labels[0]} (median ${formatMs(medians[0])}) and ` +
+    `${labels[1]} (median ${formatMs(medians[1])})`;
+  return h(
+    'details',
+    'jp-gpuprof-chartdata',
+    undefined,
+    h('summary', '', 'Step-time distributions as a table'),
+    table(caption, ['step time', labels[0], labels[1]], bins, b => [
+      b.range,
+      String(b.before),
+      String(b.after)
+    ])
+  );
+}
+
+/** The distribution chart followed by its table, the chart naming the table (`aria-details`). */
+export function distributionWithData(
+  samples: [number[], number[]],
+  medians: [number | null, number | null],
+  labels: [string, string]
+): DocumentFragment {
+  return linkData(
+    distributionChart(samples, medians, labels),
+    distributionData(samples, medians, labels)
+  );
+}
+
+/**
  * The straggler the advice named (the `straggler` flag of its row in
  * `summary.distributed.ranks`), else null. Shown, never re-decided here: the thresholds live
  * in the Python advice, so the sidebar and the verdict cannot disagree.
@@ -139,6 +193,7 @@ export function rankChart(ranks: readonly IRankRow[]): SVGSVGElement {
     height: H,
     class: 'jp-gpuprof-rankchart',
     role: 'img',
+    'data-chart': 'ranks',
     'aria-label': 'Compute and communication per rank'
   });
   ranks.forEach((r, i) => {
@@ -165,7 +220,7 @@ export function rankChart(ranks: readonly IRankRow[]): SVGSVGElement {
       svg(
         'text',
         { x: (pad.l + compute + comm + 4).toFixed(1), y: top + 15, class: 'jp-gpuprof-axis-label' },
-        `${(r.step_ms ?? 0).toFixed(1)} ms`
+        formatMs(r.step_ms)
       )
     );
   });

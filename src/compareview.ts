@@ -6,7 +6,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { GpuProfApi, ICompareSide, IComparison, IDeltaRow } from './api';
-import { distributionChart } from './charts';
+import { distributionWithData } from './charts';
 import { h, table } from './elements';
 import { formatDeltaMs, formatMs, formatPct } from './format';
 import { pct, signedPct } from './report/dom';
@@ -139,7 +139,7 @@ export class CompareView extends Widget {
         h('span', 'jp-gpuprof-change-line', changeLine(c))
       ),
       h('p', 'jp-gpuprof-change-note', changeNote(c)),
-      distributionChart(
+      distributionWithData(
         [c.before.step_ms, c.after.step_ms],
         [s.median_before_ms, s.median_after_ms],
         names

@@ -7,6 +7,7 @@ import { Widget } from '@lumino/widgets';
 import { deleteRun, downloadTrace, renameRun, showCode, tagRun } from './actions';
 import { GpuProfApi, IRankRow, IRunListing, requestAPI, runPath } from './api';
 import { rankChart, straggler } from './charts';
+import { linkData } from './report/chartData';
 import { button, h, table } from './elements';
 import { can, formatMs, formatRun } from './format';
 import { RunsModel } from './model';
@@ -173,20 +174,23 @@ export class RunDetail extends Widget {
     this._ranks.replaceChildren(
       h('h3', '', `Ranks (${ranks.length})`),
       h('p', 'jp-gpuprof-straggler', note),
-      rankChart(ranks),
-      table(
-        'Each rank, ms per step',
-        ['rank', 'step', 'compute', 'comm', 'exposed comm', 'waiting', 'slow phase'],
-        ranks,
-        r => [
-          r.rank === slow ? `${r.rank} (straggler)` : String(r.rank),
-          formatMs(r.step_ms),
-          formatMs(r.compute_ms),
-          formatMs(r.comm_ms),
-          formatMs(r.exposed_comm_ms),
-          formatMs(r.wait_ms),
-          r.phase ?? ''
-        ]
+      // the table holds the chart's numbers: the chart names it as its data (aria-details)
+      linkData(
+        rankChart(ranks),
+        table(
+          'Each rank, ms per step',
+          ['rank', 'step', 'compute', 'comm', 'exposed comm', 'waiting', 'slow phase'],
+          ranks,
+          r => [
+            r.rank === slow ? `${r.rank} (straggler)` : String(r.rank),
+            formatMs(r.step_ms),
+            formatMs(r.compute_ms),
+            formatMs(r.comm_ms),
+            formatMs(r.exposed_comm_ms),
+            formatMs(r.wait_ms),
+            r.phase ?? ''
+          ]
+        )
       )
     );
   }

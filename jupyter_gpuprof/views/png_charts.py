@@ -14,10 +14,10 @@ from collections.abc import Callable
 from html import escape
 from typing import Protocol
 
-import numpy as np
-
+from .. import units
 from .palette import CAUSE_COLORS, LANE_COLORS
 from .raster import Canvas, text_width
+from .step_scale import StepScale, axis_labels, step_scale
 from .summary_doc import KernelKindDoc, LaneDoc, StepsDoc, StepStatsDoc, TimelineDoc
 
 
@@ -71,44 +71,78 @@ def _axis(c: Surface, lo: float, hi: float, left: int, right: int, top: int, bot
     c.text(right - text_width(unit), bottom + 16, unit, MUTED)
 
 
+#: clipped steps whose times are written beside a series (the rest counted)
+MAX_CLIPPED_LABELS = 3
+
+
+def _clipped_note(values: list[float]) -> str:
+    """The times of the steps drawn clipped at a series' end, slowest first, written whole."""
+    slow = sorted(values, reverse=True)
+    more = len(slow) - MAX_CLIPPED_LABELS
+    text = ", ".join(units.ms(v) for v in slow[:MAX_CLIPPED_LABELS])
+    return f"> {text}{f' +{more} more' if more > 0 else ''}"
+
+
 def step_chart_png(steps: StepsDoc, width: int = 720, canvas: MakeSurface = Canvas) -> str:
-    """Each step's time (ms) as a dot, with the quartile box and median, per series."""
+    """Each step's time (ms) as a dot, with the quartile box and median, per series.
+
+    Each series on its own scale, decided as the widget's step chart decides it
+    (`step_scale`): a far outlier is drawn clipped at the right end with its time written
+    whole, a spread far smaller than the step is drawn small, and the lowest label is left out
+    where it would overprint the highest.
+    """
     series: tuple[tuple[str, list[float], str, StepStatsDoc | None], ...] = (
         ("warm-up", steps["warmup_ms"], "#8c8c8c", None),
         ("baseline", steps["baseline_ms"], "#1f5f8b", steps["baseline"]),
         ("profiled", steps["profiled_ms"], "#b8460b", steps["profiled"]))
-    rows = [(name, [float(v) for v in vals], color, stats)
+    rows = [(name, [float(v) for v in vals if math.isfinite(v)], color, stats)
             for name, vals, color, stats in series]
     rows = [r for r in rows if r[1]]
     if not rows:
         return ""
-    # the axis fits baseline and profiled steps: slow warm-up steps are pinned to its edge
-    every = np.array([v for n, vals, _, _ in rows if n != "warm-up" for v in vals] or rows[0][1])
-    lo, hi = float(every.min()), float(every.max())
-    pad = (hi - lo) * 0.08 or max(hi * 0.05, 0.01)
-    lo, hi = max(0.0, lo - pad), hi + pad
-    left, right, row_h = 150, width - 16, 44
-    height = 10 + row_h * len(rows) + 34
+    left, right, row_h = 150, width - 16, 56
+    height = 8 + row_h * len(rows) + 18
     c = canvas(width, height)
-    bottom = 10 + row_h * len(rows)
-    _axis(c, lo, hi, left, right, 6, bottom, "ms per step")
-
-    def x(v: float) -> float:
-        return left + (min(max(v, lo), hi) - lo) / (hi - lo) * (right - left)
-
     for i, (name, vals, color, stats) in enumerate(rows):
-        y = 10 + row_h * i + row_h // 2
-        c.text(6, y - 5, f"{name} n={len(vals)}", color)
+        scale = step_scale(vals)
+        top = 8 + row_h * i
+        y = top + 24
+
+        def x(v: float, scale: StepScale = scale) -> float:
+            return left + scale.frac(v) * (right - left)
+
+        clipped = [v for v in vals if scale.clipped(v)]
+        c.rect(left, y + 14, right, y + 15, GRID)
+        title = f"{name} n={len(vals)}" + (f", {len(clipped)} above" if clipped else "")
+        c.text(6, y - 5, title, color)
         q1, med, q3 = (stats["q1_ms"], stats["median_ms"], stats["q3_ms"]) if stats \
             else (None, None, None)
         if q1 is not None and med is not None and q3 is not None and len(vals) >= 2:
             # the summary's statistics, not computed again here
             c.rect(x(q1), y - 10, max(x(q3), x(q1) + 1), y + 10, color, alpha=0.18)
-            c.rect(x(med) - 1, y - 13, x(med) + 2, y + 13, color)
+            if not scale.clipped(med):
+                c.rect(x(med) - 1, y - 13, x(med) + 2, y + 13, color)
         for k, val in enumerate(vals):
             jitter = ((k * 7919) % 13 - 6) * 0.9
-            c.rect(x(val) - 2, y + jitter - 2, x(val) + 2, y + jitter + 2, color, alpha=0.8)
-    return c.img_tag("step time per step (ms): warm-up, unprofiled baseline, profiled steps")
+            if scale.clipped(val):  # on the broken right edge, a larger marker
+                c.rect(right - 3, y + jitter - 3, right + 3, y + jitter + 3, color)
+            else:
+                c.rect(x(val) - 2, y + jitter - 2, x(val) + 2, y + jitter + 2, color, alpha=0.8)
+        if clipped:  # the scale's broken end; their times written whole above the dots
+            for dy in range(-12, 13, 6):
+                c.rect(right, y + dy, right + 1, y + dy + 3, AXIS)
+            note = _clipped_note(clipped)
+            c.text(max(left, right - text_width(note)), top + 1, note, AXIS)
+        labels = axis_labels(scale, vals, right - left,
+                             lambda a, b: (text_width(a) + text_width(b)) / 2 + 8)
+        for value, text in labels:
+            at = min(max(x(value) - text_width(text) / 2, left), right - text_width(text))
+            c.rect(x(value), y + 12, x(value) + 1, y + 17, AXIS)
+            c.text(at, y + 19, text, AXIS)
+    unit = "ms per step, each series on its own scale"
+    c.text(right - text_width(unit), height - 14, unit, MUTED)
+    return c.img_tag("step time per step (ms): warm-up, unprofiled baseline, profiled steps, "
+                     "each on its own scale, far outliers clipped and their times written")
 
 
 def kinds_png(kinds: list[KernelKindDoc], width: int = 720,

@@ -10,10 +10,47 @@ import {
   stepScale
 } from '../report/stepscale';
 import { realSummary } from './reportFixture';
+import * as fs from 'fs';
+import * as path from 'path';
+
+/** Step series with the axis the Python static charts decide for them (views/step_scale.py). */
+interface IScaleCase {
+  name: string;
+  values: number[];
+  cap: number | null;
+  lo: number;
+  hi: number;
+  clipped: number[];
+}
+const SHARED: IScaleCase[] = JSON.parse(
+  fs.readFileSync(
+    path.join(__dirname, '..', '..', 'tests', 'data', 'expected', 'step_scale.json'),
+    'utf8'
+  )
+);
 
 const SPIKED = [74.8, 75.1, 74.6, 1079.7, 75.0, 74.9, 75.3, 74.7];
 
 describe('step scale', () => {
+  it('decides every shared series as the static charts do (tests/data/expected/step_scale.json)', () => {
+    expect(SHARED.length).toBeGreaterThan(40);
+    expect(SHARED.filter(c => c.cap !== null).length).toBeGreaterThan(5);
+    for (const c of SHARED) {
+      const scale = stepScale(c.values, false);
+      const got = {
+        name: c.name,
+        clipped: c.values.flatMap((v, i) => (isClipped(scale, v) ? [i] : [])),
+        capped: scale.cap !== null
+      };
+      expect(got).toEqual({ name: c.name, clipped: c.clipped, capped: c.cap !== null });
+      if (c.cap !== null) {
+        expect(scale.cap).toBeCloseTo(c.cap, 9);
+      }
+      expect(scale.lo).toBeCloseTo(c.lo, 9);
+      expect(scale.hi).toBeCloseTo(c.hi, 9);
+    }
+  });
+
   it('interpolates quantiles', () => {
     expect(quantile([1, 2, 3, 4, 5], 0.5)).toBe(3);
     expect(quantile([1, 2, 3, 4], 0.25)).toBeCloseTo(1.75);

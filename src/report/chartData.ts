@@ -98,7 +98,7 @@ export function timelineData(tl: ITimeline): HTMLDivElement {
  * `chart` followed by its data alternative, its `role=img` element pointing to the table through
  * `aria-details` (nothing when there is no chart).
  */
-export function linkData(chart: HTMLElement | null, data: HTMLElement | null): DocumentFragment {
+export function linkData(chart: Element | null, data: HTMLElement | null): DocumentFragment {
   const both = document.createDocumentFragment();
   if (!chart) {
     return both;

@@ -1,42 +1,18 @@
 /**
- * The "GPU timeline" panel: the real events of the profiled steps, aggregated at full view and
- * one named rectangle per kernel once zoomed in (lod.ts); steps, phases and idle gaps drawn; the
- * page keeps the plain wheel (Ctrl/⌘+wheel, W/A/S/D, box drag and step clicks move the view).
+ * The "GPU timeline" panel's interaction: the view window (Ctrl/⌘+wheel, W/A/S/D, box drag and
+ * step clicks move it; the page keeps the plain wheel), hover tips and CPU→GPU arrows, the pinned
+ * event and the search. Each change redraws the frame (timelineDrawing.ts: aggregated at full
+ * view, one named rectangle per kernel once zoomed in).
  */
-import { COUNTER_H, counterTracks } from './counters';
-import { boxView, IView, keyMove, ticks, zoom } from './axis';
-import { color } from './colors';
+import { boxView, IView, keyMove, zoom } from './axis';
 import { h, s } from './dom';
 import { IReportEnv } from './env';
-import {
-  alignedLabel,
-  eventRows,
-  hoverText,
-  laneRank,
-  nthHit,
-  rectClass,
-  scaleLabel,
-  searchHits,
-  stepNumber,
-  tipPosition
-} from './eventinfo';
-import { fit, IRect, laneEvents, lodRects, placeName } from './lod';
+import { eventRows, hoverText, nthHit, searchHits, stepNumber, tipPosition } from './eventinfo';
+import { IRect, laneEvents } from './lod';
 import { StepLoader } from './stepLoader';
 import { ITimeline } from './summary';
-import {
-  arrowMarker,
-  flowArrows,
-  HINT,
-  legend,
-  pinPanel,
-  searchBox,
-  tickMarks
-} from './timelineTools';
-
-const LEFT = 170;
-const LANE = 26;
-const BAND = 20;
-const AXIS = 34;
+import { BAND, drawFrame, LANE, LEFT, stepAt, timelineHeight, xOf } from './timelineDrawing';
+import { flowArrows, HINT, legend, pinPanel, searchBox } from './timelineTools';
 
 /** Event the report sends a timeline to zoom to its step `detail.index` and focus it. */
 export const SHOW_STEP_EVENT = 'gpuprof-show-step';
@@ -48,8 +24,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
   const wrap = h('div', { class: 'gpuprof-w-timeline' });
   let width = 900; // follows the output's width (ResizeObserver below), so labels keep their size
   const lanesH = LANE * tl.lanes.length;
-  const countersH = COUNTER_H * (tl.counters ?? []).length; // under the lanes, above the axis
-  const height = BAND + lanesH + countersH + AXIS;
+  const height = timelineHeight(tl);
   const svg = s('svg', {
     width: '100%',
     viewBox: `0 0 ${width} ${height}`,
@@ -66,8 +41,7 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
     `${tl.n_events.toLocaleString()} events · ${HINT}`
   );
   const steps = tl.steps;
-  const gaps = tl.gaps;
-  const gapStarts = gaps.start.slice().sort((a, b) => a - b);
+  const gapStarts = tl.gaps.start.slice().sort((a, b) => a - b);
   const loader = new StepLoader(tl, env.loadStep, fresh => {
     events = fresh ? laneEvents(tl, loader.loaded) : events;
     render();
@@ -89,148 +63,35 @@ export function drawTimeline(tl: ITimeline, env: IReportEnv = {}): HTMLDivElemen
       ? ([pinned.lane, events[pinned.lane].start.indexOf(pinned.start)] as const)
       : null;
     const mid = (li: number) => BAND + li * LANE + LANE / 2;
-    flows.replaceChildren(...flowArrows(events, [pin, hover], x, mid, `${clipId}-arrow`));
+    flows.replaceChildren(
+      ...flowArrows(events, [pin, hover], xOf(view, plotW), mid, `${clipId}-arrow`)
+    );
   };
   const clipId = `gpuprof-clip-${Math.random().toString(36).slice(2)}`;
   let plotW = width - LEFT - 10;
-  const x = (t: number) => LEFT + ((t - view.v0) / (view.v1 - view.v0)) * plotW;
   const hasEvents = (i: number) => loader.hasEvents(i);
-  /** The step holding time `t`, or null. */
-  const stepAt = (t: number) => steps.find(st => st.start <= t && t < st.end) ?? null;
-  /** The step the axis counts from: the one the view starts in (else the one in its middle). */
-  const origin = () => stepAt(view.v0 + 1e-6) ?? stepAt((view.v0 + view.v1) / 2);
   const maybeLoad = () => {
-    const st = stepAt((view.v0 + view.v1) / 2);
+    const st = stepAt(steps, (view.v0 + view.v1) / 2);
     if (st) {
       loader.want(steps.indexOf(st), view.v1 - view.v0);
     }
   };
   const render = () => {
-    const { v0, v1 } = view;
-    const usPerPx = (v1 - v0) / plotW;
-    // the window's width, for tests and tools that must know how far the view is zoomed
-    svg.dataset.viewUs = (v1 - v0).toFixed(0);
-    svg.replaceChildren();
-    const clip = s('clipPath', { id: clipId });
-    clip.append(s('rect', { x: LEFT, y: 0, width: plotW, height }));
-    svg.append(clip, arrowMarker(`${clipId}-arrow`));
-    const plot = s('g', { 'clip-path': `url(#${clipId})` });
-    gaps.start.forEach((st, i) => {
-      const d = gaps.dur[i];
-      if (st + d >= v0 && st <= v1) {
-        const r = s('rect', {
-          x: x(st),
-          y: BAND,
-          width: Math.max(x(st + d) - x(st), 0.5),
-          height: lanesH,
-          style: `fill:${color(gaps.cause[i])}`,
-          'fill-opacity': 0.18,
-          class: 'gpuprof-w-gap'
-        });
-        r.dataset.gap = String(i);
-        plot.append(r);
-      }
+    drawn = drawFrame(svg, {
+      tl,
+      events,
+      view,
+      width,
+      plotW,
+      clipId,
+      query,
+      pinned,
+      gapStarts,
+      stepEvents: (i, st) =>
+        hasEvents(i) ? 'all' : loader.isLoading(st.step) ? 'loading' : 'merged',
+      flows
     });
-    steps.forEach((st, i) => {
-      if (st.end >= v0 && st.start <= v1) {
-        const band = s('rect', {
-          x: x(st.start),
-          y: 1,
-          width: Math.max(x(st.end) - x(st.start) - 1, 1),
-          height: BAND - 3,
-          class: 'gpuprof-w-step'
-        });
-        band.dataset.step = String(i);
-        // 'all': zooming in here reaches single kernels; 'merged': only the bounded rectangles
-        band.dataset.events = hasEvents(i)
-          ? 'all'
-          : loader.isLoading(st.step)
-            ? 'loading'
-            : 'merged';
-        const bw = x(st.end) - x(st.start);
-        plot.append(
-          band,
-          s('line', {
-            x1: x(st.start),
-            x2: x(st.start),
-            y1: 0,
-            y2: BAND + lanesH,
-            class: 'gpuprof-w-stepline'
-          })
-        );
-        const label = fit(`step ${stepNumber(st, i)}`, bw);
-        if (label) {
-          const t = s(
-            'text',
-            { x: Math.max(x(st.start), LEFT) + 4, y: 14, class: 'gpuprof-w-steplabel' },
-            label
-          );
-          t.dataset.step = String(i);
-          plot.append(t);
-        }
-      }
-    });
-    drawn = tl.lanes.map((lane, li) => {
-      const y = BAND + li * LANE;
-      svg.append(
-        s('text', { x: 4, y: y + 17, class: 'gpuprof-w-lane' }, fit(lane.label, LEFT - 4))
-      );
-      const rank = laneRank(lane.id);
-      if (li > 0 && rank !== null && rank !== laneRank(tl.lanes[li - 1].id)) {
-        // a multi-rank timeline: a rule between one rank's lanes and the next rank's
-        svg.append(s('line', { x1: 0, x2: width, y1: y, y2: y, class: 'gpuprof-w-rankline' }));
-      }
-      const ev = events[li];
-      const rects = lodRects(ev, v0, v1, usPerPx, gapStarts);
-      rects.forEach((r, i) => {
-        const px = Math.max(x(r.end) - x(r.start), 0.7);
-        const fill = color(r.phase || lane.kind);
-        const el = s('rect', {
-          x: x(r.start),
-          y: y + 3,
-          width: px,
-          height: LANE - 6,
-          style: `fill:${fill}`,
-          class: rectClass(ev, rects, i, query, pinned?.lane === li ? pinned.start : null)
-        });
-        el.dataset.lane = String(li);
-        el.dataset.i = String(i);
-        plot.append(el);
-        const next = i + 1 < rects.length ? x(rects[i + 1].start) : LEFT + plotW;
-        const name = placeName(r, Math.max(x(r.start), LEFT), x(r.start) + px, next);
-        if (name) {
-          const cls = name.inside ? 'gpuprof-w-name' : 'gpuprof-w-name gpuprof-w-name-out';
-          const t = s('text', { x: name.x, y: y + 17, class: cls }, name.text);
-          t.dataset.lane = String(li);
-          t.dataset.i = String(i);
-          plot.append(t);
-        }
-      });
-      return rects;
-    });
-    const counters = counterTracks(tl, x, BAND + lanesH, LEFT);
-    plot.append(...counters.lines, flows);
     showFlows(null);
-    svg.append(plot, ...counters.labels);
-    const st = origin();
-    // about one tick per 100 px, so labels never run together
-    const marks = ticks(view, st ? st.start : 0, Math.max(2, Math.floor(plotW / 100)));
-    svg.append(
-      ...tickMarks(
-        marks.map(tk => ({ x: x(tk.t), label: tk.label })),
-        BAND + lanesH + countersH
-      )
-    );
-    const from = st
-      ? `from the start of step ${stepNumber(st, steps.indexOf(st))}`
-      : 'from the window start';
-    svg.append(
-      s(
-        'text',
-        { x: LEFT, y: height - 4, class: 'gpuprof-w-axis gpuprof-w-axis-title' },
-        `${scaleLabel(tl.profiled_scale)}, ${from}${alignedLabel(tl.ranks_aligned_by)}`
-      )
-    );
     maybeLoad();
   };
   const timeAt = (clientX: number) => {

@@ -2,15 +2,13 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import { Locator } from '@playwright/test';
 
 import { setTheme } from './reportCell';
+import { BEFORE, openCompare, openPanel, RUNS_DIR } from './runBrowser';
 
 /**
  * One run, one reading of each quantity: the step median, the profiled median, the step
  * numbering, calls per step, the two shares and their units read the same on the sidebar row,
  * the header, every tab, the compare view and the exported HTML (a real H200 run, tinygpt).
  */
-const BEFORE = '20261129-194000-tinygpt_before';
-const AFTER = '20261129-194500-tinygpt_after';
-const RUNS_DIR = 'gpuprof-runs'; // the runs root inside the server's root_dir
 const MS = '(\\d[\\d,]*\\.\\d\\d ms|\\d[\\d.]* µs)';
 
 /** The first match of `re` (group 1) in `locator`'s text; fails the test when there is none. */
@@ -26,13 +24,6 @@ function medianOf(values: string[]): number {
   const v = values.map(x => Number.parseFloat(x.replace(/,/g, ''))).sort((a, b) => a - b);
   const m = v.length >> 1;
   return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-async function openPanel(page: IJupyterLabPageFixture): Promise<Locator> {
-  await page.locator('.jp-SideBar.jp-mod-left [data-id="jupyter-gpuprof-panel"]').click();
-  const panel = page.locator('#jupyter-gpuprof-panel');
-  await expect(panel.locator('li.jp-gpuprof-run').first()).toBeVisible();
-  return panel;
 }
 
 /** Every column header of the table in `panel`. */
@@ -143,10 +134,7 @@ for (const theme of ['light', 'dark']) {
     expect(costLine).toMatch(/gain ≈\d+%$/);
 
     // the compare view states the same median for this run
-    await panel.getByRole('checkbox', { name: 'Pick tinygpt before for comparison' }).check();
-    await panel.getByRole('checkbox', { name: 'Pick tinygpt after for comparison' }).check();
-    await panel.getByRole('button', { name: 'Compare' }).click();
-    const view = page.locator(`#jupyter-gpuprof-compare-${BEFORE}-${AFTER}`);
+    const { view } = await openCompare(page, panel);
     expect(await grab(view.locator('.jp-gpuprof-change-line'), new RegExp(`^Median ${MS} →`))).toBe(
       median
     );

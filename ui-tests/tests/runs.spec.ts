@@ -1,15 +1,6 @@
-import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { expect, test } from '@jupyterlab/galata';
 
-const BEFORE = '20261129-194000-tinygpt_before';
-const AFTER = '20261129-194500-tinygpt_after';
-const RUNS_DIR = 'gpuprof-runs'; // the runs root inside the server's root_dir (see config)
-
-async function openPanel(page: IJupyterLabPageFixture) {
-  await page.locator('.jp-SideBar.jp-mod-left [data-id="jupyter-gpuprof-panel"]').click();
-  const panel = page.locator('#jupyter-gpuprof-panel');
-  await expect(panel.locator('li.jp-gpuprof-run').first()).toBeVisible();
-  return panel;
-}
+import { BEFORE, openCompare, openPanel, RUNS_DIR } from './runBrowser';
 
 test.describe('GPU Profiler run browser', () => {
   test('lists the fixture runs with step times, badges and states', async ({ page }) => {
@@ -108,15 +99,7 @@ test.describe('GPU Profiler run browser', () => {
   });
 
   test('compares before and after: the fix is significant', async ({ page }) => {
-    const panel = await openPanel(page);
-    await panel.getByRole('checkbox', { name: 'Pick tinygpt before for comparison' }).check();
-    await panel.getByRole('checkbox', { name: 'Pick tinygpt after for comparison' }).check();
-    await panel.getByRole('button', { name: 'Compare' }).click();
-
-    const view = page.locator(`#jupyter-gpuprof-compare-${BEFORE}-${AFTER}`);
-    await expect(view.locator('.jp-gpuprof-verdict-significant')).toHaveText('significant', {
-      timeout: 60_000
-    });
+    const { view } = await openCompare(page);
     await expect(view.locator('.jp-gpuprof-change-line')).toContainText(
       'Median 46.52 ms → 18.36 ms: −28.16 ms (−60.5%), 95% CI'
     );

@@ -5,19 +5,16 @@
  * local path, badges read at 4.5:1, and the compare view's tables never overlap.
  */
 import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { Locator } from '@playwright/test';
+import * as fs from 'fs';
+import * as path from 'path';
 
-const BEFORE = '20261129-194000-tinygpt_before';
-const AFTER = '20261129-194500-tinygpt_after';
-const RUNS_DIR = 'gpuprof-runs'; // the runs root inside the server's root_dir (see config)
+import { REPO } from './reportCell';
+
+import { BEFORE, openCompare, openPanel, RUNS_DIR } from './runBrowser';
+
 const NEVER_STEPPED =
   'no training steps seen: the script never called optimizer.step() (or jupyter_gpuprof.step())';
-
-async function openPanel(page: IJupyterLabPageFixture) {
-  await page.locator('.jp-SideBar.jp-mod-left [data-id="jupyter-gpuprof-panel"]').click();
-  const panel = page.locator('#jupyter-gpuprof-panel');
-  await expect(panel.locator('li.jp-gpuprof-run').first()).toBeVisible();
-  return panel;
-}
 
 /** A failed run as `jupyter gpuprof run` leaves it: no trace, the reason in meta.json. */
 async function uploadFailedRun(page: IJupyterLabPageFixture, runId: string): Promise<void> {
@@ -58,6 +55,41 @@ async function badgeContrasts(root: ReturnType<IJupyterLabPageFixture['locator']
       }))
   );
   return styles.map(s => ({ text: s.text, ratio: contrast(s.fg, s.bg) }));
+}
+
+/** A two-rank run from the committed H200 traces of a DDP job with a straggler (rank 1). */
+async function uploadDdpRun(page: IJupyterLabPageFixture, runId: string): Promise<void> {
+  const meta = {
+    schema_version: 1,
+    id: runId,
+    name: 'ddp straggler',
+    status: 'complete',
+    error: null,
+    tags: [],
+    code: 'torchrun --nproc-per-node 2 train.py',
+    created: '2026-11-29T19:50:00+00:00'
+  };
+  await page.contents.uploadContent(JSON.stringify(meta), 'text', `${RUNS_DIR}/${runId}/meta.json`);
+  for (const rank of [0, 1]) {
+    const name = `trace.rank${rank}.json.gz`;
+    const file = path.join(REPO, 'tests', 'data', 'real', 'ddp_workload_straggler', name);
+    const data = fs.readFileSync(file).toString('base64');
+    await page.contents.uploadContent(data, 'base64', `${RUNS_DIR}/${runId}/${name}`);
+  }
+}
+
+/** The element the chart's aria-details names, found on the page by id. */
+async function dataOf(page: IJupyterLabPageFixture, chart: Locator): Promise<Locator> {
+  const id = await chart.getAttribute('aria-details');
+  expect(id, 'the chart names its data table').toBeTruthy();
+  return page.locator(`[id="${id}"]`);
+}
+
+/** The body rows of `table` as cell texts. */
+async function rowsOf(table: Locator): Promise<string[][]> {
+  return table
+    .locator('tbody tr')
+    .evaluateAll(trs => trs.map(tr => Array.from(tr.children).map(td => td.textContent ?? '')));
 }
 
 for (const theme of ['light', 'dark'] as const) {
@@ -158,15 +190,81 @@ for (const theme of ['light', 'dark'] as const) {
       expect(opened).toEqual([]); // no tab with the browser's "site can't be reached"
     });
 
+    test("the compare chart's numbers are a table under it, reached by keyboard", async ({
+      page
+    }) => {
+      const { view } = await openCompare(page);
+      const chart = view.locator('svg.jp-gpuprof-dist');
+      const data = await dataOf(page, chart);
+      await expect(data).toHaveClass(/jp-gpuprof-chartdata/);
+      const table = data.locator('table');
+      await expect(table).toBeHidden(); // collapsed until asked for
+      await data.locator('summary').focus();
+      await page.keyboard.press('Enter');
+      await expect(table).toBeVisible();
+      // the medians the change line states, the step counts the note states
+      const change = (await view.locator('.jp-gpuprof-change-line').textContent()) ?? '';
+      const [, m0, m1] = /^Median ([\d.,]+ ms) → ([\d.,]+ ms)/.exec(change) ?? [];
+      await expect(table.locator('caption')).toHaveText(
+        `Steps per step-time bin, before: tinygpt before (median ${m0}) and after: tinygpt after (median ${m1})`
+      );
+      const note = (await view.locator('.jp-gpuprof-note').first().textContent()) ?? '';
+      const [, n0, n1] = /n = (\d+) before, (\d+) after/.exec(note) ?? [];
+      const rows = await rowsOf(table);
+      expect(rows.reduce((n, r) => n + Number(r[1]), 0)).toBe(Number(n0));
+      expect(rows.reduce((n, r) => n + Number(r[2]), 0)).toBe(Number(n1));
+      // one row per drawn bin (a bin of both sides is drawn as two bars)
+      const bars = await chart.locator('rect.jp-gpuprof-dist-bar[y]').count();
+      const both = rows.filter(r => r[1] !== '0' && r[2] !== '0').length;
+      expect(bars - 2).toBe(rows.length + both); // two legend swatches
+      // the first bin starts and the last ends where the chart's axis does
+      const axis = await chart.locator('text.jp-gpuprof-axis-label').allTextContents();
+      const lo = Number.parseFloat(rows[0][0]);
+      const hi = Number.parseFloat(rows[rows.length - 1][0].split(' – ')[1]);
+      expect(`${lo.toFixed(1)} ms`).toBe(axis[0]);
+      expect(`${hi.toFixed(1)} ms`).toBe(axis[1]);
+      await page.mouse.move(0, 0);
+      expect(await data.screenshot()).toMatchSnapshot(`compare-chart-table-${theme}.png`);
+    });
+
+    test("the rank chart names the ranks table, which holds each bar's numbers", async ({
+      page
+    }) => {
+      const runId = `20261129-195000-ddp${theme}`;
+      await uploadDdpRun(page, runId);
+      try {
+        const panel = await openPanel(page);
+        await panel.locator(`li[data-run-id="${runId}"] .jp-gpuprof-run-name`).click();
+        const ranks = page.locator(`#jupyter-gpuprof-run-${runId} .jp-gpuprof-ranks`);
+        const chart = ranks.locator('svg.jp-gpuprof-rankchart');
+        await expect(chart).toBeVisible({ timeout: 120_000 });
+        const table = await dataOf(page, chart);
+        await expect(table.locator('caption')).toHaveText('Each rank, ms per step');
+        const rows = await rowsOf(table);
+        expect(rows.map(r => r[0])).toEqual(['0', '1 (straggler)']);
+        // the step time written at each bar's end reads as the table's step column
+        const labels = await chart.locator('text').allTextContents();
+        expect(labels.filter(l => l.endsWith(' ms'))).toEqual(rows.map(r => r[1]));
+        expect(labels.filter(l => l.startsWith('rank'))).toEqual(['rank 0', 'rank 1 ⚠']);
+        // each bar's compute and comm lengths are in the ratio of the table's numbers
+        const widths = await chart
+          .locator('rect')
+          .evaluateAll(rs => rs.map(r => Number(r.getAttribute('width'))));
+        const ms = (cell: string) => Number.parseFloat(cell.replace(/,/g, ''));
+        for (const [i, r] of rows.entries()) {
+          const [compute, comm] = [widths[2 * i], widths[2 * i + 1]];
+          expect(compute / (compute + comm)).toBeCloseTo(ms(r[2]) / (ms(r[2]) + ms(r[3])), 2);
+        }
+        await page.mouse.move(0, 0);
+        expect(await ranks.screenshot()).toMatchSnapshot(`ranks-chart-table-${theme}.png`);
+      } finally {
+        // the other specs count the fixture runs
+        await page.contents.deleteDirectory(`${RUNS_DIR}/${runId}`);
+      }
+    });
+
     test('badges read at 4.5:1; the compare tables never overlap', async ({ page }) => {
-      const panel = await openPanel(page);
-      await panel.getByRole('checkbox', { name: 'Pick tinygpt before for comparison' }).check();
-      await panel.getByRole('checkbox', { name: 'Pick tinygpt after for comparison' }).check();
-      await panel.getByRole('button', { name: 'Compare' }).click();
-      const view = page.locator(`#jupyter-gpuprof-compare-${BEFORE}-${AFTER}`);
-      await expect(view.locator('.jp-gpuprof-verdict-significant')).toHaveText('significant', {
-        timeout: 60_000
-      });
+      const { panel, view } = await openCompare(page);
       // the comparison's own sentence; the title tells the sides apart; ms per step
       await expect(view.locator('.jp-gpuprof-change-note')).toHaveText(
         /^The change is real: after is 60\.5% faster \(×2\.5\d\)\.$/
