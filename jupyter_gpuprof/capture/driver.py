@@ -284,6 +284,7 @@ class StepDriver:
         self.timing = self.timing or self._pclock.timing
         self.phase = Phase.CAPTURE
         self.profiler_log.around(self.profiler.start)
+        self.profiler_log.hold()  # the profiler's lines printed from inside the user's steps
         self._pclock.mark()
 
     def _on_done(self) -> None:
@@ -295,6 +296,7 @@ class StepDriver:
             if self.profiler is not None:
                 self.profiler_log.around(self.profiler.stop)
         finally:
+            self.profiler_log.release()
             if self._pclock is not None:
                 self.capture_ms = self._pclock.durations_ms()
 

@@ -4,6 +4,7 @@ output under the cell; everything else keeps going to stderr."""
 from __future__ import annotations
 
 import os
+import time
 
 from jupyter_gpuprof.capture.driver import Schedule, StepDriver
 from jupyter_gpuprof.capture.profiler_log import MAX_LINES, ProfilerLog
@@ -27,6 +28,14 @@ class ChattyProfiler:
 
     def stop(self) -> None:
         os.write(2, f"{STOP}\n".encode())
+
+
+class QuietProfiler:
+    def start(self) -> None: ...
+
+    def step(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class Clock:
@@ -55,6 +64,51 @@ def test_the_profilers_own_output_is_kept_not_printed(capfd):
     assert "profiler_start" not in err and "CPUAllocator" not in err and "profiler_stop" not in err
     # each distinct line once, in order (the step's line was printed at every step)
     assert d.profiler_log.lines() == [START, ALLOC, STOP]
+
+
+def test_the_allocators_line_from_inside_a_profiled_step_is_kept_too(capfd):
+    """The CPU allocator prints when the user's step frees a block allocated before the
+    profiler started: inside the step, between the profiler's calls."""
+    s = Schedule(warmup=1, steps=1, wait=0, prof_warmup=1, active=2)
+    d = StepDriver(s, QuietProfiler, Clock)
+    d.start()
+    for _ in range(s.total):
+        if d.phase.name == "CAPTURE":
+            os.write(2, f"{ALLOC}\n".encode())  # the user's free, mid-step
+            os.write(2, b"the user's line while profiled\n")
+        d.boundary()
+    assert d.done
+    err = capfd.readouterr().err
+    assert "CPUAllocator" not in err
+    assert err.count("the user's line while profiled") == 3  # passed on, each one
+    assert d.profiler_log.lines() == [ALLOC]
+    os.write(2, b"after\n")
+    assert capfd.readouterr().err == "after\n"  # descriptor 2 is back
+
+
+def test_a_worker_forked_while_profiled_keeps_its_stderr_and_release_does_not_wait(capfd):
+    log = ProfilerLog()
+    log.hold()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a DataLoader worker: inherits the held descriptor 2, outlives the capture
+        os.close(w)
+        os.read(r, 1)
+        os.write(2, b"worker line\n")
+        os._exit(0)
+    os.close(r)
+    t0 = time.monotonic()
+    log.release()
+    assert time.monotonic() - t0 < 2
+    os.write(w, b"x")
+    os.close(w)
+    os.waitpid(pid, 0)
+    deadline = time.monotonic() + 5
+    err = ""
+    while "worker line" not in err and time.monotonic() < deadline:
+        time.sleep(0.05)
+        err += capfd.readouterr().err
+    assert "worker line" in err
 
 
 def test_a_chatty_profiler_is_cut_to_max_lines(capfd):
