@@ -62,7 +62,7 @@ def get_summary(root: Path, run_id: str) -> Mapping[str, object]:
 
 def get_step_timeline(root: Path, run_id: str, step: str | None) -> Mapping[str, object]:
     """Every event of one profiled step (`report.timeline_step`), for a zoomed-in timeline."""
-    from jupyter_gpuprof.report.timeline_step import NoSuchStep, parse_step, run_step_timeline
+    from jupyter_gpuprof.report.timeline_step import NoSuchStep, cached_step_timeline, parse_step
 
     try:
         number = parse_step(step)
@@ -73,7 +73,7 @@ def get_step_timeline(root: Path, run_id: str, step: str | None) -> Mapping[str,
         raise RunInProgress(f"run {run.id!r} is still being written; its timeline comes with "
                             "its report")
     try:
-        return run_step_timeline(run, number)
+        return cached_step_timeline(run, number)
     except NoSuchStep as e:
         raise RunNotFound(str(e)) from None
 
