@@ -186,7 +186,8 @@ def thin(x: np.ndarray, limit: int | None) -> np.ndarray:
     """At most `limit` of the values, evenly spaced in their order (all of them: None)."""
     if limit is None or len(x) <= limit:
         return x
-    return x[np.linspace(0, len(x) - 1, limit).round().astype(int)]
+    kept: np.ndarray = x[np.linspace(0, len(x) - 1, limit).round().astype(int)]
+    return kept
 
 
 def rounds_sign_p(before: Sequence[float], after: Sequence[float]) -> tuple[float, int]:
