@@ -35,7 +35,7 @@ def _hints(kind: Any) -> dict[str, Any]:
     return {k: _strip(v) for k, v in get_type_hints(kind, include_extras=True).items()}
 
 
-def _required(kind: Any) -> set[str]:
+def required_keys(kind: Any) -> set[str]:
     """A TypedDict's required keys, `Required[...]` read from its (string) annotations."""
     raw = get_type_hints(kind, include_extras=True)
     total = getattr(kind, "__total__", True)
@@ -81,7 +81,7 @@ def _cases(kind: Any, value: Any, path: Path) -> list[tuple[Path, str, Any]]:
     kind = inner[0] if len(inner) == 1 else kind
     origin = get_origin(kind)
     if is_typeddict(kind):
-        required = _required(kind)
+        required = required_keys(kind)
         for key, sub in _hints(kind).items():
             out.append(((*path, key), "wrong type", wrong(sub)))
             if key in required:

@@ -17,15 +17,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
-from malformed_meta import base_meta, malformed, shapes
+from malformed_meta import base_meta, malformed, required_keys, shapes
 from runs_fixtures import xss_run
 from tornado.httpclient import HTTPClientError
 from tracebuilder import TraceBuilder
 
+from jupyter_gpuprof.report.model_cost import Conditions, StackResult, StepChange, TryResult
 from jupyter_gpuprof.server import actions
 from jupyter_gpuprof.server.handlers import ERROR_STATUS
 from jupyter_gpuprof.server.runs import list_runs
+from jupyter_gpuprof.store import meta_blocks
 from jupyter_gpuprof.store.meta_schema import SALVAGED
 from jupyter_gpuprof.store.run import parse_meta
 
@@ -202,3 +205,27 @@ def test_a_meta_damaged_after_analysis_is_said_by_the_cached_report(runs_root: P
     code, summary = status_of(actions.get_summary, runs_root, GOOD)
     assert code == 200 and any("tries[0] ignored" in w for w in summary["warnings"])
     assert "tries[0] ignored" in status_of(actions.get_html, runs_root, GOOD)[1]["html"]
+
+
+def test_a_try_of_an_older_run_without_its_optional_keys_renders(runs_root: Path) -> None:
+    meta = base_meta()
+    change = meta["tries"][0]["change"]
+    meta["tries"][0] = {"fix": "bf16", "median_ms": 1.5, "change": {
+        k: change[k] for k in ("n_before", "n_after", "median_before_ms", "median_after_ms",
+                               "confidence", "verdict", "significant", "direction")}}
+    meta["stack"] = None
+    _run(runs_root, BAD, meta)
+    code, page = status_of(actions.get_html, runs_root, BAD)
+    assert code == 200 and "bf16" in page["html"]
+    assert status_of(actions.get_summary, runs_root, BAD)[1]["tries"][0]["change"][
+        "ci_low_pct"] is None  # the model's default, filled before any renderer
+
+
+def test_meta_blocks_require_what_the_report_model_requires() -> None:
+    """A block that passes the reader always converts into the report's model (so no
+    renderer meets a partial one): each model field without a default is a required key."""
+    for block, model in ((meta_blocks.StepChangeMeta, StepChange),
+                         (meta_blocks.PhaseConditionsMeta, Conditions),
+                         (meta_blocks.TryMeta, TryResult), (meta_blocks.StackMeta, StackResult)):
+        needed = {f.name for f in msgspec.structs.fields(model) if f.required}
+        assert needed <= required_keys(block), (block.__name__, needed - required_keys(block))
