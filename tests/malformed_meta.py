@@ -8,6 +8,8 @@ without touching the tests.
 
 from __future__ import annotations
 
+import copy
+import functools
 import types
 import typing
 from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddict
@@ -97,7 +99,12 @@ def _cases(kind: Any, value: Any, path: Path) -> list[tuple[Path, str, Any]]:
 
 def base_meta() -> dict[str, Any]:
     """A meta.json where every field and block is filled with a valid value."""
-    meta = example(MetaSchema)
+    return copy.deepcopy(_filled())
+
+
+@functools.cache
+def _filled() -> dict[str, Any]:
+    meta: dict[str, Any] = example(MetaSchema)
     meta.update(status="complete", owner=None, rank=None, world_size=None, ranks=None,
                 schema_version=1)
     meta["baseline"].update(step_ms=[2.0, 2.1, 2.0, 1.9], timing="cuda_event",

@@ -9,6 +9,7 @@ The blocks are the TypedDicts of `meta_blocks`, which `RunMeta` holds.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, get_args, get_origin, get_type_hints
 
 import msgspec
@@ -65,6 +66,12 @@ SALVAGED = ("tries", "conditions", "stack", "callsites", "profiler_messages", "f
             "training", "owner")
 
 
+@functools.cache
+def _field_types() -> dict[str, Any]:
+    """MetaSchema's field types, resolved once (each resolution compiles its annotations)."""
+    return get_type_hints(MetaSchema)
+
+
 def _misfit(value: Any, kind: Any) -> str | None:
     """Why ``value`` does not fit the type ``kind`` (msgspec's one line), else None."""
     try:
@@ -88,7 +95,7 @@ def salvage(value: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """
     if _misfit(value, MetaSchema) is None:
         return value, []
-    hints = get_type_hints(MetaSchema)
+    hints = _field_types()
     kept, problems = dict(value), []
     for name in SALVAGED:
         if name not in kept:
