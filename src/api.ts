@@ -44,6 +44,8 @@ export interface IRunListing {
   unavailable?: string | null;
   /** The command line it ran (or the profiled cell's first line). */
   command?: string | null;
+  /** What the reader dropped from its meta.json as wrongly shaped (null: nothing). */
+  warning?: string | null;
 }
 
 /** An action a run may offer (`ACTIONS` of server/abilities.py). */

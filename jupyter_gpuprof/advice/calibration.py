@@ -57,7 +57,7 @@ def entries_of_tries(tries: Sequence[TryMeta], *, gpu_name: str | None, workload
     """One record entry per judged try (`advice.tries.judge_tries`' output)."""
     out: list[CalibrationEntry] = []
     for t in tries:
-        change = t.get("change") or {}
+        change: Mapping[str, object] = t.get("change") or {}
         measured = t.get("measured_gain_pct")
         out.append({
             "fix": t["fix"], "category": CATEGORY_OF.get(t["fix"]), "gpu_name": gpu_name,

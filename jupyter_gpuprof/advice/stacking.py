@@ -121,7 +121,7 @@ def judge_added(reference: TryMeta, candidate: TryMeta, kept: Sequence[str],
     elif _faster(judged):
         judged.update({"kept": True, "why": f"kept: {moved}"})
     else:
-        ch = judged.get("change") or {}
+        ch: Mapping[str, object] = judged.get("change") or {}
         verdict = ch.get("verdict", "not judged")
         judged.update({"kept": False, "why": f"reverted: {moved} ({verdict}), not a "
                                              "significant gain"})

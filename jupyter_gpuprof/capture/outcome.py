@@ -69,7 +69,8 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     with contextlib.suppress(Exception):
         meta.env = collect_env()
     meta.conditions = session.conditions.finish()
-    sampler = (meta.conditions.get("baseline") or {}).get("sampler_cpu_ms")
+    baseline = meta.conditions.get("baseline")
+    sampler = baseline.get("sampler_cpu_ms") if baseline else None
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
                      "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms,
                      "capture_cost": COST.to_meta(sampler),

@@ -78,6 +78,7 @@ class Report:
         and what the profiler printed while capturing (never red output under the cell)."""
         said = [f"the profiler printed: {m}"
                 for m in (self.meta.profiler_messages if self.meta else [])]
+        said += self.meta.problems if self.meta else []  # what the run's reader dropped
         if not self.ranks:
             return list(self.analysis.info.warnings) + self.analysis.window.notes() + said
         return self.job_warnings + [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
@@ -360,6 +361,10 @@ def run_summary(run: Run) -> dict[str, Any]:
         source = cached.get("source")
         if isinstance(source, dict) and run.meta.name:
             cached = {**cached, "source": {**source, "name": run.meta.name}}
+        said = cached.get("warnings")
+        if isinstance(said, list) and run.meta.problems:  # a meta.json damaged since
+            cached = {**cached, "warnings": said + [p for p in run.meta.problems
+                                                    if p not in said]}
         return with_calibration(str(run.path), run.meta, cached)
     if run.status == "running":
         raise RunInProgress(f"run {run.id!r} is still being written; no report yet")

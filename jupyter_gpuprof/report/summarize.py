@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, TypedDict, TypeVar, cast
+from typing import Any, TypedDict, TypeVar
 
 import msgspec
 import pandas as pd
@@ -270,10 +270,17 @@ def _whatif(a: Analysis, advice: Advice, meta: RunMeta | None) -> WhatIf:
     """The cost, conditions and tries blocks (`advice.cost`), typed."""
     blocks = whatif_blocks(a, advice, meta)
     cost = msgspec.convert(blocks["cost"], Cost) if blocks["cost"] is not None else None
-    # The meta's blocks go in as the dicts MetaSchema checked: msgspec encodes them as the
-    # models' JSON, and decoding the summary gives the models (conditions and tries unchanged).
-    return {"cost": cost, "conditions": cast("Conditions | None", blocks["conditions"]),
-            "conditions_by_phase": cast("dict[str, Conditions] | None",
-                                        blocks["conditions_by_phase"]),
-            "tries": cast("list[TryResult] | None", blocks["tries"]),
-            "stack": cast("StackResult | None", blocks["stack"])}
+    # The meta's blocks, which MetaSchema checked (its Required keys are the models' required
+    # fields), become the models: keys an older run lacks take the models' defaults, so no
+    # renderer meets a try whose change has no interval
+    return {"cost": cost,
+            "conditions": _model(blocks["conditions"], Conditions | None),
+            "conditions_by_phase": _model(blocks["conditions_by_phase"],
+                                          dict[str, Conditions] | None),
+            "tries": _model(blocks["tries"], list[TryResult] | None),
+            "stack": _model(blocks["stack"], StackResult | None)}
+
+
+def _model(block: object, kind: Any) -> Any:
+    """A meta block as the report model's type (MetaSchema's keys guarantee it converts)."""
+    return msgspec.convert(block, kind)

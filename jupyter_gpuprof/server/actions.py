@@ -12,7 +12,7 @@ from typing import Any, BinaryIO, TypedDict
 
 from jupyter_gpuprof.store.layout import TRACE_FILE, rank_trace_name
 from jupyter_gpuprof.store.meta_blocks import EnvMeta, SettingsMeta
-from jupyter_gpuprof.store.runs import InvalidRunId, RunNotFound, RunStore
+from jupyter_gpuprof.store.runs import InvalidRunId, RunInProgress, RunNotFound, RunStore
 from jupyter_gpuprof.store.safe_files import SymlinkRefused, open_read
 
 from .runs import BadQuery, RunListing, build_row
@@ -62,15 +62,18 @@ def get_summary(root: Path, run_id: str) -> Mapping[str, object]:
 
 def get_step_timeline(root: Path, run_id: str, step: str | None) -> Mapping[str, object]:
     """Every event of one profiled step (`report.timeline_step`), for a zoomed-in timeline."""
-    from jupyter_gpuprof.report.timeline_step import NoSuchStep, parse_step, run_step_timeline
+    from jupyter_gpuprof.report.timeline_step import NoSuchStep, cached_step_timeline, parse_step
 
     try:
         number = parse_step(step)
     except ValueError as e:
         raise BadQuery(str(e)) from None
     run = RunStore(root).get(run_id)
+    if run.status == "running":  # its trace may be half-written: never read as a whole one
+        raise RunInProgress(f"run {run.id!r} is still being written; its timeline comes with "
+                            "its report")
     try:
-        return run_step_timeline(run, number)
+        return cached_step_timeline(run, number)
     except NoSuchStep as e:
         raise RunNotFound(str(e)) from None
 

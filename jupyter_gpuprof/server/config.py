@@ -5,14 +5,26 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from traitlets import Unicode
+from traitlets import Int, Unicode
 from traitlets.config import Configurable
 
+from jupyter_gpuprof.analysis.tracefile import DEFAULT_MAX_TRACE_MB
 from jupyter_gpuprof.store.runs import DEFAULT_ROOT, ENV_ROOT
 
 
 class GpuProf(Configurable):
-    """Where the sidebar looks for saved runs."""
+    """Where the sidebar looks for saved runs, and how much of a trace it reads."""
+
+    max_trace_mb = Int(
+        DEFAULT_MAX_TRACE_MB,
+        min=1,
+        config=True,
+        help=(
+            "The largest decompressed trace (MB) the server analyses: a larger one, or a "
+            "small gzip that inflates past it, is refused with a one-line message after "
+            "inflating at most this much."
+        ),
+    )
 
     runs_root = Unicode(
         "",

@@ -7,6 +7,7 @@ from typing import Any
 
 from jupyter_server.utils import url_path_join
 
+from jupyter_gpuprof.analysis.tracefile import set_max_trace_mb
 from jupyter_gpuprof.store.runs import ENV_ROOT
 
 from .config import GpuProf
@@ -20,6 +21,7 @@ def load(server_app: Any) -> None:
     web_app = server_app.web_app
     config = GpuProf(config=server_app.config)
     runs_root = config.resolved_runs_root(server_app.root_dir)
+    set_max_trace_mb(config.max_trace_mb)
     web_app.settings[SETTINGS_KEY] = {"runs_root": str(runs_root)}
     # kernels started by this server inherit its environment: their %%gpuprofile then saves
     # into the folder the sidebar reads, whatever the notebook's own folder is (a folder the

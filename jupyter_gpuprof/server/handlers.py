@@ -71,6 +71,20 @@ class GpuProfHandler(APIHandler):
             message = error_line(e)
             raise tornado.web.HTTPError(status, message, reason=type(e).__name__) from None
 
+    def raw_query(self, name: str) -> str | None:
+        """A query value as sent: tornado's own getter turns control characters into spaces
+        and strips them, so ``step=5%0A`` would read as step 5; here it is a 400."""
+        values = self.request.query_arguments.get(name)
+        if not values:
+            return None
+        try:
+            value = values[-1].decode("utf-8")
+        except UnicodeDecodeError:
+            raise tornado.web.HTTPError(400, f"{name} is not UTF-8 text") from None
+        if any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise tornado.web.HTTPError(400, f"{name} holds a control character")
+        return value
+
     def json_body(self) -> Any:
         body = self.request.body or b"null"
         try:
@@ -154,8 +168,7 @@ class StepTimelineHandler(GpuProfHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        self.reply(await self.call(actions.get_step_timeline, run_id,
-                                   self.get_query_argument("step", None)))
+        self.reply(await self.call(actions.get_step_timeline, run_id, self.raw_query("step")))
 
 
 class CodeHandler(GpuProfHandler):
@@ -173,8 +186,7 @@ class TraceHandler(GpuProfHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        name, file = await self.call(actions.trace_file, run_id,
-                                     self.get_query_argument("rank", None))
+        name, file = await self.call(actions.trace_file, run_id, self.raw_query("rank"))
         self.set_header("Content-Type", "application/gzip")
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
         self.set_header("Content-Disposition", f'attachment; filename="{safe}"')
@@ -191,8 +203,8 @@ class CompareHandler(GpuProfHandler):
     @tornado.web.authenticated
     @authorized
     async def get(self) -> None:
-        arg = self.get_query_argument
-        self.reply(await self.call(actions.compare_runs, arg("a", None), arg("b", None)))
+        arg = self.raw_query
+        self.reply(await self.call(actions.compare_runs, arg("a"), arg("b")))
 
 
 ROUTES: list[tuple[str, type[GpuProfHandler]]] = [

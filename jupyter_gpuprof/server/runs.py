@@ -52,6 +52,9 @@ class RunListing(TypedDict):
     unavailable: str | None
     #: the command line it ran (or the profiled cell's first line), which search covers
     command: str | None
+    #: what the run's reader dropped as wrongly shaped (meta.json's first problem, and how
+    #: many more): the run still shows what was left
+    warning: str | None
 
 
 class Facets(TypedDict):
@@ -134,7 +137,16 @@ def build_row(run: Run) -> RunListing:
         abilities=offered,
         unavailable=unavailable_reason(run, offered),
         command=(first_line(meta.code) or "")[:MAX_COMMAND] or None,
+        warning=_warning(meta.problems),
     )
+
+
+def _warning(problems: list[str]) -> str | None:
+    """The row's one line for what the reader dropped: the first problem, and how many more."""
+    if not problems:
+        return None
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{first_line(problems[0])}{more}"
 
 
 def describe_run(entry: Run | BrokenRun) -> RunListing:
@@ -144,7 +156,7 @@ def describe_run(entry: Run | BrokenRun) -> RunListing:
             id=entry.id, name=entry.id, created=None, status=BROKEN, verdict=None,
             verdict_category=None, error=first_line(entry.error) or "unreadable", tags=[],
             gpu=None, world_size=None, median_ms=None, p95_ms=None, n_step_times=0,
-            has_summary=False, abilities=[], command=None,
+            has_summary=False, abilities=[], command=None, warning=None,
             unavailable=f"The run folder cannot be read: {first_line(entry.error) or 'unreadable'}",
         )
     try:

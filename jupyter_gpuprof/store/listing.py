@@ -12,8 +12,8 @@ from .run import META_FILE, SUMMARY_FILE, TRACE_ERROR_FILE, Run, atomic_write_by
 
 LISTING_FILE = "listing.json"
 # 2: rows carry `interrupted` / trace errors; 3: n_steps became n_step_times; 4: abilities,
-# unavailable and command (server/abilities.py, the searchable command line)
-CACHE_VERSION = 4
+# unavailable and command (server/abilities.py, the searchable command line); 5: warning
+CACHE_VERSION = 5
 
 
 def _signature(folder: Path) -> list[list[int]]:

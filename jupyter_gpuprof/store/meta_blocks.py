@@ -140,7 +140,7 @@ class SpreadMeta(TypedDict):
 class PhaseConditionsMeta(TypedDict, total=False):
     """GPU conditions sampled through NVML during one phase (capture/conditions.py)."""
 
-    available: bool
+    available: Required[bool]  # the capture always says; the report's `Conditions` needs it
     reason: str | None  # why none were recorded (no NVML, no samples)
     n_samples: int | None
     sm_clock_mhz: SpreadMeta | None
@@ -153,12 +153,15 @@ class PhaseConditionsMeta(TypedDict, total=False):
 
 
 class StepChangeMeta(TypedDict, total=False):
-    """Is a change of step time real (`analysis.compare.step_change`), as a try keeps it."""
+    """Is a change of step time real (`analysis.compare.step_change`), as a try keeps it.
 
-    n_before: int
-    n_after: int
-    median_before_ms: float | None
-    median_after_ms: float | None
+    `Required`: the keys `step_change` always writes and the report's `StepChange` needs (a
+    change lacking them is a wrongly shaped block, `meta_schema.salvage` drops it)."""
+
+    n_before: Required[int]
+    n_after: Required[int]
+    median_before_ms: Required[float | None]
+    median_after_ms: Required[float | None]
     delta_ms: float | None
     delta_pct: float | None
     ci_low_ms: float | None
@@ -167,11 +170,11 @@ class StepChangeMeta(TypedDict, total=False):
     ci_high_pct: float | None
     p_value: float | None
     rounds_p_value: float | None  # the sign test over interleaved rounds, when there were any
-    confidence: float
-    verdict: str  # significant | noise | unreliable | insufficient data
-    significant: bool
+    confidence: Required[float]
+    verdict: Required[str]  # significant | noise | unreliable | insufficient data
+    significant: Required[bool]
     speedup: float | None
-    direction: str  # faster | slower | unchanged
+    direction: Required[str]  # faster | slower | unchanged
     unreliable_reasons: list[str]
 
 
@@ -221,7 +224,7 @@ class StackMeta(TypedDict, total=False):
     steps: list[TryMeta]  # each fix tried on top of the ones kept before it, judged
     skipped: list[str]  # fixes not tried on top, each with why
     why_none: str | None  # why nothing was kept
-    loss_tolerance: float  # how far a kept fix may move the first losses (relative)
+    loss_tolerance: Required[float]  # how far a kept fix may move the first losses (relative)
     code: str | None  # one block that applies every kept fix
     median_ms: float | None  # all kept fixes together
     control_median_ms: float | None

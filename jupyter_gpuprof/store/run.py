@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import gzip
 import json
@@ -28,7 +29,7 @@ from .meta_blocks import (
     TrainingMeta,
     TryMeta,
 )
-from .meta_schema import MetaSchema
+from .meta_schema import SALVAGED, salvage
 from .owner import owner_gone
 
 __all__ = ["META_FILE", "SUMMARY_FILE", "TRACE_FILE", "Run", "RunMeta", "open_run"]
@@ -73,17 +74,29 @@ class RunMeta:
     callsites: list[CallSiteMeta] = field(default_factory=list)  # capture/callsites.py
     # what the profiler printed while it ran (capture/profiler_log.py): report warnings
     profiler_messages: list[str] = field(default_factory=list)
+    # what the reader dropped as wrongly shaped (meta_schema.salvage), one line each: shown
+    # in the run's list row and report, never written back
+    problems: list[str] = field(default_factory=list, compare=False)
+    # the dropped blocks as the file held them, by field, with what was kept of each: written
+    # back unchanged while the field is, so a rename never erases what the reader skipped
+    _as_read: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False,
+                                                  compare=False)
 
     def to_json(self) -> dict[str, object]:
         """Plain dict for json.dumps: meta.json's object, these fields by name."""
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        del out["problems"], out["_as_read"]
+        for name, (raw, kept) in self._as_read.items():
+            if out.get(name) == kept:
+                out[name] = raw
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> RunMeta:
         """Build from a meta.json dict; unknown keys are ignored and missing ones take defaults."""
         if not isinstance(data, dict):
             raise ValueError("meta.json does not hold a JSON object")
-        known = {f.name for f in dataclasses.fields(cls)}
+        known = {f.name for f in dataclasses.fields(cls)} - {"problems", "_as_read"}
         meta = cls(**{k: v for k, v in data.items() if k in known})
         baseline: Any = meta.baseline  # as decoded: the JSON may hold anything here
         if not isinstance(baseline, dict):
@@ -103,12 +116,22 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     safe_files.write_bytes(path.parent, path.name, data)
 
 
-def parse_meta(data: bytes) -> RunMeta:
-    """A RunMeta from meta.json's bytes; ValueError (one line) if it is not a valid meta.json."""
-    value = decode(data, MetaSchema)
+def parse_meta(data: bytes, name: str = META_FILE) -> RunMeta:
+    """A RunMeta from meta.json's bytes; ValueError (one line) if it is not a valid meta.json.
+
+    The one check of a run's meta: strict JSON (`json_checks.decode`), then `MetaSchema`'s
+    types, wrongly shaped entries of the blocks a run can be shown without dropped and listed
+    in `RunMeta.problems` (`meta_schema.salvage`).
+    """
+    value = decode(data)
     if not isinstance(value, dict):
-        raise ValueError("meta.json does not hold a JSON object")
-    return RunMeta.from_json(value)
+        raise ValueError(f"{name} does not hold a JSON object")
+    kept, problems = salvage(value)  # BadJson when what is left still does not fit
+    meta = RunMeta.from_json(kept)
+    meta.problems = [f"{name}: {p}" for p in problems]
+    meta._as_read = {k: (v, copy.deepcopy(getattr(meta, k))) for k, v in value.items()
+                     if k in SALVAGED and (k not in kept or kept[k] is not v)}
+    return meta
 
 
 class Run:
@@ -161,12 +184,17 @@ class Run:
         atomic_write_bytes(self.path / name, data)
 
     def rank_metas(self) -> dict[int, RunMeta]:
-        """Per-rank metadata written by the ranks of a distributed job, by rank."""
+        """Per-rank metadata written by the ranks of a distributed job, by rank; an unreadable
+        one is a failed rank with the reason (the merge then lists the run failed, says why)."""
         out = {}
         for name in safe_files.names_in(self.path):
             m = _RANK_META.match(name)
             if m:
-                out[int(m.group(1))] = parse_meta(self.read_file(name))
+                try:
+                    out[int(m.group(1))] = parse_meta(self.read_file(name), name)
+                except (OSError, ValueError) as e:  # that rank failed: said, never fatal
+                    out[int(m.group(1))] = RunMeta(status="failed",
+                                                   error=f"unreadable {name}: {e}")
         return dict(sorted(out.items()))
 
     def merge_rank_metas(self) -> None:

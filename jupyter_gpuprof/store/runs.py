@@ -25,6 +25,12 @@ MAX_ID_BYTES = 255  # a longer name cannot be a folder: refused before the files
 TRASH_PREFIX = ".deleted-"  # a run being deleted: hidden, so never listed
 
 
+def has_control_chars(text: str) -> bool:
+    """A name holding a newline, escape or other control character (C0, DEL, C1): such a
+    folder name would forge lines in logs and terminals, so the store never serves it."""
+    return any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text)
+
+
 class RunStoreError(Exception):
     """Base of the store's errors, so callers (REST handlers, CLI) can map them in one place."""
 
@@ -110,8 +116,9 @@ class RunStore:
             return []
         entries: list[tuple[str, str, Run | BrokenRun]] = []
         for p in self.root.iterdir():
-            if p.name.startswith(".") or p.is_symlink() or not p.is_dir():
-                continue
+            if (p.name.startswith(".") or has_control_chars(p.name) or p.is_symlink()
+                    or not p.is_dir()):
+                continue  # hidden, unservable (`_path_for` refuses its name) or not a run
             entry = _open_listed(p)
             if entry is not None:
                 created = entry.meta.created if isinstance(entry, Run) else ""
@@ -128,14 +135,15 @@ class RunStore:
             or ".." in run_id
             or "/" in run_id
             or "\\" in run_id
-            or "\x00" in run_id
+            or has_control_chars(run_id)
             or os.sep in run_id
             or (os.altsep and os.altsep in run_id)
             or os.path.isabs(run_id)
             or run_id.startswith(".")
             or len(run_id.encode(errors="surrogatepass")) > MAX_ID_BYTES
         ):
-            raise InvalidRunId(f"invalid run id: {run_id!r}")
+            raise InvalidRunId(f"invalid run id: {run_id!r} (a run id is a folder name without "
+                               "separators, '..' or control characters)")
         path = self.root / run_id
         if path.is_symlink():
             raise InvalidRunId(f"run id names a symlink: {run_id!r}")

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import BinaryIO, cast
 
+from ..oneline import first_line
 from . import safe_files
 from .json_checks import decode
 from .meta_blocks import TryMeta
@@ -39,12 +40,15 @@ def write_try_result(run_path: str | Path, fix: str, result: TryMeta) -> None:
 
 
 def read_try_result(run: Run, fix: str) -> TryMeta | None:
-    """The measurement a try process saved, or None when it saved nothing (it died first) or
-    something that is not a try's result."""
+    """The measurement a try process saved, or None when it saved nothing (it died first);
+    a file that is not a try's result is that try's one-line error, never a crash."""
+    name = _name(fix, ".json")
     try:
-        value = decode(run.read_file(_name(fix, ".json")), TryMeta)
-    except (OSError, ValueError):
+        value = decode(run.read_file(name), TryMeta)
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError) as e:
+        return TryMeta(fix=fix, error=f"{name} is not a try's result: {first_line(str(e))}")
     return cast(TryMeta, value)  # decode checked it against TryMeta
 
 

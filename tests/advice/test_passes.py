@@ -55,8 +55,14 @@ def test_measured_tries_rank_the_findings_in_every_report(tmp_path):
     before = analyze_path(_run_folder(tmp_path / "a", trace)).to_json()["findings"]
     first, second = (f["category"] for f in before[:2])
     tried = {"input": "loader", "launch": "graphs", "precision": "amp"}
-    tries = [{"fix": tried[second], "measured_gain_pct": 55.0, "change": {"significant": True}},
-             {"fix": tried[first], "measured_gain_pct": 12.0, "change": {"significant": False}}]
+    def change(significant: bool) -> dict[str, object]:  # as step_change writes it
+        return {"n_before": 20, "n_after": 20, "median_before_ms": 10.0, "median_after_ms": 8.0,
+                "confidence": 0.95, "significant": significant,
+                "verdict": "significant" if significant else "noise",
+                "direction": "faster" if significant else "unchanged"}
+
+    tries = [{"fix": tried[second], "measured_gain_pct": 55.0, "change": change(True)},
+             {"fix": tried[first], "measured_gain_pct": 12.0, "change": change(False)}]
     ranked = analyze_path(_run_folder(tmp_path / "b", trace, tries=tries)).to_json()["findings"]
     assert [f["category"] for f in ranked][:2] == [second, first]
     assert ranked[0]["measured_gain_pct"] == 55.0 and ranked[1]["measured_gain_pct"] is None

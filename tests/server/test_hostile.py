@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runs_fixtures import BEFORE, REAL, RUNNING, build_runs_root, full_summary, write_meta
+from runs_fixtures import (
+    AFTER,
+    BEFORE,
+    REAL,
+    RUNNING,
+    XSS,
+    build_runs_root,
+    full_summary,
+    write_meta,
+)
 from tornado.httpclient import HTTPClientError
 
 from jupyter_gpuprof.store.owner import current_owner
@@ -227,3 +236,40 @@ async def test_a_cache_write_failure_never_fails_a_read(jp_fetch, runs_root, mon
     (runs_root / BEFORE / "summary.json").write_text(json.dumps(full_summary()))
     assert (await rows(jp_fetch))[BEFORE]["has_summary"] is True
     assert not (runs_root / BEFORE / "listing.json").exists()
+
+
+async def test_a_folder_named_with_control_characters_is_never_listed_or_served(
+        jp_fetch, runs_root):
+    for odd in ("\n", "\x1b]0;x\x07", "\r", "\x7f", "\x85"):
+        name = f"{ODD}{odd}x"
+        write_meta(runs_root / name)
+        listed = await rows(jp_fetch)
+        assert name not in listed and BEFORE in listed
+        for method, route, body in (("GET", [name], None), ("GET", [name, "html"], None),
+                                    ("GET", [name, "timeline"], None),
+                                    ("PATCH", [name], '{"name": "n"}'),
+                                    ("DELETE", [name], None)):
+            code, reply = await answer(jp_fetch, "runs", *route, method=method, body=body,
+                                       params={"step": "1"} if "timeline" in route else {})
+            assert code == 400 and "control characters" in reply["message"], (odd, route)
+        assert (runs_root / name / "meta.json").is_file()  # neither renamed nor deleted
+
+
+async def test_timeline_of_a_run_still_being_written_is_409(jp_fetch, runs_root):
+    shutil.copy(REAL / "tinygpt_after" / "trace.json.gz", runs_root / RUNNING / "trace.json.gz")
+    write_meta(runs_root / RUNNING, status="running", owner=current_owner())
+    code, body = await answer(jp_fetch, "runs", RUNNING, "timeline", params={"step": "1"})
+    assert code == 409 and "still being written" in body["message"]
+
+
+async def test_query_values_with_control_characters_or_many_digits_are_400(jp_fetch):
+    assert (await answer(jp_fetch, "runs", XSS, "timeline", params={"step": "1"}))[0] == 200
+    for step in ("1\n", "1\x00", "\x001", "1\r", "\t1", "1" * 60_000):
+        code, body = await answer(jp_fetch, "runs", XSS, "timeline", params={"step": step})
+        assert code == 400 and body["message"], step
+    for param in ("a", "b"):
+        ids = {"a": BEFORE, "b": AFTER, param: f"{BEFORE}\n"}
+        code, body = await answer(jp_fetch, "compare", params=ids)
+        assert code == 400 and "control character" in body["message"]
+    code, body = await answer(jp_fetch, "runs", BEFORE, "trace", params={"rank": "0\x00"})
+    assert code == 400

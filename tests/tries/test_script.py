@@ -347,6 +347,13 @@ def test_try_results_stay_inside_the_run(tmp_path):
     assert json.loads((tmp_path / "tries" / "amp.json").read_text())["fix"] == "amp"
     with pytest.raises(ValueError):
         write_try_result(tmp_path, "sub/amp", {})  # a fix name is never a path
+    assert read_try_result(run, "graphs") is None  # saved nothing: died first
+    for bad in ('{"fix": "amp", "median_ms": "5"}', "[1, 2]", '{"step_ms": [1.0]', ""):
+        (tmp_path / "tries" / "amp.json").write_text(bad)
+        said = read_try_result(run, "amp")
+        assert said is not None and said["fix"] == "amp", bad
+        assert said["error"].startswith("tries/amp.json is not a try's result: "), bad
+        assert "\n" not in said["error"]
 
 
 def test_amp_on_a_gpu_without_bf16_is_refused_not_run_in_fp16(tmp_path, monkeypatch):
