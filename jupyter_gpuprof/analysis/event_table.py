@@ -131,6 +131,11 @@ def valid_memory_events(mems: list[KinetoEvent], drops: Drops) -> list[KinetoEve
                                                   drops)))
 
 
+def valid_ts(mems: list[KinetoEvent]) -> np.ndarray:
+    """The allocator instants' start times (already validated), as one column."""
+    return _col(mems, "ts", np.float64)
+
+
 def n_gpu_rows(code: np.ndarray) -> int:
     """How many rows of these category codes are GPU activity."""
     return int(np.isin(code, _GPU_CODES).sum())
