@@ -56,21 +56,31 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not path.exists():
         raise CliError(f"no such file or folder: {path}")
     baseline = _baseline_ms(args.baseline_ms, path)
-    _print_report(path, args.json, baseline)
+    from .analysis.baseline_check import BaselineError
+
+    try:
+        _print_report(path, args.json, baseline)
+    except BaselineError as e:  # implausible for the trace's own steps
+        raise CliError(f"--baseline-ms {args.baseline_ms}: {e}") from None
     return 0
 
 
 def _baseline_ms(text: str | None, path: Path) -> list[float] | None:
-    """--baseline-ms: one unprofiled step time, or several comma-separated, in ms."""
+    """--baseline-ms: one unprofiled step time, or several comma-separated, in ms (finite and
+    positive here, before the trace is read; plausible for its steps once it is)."""
     if text is None:
         return None
+    from .analysis.baseline_check import BaselineError, check_baseline
+
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise CliError(f"--baseline-ms {text!r}: give step times in ms, e.g. 12.5 or 12.4,12.6")\
             from None
-    if not values or min(values) <= 0:
-        raise CliError("--baseline-ms: step times must be positive numbers of milliseconds")
+    try:
+        check_baseline(values)
+    except BaselineError as e:
+        raise CliError(f"--baseline-ms {text}: {e}") from None
     if not path.is_file():
         raise CliError("--baseline-ms applies to a trace file; a run folder has its own baseline")
     return values
