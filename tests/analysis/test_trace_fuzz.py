@@ -39,7 +39,8 @@ _args = st.one_of(_json, st.fixed_dictionaries({}, optional={
     "bytes": _scalars, "Bytes": _scalars, "Total Allocated": _scalars, "Device Type": _scalars,
     "Device Id": _scalars, "Input Dims": _json, "grid": _json, "name": _json}))
 _event = st.fixed_dictionaries({}, optional={
-    "ph": st.sampled_from(["X", "i", "M", "B", 5]), "cat": st.one_of(st.sampled_from(CATS), _scalars),
+    "ph": st.sampled_from(["X", "i", "M", "B", 5]),
+    "cat": st.one_of(st.sampled_from(CATS), _scalars),
     "name": st.one_of(st.sampled_from(["ProfilerStep#1", "ProfilerStep#2", "[memory]",
                                        "thread_name", "k", "aten::mm"]), _scalars),
     "pid": _scalars, "tid": _scalars, "ts": _time, "dur": _time, "args": _args})
