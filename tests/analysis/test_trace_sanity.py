@@ -240,3 +240,34 @@ def test_device_properties_as_digit_strings_are_read_as_numbers(tmp_path):
     t = load_trace(_write(doc, tmp_path))
     assert t.info.devices[0]["totalGlobalMem"] == _DOC["deviceProperties"][0]["totalGlobalMem"]
     assert t.info.warnings == []
+
+
+# --- no false alarms on the committed corpus ---------------------------------------------------
+
+DATA = TESTS / "data"
+CORPUS = sorted(p.relative_to(DATA).as_posix() for p in DATA.rglob("*.json.gz"))
+
+
+def test_the_corpus_is_every_committed_trace():
+    """Recorded runs, H200 scenarios and the third-party traces: 73 files when this was written."""
+    assert len(CORPUS) >= 73
+    assert {c.split("/")[0] for c in CORPUS} == {"corpus", "real", "wild"}
+
+
+@pytest.mark.parametrize("rel", CORPUS)
+def test_no_sanity_check_fires_on_a_sound_committed_trace(rel):
+    """Every check runs on every committed trace (real runs, old torch, ROCm, MTIA, range
+    profiler, vLLM/SGLang): none refuses it or adds a warning, and the baseline a recorded
+    run measured is plausible for its own profiled steps."""
+    from jupyter_gpuprof.analysis.baseline_check import check_baseline
+    from jupyter_gpuprof.analysis.steps import step_table
+
+    path = DATA / rel
+    trace = load_trace(path)
+    assert trace.info.warnings == []
+    meta = path.parent / "meta.json"
+    base = json.loads(meta.read_text()).get("baseline", {}).get("step_ms") if meta.exists() else None
+    if base and path.name == "trace.json.gz":
+        steps, window = step_table(trace)
+        profiled = (float(steps["step_us"].median()) if len(steps) else window.dur_us) / 1e3
+        check_baseline(base, profiled)
