@@ -266,7 +266,8 @@ def test_no_sanity_check_fires_on_a_sound_committed_trace(rel):
     trace = load_trace(path)
     assert trace.info.warnings == []
     meta = path.parent / "meta.json"
-    base = json.loads(meta.read_text()).get("baseline", {}).get("step_ms") if meta.exists() else None
+    base = (json.loads(meta.read_text()).get("baseline", {}).get("step_ms") if meta.exists()
+            else None)
     if base and path.name == "trace.json.gz":
         steps, window = step_table(trace)
         profiled = (float(steps["step_us"].median()) if len(steps) else window.dur_us) / 1e3
