@@ -76,3 +76,12 @@ def test_the_plausible_range_is_the_named_constants():
     with pytest.raises(BaselineError):
         check_baseline([MAX_BASELINE_SLOWER * 1.01], 1.0)
     check_baseline([1e-3, 86_400e3])  # a microsecond and a day: step times without a trace
+
+
+def test_the_baseline_is_judged_before_the_trace_is_read(tmp_path, capsys):
+    """A typo in the argument is said at once, not after decoding a 300 MB trace (nor hidden
+    behind what is wrong with the file)."""
+    broken = tmp_path / "truncated.json"
+    broken.write_text('{"traceEvents": [')
+    assert main(["analyze", str(broken), "--baseline-ms", "nan"]) == 2
+    assert "--baseline-ms nan: nan is not a finite number" in capsys.readouterr().err
