@@ -141,8 +141,8 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
         columns = valid_columns(evs, drops)
         evs = columns[0]
         mems = valid_memory_events(mems, drops)
-        sanity.refuse_if_empty(path, n_total, len(evs) + len(mems))
         drops.refuse_if_too_many(path, len(evs) + len(mems), n_gpu_rows(columns[1]))
+        sanity.refuse_if_empty(path, n_total, len(evs) + len(mems))  # after: drops say why
         info = trace_info(file, path, n_total, len(evs) + len(mems), warnings)
     except RecursionError:
         raise sanity.nesting_error(path) from None
