@@ -142,7 +142,7 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
         evs = columns[0]
         mems = valid_memory_events(mems, drops)
         drops.refuse_if_too_many(path, len(evs) + len(mems), n_gpu_rows(columns[1]))
-        sanity.refuse_if_empty(path, n_total, len(evs) + len(mems))  # after: drops say why
+        sanity.refuse_if_empty(path, n_total)
         info = trace_info(file, path, n_total, len(evs) + len(mems), warnings)
     except RecursionError:
         raise sanity.nesting_error(path) from None
