@@ -13,6 +13,7 @@ from typing import Any
 from .capture.options import add_step_options
 from .oneline import error_line
 from .protocol import ENV_RANKS
+from .terminal import say
 from .tries.script import add_try_option, check_try, print_report_with_tries
 
 EXIT_ERROR = 2
@@ -45,9 +46,9 @@ def _print_report(path: Path, as_json: bool, baseline_ms: list[float] | None = N
     report = (analyze_trace(path, baseline_ms, data=prefetch) if baseline_ms
               else analyze_path(path, data=prefetch))
     if as_json:
-        print(json.dumps(report.to_json()))
+        say(json.dumps(report.to_json()))
     else:
-        print(report.to_text())
+        say(report.to_text())
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -55,21 +56,31 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not path.exists():
         raise CliError(f"no such file or folder: {path}")
     baseline = _baseline_ms(args.baseline_ms, path)
-    _print_report(path, args.json, baseline)
+    from .analysis.baseline_check import BaselineError
+
+    try:
+        _print_report(path, args.json, baseline)
+    except BaselineError as e:  # implausible for the trace's own steps
+        raise CliError(f"--baseline-ms {args.baseline_ms}: {e}") from None
     return 0
 
 
 def _baseline_ms(text: str | None, path: Path) -> list[float] | None:
-    """--baseline-ms: one unprofiled step time, or several comma-separated, in ms."""
+    """--baseline-ms: one unprofiled step time, or several comma-separated, in ms (finite and
+    positive here, before the trace is read; plausible for its steps once it is)."""
     if text is None:
         return None
+    from .analysis.baseline_check import BaselineError, check_baseline
+
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise CliError(f"--baseline-ms {text!r}: give step times in ms, e.g. 12.5 or 12.4,12.6")\
             from None
-    if not values or min(values) <= 0:
-        raise CliError("--baseline-ms: step times must be positive numbers of milliseconds")
+    try:
+        check_baseline(values)
+    except BaselineError as e:
+        raise CliError(f"--baseline-ms {text}: {e}") from None
     if not path.is_file():
         raise CliError("--baseline-ms applies to a trace file; a run folder has its own baseline")
     return values
@@ -79,7 +90,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .report.comparison import compare
 
     result = compare(args.before, args.after, args.runs_root)
-    print(json.dumps(result.to_json()) if args.json else result.to_text())
+    say(json.dumps(result.to_json()) if args.json else result.to_text())
     return 0
 
 
@@ -94,11 +105,11 @@ def cmd_calibration(args: argparse.Namespace) -> int:
     root = RunStore(args.runs_root).root
     rows: list[CalibrationDoc] = msgspec.to_builtins(record_table(root))
     if args.json:
-        print(json.dumps(rows))
+        say(json.dumps(rows))
     elif rows:
-        print(table_text(rows))
+        say(table_text(rows))
     else:
-        print(f"no tries recorded in {root} yet: `%%gpuprofile --try` and "
+        say(f"no tries recorded in {root} yet: `%%gpuprofile --try` and "
               "`jupyter gpuprof run --try` add theirs")
     return 0
 
@@ -117,9 +128,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise CliError(f"no such run, file or folder: {args.run}") from None
     # analysed afresh: a cached summary.json is not trusted for a file meant to be shared
     out = write_export(analyze_path(path).summary_doc(), args.html)
-    print(
+    say(
         f"gpuprof: wrote {out} ({out.stat().st_size / 1e3:,.0f} kB, self-contained)",
-        file=sys.stderr,
+        err=True,
     )
     return 0
 
@@ -132,17 +143,17 @@ def _report_ncu_rank(run: Any, rank: int, as_json: bool) -> None:
     error = read_ncu_error(run, name)
     if error or "info" not in ncu_paths(run, name):
         why = error or f"no report: did rank {rank} run? (see its output above)"
-        print(f"gpuprof: ncu on rank {rank}: {why}", file=sys.stderr)
+        say(f"gpuprof: ncu on rank {rank}: {why}", err=True)
         return
     from .ncu import load_ncu
 
     res = load_ncu(run, name)
-    print(
+    say(
         f"gpuprof: ncu on rank {rank}: {len(res.kernels)} kernels in {run.path / 'ncu'}",
-        file=sys.stderr,
+        err=True,
     )
     if not as_json:
-        print(res.to_text())
+        say(res.to_text())
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -161,14 +172,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         except Exception as e:  # noqa: BLE001 - the command's own status matters more; the run is kept
             if args.traceback:
                 raise
-            print(f"gpuprof: analysis failed: {_describe(e)}", file=sys.stderr)
+            say(f"gpuprof: analysis failed: {_describe(e)}", err=True)
     if args.ncu_rank is not None:
         try:
             _report_ncu_rank(run, args.ncu_rank, args.json)
         except Exception as e:  # noqa: BLE001 - as above: the run and the command's status stand
             if args.traceback:
                 raise
-            print(f"gpuprof: reading the ncu report failed: {_describe(e)}", file=sys.stderr)
+            say(f"gpuprof: reading the ncu report failed: {_describe(e)}", err=True)
     return job.code
 
 
@@ -293,5 +304,5 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - one line for users; --traceback for the rest
         if args.traceback:
             raise
-        print(f"gpuprof: {_describe(e)}", file=sys.stderr)
+        say(f"gpuprof: {_describe(e)}", err=True)
         return EXIT_ERROR

@@ -16,6 +16,7 @@ from .capture.session import ProfileSession
 from .capture.settings import CaptureSettings
 from .progress import CaptureProgress
 from .store import Run, RunStore
+from .terminal import say
 
 NO_GPU_BANNER = (
     "GPU metrics unavailable: CUDA is not available in this kernel; "
@@ -191,12 +192,12 @@ class GpuProfMagics(Magics):
         steps, framework = session.steps_seen, (session.framework or {}).get("name")
         if steps > 1:
             where = f" ({framework} Trainer)" if framework else ""
-            print(f"gpuprofile: the cell ran {steps} training steps in one run{where}: "
+            say(f"gpuprofile: the cell ran {steps} training steps in one run{where}: "
                   "profiled as a training loop, run once")
             if session.fitted:
-                print(f"gpuprofile: {session.fitted}")
+                say(f"gpuprofile: {session.fitted}")
             return
-        print(f"gpuprofile: the cell ran {steps} training step(s): profiled as one step, "
+        say(f"gpuprofile: the cell ran {steps} training step(s): profiled as one step, "
               f"re-run {session.settings.schedule().total} times")
         session.use_body(started)
         if self._progress is not None:
@@ -210,7 +211,7 @@ class GpuProfMagics(Magics):
             if error is None:
                 raise
             # Saving failed too (disk full…): say so, but let the cell's own exception through.
-            print(f"gpuprofile: could not save the run: {type(e).__name__}: {e}")
+            say(f"gpuprofile: could not save the run: {type(e).__name__}: {e}")
             return
         self.last_run = run
         if self._shown is session:
@@ -231,7 +232,7 @@ class GpuProfMagics(Magics):
 
     def _show_now(self, session: ProfileSession, args: Any) -> None:
         self._shown = session
-        print("gpuprofile: capture complete; the loop goes on without the profiler")
+        say("gpuprofile: capture complete; the loop goes on without the profiler")
         self._show(session, session.run, args.output, display=not args.quiet, cell_error=None)  # type: ignore[arg-type]
 
     def _show(
@@ -243,9 +244,9 @@ class GpuProfMagics(Magics):
         cell_error: BaseException | None,
     ) -> Any:
         """Print the capture's summary and show its report; the report (None without one)."""
-        print(session.describe())
+        say(session.describe())
         if run.meta.error:
-            print(f"gpuprofile: run {run.meta.status}: {run.meta.error}")
+            say(f"gpuprofile: run {run.meta.status}: {run.meta.error}")
         report = None
         if self._progress is not None:
             self._progress.stage("analysing the trace…")
@@ -259,7 +260,7 @@ class GpuProfMagics(Magics):
 
             show(report)  # the report carries its own "GPU metrics unavailable" banner
         elif not run.meta.env.get("cuda_available", False):
-            print(NO_GPU_BANNER)
+            say(NO_GPU_BANNER)
         return report
 
     @staticmethod
@@ -269,7 +270,7 @@ class GpuProfMagics(Magics):
 
             return analyze_run(run)
         except Exception as e:  # noqa: BLE001 - the run is kept; analysis can be redone later
-            print(f"gpuprofile: analysis failed ({type(e).__name__}: {e}); run kept at {run.path}")
+            say(f"gpuprofile: analysis failed ({type(e).__name__}: {e}); run kept at {run.path}")
             return None
 
 

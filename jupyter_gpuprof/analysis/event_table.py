@@ -49,7 +49,7 @@ def _ids(evs: list[KinetoEvent], attr: str) -> np.ndarray:
     """pid/tid column: ints, with -1 where a trace wrote a string label instead."""
     try:
         return _col(evs, attr)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # string ids, or digits past int64
         return _ints((formats.int_label(getattr(e, attr)) for e in evs), len(evs))
 
 
@@ -89,7 +89,7 @@ def _sparse(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
     col = np.full(n, -1, dtype=np.int64)
     try:
         col[idx] = _col(items, attr)
-    except (TypeError, ValueError):  # a string id ("0x1f", "stream 7") somewhere
+    except (TypeError, ValueError, OverflowError):  # a string id ("0x1f", "stream 7", "9"*40)
         col[idx] = _ints((formats.int_label(getattr(i, attr)) for i in items), len(items))
     return col
 
@@ -129,6 +129,11 @@ def valid_memory_events(mems: list[KinetoEvent], drops: Drops) -> list[KinetoEve
     no_gpu = np.zeros(len(mems), dtype=bool)
     return _pick(mems, np.flatnonzero(valid_times(_col(mems, "ts", np.float64), None, no_gpu,
                                                   drops)))
+
+
+def valid_ts(mems: list[KinetoEvent]) -> np.ndarray:
+    """The allocator instants' start times (already validated), as one column."""
+    return _col(mems, "ts", np.float64)
 
 
 def n_gpu_rows(code: np.ndarray) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -33,21 +33,24 @@ KEPT_CATEGORIES = (
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 #: an allocator instant's `Device Type` on a CUDA device
 MEMORY_DEVICE_TYPE_CUDA = 1
+#: an id or count as the event table stores it (int64): a larger one drops its event as "out
+#: of range" instead of overflowing the table's columns
+Id = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
 
 class KinetoArgs(msgspec.Struct, gc=False):
     """The `args` fields the event table reads (links, stream, bytes, shapes, allocator)."""
 
-    external_id: int = msgspec.field(default=-1, name="External id")
-    external_id_old: int = msgspec.field(default=-1, name="external id")  # torch <= 1.9 GPU rows
-    correlation: int = -1
-    stream: int | str = -1  # ROCm writes "0x0" on runtime calls
-    device: int = -1
-    nbytes: int | str = msgspec.field(default=-1, name="bytes")  # ROCm runtime calls: "1"
-    mem_bytes: int = msgspec.field(default=0, name="Bytes")
-    total_allocated: int = msgspec.field(default=-1, name="Total Allocated")
-    device_type: int = msgspec.field(default=-1, name="Device Type")
-    device_id: int = msgspec.field(default=-1, name="Device Id")
+    external_id: Id = msgspec.field(default=-1, name="External id")
+    external_id_old: Id = msgspec.field(default=-1, name="external id")  # torch <= 1.9 GPU rows
+    correlation: Id = -1
+    stream: Id | str = -1  # ROCm writes "0x0" on runtime calls
+    device: Id = -1
+    nbytes: Id | str = msgspec.field(default=-1, name="bytes")  # ROCm runtime calls: "1"
+    mem_bytes: Id = msgspec.field(default=0, name="Bytes")
+    total_allocated: Id = msgspec.field(default=-1, name="Total Allocated")
+    device_type: Id = msgspec.field(default=-1, name="Device Type")
+    device_id: Id = msgspec.field(default=-1, name="Device Id")
     input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input Dims")
     input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input type")
     # a kernel's launch shape and CUPTI's occupancy estimate (absent on copies and older traces)
@@ -65,8 +68,8 @@ class KinetoEvent(msgspec.Struct, gc=False):
     ph: str = ""
     cat: str = ""
     name: str = ""
-    pid: int | str = -1
-    tid: int | str = -1
+    pid: Id | str = -1
+    tid: Id | str = -1
     # NaN marks a missing time, which validation drops (0.0 would pass for a real value)
     ts: float = math.nan
     dur: float = math.nan

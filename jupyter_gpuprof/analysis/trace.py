@@ -3,7 +3,8 @@
 The file is decoded into typed structs (`kineto_json`) and laid out as columns (`event_table`).
 Unknown event kinds are skipped; a truncated or corrupt file raises `TraceError` with a one-line
 message that names the file. Every kept event is validated (`trace_validate`): invalid ones are
-dropped and counted into `TraceInfo.warnings`.
+dropped and counted into `TraceInfo.warnings`; then the whole trace (`trace_sanity`): duplicates
+read once and said, an empty or clockless trace refused.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import trace_formats as formats
+from . import trace_sanity as sanity
 from .event_table import (
     MEMORY_COLUMNS,
     build_table,
@@ -22,12 +24,16 @@ from .event_table import (
     n_gpu_rows,
     valid_columns,
     valid_memory_events,
+    valid_ts,
 )
 from .kineto_json import GPU_CATEGORIES, KinetoFile, decode, select, thread_names
 from .trace_validate import Drops, strip_bom
 from .tracefile import Prefetch, TraceError, read_trace_bytes
 
 __all__ = ["Trace", "TraceError", "TraceInfo", "load_trace"]
+
+#: more ranks than any job runs: a larger rank or world size in a header is a broken field
+MAX_RANKS = 2**20
 
 
 @dataclass
@@ -96,19 +102,21 @@ class Trace:
         return bool(self.events["cat"].isin(GPU_CATEGORIES).any())
 
 
-def trace_info(file: KinetoFile, path: Path, n_total: int, n_kept: int) -> TraceInfo:
-    """TraceInfo from a decoded file's header fields."""
+def trace_info(file: KinetoFile, path: Path, n_total: int, n_kept: int,
+               warnings: list[str]) -> TraceInfo:
+    """TraceInfo from a decoded file's header fields (what is wrong with them said in
+    `warnings`)."""
     info = TraceInfo(
-        path=str(path), devices=list(file.deviceProperties),
+        path=str(path), devices=sanity.valid_devices(file.deviceProperties, warnings),
         cuda_runtime_version=file.cuda_runtime_version,
         record_shapes=bool(file.record_shapes), profile_memory=bool(file.profile_memory),
         n_events_total=n_total, n_events_skipped=n_total - n_kept,
         thread_names=thread_names(file.traceEvents),
     )
     dist = file.distributedInfo or {}
-    if isinstance(rank := dist.get("rank"), int):
+    if isinstance(rank := dist.get("rank"), int) and 0 <= rank < MAX_RANKS:
         info.rank = rank
-    if isinstance(world_size := dist.get("world_size"), int):
+    if isinstance(world_size := dist.get("world_size"), int) and 0 < world_size <= MAX_RANKS:
         info.world_size = world_size
     return info
 
@@ -124,20 +132,26 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
     drops = Drops()
     raw = formats.as_object_form(strip_bom(read_trace_bytes(path) if data is None else data.take(),
                                    warnings))
-    file, n_total = decode(raw, path, keep_python, drops, warnings)
-    del raw
-    if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
-        raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
-    evs, mems = select(file.traceEvents, keep_python)
-    columns = valid_columns(evs, drops)
-    evs = columns[0]
-    mems = valid_memory_events(mems, drops)
-    drops.refuse_if_too_many(path, len(evs) + len(mems), n_gpu_rows(columns[1]))
-    info = trace_info(file, path, n_total, len(evs) + len(mems))
+    try:
+        file, n_total = decode(raw, path, keep_python, drops, warnings)
+        del raw
+        if not file.traceEvents and file.schemaVersion is None and not file.deviceProperties:
+            raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
+        evs, mems = select(file.traceEvents, keep_python)
+        columns = valid_columns(evs, drops)
+        evs = columns[0]
+        mems = valid_memory_events(mems, drops)
+        drops.refuse_if_too_many(path, len(evs) + len(mems), n_gpu_rows(columns[1]))
+        sanity.refuse_if_empty(path, n_total)
+        info = trace_info(file, path, n_total, len(evs) + len(mems), warnings)
+    except RecursionError:
+        raise sanity.nesting_error(path) from None
     info.n_events_dropped, info.held = drops.total, formats.foreign_counts(file.traceEvents)
-    info.warnings = warnings + drops.warnings()
     del file
-    events, memory = build_table(*columns), memory_events(mems)
+    sanity.check_clock(path, np.concatenate([columns[2], valid_ts(mems)]), warnings)
+    events, memory = sanity.drop_duplicates(build_table(*columns), memory_events(mems), warnings)
+    sanity.check_step_order(path, events)
+    info.warnings = warnings + drops.warnings()
     if len(events):
         info.t0_us = float(events["ts_us"].min())
         events["ts_us"] -= info.t0_us

@@ -54,16 +54,15 @@ def normalise_categories(events: list[Any]) -> int:
 
 def int_label(value: int | str) -> int:
     """An id as an int: old traces write thread ids as strings ("5555"), ROCm stream handles in
-    hex ("0x1f"); -1 for a label that is not a number ("stream 7")."""
+    hex ("0x1f"); -1 for a label that is not a number ("stream 7") or past int64."""
     if isinstance(value, int):
         return value
     text = value.strip().lower()
-    if text.startswith("0x"):
-        try:
-            return int(text, 16)
-        except ValueError:
-            return -1
-    return int(text) if text.isdigit() else -1
+    try:
+        n = int(text, 16) if text.startswith("0x") else int(text) if text.isdigit() else -1
+    except ValueError:
+        return -1
+    return n if n < 2**63 else -1  # a table column holds int64
 
 
 #: event kinds the analyses do not read, but whose presence says what kind of trace this is

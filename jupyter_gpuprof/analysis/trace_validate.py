@@ -78,7 +78,9 @@ class _Kind(msgspec.Struct, gc=False):
 
 def _wrong_type_reason(exc: msgspec.ValidationError) -> str:
     where = _AT_FIELD.search(str(exc))
-    what = "out of range" if "out of range" in str(exc) else "of the wrong type"
+    text = str(exc)
+    out = "out of range" in text or "Expected `int` <=" in text or "Expected `int` >=" in text
+    what = "out of range" if out else "of the wrong type"
     return f"`{where.group(1)}` {what}" if where else "malformed event"
 
 

@@ -9,6 +9,7 @@ from ..capture.session import ProfileSession, current_session
 from ..capture.settings import CaptureSettings
 from ..store import Run, RunStore
 from ..store.meta_blocks import FrameworkMeta
+from ..terminal import say
 
 
 class CallbackCapture:
@@ -32,7 +33,7 @@ class CallbackCapture:
             self.end(RuntimeError("the training stopped before its end"))
         running = current_session()
         if running is not None and not running.closed:
-            print("gpuprofile: a capture is already running (%%gpuprofile or profile()); "
+            say("gpuprofile: a capture is already running (%%gpuprofile or profile()); "
                   "the callback leaves this training to it")
             return
         settings = CaptureSettings(**{**self.settings.__dict__})
@@ -47,12 +48,12 @@ class CallbackCapture:
         if session is None:
             return
         self.run = session.finish(error)
-        print(session.describe())
+        say(session.describe())
         if self.run.meta.error:
-            print(f"gpuprofile: run {self.run.meta.status}: {self.run.meta.error}")
+            say(f"gpuprofile: run {self.run.meta.status}: {self.run.meta.error}")
         if self.analyze and self.run.trace_paths():
             from ..report import analyze_run
 
             self.report = analyze_run(self.run)
-            print(f"gpuprofile: verdict {self.report.advice.verdict}: "
+            say(f"gpuprofile: verdict {self.report.advice.verdict}: "
                   f"{self.report.advice.verdict.summary}")

@@ -13,7 +13,6 @@ import os
 import shlex
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from ..protocol import (
     ENV_STOP,
     PER_RUN,
 )
+from ..terminal import say
 from .naming import run_name
 from .torchrun import split_launcher
 
@@ -231,7 +231,7 @@ def launch(args: argparse.Namespace, check_try: Any = None) -> Launched:
             "command": shlex.join(launched),
         }
     run.write_meta()
-    print(f"gpuprof: capturing into {run.path}", file=sys.stderr)
+    say(f"gpuprof: capturing into {run.path}", err=True)
     try:
         env = child_env(run.path, settings, losses="" if args.try_fixes is None else "original",
                         stop=bool(getattr(args, "stop_after_capture", False)))
@@ -248,9 +248,9 @@ def launch(args: argparse.Namespace, check_try: Any = None) -> Launched:
     if interrupted:
         kept = ("the capture is complete: jupyter gpuprof analyze "
                 if run.meta.status == "complete" else "what was measured is kept: ")
-        print(f"gpuprof: interrupted; {kept}{shlex.quote(str(run.path))}", file=sys.stderr)
+        say(f"gpuprof: interrupted; {kept}{shlex.quote(str(run.path))}", err=True)
     else:
-        print(f"gpuprof: run {run.meta.status}" + (f": {run.meta.error}" if run.meta.error
+        say(f"gpuprof: run {run.meta.status}" + (f": {run.meta.error}" if run.meta.error
                                                     else "") + f"{some} ({run.path})",
-              file=sys.stderr)
+              err=True)
     return Launched(run, code, launched, child_env(run.path, settings), interrupted)

@@ -16,6 +16,7 @@ import pandas as pd
 from ..advice.findings import Verdict
 from ..advice.passes import Context, finish
 from ..advice.verdict import Advice
+from ..analysis.baseline_check import check_baseline
 from ..analysis.conditions import gpu_time_spread
 from ..analysis.distributed import Distributed, analyze_ranks
 from ..analysis.loader_pace import LoaderPace, loader_pace
@@ -255,10 +256,12 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
 def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
                   flops_per_step: float | None = None, meta: RunMeta | None = None,
                   data: Prefetch | None = None, host_probe_ms: float | None = None) -> Report:
-    """Report for one trace file (baseline from the arguments or a sibling meta file)."""
+    """Report for one trace file (baseline from the arguments or a sibling meta file); a
+    baseline given as an argument must be plausible for the trace's steps (`BaselineError`)."""
     path = Path(path)
     held: Any = meta.baseline if meta else None
     conditions: object = meta.conditions if meta else None
+    given = baseline_step_ms  # typed by a person: checked against the trace's steps below
     if baseline_step_ms is None and meta is None:
         side = sibling_meta(path)
         baseline_step_ms = side.get("step_ms_all") or side.get("baseline", {}).get("step_ms")
@@ -269,6 +272,8 @@ def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
     trace = load_trace(path, data=data)
     a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms, *_stalls(held),
                 gpu_spread=_spread(conditions))
+    if given is not None:
+        check_baseline(given, a.real.profiled_step_ms)
     report = Report(a, finish(_context(a, meta)), meta, str(path), timeline=_timeline(trace, a))
     report.baseline_ms = list(baseline_step_ms or [])
     return report

@@ -15,13 +15,14 @@ from typing import Any, cast
 from ..advice.fix_table import fixes_help
 from ..store import Run
 from ..store.meta_blocks import TryMeta
+from ..terminal import say
 from ..views.summary_doc import StackDoc, TryDoc
 
 
 def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryMeta]:
     """Run, judge, save and print the tries; a problem is printed, never raised."""
     if code is None:
-        print("gpuprofile --try: a whole-loop cell cannot be re-run per step; "
+        say("gpuprofile --try: a whole-loop cell cannot be re-run per step; "
               "put one step in the cell (--body) to try fixes")
         return []
     from ..report import run_summary
@@ -34,24 +35,24 @@ def try_after_report(shell: Any, run: Run, code: Any, args: Any) -> list[TryMeta
     try:
         fixes = parse_fixes(args.try_fixes, findings)
     except ValueError as e:
-        print(f"gpuprofile: {e}")
+        say(f"gpuprofile: {e}")
         return []
     if not fixes:
-        print("gpuprofile --try: none of the recommended fixes can be applied without editing "
+        say("gpuprofile --try: none of the recommended fixes can be applied without editing "
               f"code; name them: --try {fixes_help()}")
         return []
     ns = shell.user_ns
     step = lambda: exec(code, ns)  # noqa: E731 - the cell's step, as the baseline ran it
     control, raw = run_tries(step, ns, fixes, warmup=args.warmup, steps=args.steps)
     tries = record_tries(run, summary, raw, control)
-    print("\n".join(try_lines(cast("list[TryDoc]", tries))))  # the summary's tries, judged
+    say("\n".join(try_lines(cast("list[TryDoc]", tries))))  # the summary's tries, judged
     stack = stack_fixes(tries, control, in_kernel(step, ns, args.warmup, args.steps),
                         run.meta.training)
     if stack is not None:
         record_stack(run, {**summary, "tries": tries}, stack)
-        print("\n".join(stack_lines(cast("StackDoc", stack))))
+        say("\n".join(stack_lines(cast("StackDoc", stack))))
     if (line := next_step_line(findings, tries)) is not None:
-        print(line)
+        say(line)
     return tries
 
 
@@ -83,7 +84,6 @@ def record_tries(run: Run, summary: Mapping[str, object], raw: list[TryMeta],
 def append_to_record(run: Run, summary: Mapping[str, object], tries: list[TryMeta]) -> None:
     """Append the judged tries to the runs root's calibration record; a record that cannot be
     written is said on stderr and never fails the tries."""
-    import sys
     import time
 
     from ..advice.calibration import entries_of_tries, workload_fingerprint
@@ -100,8 +100,8 @@ def append_to_record(run: Run, summary: Mapping[str, object], tries: list[TryMet
     try:
         append_entries(run.path.parent, entries)
     except OSError as e:
-        print(f"gpuprof: the tries were not added to the calibration record: {e}",
-              file=sys.stderr)
+        say(f"gpuprof: the tries were not added to the calibration record: {e}",
+              err=True)
 
 
 def next_step_line(findings: Sequence[Mapping[str, object]],

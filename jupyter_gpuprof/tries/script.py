@@ -15,13 +15,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ..advice.fix_table import FIX_NAMES, fixes_help, stack_name
 from ..protocol import ENV_LOSSES, ENV_RANKS, ENV_SETTINGS, ENV_TRY, ENV_TRY_TIMEOUT
+from ..terminal import say
 
 if TYPE_CHECKING:  # the CLI imports this module for its option: numpy and the store can wait
     from ..store import Run
@@ -264,18 +264,18 @@ def print_report_with_tries(run: Run, cmd: list[str], env: dict[str, str], text:
     """`run --try`'s output: the report with its tries, then the next step by measured gain."""
     summary = try_fixes_on_script(run, cmd, env, text)
     if as_json:
-        print(json.dumps(summary))
+        say(json.dumps(summary))
         return
     from ..views.text import render_text
     from .cell import next_step_line
 
-    print(render_text(cast("SummaryDoc", summary)))  # run_summary's, with the judged tries
+    say(render_text(cast("SummaryDoc", summary)))  # run_summary's, with the judged tries
     findings, tries = summary.get("findings"), summary.get("tries")
     if (line := next_step_line(findings if isinstance(findings, list) else [],
                                cast("list[TryMeta]", tries or []))):
-        print(line)
+        say(line)
 
 
 def _say(line: str) -> None:
     """Progress and reasons go to stderr, like the rest of `run`'s own messages."""
-    print(f"gpuprof: {line}", file=sys.stderr)
+    say(f"gpuprof: {line}", err=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import units
+from ..terminal import visible
 from .palette import NO_GPU_BANNER, PARTIAL_BANNER
 from .summary_doc import DistributedDoc, FindingDoc, StepsDoc, SummaryDoc, VerdictDoc
 from .whatif_text import (
@@ -133,7 +134,7 @@ def spikes_sentence(steps: StepsDoc) -> str | None:
 
 def render_headline(s: SummaryDoc) -> str:
     """A report's first screen: the verdict, the top fix as code, what it is worth, and how to
-    measure it before editing anything."""
+    measure it before editing anything (control characters made visible)."""
     v = s["verdict"]
     lines = [f"!! {b}"] if (b := banner(s)) is not None else []
     lines.append(f"Verdict: {verdict_name(v)} ({v.get('confidence')} confidence)")
@@ -142,7 +143,7 @@ def render_headline(s: SummaryDoc) -> str:
     if not findings:
         if v.get("category"):
             lines.append("No fix found worth making; the full report has the step's tables.")
-        return "\n".join(lines)
+        return visible("\n".join(lines))
     f = findings[0]
     lines.append(f"Top fix: {f['title']} — {finding_line(f)}")
     if w := f.get("where"):
@@ -151,11 +152,11 @@ def render_headline(s: SummaryDoc) -> str:
     lines += [x for x in (measured_for(f, s.get("tries")), try_hint(f)) if x]
     if len(findings) > 1:
         lines.append(f"{len(findings) - 1} more finding(s) in the full report.")
-    return "\n".join(lines)
+    return visible("\n".join(lines))
 
 
 def render_text(s: SummaryDoc) -> str:
-    """The whole report as text."""
+    """The whole report as text (control characters made visible: it may reach a terminal)."""
     lines: list[str] = []
     src, st, gpu, v = s["source"], s["steps"], s["gpu"], s["verdict"]
     title = f"jupyter_gpuprof report — {src.get('name') or src.get('path')}"
@@ -233,4 +234,4 @@ def render_text(s: SummaryDoc) -> str:
                          f"{'yes' if k['tensor_core'] else 'no':>4}{k['calls_per_step']:>11.1f}"
                          f"{k['ms_per_step']:>9.3f}{units.pct(k.get('pct_of_gpu'), 1):>11}"
                          f"{units.pct(k.get('pct_of_step'), 1):>10}")
-    return "\n".join(lines)
+    return visible("\n".join(lines))
