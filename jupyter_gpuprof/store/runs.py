@@ -115,7 +115,11 @@ class RunStore:
                 owner=current_owner(),
             )
             run = Run(path, meta)
-            run.write_meta()
+            try:
+                run.write_meta()
+            except BaseException:  # a full disk: no half-made run folder is left to list
+                shutil.rmtree(path, ignore_errors=True)
+                raise
             return run
         raise RunStoreError(f"could not create a unique run folder for {base!r}")
 
