@@ -34,6 +34,7 @@ stage, root = sys.argv[1], sys.argv[2]
 
 
 def killed(*args, **kwargs):
+    print("killed at", stage, flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -93,6 +94,7 @@ def test_shells_killed_at_each_stage_leave_interrupted_or_sound_runs(tmp_path):
     outputs = {stage: p.communicate(timeout=240)[0].decode() for stage, p in procs.items()}
     for stage, p in procs.items():
         assert p.returncode == -signal.SIGKILL, (stage, outputs[stage][-2000:])
+        assert f"killed at {stage}" in outputs[stage], (stage, outputs[stage][-2000:])
     runs = {r.meta.name.replace("_", " "): r for r in RunStore(root).list() if not r.broken}
     assert sorted(runs) == sorted([*STAGES, "compute"]), sorted(runs)
     for stage in ("baseline", "capture", "trace write"):
@@ -105,7 +107,8 @@ def test_shells_killed_at_each_stage_leave_interrupted_or_sound_runs(tmp_path):
         assert run.status == "complete", (stage, run.status)
         assert _trace_reads(run.trace_paths()[0]), stage
         assert run.meta.tries == []
-    assert [p for p in runs["trace write"].path.iterdir() if is_temp(p.name)]
+    # what the shell killed in the trace write left is swept by the next store start-up (a
+    # later shell's first run), else here
     sweep(root, include_tmpdir=False)
     assert [p for p in root.rglob("*") if is_temp(p.name)] == []
     assert {p.name: p.read_bytes() for p in keep.iterdir()} == before

@@ -127,3 +127,39 @@ def test_a_daemon_the_try_forked_is_stopped_with_it(tmp_path):
         time.sleep(0.05)
     assert not _alive(daemon)
     assert b"main done" in (tmp_path / "log").read_bytes()
+
+
+def test_a_try_result_without_step_times_is_that_tries_error(tmp_path):
+    """A tries/<fix>.json with no step times once stopped `run --try` from printing any report
+    (its median was formatted as a number): it is that try's one-line error."""
+    run = _run(tmp_path)
+    write = ("import json, pathlib, sys; pathlib.Path(sys.argv[1], 'tries', 'tf32.json')"
+             ".write_text(json.dumps({'fix': 'tf32', 'step_ms': []}))")
+    result, _ = run_one_try(run, [sys.executable, "-c", write, str(run.path)],
+                            dict(os.environ), "tf32")
+    assert result["error"] == "its result (tries/tf32.json) holds no usable step times"
+
+
+def test_tries_gone_wrong_never_cost_the_runs_report(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    from paths import ROOT
+
+    from jupyter_gpuprof.store import open_run
+    from jupyter_gpuprof.tries import script
+
+    folder = tmp_path / "20260101-000000-run"
+    shutil.copytree(ROOT / "tests" / "data" / "real" / "compute", folder)
+    run = open_run(folder)
+    run.meta.status = "complete"
+    run.write_meta()
+
+    def broken(*args):
+        raise TypeError("unsupported format string passed to NoneType.__format__")
+
+    monkeypatch.setattr(script, "try_fixes_on_script", broken)
+    script.print_report_with_tries(run, ["true"], {}, "tf32", as_json=False)
+    out, err = capsys.readouterr()
+    assert "VERDICT" in out
+    assert err.strip() == ("gpuprof: --try stopped: TypeError: unsupported format string passed "
+                           "to NoneType.__format__; the report without the tries follows")
