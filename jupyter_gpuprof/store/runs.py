@@ -194,7 +194,7 @@ class RunStore:
             run.edit_meta(change)  # into the existing folder only: a deleted run never returns
         except FileNotFoundError:
             raise RunNotFound(f"no run {run_id!r} (deleted meanwhile)") from None
-        except (OSError, ValueError, TypeError) as e:
+        except (ValueError, TypeError) as e:  # replaced by a corrupt one since `get`
             raise CorruptRun(f"run {run_id!r} has no readable meta.json: {e}") from None
         return run
 
