@@ -204,3 +204,30 @@ def test_open_run_errors(tmp_path):
     (tmp_path / "meta.json").write_text("[]")
     with pytest.raises(ValueError):
         open_run(tmp_path)
+
+
+WRITER = """
+import sys
+from jupyter_gpuprof.store import RunStore
+store = RunStore(sys.argv[1])
+for i in range(25):
+    run = store.create("same name")
+    run.meta.status, run.meta.code = "complete", f"{sys.argv[2]} {i}"
+    run.write_meta()
+"""
+
+
+def test_two_processes_writing_runs_into_one_root_at_once(tmp_path):
+    """Two writers creating runs of one name in the same seconds: each run its own folder
+    (an exclusive mkdir), every run whole, none lost."""
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), who])
+             for who in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    runs = RunStore(tmp_path).list()
+    assert not [r for r in runs if r.broken]
+    codes = sorted(r.meta.code for r in runs)
+    assert codes == sorted(f"{who} {i}" for who in ("a", "b") for i in range(25))
+    assert len({r.id for r in runs}) == 50
