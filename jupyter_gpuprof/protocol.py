@@ -26,7 +26,10 @@ ENV_RANKS = "JUPYTER_GPUPROF_RANKS"
 ENV_STOP = "JUPYTER_GPUPROF_STOP_AFTER_CAPTURE"
 #: the user's override of how long one try may run, in seconds
 ENV_TRY_TIMEOUT = "JUPYTER_GPUPROF_TRY_TIMEOUT_S"
+#: a try process's own random token: whatever it started, a daemon that left its process group
+#: too, is found by it and stopped when the try ends (tries/supervise.py)
+ENV_TRY_TOKEN = "JUPYTER_GPUPROF_TRY_TOKEN"
 #: what the child may not inherit from a run it runs inside: each run sets its own
-PER_RUN = (ENV_LOSSES, ENV_RANKS, ENV_TRY, ENV_STOP)
+PER_RUN = (ENV_LOSSES, ENV_RANKS, ENV_TRY, ENV_STOP, ENV_TRY_TOKEN)
 #: the folder put first on the child's PYTHONPATH (its sitecustomize starts the capture)
 BOOTSTRAP = Path(__file__).resolve().parent / "launcher" / "bootstrap"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..oneline import error_line
@@ -48,16 +46,15 @@ def write_trace(session: ProfileSession, rank: int | None) -> str | None:
     prof: Any = session.driver.profiler
     if prof is None:
         return "no trace: the profiler never started"
-    fd, tmp = tempfile.mkstemp(prefix="gpuprof-", suffix=".json")
-    os.close(fd)
+    run: Run = session.run  # type: ignore[assignment]
     try:
-        prof.export_chrome_trace(tmp)
-        session.run.write_trace(tmp, rank=rank)  # type: ignore[union-attr]
+        # exported into the run folder under a temporary name (never $TMPDIR): a writer killed
+        # here leaves a file the store's start-up sweep removes (store/temp_files.py)
+        with run.export_file() as tmp:
+            prof.export_chrome_trace(str(tmp))
+            run.write_trace(tmp, rank=rank)
     except Exception as e:  # noqa: BLE001 - e.g. stopped before any active step
         return f"no trace: {error_line(e, with_type=True)}"
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
     return None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -212,7 +213,11 @@ class ProfileSession(StepMarks, StepBudget):
         outcome.fill_meta(self, meta)
         if rank_ws:
             meta.rank, meta.world_size = rank_ws
-        self.run.write_meta(rank=rank if self._shared_folder and rank_ws else None)  # type: ignore[union-attr]
+        try:
+            self.run.write_meta(rank=rank if self._shared_folder and rank_ws else None)  # type: ignore[union-attr]
+        except OSError as e:  # a full disk: one line, and the training it runs goes on
+            print(f"gpuprof: the run could not be saved ({error_line(e)}); its folder keeps "
+                  f"what was written before: {self.run.path}", file=sys.stderr)  # type: ignore[union-attr]
         if cleanup:
             self._remove_hooks()
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..store.temp_files import temp_prefix  # a killed reader's copy is swept at start-up
 from .driver import ENV_NCU
 from .errors import NcuReportError
 from .readers import RULE_COLUMNS
@@ -63,7 +64,7 @@ def report_records(
     p = Path(path)
     tmp = None
     if p.suffix == ".gz":
-        fd, tmp = tempfile.mkstemp(suffix=".ncu-rep")
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(), suffix=".ncu-rep")
         with os.fdopen(fd, "wb") as f:
             f.write(gzip.decompress(p.read_bytes()))
     try:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from ..store import Run, RunStore, open_run
 from ..store.ncu_files import save_ncu
+from ..store.temp_files import temp_prefix  # a killed session's folder is swept at start-up
 from .driver import build_command, export_csv, find_ncu, ncu_version, print_progress, run_ncu
 from .options import DEFAULT_LAUNCH_COUNT, NcuOptions
 from .replay import run_replay
@@ -106,7 +107,7 @@ def capture_replay(
     if trace is None or not Path(trace).is_file():
         raise ValueError(f"{source}: no trace to replay from (run %%gpuprofile first)")
     targets = replay_targets(trace, top)
-    with tempfile.TemporaryDirectory(prefix="gpuprof-ncu-") as work:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix() + "ncu-") as work:
         out = run_replay(targets, work, opts, ncu, python, top=top)
         info = describe(
             "op replay",
@@ -150,7 +151,7 @@ def capture_command(
     argv = [
         sys.executable if a in ("python", "python3") and i == 0 else a for i, a in enumerate(argv)
     ]
-    with tempfile.TemporaryDirectory(prefix="gpuprof-ncu-") as work:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix() + "ncu-") as work:
         base = Path(work) / "profile"
         cmd = build_command(exe, opts, base, argv)
         result = run_ncu(cmd, base.with_suffix(".ncu-rep"), opts, cwd=cwd, progress=progress)
@@ -181,7 +182,7 @@ def capture_source(
     python: str | None = None,
 ) -> StoredSession:
     """Run self-contained cell code as a script in a subprocess under ncu (mode b)."""
-    with tempfile.TemporaryDirectory(prefix="gpuprof-cell-") as work:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix() + "cell-") as work:
         script = Path(work) / "cell.py"
         script.write_text(CELL_PRELUDE + source)
         return capture_command(

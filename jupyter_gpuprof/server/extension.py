@@ -8,7 +8,7 @@ from typing import Any
 from jupyter_server.utils import url_path_join
 
 from jupyter_gpuprof.analysis.tracefile import set_max_trace_mb
-from jupyter_gpuprof.store.runs import ENV_ROOT
+from jupyter_gpuprof.store.runs import ENV_ROOT, sweep_once
 
 from .config import GpuProf
 from .handlers import ROUTES, SETTINGS_KEY
@@ -27,6 +27,10 @@ def load(server_app: Any) -> None:
     # into the folder the sidebar reads, whatever the notebook's own folder is (a folder the
     # user already exported for kernels wins)
     os.environ.setdefault(ENV_ROOT, str(runs_root))
+    # what writers killed mid-write left (a SIGKILL while the profiler exported): swept now
+    swept = sweep_once(runs_root)
+    if swept:
+        server_app.log.info("jupyter_gpuprof: removed %d temporary files of dead writers", swept)
     base_url = web_app.settings["base_url"]
     web_app.add_handlers(
         ".*$", [(url_path_join(base_url, URL_PREFIX, name), handler) for name, handler in ROUTES]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import gzip
+import hashlib
 import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from .meta_blocks import (
     TrainingMeta,
     TryMeta,
 )
+from .meta_lock import meta_locked
 from .meta_schema import SALVAGED, salvage
 from .owner import owner_gone
 
@@ -38,6 +41,9 @@ TRACE_ERROR_FILE = "trace.error"  # why the trace could not be analysed: the run
 _RANK_META = re.compile(r"^meta\.rank(\d+)\.json$")
 STATUSES = ("running", "complete", "failed")
 INTERRUPTED = "interrupted"  # listed, never written: `running` whose writer process is gone
+#: the fields the user edits (the sidebar's rename and tags) while a capture may be running:
+#: every other writer keeps what meta.json holds for them (store/meta_lock.py)
+USER_FIELDS = ("name", "tags")
 
 
 @dataclass
@@ -134,14 +140,22 @@ def parse_meta(data: bytes, name: str = META_FILE) -> RunMeta:
     return meta
 
 
+def meta_digest(data: bytes) -> str:
+    """What identifies one version of meta.json: the listing cache is valid for it alone."""
+    return hashlib.sha256(data).hexdigest()
+
+
 class Run:
     """A run folder and its metadata; every write goes through here."""
 
     broken = False
 
-    def __init__(self, path: str | os.PathLike[str], meta: RunMeta | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], meta: RunMeta | None = None,
+                 digest: str | None = None) -> None:
         self.path = Path(path)
         self.meta = meta if meta is not None else RunMeta(id=self.path.name, name=self.path.name)
+        #: `meta_digest` of the meta.json bytes `meta` was read from (None: built in memory)
+        self.digest = digest
 
     @property
     def id(self) -> str:
@@ -178,10 +192,46 @@ class Run:
         return safe_files.read_bytes(self.path, name)
 
     def write_meta(self, rank: int | None = None) -> None:
-        """Save meta.json (or meta.rank<R>.json, which each rank of a job writes for itself)."""
+        """Save meta.json (or meta.rank<R>.json, which each rank of a job writes for itself),
+        under the run's meta lock: the user's fields (`USER_FIELDS`: a rename or re-tag made
+        while this writer ran) are taken from the file as it is now, never overwritten."""
         name = META_FILE if rank is None else f"meta.rank{rank}.json"
+        with meta_locked(self.path):
+            on_disk = self._meta_on_disk() if rank is None else None
+            if on_disk is not None:
+                for field_name in USER_FIELDS:
+                    setattr(self.meta, field_name, getattr(on_disk, field_name))
+            self._save(name)
+
+    def edit_meta(self, change: Callable[[RunMeta], None]) -> RunMeta:
+        """Read meta.json, `change` it and save it, all under the run's meta lock: an edit of
+        one field (the server's rename, re-tag) keeps every other writer's fields as they are
+        on disk now. OSError / ValueError as `open_run` when meta.json is missing or corrupt."""
+        with meta_locked(self.path):
+            meta = parse_meta(safe_files.read_bytes(self.path, META_FILE))
+            if not meta.id:
+                meta.id = self.path.name
+            change(meta)
+            self.meta = meta
+            self._save(META_FILE)
+        return meta
+
+    def _meta_on_disk(self) -> RunMeta | None:
+        """meta.json as it is now, or None when absent or unreadable (then ours replaces it)."""
+        try:
+            return parse_meta(safe_files.read_bytes(self.path, META_FILE))
+        except FileNotFoundError:
+            if not self.path.is_dir():
+                raise
+            return None
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def _save(self, name: str) -> None:
         data = json.dumps(self.meta.to_json(), indent=1, default=str).encode()
         atomic_write_bytes(self.path / name, data)
+        if name == META_FILE:
+            self.digest = meta_digest(data)
 
     def rank_metas(self) -> dict[int, RunMeta]:
         """Per-rank metadata written by the ranks of a distributed job, by rank; an unreadable
@@ -226,6 +276,11 @@ class Run:
             self.meta.status = "complete"
             self.meta.error = None
         self.write_meta()
+
+    def export_file(self) -> AbstractContextManager[Path]:
+        """A temporary file in this run's folder for the profiler to export its trace into
+        (`write_trace` then compresses it); removed when the `with` ends."""
+        return safe_files.scratch_file(self.path, "export.json")
 
     def write_trace(self, chrome_trace: str | os.PathLike[str], rank: int | None = None) -> Path:
         """Gzip an exported Chrome trace into trace.json.gz (or trace.rank<R>.json.gz)."""
@@ -277,7 +332,8 @@ class Run:
 def open_run(path: str | os.PathLike[str]) -> Run:
     """Open a run folder; OSError or ValueError if meta.json is missing or corrupt."""
     p = Path(path)
-    meta = parse_meta(safe_files.read_bytes(p, META_FILE))
+    data = safe_files.read_bytes(p, META_FILE)
+    meta = parse_meta(data)
     if not meta.id:
         meta.id = p.name
-    return Run(p, meta)
+    return Run(p, meta, meta_digest(data))

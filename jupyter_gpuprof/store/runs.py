@@ -14,6 +14,7 @@ from pathlib import Path
 from . import safe_files
 from .owner import current_owner
 from .run import META_FILE, Run, RunMeta, open_run
+from .temp_files import sweep
 
 #: the environment variable naming the runs root, and the root when it is unset (relative:
 #: to the working directory here, to the server's root_dir in the server)
@@ -65,6 +66,19 @@ class BrokenRun:
         return self.path.name
 
 
+_SWEPT: set[str] = set()  # runs roots this process swept already
+
+
+def sweep_once(root: Path) -> int:
+    """Sweep the temporary files killed writers left under `root` (store/temp_files.py), once
+    per process and root: at the store's start-up, before this process writes its first run."""
+    key = os.path.abspath(root)
+    if key in _SWEPT:
+        return 0
+    _SWEPT.add(key)
+    return sweep(root)
+
+
 def default_root() -> Path:
     """Runs root: $JUPYTER_GPUPROF_RUNS, else ./.gpuprof/runs."""
     env = os.environ.get(ENV_ROOT)
@@ -89,6 +103,7 @@ class RunStore:
     def create(self, name: str = "run") -> Run:
         """Make a new run folder <YYYYmmdd-HHMMSS>-<slug> (suffixed -2, -3… if taken)."""
         self.root.mkdir(parents=True, exist_ok=True)
+        sweep_once(self.root)
         now = time.time()
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
         base = f"{stamp}-{slugify(name)}"
@@ -106,7 +121,11 @@ class RunStore:
                 owner=current_owner(),
             )
             run = Run(path, meta)
-            run.write_meta()
+            try:
+                run.write_meta()
+            except BaseException:  # a full disk: no half-made run folder is left to list
+                shutil.rmtree(path, ignore_errors=True)
+                raise
             return run
         raise RunStoreError(f"could not create a unique run folder for {base!r}")
 
@@ -168,16 +187,23 @@ class RunStore:
     def update(
         self, run_id: str, name: str | None = None, tags: Sequence[str] | None = None
     ) -> Run:
-        """Rename or re-tag a run in its meta.json (the folder, hence the id, stays)."""
+        """Rename or re-tag a run in its meta.json (the folder, hence the id, stays): read,
+        changed and written under the run's meta lock, so an edit sent at the same time as
+        another (or as a capture's own write) is never lost."""
         run = self.get(run_id)
-        if name is not None:
-            run.meta.name = name
-        if tags is not None:
-            run.meta.tags = list(dict.fromkeys(tags))  # dedupe, keep order
+
+        def change(meta: RunMeta) -> None:
+            if name is not None:
+                meta.name = name
+            if tags is not None:
+                meta.tags = list(dict.fromkeys(tags))  # dedupe, keep order
+
         try:
-            run.write_meta()  # into the existing folder only: a deleted run is never recreated
+            run.edit_meta(change)  # into the existing folder only: a deleted run never returns
         except FileNotFoundError:
             raise RunNotFound(f"no run {run_id!r} (deleted meanwhile)") from None
+        except (ValueError, TypeError) as e:  # replaced by a corrupt one since `get`
+            raise CorruptRun(f"run {run_id!r} has no readable meta.json: {e}") from None
         return run
 
     def file(self, run_id: str, name: str) -> Path:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import fcntl
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
+
+from .temp_files import temp_name
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 # O_NONBLOCK: a planted FIFO must not hang the server thread that opens it
@@ -169,7 +170,7 @@ def atomic_file(folder: Path, name: str) -> Iterator[BinaryIO]:
             old = None
         if old is not None and not stat.S_ISREG(old.st_mode):
             raise _refuse(folder / name, "a symlink" if stat.S_ISLNK(old.st_mode) else "not a file")
-        tmp = f".{leaf}.{secrets.token_hex(6)}.tmp"
+        tmp = temp_name(leaf)  # swept once its writer is dead (store/temp_files.py)
         # 0o666 & ~umask, as open() would (mkstemp's 0600 hid files of a shared runs folder)
         f = os.fdopen(os.open(tmp, _NEW_FLAGS, 0o666, dir_fd=dfd), "wb")
         try:
@@ -184,6 +185,20 @@ def atomic_file(folder: Path, name: str) -> Iterator[BinaryIO]:
             except OSError:
                 pass
             raise
+
+
+@contextmanager
+def scratch_file(folder: Path, leaf: str) -> Iterator[Path]:
+    """An empty temporary file in ``folder`` (created no-follow, exclusive) for another
+    library to write by path (the profiler's export), removed when the ``with`` ends, however
+    it ends; a killed process leaves it to the start-up sweep (store/temp_files.py)."""
+    name = temp_name(leaf)
+    with folder_fd(folder) as dfd:
+        os.close(os.open(name, _NEW_FLAGS, 0o666, dir_fd=dfd))
+    try:
+        yield folder / name
+    finally:
+        unlink(folder, name)
 
 
 def write_bytes(folder: Path, name: str, data: bytes) -> None:

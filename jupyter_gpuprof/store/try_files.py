@@ -32,6 +32,11 @@ def _name(fix: str, ending: str) -> str:
     return f"{TRIES_DIR}/{fix}{ending}"
 
 
+def try_result_name(fix: str) -> str:
+    """`tries/<fix>.json`: where a try process saves what it measured."""
+    return _name(fix, ".json")
+
+
 def write_try_result(run_path: str | Path, fix: str, result: TryMeta) -> None:
     """Save one try's measurement (or its error) as tries/<fix>.json, atomically."""
     safe_files.make_dir(Path(run_path), TRIES_DIR)

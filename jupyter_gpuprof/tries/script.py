@@ -10,11 +10,9 @@ run's baseline and stored exactly as the magic's are (tries/cell.py `record_trie
 
 from __future__ import annotations
 
-import contextlib
 import json
+import math
 import os
-import signal
-import subprocess
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
@@ -107,29 +105,6 @@ def try_timeout_s(run: Run) -> float:
     return max(TRY_TIMEOUT_MIN_S, TRY_TIMEOUT_FACTOR * (time.time() - began))
 
 
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    """Send `sig` to the try and every process it started (its own process group)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)
-
-
-def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, bool]:
-    """The try's exit status (None: stopped after `timeout_s`, with what it started), and
-    whether Ctrl-C was pressed meanwhile (passed on to the try's process group)."""
-    interrupted = False
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return proc.wait(timeout=max(0.0, deadline - time.monotonic())), interrupted
-        except KeyboardInterrupt:
-            interrupted = True
-            _signal_group(proc, signal.SIGINT)
-        except subprocess.TimeoutExpired:
-            _signal_group(proc, signal.SIGKILL)  # DataLoader workers and helpers too
-            proc.wait()
-            return None, interrupted
-
-
 def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
                 fix: str) -> tuple[TryMeta, bool]:
     """Run the command once with `fix` on; its raw result (as tries/notebook.py gives)."""
@@ -139,22 +114,23 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
         open_try_log,
         read_try_result,
         try_log_path,
+        try_result_name,
     )
     from .records import add_headline
+    from .supervise import leashed, wait_try
 
     clear_try(run, fix)
     child_env = {**env, ENV_TRY: fix, ENV_SETTINGS: json.dumps(try_settings(run)),
                  ENV_LOSSES: fix,  # its first losses, beside the run's own
                  ENV_RANKS: "none"}  # the script's own profile() blocks stay inert
+    timeout_s = try_timeout_s(run)
     with open_try_log(run, fix) as log:
         try:
-            proc = subprocess.Popen(cmd, env=child_env, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True,  # a group to stop as one
-                                    stdin=subprocess.DEVNULL)
+            # own group, output capped, Ctrl-C escalated, leftovers killed (tries/supervise.py)
+            with leashed(cmd, child_env, log) as proc:
+                code, interrupted = wait_try(proc, timeout_s)
         except OSError as e:
             return {"fix": fix, "error": f"could not start {cmd[0]}: {e.strerror or e}"}, False
-        timeout_s = try_timeout_s(run)
-        code, interrupted = _wait(proc, timeout_s)
     # as the try process wrote it (tries/process.py)
     result = read_try_result(run, fix)
     if interrupted:
@@ -174,8 +150,20 @@ def run_one_try(run: Run, cmd: list[str], env: dict[str, str],
         return {"error": error, "fix": fix, "source": "script"}, False
     if result.get("error"):
         return {**result, "fix": fix, "source": "script"}, False
-    add_headline(result, result.get("step_ms") or [])
+    steps = result.get("step_ms") or []
+    if not _usable(steps):
+        return {"fix": fix, "source": "script", "error": (
+            f"its result ({try_result_name(fix)}) holds no usable step times")}, False
+    add_headline(result, steps)
     return {**result, **_losses(run, fix), "fix": fix, "source": "script"}, False
+
+
+def _usable(step_ms: list[float]) -> bool:
+    """Step times a try can be judged on: some, each a finite positive number of ms."""
+    try:
+        return bool(step_ms) and all(math.isfinite(float(ms)) and ms > 0 for ms in step_ms)
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _losses(run: Run, fix: str) -> LossComparison:
@@ -262,7 +250,15 @@ def stack_measure(run: Run, cmd: list[str], env: dict[str, str],
 def print_report_with_tries(run: Run, cmd: list[str], env: dict[str, str], text: str,
                             as_json: bool) -> None:
     """`run --try`'s output: the report with its tries, then the next step by measured gain."""
-    summary = try_fixes_on_script(run, cmd, env, text)
+    try:
+        summary = try_fixes_on_script(run, cmd, env, text)
+    except Exception as e:  # noqa: BLE001 - a try gone wrong never costs the run's own report
+        from ..oneline import error_line
+        from ..report import run_summary
+
+        _say(f"--try stopped: {error_line(e, with_type=True)}; the report without the tries "
+             "follows")
+        summary = run_summary(run)
     if as_json:
         say(json.dumps(summary))
         return

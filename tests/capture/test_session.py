@@ -196,3 +196,21 @@ def test_no_phases_installs_only_the_step_hook(tmp_path):
             assert not nn_module._global_forward_pre_hooks
     names = trace_names(only_run(tmp_path).trace_paths()[0])
     assert profiler_steps(names) == 3 and "forward" not in names and "backward" not in names
+
+
+def test_a_rename_made_while_the_block_runs_is_kept_at_its_end(tmp_path):
+    """The sidebar's rename and re-tag of a run whose profile() block is still running
+    (the capture keeps the meta it began with in memory) survive the block's final write."""
+    t = Trainer()
+    with jupyter_gpuprof.profile("before", runs_root=tmp_path, **SMALL) as session:
+        t.step()
+        RunStore(tmp_path).update(session.run.id, name="renamed meanwhile", tags=["kept"])
+        for _ in range(NEEDED + 2):
+            t.step()
+        assert session.finalized  # the capture's meta is written: the edit was kept
+        assert only_run(tmp_path).meta.name == "renamed meanwhile"
+        RunStore(tmp_path).update(session.run.id, tags=["kept", "after capture"])
+    m = only_run(tmp_path).meta
+    assert m.status == "complete" and m.name == "renamed meanwhile"
+    assert m.tags == ["kept", "after capture"]  # finish() writes the step count after that
+    assert session.run.meta.name == "renamed meanwhile"

@@ -143,3 +143,34 @@ def test_a_runs_folder_exported_for_kernels_is_kept(tmp_path: Path, monkeypatch)
     import os
 
     assert os.environ["JUPYTER_GPUPROF_RUNS"] == str(tmp_path / "mine")
+
+
+def test_the_server_sweeps_dead_writers_temporary_files_when_it_loads(tmp_path, monkeypatch):
+    """A SIGKILL while the profiler exported left a temporary file in a run folder: the
+    server's start-up removes it (its writer is dead), and keeps a live writer's."""
+    import logging
+    import os
+    from types import SimpleNamespace
+
+    from traitlets.config import Config
+
+    from jupyter_gpuprof.server import extension
+    from jupyter_gpuprof.store import runs as runs_mod
+    from jupyter_gpuprof.store.temp_files import temp_name
+
+    run = tmp_path / "runs" / "20260101-000000-r"
+    run.mkdir(parents=True)
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout)
+    live = temp_name("trace.json.gz")
+    killed = live.replace(f".{os.getpid()}-", f".{dead}-", 1)
+    for name in (live, killed):
+        (run / name).write_bytes(b"half a trace")
+    monkeypatch.setattr(runs_mod, "_SWEPT", set())
+    monkeypatch.setenv("JUPYTER_GPUPROF_RUNS", str(tmp_path / "runs"))
+    app = SimpleNamespace(config=Config({"GpuProf": {"runs_root": str(tmp_path / "runs")}}),
+                          root_dir=str(tmp_path), log=logging.getLogger("test"),
+                          web_app=SimpleNamespace(settings={"base_url": "/"},
+                                                  add_handlers=lambda *args: None))
+    extension.load(app)
+    assert sorted(p.name for p in run.iterdir()) == [live]

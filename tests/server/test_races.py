@@ -194,3 +194,66 @@ async def test_generated_run_folders_never_break_the_list(client, runs_root) -> 
         strict_json(body)
 
     await asyncio.to_thread(check)
+
+
+def _fresh_run(root: Path, i: int) -> str:
+    run_id = _make_run(root, i)
+    meta = json.loads((root / run_id / "meta.json").read_text())
+    (root / run_id / "meta.json").write_text(json.dumps({**meta, "status": "complete"}))
+    return run_id
+
+
+async def test_a_rename_and_a_retag_sent_together_both_stay(client, runs_root) -> None:
+    """PATCH name and PATCH tags of one run at the same instant, 30 times: both answer 200
+    and both edits are in the run's meta.json afterwards (the meta lock): 0 lost edits."""
+    run_id = _fresh_run(runs_root, 0)
+    codes: Counter[int] = Counter()
+    lost = []
+    for i in range(ROUNDS):
+        start = threading.Barrier(2)
+
+        def send(body: dict[str, Any], start: threading.Barrier = start) -> None:
+            start.wait()
+            codes[client.send("PATCH", f"runs/{run_id}", body)[0]] += 1
+
+        await asyncio.to_thread(_in_threads, lambda i=i: send({"name": f"name {i}"}),
+                                lambda i=i: send({"tags": [f"tag {i}"]}))
+        meta = json.loads((runs_root / run_id / "meta.json").read_text())
+        if (meta["name"], meta["tags"]) != (f"name {i}", [f"tag {i}"]):
+            lost.append((i, meta["name"], meta["tags"]))
+    assert codes == Counter({200: 2 * ROUNDS}), codes
+    assert lost == []
+
+
+async def test_after_a_rename_storm_every_row_is_its_runs_meta(client, runs_root) -> None:
+    """Renames and re-tags of 6 runs from 3 clients while the list is polled: once they stop,
+    each listed row shows its run's meta.json (the rows are cached by the meta's digest)."""
+    ids = [_fresh_run(runs_root, i) for i in range(6)]
+    stop = threading.Event()
+    codes: Counter[int] = Counter()
+
+    def poll() -> None:
+        while not stop.is_set():
+            codes[client.send("GET", "runs")[0]] += 1
+
+    def storm(k: int) -> None:
+        for n in range(ROUNDS):
+            run_id = ids[(n + k) % len(ids)]
+            body = {"name": f"n{k}{n:02d}"} if n % 2 else {"tags": [f"t{k}{n:02d}"]}
+            codes[client.send("PATCH", f"runs/{run_id}", body)[0]] += 1
+
+    def storms() -> None:
+        try:
+            _in_threads(*(lambda k=k: storm(k) for k in range(3)))
+        finally:
+            stop.set()
+
+    await asyncio.to_thread(_in_threads, poll, storms)
+    assert set(codes) == {200}, codes
+    code, body = await asyncio.to_thread(client.send, "GET", "runs")
+    rows = {r["id"]: (r["name"], r["tags"]) for r in strict_json(body)["runs"]}
+    metas = {}
+    for run_id in ids:
+        meta = json.loads((runs_root / run_id / "meta.json").read_text())
+        metas[run_id] = (meta["name"], meta["tags"])
+    assert rows == metas

@@ -22,6 +22,7 @@ from jupyter_gpuprof.store import (
     open_run,
 )
 from jupyter_gpuprof.store import run as run_mod
+from jupyter_gpuprof.store.meta_lock import LOCK_FILE
 
 
 def test_meta_round_trip_and_tolerance():
@@ -76,7 +77,8 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         run.write_meta()
     assert json.loads((run.path / "meta.json").read_text())["status"] == "complete"
-    assert sorted(p.name for p in run.path.iterdir()) == ["meta.json"]  # no temp file left behind
+    # no temp file left behind (the meta lock file stays: it is the run's lock, not a temp file)
+    assert sorted(p.name for p in run.path.iterdir()) == [LOCK_FILE, "meta.json"]
 
 
 def test_write_trace_gzips_and_orders_rank_traces(tmp_path):
@@ -93,7 +95,7 @@ def test_write_trace_gzips_and_orders_rank_traces(tmp_path):
     run.write_trace(src)
     assert [p.name for p in run.trace_paths()] == ["trace.json.gz"]
     assert json.loads(gzip.open(run.path / "trace.json.gz").read()) == {"traceEvents": []}
-    assert not [p for p in run.path.iterdir() if p.name.startswith(".")]
+    assert not [p for p in run.path.iterdir() if p.name.startswith(".") and p.name != LOCK_FILE]
 
 
 def test_summary_round_trip_and_corrupt_summary(tmp_path):
@@ -202,3 +204,30 @@ def test_open_run_errors(tmp_path):
     (tmp_path / "meta.json").write_text("[]")
     with pytest.raises(ValueError):
         open_run(tmp_path)
+
+
+WRITER = """
+import sys
+from jupyter_gpuprof.store import RunStore
+store = RunStore(sys.argv[1])
+for i in range(25):
+    run = store.create("same name")
+    run.meta.status, run.meta.code = "complete", f"{sys.argv[2]} {i}"
+    run.write_meta()
+"""
+
+
+def test_two_processes_writing_runs_into_one_root_at_once(tmp_path):
+    """Two writers creating runs of one name in the same seconds: each run its own folder
+    (an exclusive mkdir), every run whole, none lost."""
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), who])
+             for who in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    runs = RunStore(tmp_path).list()
+    assert not [r for r in runs if r.broken]
+    codes = sorted(r.meta.code for r in runs)
+    assert codes == sorted(f"{who} {i}" for who in ("a", "b") for i in range(25))
+    assert len({r.id for r in runs}) == 50

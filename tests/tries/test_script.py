@@ -371,3 +371,4 @@ def test_amp_on_a_gpu_without_bf16_is_refused_not_run_in_fp16(tmp_path, monkeypa
     error = read_try_result(run, "amp")["error"]
     assert error.startswith("RuntimeError: this GPU has no bf16") and "GradScaler" in error
 
+
