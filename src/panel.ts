@@ -214,25 +214,21 @@ let warningIds = 0;
 
 /**
  * The row's marker for a meta.json the server read only in part: a short label on screen, the
- * server's full line as its tooltip and (read after the label) to a screen reader, and the
- * run's button described by it, so a keyboard user hears it on reaching the run.
+ * server's full line as its tooltip and, with the label, to a screen reader (the only text it
+ * reads there), and the run's button described by it, so a keyboard user hears it on the run.
  */
 function warningNode(row: IRunRow, open: HTMLButtonElement): HTMLSpanElement[] {
   if (!row.warning) {
     return [];
   }
-  const marker = h(
-    'span',
-    'jp-gpuprof-badge jp-gpuprof-run-warning',
-    undefined,
-    h('span', '', '⚠ '),
-    document.createTextNode('meta partly unreadable'),
-    h('span', 'jp-gpuprof-sr', `: ${row.warning}`)
-  );
-  (marker.firstChild as HTMLElement).setAttribute('aria-hidden', 'true');
+  const label = 'meta partly unreadable';
+  const shown = h('span', '', `⚠ ${label}`);
+  shown.setAttribute('aria-hidden', 'true');
+  const said = h('span', 'jp-gpuprof-sr', `${label}: ${row.warning}`);
+  said.id = `jp-gpuprof-run-warning-${++warningIds}`;
+  const marker = h('span', 'jp-gpuprof-badge jp-gpuprof-run-warning', undefined, shown, said);
   marker.title = row.warning;
-  marker.id = `jp-gpuprof-run-warning-${++warningIds}`;
-  open.setAttribute('aria-describedby', marker.id);
+  open.setAttribute('aria-describedby', said.id);
   return [marker];
 }
 
