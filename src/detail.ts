@@ -146,9 +146,23 @@ export class RunDetail extends Widget {
       ? [h('p', 'jp-gpuprof-unavailable', this._run.unavailable)]
       : [];
     why.forEach(p => p.setAttribute('role', 'alert'));
+    // what the server's reader dropped from meta.json: its line, under the title
+    const dropped = row.warning
+      ? [
+          h(
+            'p',
+            'jp-gpuprof-detail-warning',
+            undefined,
+            h('span', '', '⚠ '),
+            document.createTextNode(row.warning)
+          )
+        ]
+      : [];
+    dropped.forEach(p => p.firstElementChild?.setAttribute('aria-hidden', 'true'));
     this._header.replaceChildren(
       h('h2', 'jp-gpuprof-detail-title', row.title),
       ...why,
+      ...dropped,
       h('div', 'jp-gpuprof-detail-facts', facts),
       tags,
       actions

@@ -23,6 +23,8 @@ export interface IRunRow {
   gpu: string;
   steps: string;
   tags: string[];
+  /** What the server's reader dropped from the run's meta.json, its words ('' when nothing). */
+  warning: string;
   tooltip: string;
 }
 
@@ -72,7 +74,13 @@ const STATUS_LABELS: Record<string, string> = {
 /** One row of the sidebar list. */
 export function formatRun(run: IRunListing): IRunRow {
   const verdict = run.verdict ?? '';
-  const tooltip = [run.id, run.command ?? '', run.error ? `error: ${run.error}` : '']
+  const warning = run.warning ?? '';
+  const tooltip = [
+    run.id,
+    run.command ?? '',
+    run.error ? `error: ${run.error}` : '',
+    warning ? `warning: ${warning}` : ''
+  ]
     .filter(Boolean)
     .join('\n');
   const median = run.median_ms ?? null;
@@ -89,6 +97,7 @@ export function formatRun(run: IRunListing): IRunRow {
     gpu: run.gpu ?? '',
     steps,
     tags: run.tags ?? [],
+    warning,
     tooltip
   };
 }

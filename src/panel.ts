@@ -170,6 +170,7 @@ export class GpuProfPanel extends Widget {
       open,
       h('span', 'jp-gpuprof-run-created', row.when),
       h('span', `jp-gpuprof-run-status jp-gpuprof-status-${row.status}`, row.statusLabel),
+      ...warningNode(row, open),
       h('span', 'jp-gpuprof-run-gpu', row.gpu),
       h('span', 'jp-gpuprof-run-steps', row.steps),
       h('span', `jp-gpuprof-badge jp-gpuprof-badge-${row.badge || 'none'}`, row.badge),
@@ -207,6 +208,28 @@ function fillOptions(select: HTMLSelectElement, values: string[]): void {
   const first = select.options[0];
   select.replaceChildren(first, ...values.map(v => new Option(v, v)));
   select.value = wanted.includes(current) ? current : '';
+}
+
+let warningIds = 0;
+
+/**
+ * The row's marker for a meta.json the server read only in part: a short label on screen, the
+ * server's full line as its tooltip and, with the label, to a screen reader (the only text it
+ * reads there), and the run's button described by it, so a keyboard user hears it on the run.
+ */
+function warningNode(row: IRunRow, open: HTMLButtonElement): HTMLSpanElement[] {
+  if (!row.warning) {
+    return [];
+  }
+  const label = 'meta partly unreadable';
+  const shown = h('span', '', `⚠ ${label}`);
+  shown.setAttribute('aria-hidden', 'true');
+  const said = h('span', 'jp-gpuprof-sr', `${label}: ${row.warning}`);
+  said.id = `jp-gpuprof-run-warning-${++warningIds}`;
+  const marker = h('span', 'jp-gpuprof-badge jp-gpuprof-run-warning', undefined, shown, said);
+  marker.title = row.warning;
+  open.setAttribute('aria-describedby', said.id);
+  return [marker];
 }
 
 function verdictNode(text: string): HTMLSpanElement {

@@ -66,6 +66,7 @@ describe('badge colours', () => {
       ['jp-gpuprof-badge', 'plain'],
       ['jp-gpuprof-badge-precision', 'warn'],
       ['jp-gpuprof-badge-input', 'warn'],
+      ['jp-gpuprof-run-warning', 'warn'],
       ['jp-gpuprof-verdict-unreliable', 'warn'],
       ['jp-gpuprof-verdict-significant', 'good'],
       ['jp-gpuprof-verdict-noise', 'plain']

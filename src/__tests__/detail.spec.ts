@@ -180,6 +180,23 @@ describe('RunDetail', () => {
     detail.dispose();
   });
 
+  it("says under the title what the server dropped from the run's meta.json", async () => {
+    const warning = 'meta.json: tries[0] ignored: Expected `float | null`, got `str`';
+    const api = { summary: jest.fn().mockResolvedValue(realSummary()) } as unknown as GpuProfApi;
+    const detail = new RunDetail(api, new RunsModel({} as IRunsApi), { ...run, warning });
+    await detail.load();
+    const header = detail.node.querySelector('.jp-gpuprof-detail-header')!;
+    const line = header.children[1];
+    expect(line.className).toBe('jp-gpuprof-detail-warning');
+    expect(line.textContent).toBe(`⚠ ${warning}`);
+    expect(line.querySelector('[aria-hidden="true"]')?.textContent).toBe('⚠ ');
+    detail.dispose();
+    const whole = new RunDetail(api, new RunsModel({} as IRunsApi), run);
+    await whole.load();
+    expect(whole.node.querySelector('.jp-gpuprof-detail-warning')).toBeNull();
+    whole.dispose();
+  });
+
   it('redraws the report heading when the run is renamed', async () => {
     const model = new RunsModel({
       status: jest.fn().mockResolvedValue({ version: '1', runs_root: '/r' }),

@@ -43,8 +43,16 @@ describe('formatRun', () => {
       gpu: '',
       steps: '',
       tags: [],
+      warning: '',
       tooltip: base.id
     });
+  });
+
+  it("passes the server's warning through, and into the tooltip", () => {
+    const row = formatRun({ ...base, warning: 'meta.json: tries[0] ignored' });
+    expect(row.warning).toBe('meta.json: tries[0] ignored');
+    expect(row.tooltip).toBe(`${base.id}\nwarning: meta.json: tries[0] ignored`);
+    expect(formatRun({ ...base, warning: null }).warning).toBe('');
   });
 
   it('names a broken run by its folder and shows the error in the tooltip', () => {

@@ -30,6 +30,24 @@ async function uploadFailedRun(page: IJupyterLabPageFixture, runId: string): Pro
   await page.contents.uploadContent(JSON.stringify(meta), 'text', `${RUNS_DIR}/${runId}/meta.json`);
 }
 
+/**
+ * A complete run (the mlp fixture's report) whose meta.json holds a wrongly shaped try: its
+ * median as a string, which the server's reader drops and reports as the row's warning.
+ */
+async function uploadBadTryRun(page: IJupyterLabPageFixture, runId: string): Promise<void> {
+  const fixture = path.join(REPO, 'ui-tests', 'fixtures', 'runs', '20261129-191322-mlp');
+  const meta = JSON.parse(fs.readFileSync(path.join(fixture, 'meta.json'), 'utf8'));
+  Object.assign(meta, {
+    id: runId,
+    name: 'mlp bad try',
+    created: '2026-11-29T18:20:00+00:00',
+    tries: [{ fix: 'amp', median_ms: 'fast' }]
+  });
+  await page.contents.uploadContent(JSON.stringify(meta), 'text', `${RUNS_DIR}/${runId}/meta.json`);
+  const summary = fs.readFileSync(path.join(fixture, 'summary.json'), 'utf8');
+  await page.contents.uploadContent(summary, 'text', `${RUNS_DIR}/${runId}/summary.json`);
+}
+
 /** WCAG contrast of two computed `rgb(…)` colours. */
 function contrast(fg: string, bg: string): number {
   const lum = (css: string) => {
@@ -143,6 +161,51 @@ for (const theme of ['light', 'dark'] as const) {
       );
       await panel.getByRole('searchbox', { name: 'Search runs' }).fill('');
     }
+
+    test("a run with a wrongly shaped try shows the server's warning", async ({ page }) => {
+      const runId = `20261129-182000-badtry${theme}`;
+      await uploadBadTryRun(page, runId);
+      try {
+        const panel = await openPanel(page);
+        await panel.getByRole('button', { name: 'Refresh the run list' }).click();
+        const row = panel.locator(`li[data-run-id="${runId}"]`);
+        const marker = row.locator('.jp-gpuprof-run-warning');
+        await expect(marker).toBeVisible();
+        // the server's line, whole: to the mouse and (after the label) to a screen reader
+        const said = /^meta\.json: tries\[0\] ignored: .*`tries\[0\]\.median_ms`/;
+        await expect(marker).toHaveAttribute('title', said);
+        const warning = (await marker.getAttribute('title')) ?? '';
+        await expect(marker.locator('[aria-hidden="true"]')).toHaveText('⚠ meta partly unreadable');
+        await expect(marker.locator('.jp-gpuprof-sr')).toHaveText(
+          `meta partly unreadable: ${warning}`
+        );
+        const button = row.getByRole('button', { name: 'mlp bad try' });
+        await expect(button).toHaveAccessibleDescription(`meta partly unreadable: ${warning}`);
+        // the fixture's own run, read whole, has none
+        await expect(
+          panel.locator('li[data-run-id="20261129-191322-mlp"] .jp-gpuprof-run-warning')
+        ).toHaveCount(0);
+        const [measured] = (await badgeContrasts(row)).filter(m => m.text.startsWith('⚠ meta'));
+        expect(measured.ratio).toBeGreaterThanOrEqual(4.5);
+        test.info().annotations.push({
+          type: 'contrast',
+          description: `warning marker ${measured.ratio.toFixed(2)}:1`
+        });
+        await page.mouse.move(0, 0);
+        expect(await row.screenshot()).toMatchSnapshot(`bad-try-row-${theme}.png`);
+
+        // its view says the same line under the title, and opens with no error
+        await button.click();
+        const detail = page.locator(`#jupyter-gpuprof-run-${runId}`);
+        const header = detail.locator('.jp-gpuprof-detail-header');
+        await expect(header.locator('.jp-gpuprof-detail-warning')).toHaveText(`⚠ ${warning}`);
+        await expect(detail).not.toContainText('Unhandled error');
+        expect(await header.screenshot()).toMatchSnapshot(`bad-try-header-${theme}.png`);
+      } finally {
+        // the other specs count the fixture runs
+        await page.contents.deleteDirectory(`${RUNS_DIR}/${runId}`);
+      }
+    });
 
     test('tags reach the filter at once, a rename reaches the report heading', async ({ page }) => {
       const panel = await openPanel(page);
