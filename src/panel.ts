@@ -224,7 +224,7 @@ function warningNode(row: IRunRow, open: HTMLButtonElement): HTMLSpanElement[] {
   const label = 'meta partly unreadable';
   const shown = h('span', '', `⚠ ${label}`);
   shown.setAttribute('aria-hidden', 'true');
-  const said = h('span', 'jp-gpuprof-sr', `${label}: ${row.warning}`);
+  const said = h('span', 'gpuprof-w-sr', `${label}: ${row.warning}`);
   said.id = `jp-gpuprof-run-warning-${++warningIds}`;
   const marker = h('span', 'jp-gpuprof-badge jp-gpuprof-run-warning', undefined, shown, said);
   marker.title = row.warning;

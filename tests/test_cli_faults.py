@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fault_marks import with_trace_kill
 from paths import ROOT
 
 from jupyter_gpuprof.store import RunStore
@@ -29,7 +30,7 @@ from jupyter_gpuprof.store.temp_files import is_temp, sweep
 # step 1 starts the count, 2 is the warm-up, 3-6 the baseline, 7-8 the profiled capture
 FLAGS = ["--steps", "4", "--warmup", "1", "--wait", "0", "--prof-warmup", "0", "--active", "2",
          "--no-flops"]
-TRAIN = """
+TRAIN = with_trace_kill("""
 import os, shutil, signal, sys
 import torch
 from torch import nn
@@ -42,18 +43,8 @@ def kill_job():
     os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
-if STAGE == "trace write":
-    copy = shutil.copyfileobj
-
-    def half_then_killed(src, dst, length=0):
-        import gzip
-        if not isinstance(dst, gzip.GzipFile):  # not the store's trace: left alone
-            return copy(src, dst, length)
-        dst.write(src.read(4096))
-        dst.flush()
-        kill_job()
-
-    shutil.copyfileobj = half_then_killed
+stage, killed = STAGE, kill_job
+{HALF_TRACE_THEN_KILLED}
 if STAGE == "try" and os.environ.get("JUPYTER_GPUPROF_TRY") == "tf32":
     # a try's output goes to its log, through `run`: the mark is a file of its own
     open(os.path.join(os.environ["JUPYTER_GPUPROF_RUN_DIR"], "killed-at-try"), "w").close()
@@ -68,7 +59,7 @@ for step in range(1, 13):
     opt.zero_grad()
     model(torch.randn(4, 8)).square().mean().backward()
     opt.step()
-"""
+""")
 RUN_KILLED_IN_ANALYSIS = """
 import os, signal, sys
 import jupyter_gpuprof.report.build as build

@@ -20,13 +20,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fault_marks import with_trace_kill
 from paths import ROOT
 
 from jupyter_gpuprof.store import RunStore
 from jupyter_gpuprof.store.temp_files import is_temp, sweep
 
 FLAGS = "--steps 4 --warmup 1 --wait 0 --prof-warmup 0 --active 2 --no-flops --body"
-SHELL = """
+SHELL = with_trace_kill("""
 import os, shutil, signal, sys
 from IPython.testing import globalipapp
 
@@ -38,17 +39,7 @@ def killed(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-if stage == "trace write":
-    import gzip
-    copy = shutil.copyfileobj
-
-    def half_then_killed(src, dst, length=0):
-        if not isinstance(dst, gzip.GzipFile):  # not the store's trace: left alone
-            return copy(src, dst, length)
-        dst.write(src.read(4096))
-        dst.flush()
-        killed()
-    shutil.copyfileobj = half_then_killed
+{HALF_TRACE_THEN_KILLED}
 if stage == "analysis":
     import jupyter_gpuprof.report as report
     report.analyze_run = killed
@@ -74,7 +65,7 @@ model(torch.randn(4, 8)).square().mean().backward()
 opt.step()
 ''')
 print("the shell was not killed")
-""".replace("{FLAGS}", FLAGS)
+""".replace("{FLAGS}", FLAGS))
 STAGES = ("baseline", "capture", "trace write", "analysis", "try")
 
 

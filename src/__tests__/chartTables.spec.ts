@@ -3,12 +3,12 @@
  * distributions and the run view's per-rank bars name (aria-details) a captioned table that
  * holds the numbers they draw.
  */
-import { GpuProfApi, ICompareSide, IComparison, IRunListing } from '../api';
+import { GpuProfApi, ICompareSide, IComparison } from '../api';
 import { DIST_BINS, distributionWithData, histogram } from '../charts';
 import { CompareView } from '../compareview';
 import { RunDetail } from '../detail';
 import { IRunsApi, RunsModel } from '../model';
-import { rankWith, summaryWith } from './reportFixture';
+import { ddpRunRow, rankWith, summaryWith } from './reportFixture';
 
 /** The element `chart`'s aria-details names inside `root` (null when it names none). */
 function dataOf(root: ParentNode, chart: Element | null): Element | null {
@@ -112,18 +112,7 @@ describe('the compare chart’s data table', () => {
 
 describe('the rank chart’s data table', () => {
   it('is named by the chart and holds each bar’s step, compute and comm times', async () => {
-    const run: IRunListing = {
-      id: '20261129-194000-ddp',
-      name: 'ddp',
-      created: '2026-11-29T19:40:00+00:00',
-      status: 'complete',
-      verdict: null,
-      error: null,
-      gpu: 'NVIDIA H200',
-      median_ms: 67.1,
-      p95_ms: 68.0,
-      tags: []
-    };
+    const run = ddpRunRow();
     const ranks = [
       rankWith({ rank: 0, step_ms: 67.1, compute_ms: 47.9, comm_ms: 48.6, straggler: false }),
       rankWith({ rank: 1, step_ms: 67.14, compute_ms: 66.4, comm_ms: 4.6, straggler: true })

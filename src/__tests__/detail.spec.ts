@@ -2,22 +2,11 @@ import { GpuProfApi, IRunListing } from '../api';
 import { RunDetail } from '../detail';
 import { IRunsApi, RunsModel } from '../model';
 import { IReportSummary } from '../report/summary';
-import { opRow, rankWith, realSummary, summaryWith } from './reportFixture';
+import { ddpRunRow, opRow, rankWith, realSummary, summaryWith } from './reportFixture';
 
 const PAYLOAD = '<img src=x onerror=alert(1)>';
 
-const run: IRunListing = {
-  id: '20261129-194000-ddp',
-  name: PAYLOAD,
-  created: '2026-11-29T19:40:00+00:00',
-  status: 'complete',
-  verdict: null,
-  error: null,
-  gpu: 'NVIDIA H200',
-  median_ms: 67.1,
-  p95_ms: 68.0,
-  tags: ['ddp']
-};
+const run: IRunListing = ddpRunRow({ name: PAYLOAD, tags: ['ddp'] });
 
 function detailWith(summary: IReportSummary) {
   const api = { summary: jest.fn().mockResolvedValue(summary) } as unknown as GpuProfApi;

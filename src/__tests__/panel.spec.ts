@@ -43,7 +43,7 @@ describe('run row warning', () => {
     // on screen: the short label, hidden from a screen reader, which reads the full line
     const shown = marker.querySelector('[aria-hidden="true"]');
     expect(shown?.textContent).toBe('⚠ meta partly unreadable');
-    const said = marker.querySelector<HTMLElement>('.jp-gpuprof-sr');
+    const said = marker.querySelector<HTMLElement>('.gpuprof-w-sr');
     expect(said?.textContent).toBe(`meta partly unreadable: ${WARNING}`);
     expect(said?.closest('[aria-hidden]')).toBeNull();
     // the run's button, reached by keyboard, is described by that line

@@ -7,6 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
+import { IRunListing } from '../api';
 import { IOpRow, IRankRow, IReportSummary, IStepStats, ISteps } from '../report/summary';
 
 export const PAYLOAD = '<img src=x onerror=alert(1)>';
@@ -18,6 +19,23 @@ const texts = new Map<string, string>();
  * A committed real summary, a fresh copy on each call (tests may change it): `compute` (one GPU,
  * compute-bound, with a timeline) or `ddp_workload_comm` (two ranks).
  */
+/** A complete two-rank run's list row (the run browser's tests), with `overrides`. */
+export function ddpRunRow(overrides: Partial<IRunListing> = {}): IRunListing {
+  return {
+    id: '20261129-194000-ddp',
+    name: 'ddp',
+    created: '2026-11-29T19:40:00+00:00',
+    status: 'complete',
+    verdict: null,
+    error: null,
+    gpu: 'NVIDIA H200',
+    median_ms: 67.1,
+    p95_ms: 68.0,
+    tags: [],
+    ...overrides
+  };
+}
+
 export function realSummary(name: 'compute' | 'ddp_workload_comm' = 'compute'): IReportSummary {
   let text = texts.get(name);
   if (text === undefined) {

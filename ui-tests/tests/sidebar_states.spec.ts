@@ -176,7 +176,7 @@ for (const theme of ['light', 'dark'] as const) {
         await expect(marker).toHaveAttribute('title', said);
         const warning = (await marker.getAttribute('title')) ?? '';
         await expect(marker.locator('[aria-hidden="true"]')).toHaveText('⚠ meta partly unreadable');
-        await expect(marker.locator('.jp-gpuprof-sr')).toHaveText(
+        await expect(marker.locator('.gpuprof-w-sr')).toHaveText(
           `meta partly unreadable: ${warning}`
         );
         const button = row.getByRole('button', { name: 'mlp bad try' });
