@@ -25,7 +25,9 @@ T = TypeVar("T")
 MAX_LINES = 20
 #: what release() writes into the pipe to know the reader has sorted every line before it
 SYNC_MARK = b"\x00gpuprof-stderr-sync\x00\n"
-#: a line torch's profiler side prints during the steps (Kineto, CUPTI, the CPU allocator)
+#: a line torch's profiler side prints during the steps (Kineto, CUPTI, the CPU allocator),
+#: and how such lines (and the sync mark) begin
+PROFILER_STARTS = (b"[", b"USDT", b"STAGE", b"ERROR", b"WARNING", SYNC_MARK[:1])
 PROFILER_LINE = re.compile(rb"CPUAllocator\.cpp|[Kk]ineto|CUPTI|[Pp]rofiler\S*\.cpp|"
                            rb"profiler_(start|stop)")
 
@@ -115,11 +117,15 @@ def _sort_lines(read: int, passed: int, kept: int, synced: threading.Event) -> N
         while chunk := pipe.read(65536):
             *whole, rest = (rest + chunk).split(b"\n")
             for line in whole:
-                if line + b"\n" == SYNC_MARK:
+                if line.endswith(SYNC_MARK[:-1]):  # after a partial line too, if one was left
+                    if line := line[:-len(SYNC_MARK) + 1]:
+                        _write_all(kept if PROFILER_LINE.search(line) else passed, line)
                     synced.set()
                 else:
                     _write_all(kept if PROFILER_LINE.search(line) else passed, line + b"\n")
-            if len(rest) > 65536:  # no newline for that long: not a profiler line, pass it on
+            # a partial line that cannot become a profiler line (a progress bar's "\r"
+            # updates) is passed on now, not when a newline comes
+            if rest and (len(rest) > 65536 or not rest.startswith(PROFILER_STARTS)):
                 _write_all(passed, rest)
                 rest = b""
     if rest:

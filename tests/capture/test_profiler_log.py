@@ -111,6 +111,22 @@ def test_a_worker_forked_while_profiled_keeps_its_stderr_and_release_does_not_wa
     assert "worker line" in err
 
 
+def test_a_progress_bar_without_newlines_is_passed_on_while_held(capfd):
+    log = ProfilerLog()
+    log.hold()
+    os.write(2, b"\rbatch 3/10")
+    deadline, err = time.monotonic() + 5, ""
+    while "batch 3/10" not in err and time.monotonic() < deadline:
+        time.sleep(0.05)
+        err += capfd.readouterr().err
+    os.write(2, b"[a partial line that could be the profiler's")
+    t0 = time.monotonic()
+    log.release()
+    assert time.monotonic() - t0 < 2  # the partial line does not hide release()'s mark
+    assert "batch 3/10" in err  # shown as it came, not when the hold ended
+    assert "partial line" in capfd.readouterr().err  # and the partial one at release
+
+
 def test_a_chatty_profiler_is_cut_to_max_lines(capfd):
     log = ProfilerLog()
     for i in range(MAX_LINES + 5):
