@@ -9,7 +9,9 @@ imported (`import`), the compiler's eager stance entered and left for the probed
 and the garbage collector told to leave the objects made so far alone (`freeze`). Variants run
 interleaved, $OBSERVER_REPS times each (default 2); the same log positions as the observer
 check (observer.py) are compared with the script alone: ratio of medians, and of means.
-$OBSERVER_VARIANTS=alone,tool,...: only those variants.
+$OBSERVER_VARIANTS=alone,tool,...: only those variants. $OBSERVER_CPUS=2-5 pins this process
+and so every variant it starts to those cores (the same cores for all: which core a process
+lands on is then not a difference between variants).
 """
 
 from __future__ import annotations
@@ -59,7 +61,21 @@ TOOL_FLAGS = {"tool": [], "tool-bare": ["--no-flops", "--no-phases", "--no-shape
               "tool-no-shapes-memory": ["--no-shapes", "--no-memory"]}
 
 
+def _pin() -> list[int] | None:
+    """Pin to $OBSERVER_CPUS ("2-5" or "2,3,4"), inherited by every process started after."""
+    spec = os.environ.get("OBSERVER_CPUS", "")
+    if not spec:
+        return None
+    cpus: set[int] = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    os.sched_setaffinity(0, cpus)
+    return sorted(cpus)
+
+
 def main() -> int:
+    pinned = _pin()
     corpus, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
     wanted = set(sys.argv[3:]) or {"word-lm"}
     reps = int(os.environ.get("OBSERVER_REPS", "2"))
@@ -109,7 +125,7 @@ def main() -> int:
                               "median_ms": statistics.median(flat), "series_ms": reps_values}
                 print(f"{entry['id']:10} {name:14} median ×{rows[name]['median_ratio']:.3f} "
                       f"mean ×{rows[name]['mean_ratio']:.3f}", flush=True)
-        results[entry["id"]] = {"window": [lo, hi], "variants": rows}
+        results[entry["id"]] = {"window": [lo, hi], "cpus": pinned, "variants": rows}
         (out / "observer_causes.json").write_text(json.dumps(results, indent=1))
     return 0
 
