@@ -8,7 +8,9 @@ gzipped JSON with file paths made neutral (`<site-packages>/…`, `<script>`), b
 what was measured independently of the history:
 
 * `gpt2`: a Hugging Face GPT-2 (6 layers, d=768, fp32 weights, AdamW), 2 warm-up steps, then 2
-  recorded steps; truth: bytes of parameters, gradients, optimizer state (from the objects
+  recorded steps, each phase in the capture's record_function ranges (`forward`, `backward`,
+  `optimizer`: the snapshot's external annotations); truth, with each kind's addresses:
+  bytes of parameters, gradients, optimizer state (from the objects
   themselves), activations saved for backward (unique storages seen by
   `saved_tensors_hooks`), `max_memory_allocated` / `memory_reserved` over the recorded steps.
 * `fragmented`: a loop over variable-length batches (a small MLP on random lengths) whose
@@ -69,13 +71,18 @@ def _gpt2(layers: int = 6) -> torch.nn.Module:
     return GPT2LMHeadModel(cfg).cuda()
 
 
-def _storage_bytes(tensors: list[torch.Tensor]) -> int:
+def _storages(tensors: list[torch.Tensor]) -> dict[int, int]:
+    """Each CUDA storage once: its address and bytes."""
     seen: dict[int, int] = {}
     for t in tensors:
         if t.is_cuda:
             s = t.untyped_storage()
             seen[s.data_ptr()] = s.nbytes()
-    return sum(seen.values())
+    return seen
+
+
+def _storage_bytes(tensors: list[torch.Tensor]) -> int:
+    return sum(_storages(tensors).values())
 
 
 def gpt2_case(out: Path, batch: int = 8, seq: int = 512) -> None:
@@ -85,18 +92,29 @@ def gpt2_case(out: Path, batch: int = 8, seq: int = 512) -> None:
     x = torch.randint(0, 50257, (batch, seq), device="cuda")
     saved: list[torch.Tensor] = []
 
-    def step(record_saved: bool = False) -> None:
-        if record_saved:
-            def pack(t: torch.Tensor) -> torch.Tensor:
-                saved.append(t)
-                return t
-            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    grads: list[torch.Tensor] = []
+
+    def step(record: bool = False) -> None:
+        """One training step in the phase ranges the capture emits (its record_function names)."""
+        from torch.profiler import record_function
+
+        def pack(t: torch.Tensor) -> torch.Tensor:
+            saved.append(t)
+            return t
+
+        with record_function("forward"):
+            if record:
+                with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                    loss = model(x, labels=x).loss
+            else:
                 loss = model(x, labels=x).loss
-        else:
-            loss = model(x, labels=x).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        with record_function("backward"):
+            loss.backward()
+        if record:
+            grads.extend(p.grad for p in model.parameters() if p.grad is not None)
+        with record_function("optimizer"):
+            opt.step()
+            opt.zero_grad(set_to_none=True)
 
     for _ in range(2):
         step()
@@ -105,7 +123,7 @@ def gpt2_case(out: Path, batch: int = 8, seq: int = 512) -> None:
     torch.cuda.memory._record_memory_history(max_entries=50_000, context="all", stacks="python")
     t0 = time.perf_counter()
     for i in range(2):
-        step(record_saved=(i == 1))
+        step(record=(i == 1))
     torch.cuda.synchronize()
     step_ms = (time.perf_counter() - t0) * 500
     snap = torch.cuda.memory._snapshot()
@@ -119,6 +137,12 @@ def gpt2_case(out: Path, batch: int = 8, seq: int = 512) -> None:
         "optimizer_state_bytes": _storage_bytes(state),
         "gradients_bytes": sum(p.numel() * p.element_size() for p in params),
         "saved_for_backward_bytes": _storage_bytes(saved),
+        # addresses (storage start, bytes) of each kind, for attribution tests; gradients and
+        # saved tensors as they were in the second recorded step
+        "addresses": {"parameters": sorted(_storages(params).items()),
+                      "optimizer_state": sorted(_storages(state).items()),
+                      "gradients": sorted(_storages(grads).items()),
+                      "saved_for_backward": sorted(_storages(saved).items())},
         "max_memory_allocated": torch.cuda.max_memory_allocated(),
         "memory_reserved": torch.cuda.memory_reserved(),
         "memory_allocated_after": torch.cuda.memory_allocated(),

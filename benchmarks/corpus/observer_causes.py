@@ -6,9 +6,11 @@ capture's residue added at a time, and under the tool, timed by the script's own
 Each residue is what the capture leaves in the process before its baseline window: its modules
 imported (`import`), the compiler's eager stance entered and left for the probed warm-up step
 (`dynamo`: imports torch._dynamo and sympy), the GPU-conditions sampler thread (`sampler`),
-and the garbage collector told to leave the objects made so far alone (`freeze`). Variants run
-interleaved, $OBSERVER_REPS times each (default 2); the same log positions as the observer
-check (observer.py) are compared with the script alone: ratio of medians, and of means.
+the garbage collector told to leave the objects made so far alone (`freeze`), and a whole
+capture session whose warm-up never ends (`session`: every hook and probe, no baseline
+clock). Variants run interleaved, $OBSERVER_REPS times each (default 2); the same log
+positions as the observer check (observer.py) are compared with the script alone: ratio of
+medians, and of means.
 $OBSERVER_VARIANTS=alone,tool,...: only those variants. $OBSERVER_CPUS=2-5 pins this process
 and so every variant it starts to those cores (the same cores for all: which core a process
 lands on is then not a difference between variants).
@@ -40,6 +42,13 @@ if "dynamo" in parts:
 if "sampler" in parts:
     from jupyter_gpuprof.capture.conditions import ConditionSampler
     _sampler = ConditionSampler(0).start()
+if "session" in parts:  # the capture's hooks and probes, its baseline never reached
+    import tempfile
+    from jupyter_gpuprof.capture.session import ProfileSession
+    from jupyter_gpuprof.capture.settings import CaptureSettings
+    from jupyter_gpuprof.store import RunStore
+    _session = ProfileSession(CaptureSettings(mode="script", warmup=10**9),
+                              store=RunStore(tempfile.mkdtemp())).begin()
 if "freeze" in parts:
     import gc
     gc.freeze()
@@ -52,7 +61,8 @@ runpy.run_path(script, run_name="__main__")
 VARIANTS: dict[str, str | None] = {
     "alone": None, "runpy": "", "import": "import", "dynamo": "import,dynamo",
     "sampler": "import,sampler", "dynamo+freeze": "import,dynamo,freeze",
-    "all": "import,dynamo,sampler", "tool": None, "tool-bare": None, "tool-no-flops": None,
+    "all": "import,dynamo,sampler", "session": "session", "session+sampler": "session,sampler",
+    "tool": None, "tool-bare": None, "tool-no-flops": None,
     "tool-no-phases": None, "tool-no-shapes-memory": None,
 }
 #: the tool's capture options per tool variant (bare: no probes, phases, shapes or memory)
