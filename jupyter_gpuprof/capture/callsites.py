@@ -83,6 +83,8 @@ class CallSites:
         self.error: str | None = None
         self._mode: Any = None
         self._next: Any = None
+        self._pending: Any = None  # a mode end() could not take off the stack yet
+        self._pending_hook: Any = None
         self._roots = _library_roots()
 
     def _user_frame(self, frame: FrameType | None) -> FrameType | None:
@@ -118,7 +120,8 @@ class CallSites:
 
                 def __torch_function__(self, func: Any, types: Any, args: Any = (),
                                        kwargs: Any = None) -> Any:
-                    sites.record(getattr(func, "__name__", str(func)), sys._getframe(1))
+                    if sites._mode is self:  # ended but still stacked: pass calls through
+                        sites.record(getattr(func, "__name__", str(func)), sys._getframe(1))
                     return func(*args, **(kwargs or {}))
 
             original = _BaseDataLoaderIter.__next__
@@ -136,17 +139,59 @@ class CallSites:
             self.error = f"call sites unavailable: {type(e).__name__}: {e}"
 
     def end(self) -> None:
-        """Stop recording; idempotent."""
+        """Stop recording and take the mode off torch's mode stack (now, or at the next module
+        call when end() runs inside the mode's own handler); idempotent."""
         mode, self._mode = self._mode, None
         patched, self._next = self._next, None
         if patched is not None:
             cls, original = patched
             cls.__next__ = original
         if mode is not None:
-            try:
+            self._leave(mode)
+
+    def _leave(self, mode: Any) -> None:
+        """Exit `mode` if it is on top of the stack, else wait for a moment where it is.
+
+        A step boundary can run inside the mode's handler: a loop that steps at each
+        `loss.backward()` ends its step inside `Tensor.backward`, which torch dispatched to the
+        mode with the mode taken off the stack for the handler's duration and pushed back when
+        the handler returns. Exiting there pops nothing of ours, and the mode would then watch
+        every torch call of every later step (a Python call and a frame walk per op: the
+        baseline of a 5 ms step ran ~1 ms slower). A module's forward pre-hook runs outside any
+        torch handler, so the next module call exits it.
+        """
+        try:
+            from torch.overrides import _get_current_function_mode_stack
+
+            stack = _get_current_function_mode_stack()
+            if stack and stack[-1] is mode:
                 mode.__exit__(None, None, None)
-            except Exception as e:  # noqa: BLE001
-                self.error = f"call sites failed: {type(e).__name__}: {e}"
+                self._drop_pending()
+                return
+            if self._pending_hook is None:
+                import torch
+                from torch.nn.modules.module import register_module_forward_pre_hook
+
+                hook = torch.compiler.disable(self._leave_pending)
+                self._pending_hook = register_module_forward_pre_hook(hook)
+            self._pending = mode
+        except Exception as e:  # noqa: BLE001
+            self.error = f"call sites failed: {type(e).__name__}: {e}"
+
+    def _leave_pending(self, module: Any, args: Any) -> None:
+        """Forward pre-hook: exit the mode end() left stacked, once it is on top again."""
+        from torch.overrides import _get_current_function_mode_stack
+
+        mode = self._pending
+        if mode is not None and mode in _get_current_function_mode_stack():
+            self._leave(mode)
+        else:  # someone else took it off: nothing left to wait for
+            self._drop_pending()
+
+    def _drop_pending(self) -> None:
+        hook, self._pending_hook, self._pending = self._pending_hook, None, None
+        if hook is not None:
+            hook.remove()
 
     @property
     def active(self) -> bool:

@@ -201,3 +201,27 @@ def test_a_gpuprofile_cell_is_named_with_the_line_the_notebook_shows(monkeypatch
     history[2] = body  # a plain cell: its own number, its own lines
     history[3] = body
     assert callsites._cell_of(name) == ("In[3]", 0)
+
+
+def test_a_loop_stepping_by_backward_leaves_no_mode_on_later_steps(tmp_path):
+    """The probe step ends inside `loss.backward()` (the mode's own handler): the mode must
+    still leave the stack by the next step, and stop counting, or every baseline and profiled
+    step of such a loop runs each torch call through it."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    stacked: list[int] = []
+    with jupyter_gpuprof.profile("by-backward", runs_root=tmp_path, **SMALL):
+        for _ in range(24):
+            out = model(torch.randn(4, 8))
+            stacked.append(len(torch.overrides._get_current_function_mode_stack()))
+            out.square().mean().backward()  # no optimizer: the parameters updated by hand
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.add_(p.grad, alpha=-0.01)
+                    p.grad = None
+    (run,) = RunStore(tmp_path).list()
+    assert run.meta.training["steps_by"] == "backward()"
+    assert sum(stacked) == 1  # on in the probed step's forward alone, gone by the next one
+    assert not torch.overrides._get_current_function_mode_stack()
+    adds = [s for s in run.meta.callsites if s["call"] == "add_"]
+    assert adds and adds[0]["calls"] <= 2 * 4  # the probed step's (and at most the next's)
