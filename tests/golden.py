@@ -55,12 +55,10 @@ def summary_of(rel: str, scratch: Path) -> dict[str, Any]:
 
 def differences(old: Any, new: Any, where: str = "$") -> list[str]:
     """Where two summaries differ: exact for everything but floats (REL_TOL)."""
-    if isinstance(old, float) or isinstance(new, float):
-        if isinstance(old, (int, float)) and isinstance(new, (int, float)) and not (
-                isinstance(old, bool) or isinstance(new, bool)):
-            if math.isclose(old, new, rel_tol=REL_TOL, abs_tol=ABS_TOL) or (
-                    math.isnan(old) and math.isnan(new)):
-                return []
+    if type(old) is float and type(new) is float:
+        if math.isclose(old, new, rel_tol=REL_TOL, abs_tol=ABS_TOL) or (
+                math.isnan(old) and math.isnan(new)):
+            return []
         return [f"{where}: {old!r} -> {new!r}"]
     if isinstance(old, dict) and isinstance(new, dict):
         out = [f"{where}.{k}: only before" for k in old.keys() - new.keys()]
@@ -71,7 +69,7 @@ def differences(old: Any, new: Any, where: str = "$") -> list[str]:
     if isinstance(old, list) and isinstance(new, list):
         if len(old) != len(new):
             return [f"{where}: {len(old)} items -> {len(new)}"]
-        return [d for i, (a, b) in enumerate(zip(old, new)) for d in
+        return [d for i, (a, b) in enumerate(zip(old, new, strict=True)) for d in
                 differences(a, b, f"{where}[{i}]")]
     return [] if old == new and type(old) is type(new) else [f"{where}: {old!r} -> {new!r}"]
 
