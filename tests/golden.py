@@ -6,7 +6,7 @@ so a faster reader or replay that changes any figure fails a test (`test_golden_
 
 from __future__ import annotations
 
-import gzip
+import lzma
 import json
 import math
 import shutil
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from paths import TESTS  # noqa: E402
 
 DATA = TESTS / "data"
-GOLDEN = DATA / "expected" / "golden_summaries.json.gz"
+GOLDEN = DATA / "expected" / "golden_summaries.json.xz"
 #: floats may differ by this much, relatively (summation order), and no more
 REL_TOL = 1e-9
 #: what a float at zero may differ by (a difference of two equal sums)
@@ -76,7 +76,7 @@ def differences(old: Any, new: Any, where: str = "$") -> list[str]:
 
 def load_golden() -> dict[str, Any]:
     """The recorded summaries, by case."""
-    with gzip.open(GOLDEN, "rt") as f:
+    with lzma.open(GOLDEN, "rt") as f:
         return json.load(f)
 
 
@@ -84,7 +84,7 @@ def write_golden() -> None:
     """Record every case's summary with the code as it is now."""
     with tempfile.TemporaryDirectory() as tmp:
         out = {rel: summary_of(rel, Path(tmp)) for rel in cases()}
-    with gzip.open(GOLDEN, "wt", compresslevel=9) as f:
+    with lzma.open(GOLDEN, "wt", preset=9) as f:
         json.dump(out, f, sort_keys=True, separators=(",", ":"))
     print(f"{len(out)} summaries -> {GOLDEN.relative_to(TESTS.parent)}")
 

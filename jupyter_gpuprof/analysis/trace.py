@@ -150,7 +150,7 @@ def _load_streamed(path: Path, chunks: Iterator[bytes], keep_python: bool) -> Tr
     columns = EventColumns(keep_python)
     pieces = stream_reader.split_events(chunks)
     header = stream_reader.decode_head(next(pieces))
-    held: bytes | None = None  # the latest piece: the last one is the tail
+    held: bytes | bytearray | None = None  # the latest piece: the last one is the tail
     for piece in pieces:
         if held is not None:
             columns.add(stream_reader.decode_piece(held))

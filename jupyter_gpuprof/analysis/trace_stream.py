@@ -90,16 +90,16 @@ _events = msgspec.json.Decoder(list[KinetoEvent]).decode
 _file = msgspec.json.Decoder(KinetoFile).decode
 
 
-def _decode(decode: object, data: bytes) -> object:
+def _decode(decode: object, data: bytes | bytearray) -> object:
     try:
         return decode(data)  # type: ignore[operator]
     except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
         raise NotStreamable(str(exc)) from None
 
 
-def decode_head(head: bytes) -> KinetoFile:
+def decode_head(head: bytes | bytearray) -> KinetoFile:
     """The header fields written before the events."""
-    return _decode(_file, head + b"]}")  # type: ignore[return-value]
+    return _decode(_file, bytes(head) + b"]}")  # type: ignore[return-value]
 
 
 def decode_piece(piece: bytes | bytearray) -> list[KinetoEvent]:
@@ -107,9 +107,9 @@ def decode_piece(piece: bytes | bytearray) -> list[KinetoEvent]:
     return _decode(_events, piece)  # type: ignore[return-value]
 
 
-def decode_tail(tail: bytes) -> KinetoFile:
+def decode_tail(tail: bytes | bytearray) -> KinetoFile:
     """The last events and the header fields written after them."""
-    return _decode(_file, b'{"traceEvents":[' + tail)  # type: ignore[return-value]
+    return _decode(_file, b'{"traceEvents":[' + bytes(tail))  # type: ignore[return-value]
 
 
 def merged_header(head: KinetoFile, tail: KinetoFile) -> KinetoFile:
