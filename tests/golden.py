@@ -6,8 +6,8 @@ so a faster reader or replay that changes any figure fails a test (`test_golden_
 
 from __future__ import annotations
 
-import lzma
 import json
+import lzma
 import math
 import shutil
 import sys
