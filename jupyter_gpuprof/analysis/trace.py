@@ -155,10 +155,12 @@ def _load_streamed(path: Path, chunks: Iterator[bytes], keep_python: bool) -> Tr
         if held is not None:
             columns.add(stream_reader.decode_piece(held))
             if columns.n_total > MAX_EVENTS:  # a piece at a time: the excess is never held
-                raise too_many_events(path, columns.n_total)
+                raise too_many_events(path, columns.n_total, MAX_EVENTS)
         held = piece
     last = stream_reader.decode_tail(held or b"")
     columns.add(last.traceEvents)
+    if columns.n_total > MAX_EVENTS:
+        raise too_many_events(path, columns.n_total, MAX_EVENTS)
     header = stream_reader.merged_header(header, last)
     if not columns.n_total and header.schemaVersion is None and not header.deviceProperties:
         raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
