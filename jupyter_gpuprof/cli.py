@@ -244,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-shapes", action="store_true", help="do not record input shapes")
     p.add_argument("--no-memory", action="store_true", help="do not record memory events")
+    p.add_argument("--no-memory-history", action="store_true",
+                   help="do not record the CUDA allocator's history (memory over the step)")
     p.add_argument("--no-flops", action="store_true", help="skip FLOP counting")
     p.add_argument(
         "--ranks",

@@ -95,6 +95,8 @@ class GpuProfMagics(Magics):
     )
     @_arg("--no-shapes", action="store_true", help="do not record input shapes")
     @_arg("--no-memory", action="store_true", help="do not record memory events")
+    @_arg("--no-memory-history", action="store_true",
+          help="do not record the CUDA allocator's history (memory over the step)")
     @_arg("--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges")
     @_arg("--no-flops", action="store_true", help="skip FLOP counting on the last warm-up step")
     @_arg(
@@ -148,6 +150,7 @@ class GpuProfMagics(Magics):
             with_stack=args.with_stack,
             phases=not args.no_phases,
             count_flops=not args.no_flops,
+            memory_history=not args.no_memory_history,
             mode=mode,
         )
         filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)

@@ -6,9 +6,9 @@ import json
 from functools import cache
 from typing import Any
 
-from jupyter_gpuprof.analysis.memory_history import MemoryHistory, load_history
-
 from paths import TESTS
+
+from jupyter_gpuprof.analysis.memory_history import MemoryHistory, load_history
 
 MEMORY = TESTS / "data" / "memory"
 
@@ -23,8 +23,9 @@ def truth(case: str) -> dict[str, Any]:
     return dict(json.loads((MEMORY / f"{case}.truth.json").read_text()))
 
 
-def known(case: str, kinds: tuple[str, ...] = ("parameters", "optimizer_state")
-          ) -> dict[str, list[tuple[int, int]]]:
+def known(
+    case: str, kinds: tuple[str, ...] = ("parameters", "optimizer_state")
+) -> dict[str, list[tuple[int, int]]]:
     """The addresses the capture would walk live (parameters and state are alive at the end)."""
     return {k: [(int(p), int(b)) for p, b in truth(case)["addresses"][k]] for k in kinds}
 

@@ -25,7 +25,7 @@ OOM_STEP_GROWTH = 2.0
 
 CHECKPOINT = """\
 from torch.utils.checkpoint import checkpoint
-# in the parent's forward, at {call}: recompute each layer in backward instead of keeping its activations
+# in the parent's forward, at {call}: each layer recomputed in backward, not kept
 hidden = checkpoint(layer, hidden, use_reentrant=False)
 # Hugging Face models: model.gradient_checkpointing_enable()"""
 AUTOCAST = """\
@@ -79,10 +79,20 @@ def _checkpointing(step: MemoryStep, forward_ms: float | None) -> MemoryFix | No
     total = step.kind_high["saved_activations"]
     share = heavy.saved_bytes / total if total else 1.0
     time_ms = forward_ms * share if forward_ms is not None else None
-    note = ("one extra forward of those layers (the trace's forward time × their share of "
-            "saved activations)" if time_ms is not None else "not priced: no forward time in the trace")
-    return MemoryFix("checkpointing", f"activation checkpointing of the {heavy.calls} layers called "
-                     f"at {heavy.call}", saves, time_ms, note, CHECKPOINT.format(call=heavy.call))
+    note = (
+        "one extra forward of those layers (the trace's forward time × their share of "
+        "saved activations)"
+        if time_ms is not None
+        else "not priced: no forward time in the trace"
+    )
+    return MemoryFix(
+        "checkpointing",
+        f"activation checkpointing of the {heavy.calls} layers called at {heavy.call}",
+        saves,
+        time_ms,
+        note,
+        CHECKPOINT.format(call=heavy.call),
+    )
 
 
 def _autocast(step: MemoryStep, activation_dtype_bytes: int | None) -> MemoryFix | None:
@@ -90,23 +100,34 @@ def _autocast(step: MemoryStep, activation_dtype_bytes: int | None) -> MemoryFix
     if activation_dtype_bytes != FP32_BYTES or saved <= 0:
         return None
     saves = int(saved * (1 - BF16_BYTES / FP32_BYTES))
-    return MemoryFix("autocast", "bf16 activations (autocast)", saves, None,
-                     "not priced here: bf16 matmuls are faster; the precision finding prices them",
-                     AUTOCAST)
+    return MemoryFix(
+        "autocast",
+        "bf16 activations (autocast)",
+        saves,
+        None,
+        "not priced here: bf16 matmuls are faster; the precision finding prices them",
+        AUTOCAST,
+    )
 
 
 def _micro_batches(step: MemoryStep, need_bytes: int | None) -> MemoryFix | None:
     act = activation_bytes(step)
     if act <= 0:
         return None
-    k = next((k for k in MICRO_BATCH_SPLITS if need_bytes is None or act * (1 - 1 / k) >= need_bytes),
-             None)
+    k = next(
+        (k for k in MICRO_BATCH_SPLITS if need_bytes is None or act * (1 - 1 / k) >= need_bytes),
+        None,
+    )
     if k is None:
         return None
-    return MemoryFix("micro_batches", f"{k} micro-batches with gradient accumulation",
-                     int(act * (1 - 1 / k)), None,
-                     "not priced: the same work in smaller kernels (a little slower per sample)",
-                     MICRO_BATCH.format(k=k))
+    return MemoryFix(
+        "micro_batches",
+        f"{k} micro-batches with gradient accumulation",
+        int(act * (1 - 1 / k)),
+        None,
+        "not priced: the same work in smaller kernels (a little slower per sample)",
+        MICRO_BATCH.format(k=k),
+    )
 
 
 def _expandable(step: MemoryStep) -> MemoryFix | None:
@@ -114,23 +135,41 @@ def _expandable(step: MemoryStep) -> MemoryFix | None:
     slack = frag.reserved_bytes - step.peak_bytes
     if frag.expandable or slack < SLACK_SHARE * max(step.peak_bytes, 1):
         return None
-    return MemoryFix("expandable_segments", "expandable segments (PYTORCH_CUDA_ALLOC_CONF)",
-                     slack, 0.0, "none measurable: segments grow in place", EXPANDABLE)
+    return MemoryFix(
+        "expandable_segments",
+        "expandable segments (PYTORCH_CUDA_ALLOC_CONF)",
+        slack,
+        0.0,
+        "none measurable: segments grow in place",
+        EXPANDABLE,
+    )
 
 
 def _set_to_none(step: MemoryStep) -> MemoryFix | None:
     kept = step.by_kind["gradients"] if step.peak_phase != "optimizer" else 0
     if kept <= 0 or not step.known_addresses:
         return None
-    return MemoryFix("set_to_none", "gradients freed between steps (zero_grad(set_to_none=True))",
-                     kept, 0.0, "none: the zeroing kernel is skipped", SET_TO_NONE)
+    return MemoryFix(
+        "set_to_none",
+        "gradients freed between steps (zero_grad(set_to_none=True))",
+        kept,
+        0.0,
+        "none: the zeroing kernel is skipped",
+        SET_TO_NONE,
+    )
 
 
-def memory_fixes(step: MemoryStep, *, forward_ms: float | None = None,
-                 activation_dtype_bytes: int | None = None) -> list[MemoryFix]:
+def memory_fixes(
+    step: MemoryStep, *, forward_ms: float | None = None, activation_dtype_bytes: int | None = None
+) -> list[MemoryFix]:
     """The priced fixes for a step's peak, largest saving first."""
-    fixes = [_checkpointing(step, forward_ms), _autocast(step, activation_dtype_bytes),
-             _micro_batches(step, None), _expandable(step), _set_to_none(step)]
+    fixes = [
+        _checkpointing(step, forward_ms),
+        _autocast(step, activation_dtype_bytes),
+        _micro_batches(step, None),
+        _expandable(step),
+        _set_to_none(step),
+    ]
     return sorted((f for f in fixes if f is not None), key=lambda f: -f.saves_bytes)
 
 
@@ -144,12 +183,26 @@ def oom_fixes(pm: OomPostMortem) -> list[MemoryFix]:
     whole = OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes)
     k = next((k for k in MICRO_BATCH_SPLITS if whole * (1 - 1 / k) >= over), None)
     if k is not None:
-        out.append(MemoryFix("micro_batches", f"{k} micro-batches with gradient accumulation",
-                             int(whole * (1 - 1 / k)), None,
-                             "not priced: the same work in smaller kernels", MICRO_BATCH.format(k=k)))
+        out.append(
+            MemoryFix(
+                "micro_batches",
+                f"{k} micro-batches with gradient accumulation",
+                int(whole * (1 - 1 / k)),
+                None,
+                "not priced: the same work in smaller kernels",
+                MICRO_BATCH.format(k=k),
+            )
+        )
     frag = pm.fragmentation
     if not frag.expandable and frag.slack_bytes >= pm.requested_bytes and not pm.fits_in_free_block:
-        out.append(MemoryFix("expandable_segments", "expandable segments (PYTORCH_CUDA_ALLOC_CONF)",
-                             frag.slack_bytes, 0.0, "none measurable: segments grow in place",
-                             EXPANDABLE))
+        out.append(
+            MemoryFix(
+                "expandable_segments",
+                "expandable segments (PYTORCH_CUDA_ALLOC_CONF)",
+                frag.slack_bytes,
+                0.0,
+                "none measurable: segments grow in place",
+                EXPANDABLE,
+            )
+        )
     return out

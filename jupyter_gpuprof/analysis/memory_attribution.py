@@ -26,15 +26,26 @@ from .timeline_detail import PHASES
 
 FORWARD, BACKWARD, OPTIMIZER = PHASES[0], PHASES[1], PHASES[2]
 #: the kinds, in the order reports list them
-KINDS = ("parameters", "gradients", "optimizer_state", "saved_activations", "temporaries",
-         "before_recording")
+KINDS = (
+    "parameters",
+    "gradients",
+    "optimizer_state",
+    "saved_activations",
+    "temporaries",
+    "before_recording",
+)
 #: a known-address kind from the capture -> its kind here
 KNOWN_KINDS = ("parameters", "gradients", "optimizer_state")
 #: a phase's lasting allocations -> their kind (rule 2)
 LASTING = {FORWARD: "saved_activations", BACKWARD: "gradients", OPTIMIZER: "optimizer_state"}
 #: path parts that mark a frame as a library's, never the user's line
-LIBRARY_PARTS = ("site-packages", "dist-packages", "<frozen", os.sep + "lib" + os.sep + "python",
-                 "jupyter_gpuprof" + os.sep)
+LIBRARY_PARTS = (
+    "site-packages",
+    "dist-packages",
+    "<frozen",
+    os.sep + "lib" + os.sep + "python",
+    "jupyter_gpuprof" + os.sep,
+)
 
 KnownAddresses = dict[str, list[tuple[int, int]]]
 
@@ -115,8 +126,11 @@ def user_line(frames: list[dict[str, Any]]) -> str:
 
 def module_path(frames: list[dict[str, Any]]) -> tuple[str, ...]:
     """The `forward` frames outermost first, each 'file:line' (the line that called the next)."""
-    return tuple(f"{os.path.basename(str(f.get('filename', '')))}:{f.get('line', 0)}"
-                 for f in reversed(frames) if f.get("name") == "forward")
+    return tuple(
+        f"{os.path.basename(str(f.get('filename', '')))}:{f.get('line', 0)}"
+        for f in reversed(frames)
+        if f.get("name") == "forward"
+    )
 
 
 def heaviest_module(paths: pd.Series, bytes_: pd.Series, share: float = 0.5) -> tuple[str, int]:

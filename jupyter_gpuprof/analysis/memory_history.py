@@ -1,4 +1,4 @@
-"""The CUDA allocator's history (a `torch.cuda.memory._snapshot()`) replayed into blocks and bytes over time.
+"""The CUDA allocator's history (`torch.cuda.memory._snapshot()`) replayed: blocks, bytes over time.
 
 The snapshot holds the segments live when it was taken (their blocks) and the recorded events
 (`alloc`, `free_completed`, `segment_alloc`, `oom`…) with their Python frames. Blocks allocated
@@ -20,7 +20,8 @@ import pandas as pd
 
 #: columns of `MemoryHistory.blocks`, documented once
 BLOCK_COLUMNS = {
-    "addr": "block start address", "bytes": "block size (the allocator's rounded size)",
+    "addr": "block start address",
+    "bytes": "block size (the allocator's rounded size)",
     "alloc_i": "index of its alloc event (-1: allocated before the recording)",
     "free_i": "index of its free_completed event (n_events: still allocated at the end)",
     "alloc_us": "time of its alloc (the first event's time when before the recording)",
@@ -104,7 +105,11 @@ def read_snapshot(path: Path) -> dict[str, Any]:
 
 def _device_trace(snapshot: dict[str, Any], device: int) -> list[dict[str, Any]]:
     traces = snapshot.get("device_traces") or []
-    if not isinstance(traces, list) or device >= len(traces) or not isinstance(traces[device], list):
+    if (
+        not isinstance(traces, list)
+        or device >= len(traces)
+        or not isinstance(traces[device], list)
+    ):
         return []
     return [e for e in traces[device] if isinstance(e, dict)]
 
@@ -127,7 +132,9 @@ def _phases(snapshot: dict[str, Any], device: int) -> list[PhaseRange]:
 def replay(snapshot: dict[str, Any], device: int = 0) -> MemoryHistory:
     """The history of `device` as blocks and allocated bytes after each event."""
     events = _device_trace(snapshot, device)
-    segments = [s for s in snapshot["segments"] if isinstance(s, dict) and s.get("device", 0) == device]
+    segments = [
+        s for s in snapshot["segments"] if isinstance(s, dict) and s.get("device", 0) == device
+    ]
     n = len(events)
     t_first = int(events[0].get("time_us", 0)) if n else 0
     t_last = int(events[-1].get("time_us", 0)) if n else 0
@@ -152,11 +159,17 @@ def replay(snapshot: dict[str, Any], device: int = 0) -> MemoryHistory:
             if blk.get("state") == "active_allocated" and int(blk["address"]) not in open_:
                 fr = list(blk.get("frames") or [])
                 frames.append(fr)
-                rows.append((int(blk["address"]), int(blk["size"]), -1, n, len(frames) - 1 if fr else -1))
-    blocks = pd.DataFrame(rows, columns=["addr", "bytes", "alloc_i", "free_i", "frame_i"], dtype="int64")
+                rows.append(
+                    (int(blk["address"]), int(blk["size"]), -1, n, len(frames) - 1 if fr else -1)
+                )
+    blocks = pd.DataFrame(
+        rows, columns=["addr", "bytes", "alloc_i", "free_i", "frame_i"], dtype="int64"
+    )
     times = np.array([int(e.get("time_us", 0)) for e in events], dtype="int64")
     idx_time = np.concatenate([times, [t_last]]) if n else np.array([0], dtype="int64")
-    blocks["alloc_us"] = np.where(blocks["alloc_i"] >= 0, idx_time[blocks["alloc_i"].clip(0)], t_first)
+    blocks["alloc_us"] = np.where(
+        blocks["alloc_i"] >= 0, idx_time[blocks["alloc_i"].clip(0)], t_first
+    )
     blocks["free_us"] = idx_time[blocks["free_i"].clip(0, n)]
     blocks = blocks[list(BLOCK_COLUMNS)]
     delta = np.zeros(n, dtype="int64")
@@ -166,10 +179,16 @@ def replay(snapshot: dict[str, Any], device: int = 0) -> MemoryHistory:
     np.add.at(delta, freed["free_i"].to_numpy(), -freed["bytes"].to_numpy())
     start = int(blocks.loc[blocks["alloc_i"] < 0, "bytes"].sum())
     return MemoryHistory(
-        blocks=blocks, frames=frames, event_us=times, allocated=start + np.cumsum(delta),
+        blocks=blocks,
+        frames=frames,
+        event_us=times,
+        allocated=start + np.cumsum(delta),
         reserved_bytes=sum(int(s.get("total_size", 0)) for s in segments),
-        phases=_phases(snapshot, device), segments=segments, events=events,
-        expandable=any(bool(s.get("is_expandable")) for s in segments))
+        phases=_phases(snapshot, device),
+        segments=segments,
+        events=events,
+        expandable=any(bool(s.get("is_expandable")) for s in segments),
+    )
 
 
 def load_history(path: Path, device: int = 0) -> MemoryHistory:

@@ -17,8 +17,8 @@ from .memory_step import NO_LINE, Fragmentation, fragmentation
 
 #: how many of the largest allocations the post-mortem names
 TOP_ALLOCATIONS = 3
-_GIB = 1024 ** 3
-_UNITS = {"GiB": _GIB, "MiB": 1024 ** 2, "KiB": 1024, "B": 1}
+_GIB = 1024**3
+_UNITS = {"GiB": _GIB, "MiB": 1024**2, "KiB": 1024, "B": 1}
 _ALLOWED = re.compile(r"([\d.]+) (GiB|MiB|KiB) allowed")
 _CAPACITY = re.compile(r"total capacity of ([\d.]+) (GiB|MiB|KiB)")
 _TRIED = re.compile(r"Tried to allocate ([\d.]+) (GiB|MiB|KiB|B)")
@@ -68,12 +68,22 @@ def oom_post_mortem(history: MemoryHistory, error: str = "") -> OomPostMortem | 
     allocations = []
     for _, row in top.iterrows():
         frames = history.frames[int(row["frame_i"])] if row["frame_i"] >= 0 else []
-        allocations.append(Allocation(bytes=int(row["bytes"]), line=attr.user_line(frames) or NO_LINE,
-                                      module=" › ".join(attr.module_path(frames)[-2:])))
+        allocations.append(
+            Allocation(
+                bytes=int(row["bytes"]),
+                line=attr.user_line(frames) or NO_LINE,
+                module=" › ".join(attr.module_path(frames)[-2:]),
+            )
+        )
     frag = fragmentation(history)
     return OomPostMortem(
-        requested_bytes=requested, allocated_bytes=int(live["bytes"].sum()),
-        limit_bytes=limit_from_error(error), step_bytes=int(live.loc[live["alloc_i"] >= 0, "bytes"].sum()),
-        state_bytes=int(live.loc[live["alloc_i"] < 0, "bytes"].sum()), top=allocations,
-        fragmentation=frag, fits_in_free_block=frag.largest_free_bytes >= requested,
-        error=error.splitlines()[0] if error else "")
+        requested_bytes=requested,
+        allocated_bytes=int(live["bytes"].sum()),
+        limit_bytes=limit_from_error(error),
+        step_bytes=int(live.loc[live["alloc_i"] >= 0, "bytes"].sum()),
+        state_bytes=int(live.loc[live["alloc_i"] < 0, "bytes"].sum()),
+        top=allocations,
+        fragmentation=frag,
+        fits_in_free_block=frag.largest_free_bytes >= requested,
+        error=error.splitlines()[0] if error else "",
+    )

@@ -1,4 +1,4 @@
-"""The step's memory explained: the peak, who holds it (kind, module, line) and the allocator's slack.
+"""The step's memory explained: the peak, who holds it (kind, module, line), the allocator's slack.
 
 One pass over a replayed history (`memory_history.replay`) with the kinds of
 `memory_attribution.classify`; the result is plain data that advice prices and the report carries.
@@ -89,10 +89,13 @@ def fragmentation(history: MemoryHistory) -> Fragmentation:
                 largest = max(largest, size)
     peak = history.peak_bytes
     return Fragmentation(
-        reserved_bytes=history.reserved_bytes, allocated_bytes=allocated,
-        slack_bytes=max(history.reserved_bytes - allocated, 0), largest_free_bytes=largest,
+        reserved_bytes=history.reserved_bytes,
+        allocated_bytes=allocated,
+        slack_bytes=max(history.reserved_bytes - allocated, 0),
+        largest_free_bytes=largest,
         peak_reserved_ratio=history.reserved_bytes / peak if peak else None,
-        expandable=history.expandable)
+        expandable=history.expandable,
+    )
 
 
 def _holders(keys: pd.Series, bytes_: pd.Series, n: int = TOP_N) -> list[Holder]:
@@ -107,11 +110,19 @@ def _heavy(history: MemoryHistory, kinds: pd.Series) -> HeavyModule | None:
     forwards = [p for p in history.phases if p.name == attr.FORWARD]
     if saved.empty or not forwards:
         return None
-    best = max(forwards, key=lambda p: int(saved.loc[(saved["alloc_us"] >= p.start_us)
-                                                     & (saved["alloc_us"] <= p.end_us), "bytes"].sum()))
+    best = max(
+        forwards,
+        key=lambda p: int(
+            saved.loc[
+                (saved["alloc_us"] >= p.start_us) & (saved["alloc_us"] <= p.end_us), "bytes"
+            ].sum()
+        ),
+    )
     mine = saved[(saved["alloc_us"] >= best.start_us) & (saved["alloc_us"] <= best.end_us)]
-    paths = pd.Series([attr.module_path(history.frames[i]) if i >= 0 else () for i in mine["frame_i"]],
-                      index=mine.index)
+    paths = pd.Series(
+        [attr.module_path(history.frames[i]) if i >= 0 else () for i in mine["frame_i"]],
+        index=mine.index,
+    )
     call, held = attr.heaviest_module(paths, mine["bytes"])
     if not call:
         return None
@@ -127,7 +138,11 @@ def _thin(history: MemoryHistory, points: int = 400) -> tuple[list[int], list[in
     if not n:
         return [], []
     edges = np.linspace(0, n, min(points, n) + 1).astype(int)
-    idx = [int(lo + np.argmax(history.allocated[lo:hi])) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
+    idx = [
+        int(lo + np.argmax(history.allocated[lo:hi]))
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True)
+        if hi > lo
+    ]
     return [int(history.event_us[i]) for i in idx], [int(history.allocated[i]) for i in idx]
 
 
@@ -143,11 +158,18 @@ def memory_step(history: MemoryHistory, known: attr.KnownAddresses | None = None
     has_module = modules != ""
     us, held = _thin(history)
     return MemoryStep(
-        peak_bytes=history.peak_bytes, peak_us=history.peak_us,
-        peak_phase=_phase_at(history, history.peak_us), start_bytes=history.start_bytes,
+        peak_bytes=history.peak_bytes,
+        peak_us=history.peak_us,
+        peak_phase=_phase_at(history, history.peak_us),
+        start_bytes=history.start_bytes,
         by_kind={k: int(live.loc[kinds[live.index] == k, "bytes"].sum()) for k in attr.KINDS},
         kind_high={k: int(v.max()) if len(v) else 0 for k, v in series.items()},
         lines=_holders(lines, live["bytes"]),
         modules=_holders(modules[has_module], live.loc[has_module, "bytes"]),
-        heavy=_heavy(history, kinds), fragmentation=fragmentation(history),
-        events=history.n_events, known_addresses=bool(known), series_us=us, series_bytes=held)
+        heavy=_heavy(history, kinds),
+        fragmentation=fragmentation(history),
+        events=history.n_events,
+        known_addresses=bool(known),
+        series_us=us,
+        series_bytes=held,
+    )

@@ -18,7 +18,14 @@ from typing import Any
 
 from . import safe_files
 from .json_checks import decode
-from .layout import META_FILE, SUMMARY_FILE, TRACE_FILE, rank_of_trace, trace_name
+from .layout import (
+    MEMORY_HISTORY_FILE,
+    META_FILE,
+    SUMMARY_FILE,
+    TRACE_FILE,
+    rank_of_trace,
+    trace_name,
+)
 from .meta_blocks import (
     BaselineMeta,
     CallSiteMeta,
@@ -291,6 +298,17 @@ class Run:
                                mtime=0) as gz:
                 shutil.copyfileobj(src, gz, 1 << 20)
         return self.path / name
+
+    def write_memory_history(self, history: Mapping[str, object]) -> Path:
+        """Save the allocator's history (a torch memory snapshot plus our addresses) gzipped."""
+        data = json.dumps(history, separators=(",", ":"), default=str).encode()
+        safe_files.write_bytes(self.path, MEMORY_HISTORY_FILE, gzip.compress(data, 6, mtime=0))
+        return self.path / MEMORY_HISTORY_FILE
+
+    def memory_history_path(self) -> Path | None:
+        """The saved allocator history, when the capture wrote one (never via a symlink)."""
+        found = safe_files.regular_file(self.path, MEMORY_HISTORY_FILE) is not None
+        return self.path / MEMORY_HISTORY_FILE if found else None
 
     def write_summary(self, summary: Mapping[str, object]) -> None:
         """Cache the report's JSON form as summary.json."""

@@ -41,7 +41,10 @@ def test_micro_batches_scale_activations_not_model_state() -> None:
     step = _gpt2()
     fix = {f.id: f for f in memory_fixes(step)}["micro_batches"]
     assert fix.saves_bytes == activation_bytes(step) // 2
-    assert fix.saves_bytes < step.peak_bytes - step.by_kind["parameters"] - step.by_kind["optimizer_state"]
+    assert (
+        fix.saves_bytes
+        < step.peak_bytes - step.by_kind["parameters"] - step.by_kind["optimizer_state"]
+    )
 
 
 def test_expandable_segments_only_where_reserved_runs_far_above_the_peak() -> None:
@@ -57,7 +60,9 @@ def test_set_to_none_only_where_gradients_are_kept() -> None:
     assert "set_to_none" not in {f.id for f in memory_fixes(step)}
     # as with zero_grad(): the gradients, at their known addresses, live through the peak
     step.by_kind["gradients"] = truth("gpt2")["gradients_bytes"]
-    assert {f.id: f for f in memory_fixes(step)}["set_to_none"].saves_bytes == truth("gpt2")["gradients_bytes"]
+    assert {f.id: f for f in memory_fixes(step)}["set_to_none"].saves_bytes == truth("gpt2")[
+        "gradients_bytes"
+    ]
 
 
 def test_headroom_grows_activations_only() -> None:

@@ -40,14 +40,26 @@ def test_phases_are_the_capture_ranges() -> None:
 
 def test_tiny_history_exact() -> None:
     """One block before the recording, two allocations, one freed: exact bytes after each event."""
-    snap = {"segments": [{"device": 0, "total_size": 1000, "blocks": [
-        {"address": 0, "size": 100, "state": "active_allocated", "frames": []},
-        {"address": 100, "size": 300, "state": "active_allocated", "frames": []},
-        {"address": 400, "size": 600, "state": "inactive", "frames": []}]}],
-        "device_traces": [[
-            {"action": "alloc", "addr": 100, "size": 300, "time_us": 1, "frames": []},
-            {"action": "alloc", "addr": 400, "size": 200, "time_us": 2, "frames": []},
-            {"action": "free_completed", "addr": 400, "size": 200, "time_us": 3, "frames": []}]]}
+    snap = {
+        "segments": [
+            {
+                "device": 0,
+                "total_size": 1000,
+                "blocks": [
+                    {"address": 0, "size": 100, "state": "active_allocated", "frames": []},
+                    {"address": 100, "size": 300, "state": "active_allocated", "frames": []},
+                    {"address": 400, "size": 600, "state": "inactive", "frames": []},
+                ],
+            }
+        ],
+        "device_traces": [
+            [
+                {"action": "alloc", "addr": 100, "size": 300, "time_us": 1, "frames": []},
+                {"action": "alloc", "addr": 400, "size": 200, "time_us": 2, "frames": []},
+                {"action": "free_completed", "addr": 400, "size": 200, "time_us": 3, "frames": []},
+            ]
+        ],
+    }
     h = replay(snap)
     assert h.allocated.tolist() == [400, 600, 400]
     assert h.peak_i == 1 and h.peak_bytes == 600 and h.reserved_bytes == 1000

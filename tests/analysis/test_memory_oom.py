@@ -11,7 +11,7 @@ def test_the_failed_request_and_what_was_allocated() -> None:
     t = truth("oom")
     pm = oom_post_mortem(history("oom"), t["error"])
     assert pm is not None
-    assert pm.requested_bytes == t["observer_requested"] == 192 * 1024 ** 2
+    assert pm.requested_bytes == t["observer_requested"] == 192 * 1024**2
     assert within(pm.allocated_bytes, t["max_memory_allocated"], 0.1)
     assert pm.state_bytes + pm.step_bytes == pm.allocated_bytes
     # the memory the model held before the step is what was left after the exception unwound
@@ -37,8 +37,8 @@ def test_limit_and_fragmentation() -> None:
 
 
 def test_limit_from_error_text() -> None:
-    assert limit_from_error("… 8.00 GiB allowed; …") == 8 * 1024 ** 3
-    assert limit_from_error("GPU 0 has a total capacity of 2.00 GiB of which") == 2 * 1024 ** 3
+    assert limit_from_error("… 8.00 GiB allowed; …") == 8 * 1024**3
+    assert limit_from_error("GPU 0 has a total capacity of 2.00 GiB of which") == 2 * 1024**3
     assert limit_from_error("something else") is None
 
 

@@ -46,8 +46,11 @@ def test_known_addresses_name_model_state() -> None:
     t = truth("gpt2")
     assert named.known_addresses and not unnamed.known_addresses
     assert within(named.by_kind["parameters"], t["parameters_bytes"], 5)
-    assert within(unnamed.by_kind["before_recording"] - named.by_kind["before_recording"],
-                  t["parameters_bytes"] + t["optimizer_state_bytes"], 5)
+    assert within(
+        unnamed.by_kind["before_recording"] - named.by_kind["before_recording"],
+        t["parameters_bytes"] + t["optimizer_state_bytes"],
+        5,
+    )
 
 
 def test_peak_is_in_backward_held_by_the_models_call() -> None:
@@ -63,8 +66,11 @@ def test_heaviest_module_is_the_layer_loop() -> None:
     step = memory_step(history("gpt2"), known("gpt2"))
     assert step.heavy is not None
     assert step.heavy.call.startswith("modeling_gpt2.py:") and step.heavy.calls == 6
-    assert 0.5 * step.kind_high["saved_activations"] <= step.heavy.saved_bytes \
+    assert (
+        0.5 * step.kind_high["saved_activations"]
+        <= step.heavy.saved_bytes
         <= step.kind_high["saved_activations"]
+    )
 
 
 def test_fragmentation_reserved_vs_allocated() -> None:
@@ -77,9 +83,11 @@ def test_fragmentation_reserved_vs_allocated() -> None:
 
 
 def test_user_line_skips_libraries() -> None:
-    frames = [{"name": "linear", "filename": "<site-packages>/torch/nn/functional.py", "line": 1},
-              {"name": "forward", "filename": "/x/lib/python3.12/site-packages/m.py", "line": 2},
-              {"name": "train", "filename": "/home/me/train.py", "line": 42}]
+    frames = [
+        {"name": "linear", "filename": "<site-packages>/torch/nn/functional.py", "line": 1},
+        {"name": "forward", "filename": "/x/lib/python3.12/site-packages/m.py", "line": 2},
+        {"name": "train", "filename": "/home/me/train.py", "line": 42},
+    ]
     assert attr.user_line(frames) == "train.py:42"
     assert attr.module_path(frames) == ("m.py:2",)
 

@@ -1,0 +1,158 @@
+"""The allocator history in a capture: CUDA only, off in the baseline, the OOM snapshot saved."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+import pytest
+import torch
+from capture_fixtures import Trainer
+from memory_recordings import MEMORY
+
+from jupyter_gpuprof.analysis.memory_history import load_history
+from jupyter_gpuprof.analysis.memory_oom import oom_post_mortem
+from jupyter_gpuprof.capture import memory_record
+from jupyter_gpuprof.capture.memory_record import OURS, MemoryRecorder, TorchMemoryApi
+from jupyter_gpuprof.capture.session import CaptureSettings, ProfileSession
+from jupyter_gpuprof.store import RunStore
+
+SMALL = dict(steps=4, warmup=2, wait=1, prof_warmup=1, active=3)
+NEEDED = 1 + 2 + 4 + (1 + 1 + 3)
+
+
+def _snapshot(case: str) -> dict[str, Any]:
+    return dict(json.loads(gzip.decompress((MEMORY / f"{case}.snapshot.json.gz").read_bytes())))
+
+
+class FakeApi:
+    """The allocator as a CUDA process would show it, from a recorded snapshot."""
+
+    def __init__(self, case: str = "gpt2", cuda: bool = True) -> None:
+        self.case, self.cuda = case, cuda
+        self.calls: list[str] = []
+        self.observer: Any = None
+
+    def cuda_in_use(self) -> bool:
+        return self.cuda
+
+    def record(self, max_entries: int) -> None:
+        self.calls.append(f"record {max_entries}")
+
+    def stop(self) -> None:
+        self.calls.append("stop")
+
+    def snapshot(self) -> dict[str, Any]:
+        self.calls.append("snapshot")
+        return _snapshot(self.case)
+
+    def attach_oom_observer(self, observer: Any) -> None:
+        self.observer = observer
+
+    def fail(self, requested: int) -> None:
+        """What torch's allocator does at a failing allocation: the observer, then the raise."""
+        assert self.observer is not None, "no out-of-memory observer attached"
+        self.observer(0, requested, 0, 0)
+        raise torch.OutOfMemoryError(
+            f"CUDA out of memory. Tried to allocate {requested} B. "
+            "GPU 0 has a total capacity of 8.00 GiB of which 0 B is free."
+        )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_observer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory_record._Observer, "attached", False)
+    monkeypatch.setattr(memory_record._Observer, "recorder", None)
+
+
+def _session(tmp_path, api: FakeApi, **kw: Any) -> ProfileSession:
+    session = ProfileSession(
+        CaptureSettings(**SMALL, mode="script", **kw), store=RunStore(tmp_path)
+    )
+    session.memory.api = api
+    return session.begin()
+
+
+def test_cpu_capture_never_initialises_cuda() -> None:
+    rec = MemoryRecorder(api=TorchMemoryApi())
+    rec.start()
+    assert not rec.recording and rec.result() is None
+    if not torch.cuda.is_available():
+        assert not torch.cuda.is_initialized()
+
+
+def test_recorded_in_warmup_and_profiled_steps_not_the_baseline(tmp_path) -> None:
+    api, t = FakeApi(), Trainer()
+    session = _session(tmp_path, api)
+    try:
+        for _ in range(NEEDED):
+            t.step()
+    finally:
+        run = session.finish()
+    assert run.meta.status == "complete"
+    assert api.calls == [
+        f"record {memory_record.MAX_ENTRIES}",
+        "stop",
+        f"record {memory_record.MAX_ENTRIES}",
+        "snapshot",
+        "stop",
+    ]
+    path = run.memory_history_path()
+    assert path is not None
+    saved = json.loads(gzip.decompress(path.read_bytes()))
+    # the stepped optimizer's tensors were walked (CPU ones here: no CUDA storage to name)
+    assert set(saved[OURS]["addresses"]) == {"parameters", "gradients", "optimizer_state"}
+    assert load_history(path).peak_bytes > 0
+
+
+def test_no_memory_history_option_records_nothing(tmp_path) -> None:
+    api, t = FakeApi(), Trainer()
+    session = _session(tmp_path, api, memory_history=False)
+    try:
+        for _ in range(NEEDED):
+            t.step()
+    finally:
+        run = session.finish()
+    assert api.calls == [] and run.memory_history_path() is None
+    assert run.meta.settings["memory_history"] is False
+
+
+def test_out_of_memory_keeps_the_snapshot_at_the_failure(tmp_path) -> None:
+    """The step fails in warm-up: the run is saved failed with the post-mortem's snapshot."""
+    api, t = FakeApi("oom"), Trainer()
+    session = _session(tmp_path, api)
+    err: BaseException | None = None
+    try:
+        for i in range(NEEDED):
+            if i == 2:
+                api.fail(192 * 1024**2)
+            t.step()
+    except torch.OutOfMemoryError as e:
+        err = e
+    finally:
+        run = session.finish(err)
+    assert err is not None and run.meta.status == "failed"
+    assert run.meta.error is not None and "out of memory" in run.meta.error
+    path = run.memory_history_path()
+    assert path is not None
+    saved = json.loads(gzip.decompress(path.read_bytes()))
+    assert saved[OURS]["oom"]["requested"] == 192 * 1024**2
+    assert "out of memory" in saved[OURS]["oom"]["error"]
+    pm = oom_post_mortem(load_history(path), saved[OURS]["oom"]["error"])
+    assert pm is not None and pm.requested_bytes == 192 * 1024**2 and len(pm.top) == 3
+    assert all(a.line.startswith("<script>:") for a in pm.top)
+
+
+def test_the_observer_is_wired_once_per_process(tmp_path) -> None:
+    api = FakeApi()
+    rec = MemoryRecorder(api=api)
+    rec.start()
+    assert api.observer == memory_record._Observer.on_oom
+    with pytest.raises(torch.OutOfMemoryError):
+        api.fail(1024)
+    assert rec.oom_requested == 1024 and rec.oom_snapshot is not None
+    rec.result()
+    again = FakeApi()
+    MemoryRecorder(api=again).start()
+    assert again.observer is None  # torch cannot detach one: the first dispatches to the next
