@@ -19,11 +19,12 @@ import weakref
 from typing import Any, Protocol
 
 from ..oneline import error_line
+from ..store.layout import MEMORY_HISTORY_KEY
 
 #: most allocator events kept (the newest): ~3 steps of a 12-layer transformer
 MAX_ENTRIES = 100_000
 #: the key of our own additions in the saved snapshot
-OURS = "jupyter_gpuprof"
+OURS = MEMORY_HISTORY_KEY
 
 
 class MemoryApi(Protocol):

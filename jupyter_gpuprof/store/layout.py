@@ -21,6 +21,8 @@ SUMMARY_FILE = "summary.json"
 TRACE_FILE = "trace.json.gz"
 #: the CUDA allocator's history over the profiled steps (or up to an out-of-memory error)
 MEMORY_HISTORY_FILE = "memory_history.json.gz"
+#: the key of the capture's own additions (addresses, the OOM request) in that snapshot
+MEMORY_HISTORY_KEY = "jupyter_gpuprof"
 _RANK_TRACE = re.compile(r"^trace\.rank(\d+)\.json\.gz$")
 #: endings of single-process traces outside run folders (torch.profiler exports and ours)
 LOOSE_TRACE_ENDINGS = (".pt.trace.json", ".pt.trace.json.gz", "trace.json.gz", "trace.json")

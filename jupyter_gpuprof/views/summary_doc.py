@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
+from .memory_doc import MemoryOverStepDoc, OomDoc
+
 
 class SourceDoc(TypedDict):
     """`source`: where the report comes from (`model.Source`)."""
@@ -200,6 +202,8 @@ class MemoryDoc(TypedDict):
 
     peak_bytes: int | None
     gpu_total_bytes: int | None
+    over_step: NotRequired[MemoryOverStepDoc | None]  # summaries before version 7 lack them
+    oom: NotRequired[OomDoc | None]
 
 
 class InputDoc(TypedDict):
