@@ -256,6 +256,11 @@ class GpuProfMagics(Magics):
         if run.trace_paths():
             # a cell that raised still gets the report of what was captured (marked partial)
             report = self._analyze(run)
+        elif run.memory_history_path() is not None:  # out of memory before the profiler ran
+            from .report.memory_summary import memory_only_text
+
+            if text := memory_only_text(run.path, run.meta.error):
+                say(text)
         if report is not None:
             self.shell.user_ns[var] = report  # type: ignore[union-attr]
         if report is not None and display:

@@ -6,6 +6,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..advice import memory_fixes as fixes
 from ..analysis.memory_attribution import KINDS, KnownAddresses
 from ..analysis.memory_history import MemoryHistoryError, read_snapshot, replay
@@ -123,3 +125,15 @@ def memory_blocks(
         series_bytes=step.series_bytes,
     )
     return over, oom, None
+
+
+def memory_only_text(path: str | Path | None, error: str | None = None) -> str | None:
+    """The memory lines of a run that has no trace (an out-of-memory error in a warm-up step)."""
+    from ..views.memory_text import oom_lines, over_step_lines
+
+    over, oom, problem = memory_blocks(path, None, error)
+    if problem:
+        return f"gpuprof: {problem}"
+    docs = msgspec.to_builtins({"oom": oom, "over_step": over})
+    lines = oom_lines(docs["oom"]) + over_step_lines(docs["over_step"])
+    return "\n".join(lines).strip() or None

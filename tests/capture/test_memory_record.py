@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 from capture_fixtures import Trainer
-from memory_recordings import MEMORY
+from memory_recordings import FakeApi
 
 from jupyter_gpuprof.analysis.memory_history import load_history
 from jupyter_gpuprof.analysis.memory_oom import oom_post_mortem
@@ -20,44 +20,6 @@ from jupyter_gpuprof.store import RunStore
 
 SMALL = dict(steps=4, warmup=2, wait=1, prof_warmup=1, active=3)
 NEEDED = 1 + 2 + 4 + (1 + 1 + 3)
-
-
-def _snapshot(case: str) -> dict[str, Any]:
-    return dict(json.loads(gzip.decompress((MEMORY / f"{case}.snapshot.json.gz").read_bytes())))
-
-
-class FakeApi:
-    """The allocator as a CUDA process would show it, from a recorded snapshot."""
-
-    def __init__(self, case: str = "gpt2", cuda: bool = True) -> None:
-        self.case, self.cuda = case, cuda
-        self.calls: list[str] = []
-        self.observer: Any = None
-
-    def cuda_in_use(self) -> bool:
-        return self.cuda
-
-    def record(self, max_entries: int) -> None:
-        self.calls.append(f"record {max_entries}")
-
-    def stop(self) -> None:
-        self.calls.append("stop")
-
-    def snapshot(self) -> dict[str, Any]:
-        self.calls.append("snapshot")
-        return _snapshot(self.case)
-
-    def attach_oom_observer(self, observer: Any) -> None:
-        self.observer = observer
-
-    def fail(self, requested: int) -> None:
-        """What torch's allocator does at a failing allocation: the observer, then the raise."""
-        assert self.observer is not None, "no out-of-memory observer attached"
-        self.observer(0, requested, 0, 0)
-        raise torch.OutOfMemoryError(
-            f"CUDA out of memory. Tried to allocate {requested} B. "
-            "GPU 0 has a total capacity of 8.00 GiB of which 0 B is free."
-        )
 
 
 @pytest.fixture(autouse=True)

@@ -72,3 +72,17 @@ def test_an_unreadable_history_is_one_warning(tmp_path) -> None:
     assert report.to_json()["memory"]["over_step"] is None
     assert any(w.startswith("memory history not read:") for w in report.to_json()["warnings"])
     shutil.rmtree(folder)
+
+
+def test_analyze_prints_the_post_mortem_of_a_run_without_trace(tmp_path, capsys) -> None:
+    """Out of memory in a warm-up step: no trace, the history alone makes the report."""
+    from jupyter_gpuprof.cli import main
+
+    t = truth("oom")
+    folder = _with_history(tmp_path, "oom", {"oom": {"requested": t["observer_requested"],
+                                                     "error": t["error"]}})
+    (folder / "trace.json.gz").unlink()
+    assert main(["analyze", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "Out of memory: 0.20 GB requested" in out and "<script>:203" in out
+    assert "micro-batches with gradient accumulation" in out
