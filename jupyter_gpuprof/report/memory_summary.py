@@ -14,6 +14,7 @@ from ..analysis.memory_history import MemoryHistoryError, read_snapshot, replay
 from ..analysis.memory_oom import oom_post_mortem
 from ..analysis.memory_step import memory_step
 from ..store.layout import MEMORY_HISTORY_FILE, MEMORY_HISTORY_KEY
+from .model import Timeline
 from .model_memory import (
     HeavyModule,
     MemoryFix,
@@ -33,6 +34,21 @@ KIND_LABELS = {
     "temporaries": "temporaries",
     "before_recording": "model state (unnamed)",
 }
+
+
+def forward_gpu_ms(timeline: Timeline | None) -> float | None:
+    """GPU time per step of the kernels launched in `forward` ranges, in real time: the price
+    of one extra forward (activation checkpointing). None without the steps' events."""
+    if timeline is None or "forward" not in timeline.phases:
+        return None
+    fwd = timeline.phases.index("forward")
+    gpu = {i for i, lane in enumerate(timeline.lanes) if lane.kind == "gpu"}
+    per_step = [sum(d for lane, d, ph in zip(s.lane, s.dur_us, s.phase, strict=True)
+                    if ph == fwd and lane in gpu) for s in timeline.detail if s is not None]
+    if not per_step or not any(per_step):
+        return None
+    scale = timeline.profiled_scale or 1.0
+    return sum(per_step) / len(per_step) / 1e3 / scale
 
 
 def history_file(path: str | Path | None) -> Path | None:
@@ -57,7 +73,8 @@ def _fixes(found: list[fixes.MemoryFix]) -> list[MemoryFix]:
 
 
 def memory_blocks(
-    path: str | Path | None, gpu_total_bytes: int | None = None, error: str | None = None
+    path: str | Path | None, gpu_total_bytes: int | None = None, error: str | None = None,
+    forward_ms: float | None = None,
 ) -> tuple[MemoryOverStep | None, OomPostMortem | None, str | None]:
     """The memory-over-step block, the OOM post-mortem and a one-line warning (any may be None)."""
     file = history_file(path)
@@ -94,9 +111,8 @@ def memory_blocks(
         return None, oom, None
     step = memory_step(history, _known(ours))
     elem = ours.get("param_element_size")
-    priced = fixes.memory_fixes(
-        step, activation_dtype_bytes=elem if isinstance(elem, int) else None
-    )
+    elem_bytes = elem if isinstance(elem, int) else None
+    priced = fixes.memory_fixes(step, forward_ms=forward_ms, activation_dtype_bytes=elem_bytes)
     frag, heavy = step.fragmentation, step.heavy
     over = MemoryOverStep(
         peak_bytes=step.peak_bytes,

@@ -86,3 +86,20 @@ def test_analyze_prints_the_post_mortem_of_a_run_without_trace(tmp_path, capsys)
     out = capsys.readouterr().out
     assert "Out of memory: 0.20 GB requested" in out and "<script>:203" in out
     assert "micro-batches with gradient accumulation" in out
+
+
+def test_checkpointing_priced_from_the_traces_forward_gpu_time(tmp_path) -> None:
+    from jupyter_gpuprof.report.memory_summary import forward_gpu_ms
+
+    folder = _with_history(tmp_path, "gpt2", {"addresses": known("gpt2")})
+    report = analyze_run(open_run(folder))
+    summary = report.summary()
+    fwd = forward_gpu_ms(summary.timeline)
+    assert fwd is not None and 0 < fwd < (summary.steps.median_ms or 0)
+    over = summary.memory.over_step
+    assert over is not None and over.heavy is not None
+    fix = {f.id: f for f in over.fixes}["checkpointing"]
+    share = over.heavy.saved_bytes / next(k.high_bytes for k in over.kinds
+                                          if k.kind == "saved_activations")
+    assert fix.time_ms is not None and abs(fix.time_ms - fwd * share) < 1e-9
+    assert forward_gpu_ms(None) is None
