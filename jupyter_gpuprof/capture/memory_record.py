@@ -148,6 +148,12 @@ class MemoryRecorder:
             with contextlib.suppress(Exception):
                 self.api.stop()
 
+    def close(self) -> None:
+        """Stop recording and leave the process-wide observer without a recorder."""
+        self.pause()
+        if _Observer.recorder is self:
+            _Observer.recorder = None
+
     def note_optimizer(self, optimizer: Any) -> None:
         """The stepped optimizer: its tensors' addresses name the model's memory."""
         if self._optimizer is None and self.enabled:
@@ -172,9 +178,7 @@ class MemoryRecorder:
                 snap = self.api.snapshot()
             except Exception as e:  # noqa: BLE001
                 self.error = f"memory snapshot failed: {error_line(e)}"
-        self.pause()
-        if _Observer.recorder is self:
-            _Observer.recorder = None
+        self.close()
         if snap is None:
             return None
         ours: dict[str, Any] = {"max_entries": self.max_entries}

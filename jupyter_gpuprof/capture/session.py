@@ -266,6 +266,7 @@ class ProfileSession(StepMarks, StepBudget):
         self.eager.end()
 
     def _remove_hooks(self) -> None:
+        self.memory.close()  # a discarded session never leaves the allocator recording
         self.callsites.end()  # never leave the call-site mode on the torch mode stack
         self.eager.end()
         try:

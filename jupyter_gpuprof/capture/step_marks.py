@@ -96,6 +96,8 @@ class StepMarks:
         counted = id(optimizer) == self._optimizer_id
         if counted:
             self.memory.note_optimizer(optimizer)
+            if self.driver.phase in (Phase.IDLE, Phase.WARMUP):
+                self.memory.start()  # a script touches CUDA after the capture began: from now
         self.training.on_optimizer_step(id(optimizer), counted)
         if counted:
             self._loop_boundary()

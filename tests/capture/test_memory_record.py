@@ -118,3 +118,26 @@ def test_the_observer_is_wired_once_per_process(tmp_path) -> None:
     again = FakeApi()
     MemoryRecorder(api=again).start()
     assert again.observer is None  # torch cannot detach one: the first dispatches to the next
+
+
+def test_a_script_that_starts_cuda_after_the_capture_is_recorded_from_its_first_step(
+        tmp_path) -> None:
+    api, t = FakeApi(cuda=False), Trainer()
+    session = _session(tmp_path, api)
+    try:
+        assert api.calls == []  # CUDA not in use yet: nothing started
+        api.cuda = True  # the script moved its model to the GPU
+        t.step()
+        assert api.calls == [f"record {memory_record.MAX_ENTRIES}"]
+        for _ in range(NEEDED):
+            t.step()
+    finally:
+        run = session.finish()
+    assert api.calls.count("stop") == 2 and run.memory_history_path() is not None
+
+
+def test_a_discarded_session_stops_recording(tmp_path) -> None:
+    api = FakeApi()
+    session = _session(tmp_path, api)
+    session.discard()
+    assert api.calls[-1] == "stop" and memory_record._Observer.recorder is None
