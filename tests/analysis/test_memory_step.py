@@ -95,3 +95,35 @@ def test_user_line_skips_libraries() -> None:
 def test_thinned_series_keeps_the_peak() -> None:
     step = memory_step(history("gpt2"))
     assert len(step.series_us) <= 400 and max(step.series_bytes) == step.peak_bytes
+
+
+def test_each_kind_rule_on_a_tiny_history() -> None:
+    """forward→backward: saved; within forward: temporary; backward→after: gradient;
+    optimizer→after: state; before the recording: unnamed, unless its address is known."""
+    from jupyter_gpuprof.analysis.memory_history import replay
+
+    def ev(action: str, addr: int, t: int) -> dict[str, object]:
+        return {"action": action, "addr": addr, "size": 10 * (addr + 1), "time_us": t, "frames": []}
+
+    snap = {
+        "segments": [{"device": 0, "total_size": 10_000, "blocks": [
+            {"address": 0, "size": 10, "state": "active_allocated"},
+            {"address": 9, "size": 100, "state": "active_allocated"},
+            {"address": 3, "size": 40, "state": "active_allocated"},
+            {"address": 4, "size": 50, "state": "active_allocated"}]}],
+        "device_traces": [[ev("alloc", 1, 1), ev("alloc", 2, 2), ev("free_completed", 2, 3),
+                           ev("alloc", 3, 12), ev("free_completed", 1, 13),
+                           ev("alloc", 4, 22)]],
+        "external_annotations": [
+            {"stage": "START", "name": "forward", "time_us": 0},
+            {"stage": "END", "name": "forward", "time_us": 5},
+            {"stage": "START", "name": "backward", "time_us": 10},
+            {"stage": "END", "name": "backward", "time_us": 15},
+            {"stage": "START", "name": "optimizer", "time_us": 20},
+            {"stage": "END", "name": "optimizer", "time_us": 25}]}
+    h = replay(snap)
+    kinds = dict(zip(h.blocks["addr"], attr.classify(h), strict=True))
+    assert kinds == {1: "saved_activations", 2: "temporaries", 3: "gradients",
+                     4: "optimizer_state", 0: "before_recording", 9: "before_recording"}
+    named = dict(zip(h.blocks["addr"], attr.classify(h, {"parameters": [(9, 100)]}), strict=True))
+    assert named[9] == "parameters" and named[0] == "before_recording"
