@@ -129,6 +129,55 @@ def _phases(snapshot: dict[str, Any], device: int) -> list[PhaseRange]:
     return sorted(out, key=lambda p: p.start_us)
 
 
+def _pair(
+    action: np.ndarray, addr: np.ndarray, size: np.ndarray, n: int
+) -> tuple[pd.DataFrame, set[int]]:
+    """Each alloc with the free_completed that ends it (vectorised), and the addresses still
+    allocated at the end. At one address allocs and frees alternate: a free with c allocs
+    before it (at its address) ends the c-th; one with none ended a block from before the
+    recording."""
+    is_alloc, is_free = action == "alloc", action == "free_completed"
+    ev = pd.DataFrame({"i": np.flatnonzero(is_alloc | is_free)})
+    ev["addr"], ev["bytes"] = addr[ev["i"]], size[ev["i"]]
+    ev["alloc"] = is_alloc[ev["i"]]
+    ev = ev.sort_values(["addr", "i"], kind="stable")
+    ev["c"] = ev.groupby("addr")["alloc"].cumsum()
+    allocs, frees = ev[ev["alloc"]], ev[~ev["alloc"]]
+    paired = allocs.merge(
+        frees[frees["c"] > 0][["addr", "c", "i"]],
+        on=["addr", "c"],
+        how="left",
+        suffixes=("", "_free"),
+    )
+    paired = paired.drop_duplicates(["addr", "c"]).sort_values("i", kind="stable")
+    free_i = paired["i_free"].fillna(n).astype("int64")
+    out = pd.DataFrame(
+        {
+            "addr": paired["addr"].to_numpy(),
+            "bytes": paired["bytes"].to_numpy(),
+            "alloc_i": paired["i"].to_numpy(),
+            "free_i": free_i.to_numpy(),
+        }
+    )
+    early = frees[frees["c"] == 0]
+    out = pd.concat(
+        [
+            out,
+            pd.DataFrame(
+                {
+                    "addr": early["addr"].to_numpy(),
+                    "bytes": early["bytes"].to_numpy(),
+                    "alloc_i": -1,
+                    "free_i": early["i"].to_numpy(),
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    open_addrs = set(out.loc[out["free_i"] >= n, "addr"].tolist())
+    return out.astype("int64"), open_addrs
+
+
 def replay(snapshot: dict[str, Any], device: int = 0) -> MemoryHistory:
     """The history of `device` as blocks and allocated bytes after each event."""
     events = _device_trace(snapshot, device)
@@ -138,32 +187,32 @@ def replay(snapshot: dict[str, Any], device: int = 0) -> MemoryHistory:
     n = len(events)
     t_first = int(events[0].get("time_us", 0)) if n else 0
     t_last = int(events[-1].get("time_us", 0)) if n else 0
-    frames: list[list[dict[str, Any]]] = []
-    rows: list[tuple[int, int, int, int, int]] = []  # addr, bytes, alloc_i, free_i, frame_i
-    open_: dict[int, int] = {}
-    for i, e in enumerate(events):
-        action, addr, size = e.get("action"), int(e.get("addr", 0)), int(e.get("size", 0))
-        if action == "alloc":
-            frames.append(list(e.get("frames") or []))
-            open_[addr] = len(rows)
-            rows.append((addr, size, i, n, len(frames) - 1))
-        elif action == "free_completed":
-            k = open_.pop(addr, None)
-            if k is None:  # allocated before the recording, freed during it
-                rows.append((addr, size, -1, i, -1))
-            else:
-                a, s, ai, _, fi = rows[k]
-                rows[k] = (a, s, ai, i, fi)
+    action = np.array([str(e.get("action", "")) for e in events], dtype=object)
+    addr = np.array([int(e.get("addr", 0)) for e in events], dtype="int64")
+    size = np.array([int(e.get("size", 0)) for e in events], dtype="int64")
+    blocks, open_addrs = _pair(action, addr, size, n)
+    frames: list[list[dict[str, Any]]] = [
+        list(events[i].get("frames") or []) for i in blocks["alloc_i"][blocks["alloc_i"] >= 0]
+    ]
+    blocks["frame_i"] = -1
+    blocks.loc[blocks["alloc_i"] >= 0, "frame_i"] = np.arange(len(frames))
+    before: list[tuple[int, int, int, int, int]] = []  # live at the end, no recorded alloc
     for seg in segments:
         for blk in seg.get("blocks") or []:
-            if blk.get("state") == "active_allocated" and int(blk["address"]) not in open_:
+            if blk.get("state") == "active_allocated" and int(blk["address"]) not in open_addrs:
                 fr = list(blk.get("frames") or [])
                 frames.append(fr)
-                rows.append(
+                before.append(
                     (int(blk["address"]), int(blk["size"]), -1, n, len(frames) - 1 if fr else -1)
                 )
-    blocks = pd.DataFrame(
-        rows, columns=["addr", "bytes", "alloc_i", "free_i", "frame_i"], dtype="int64"
+    blocks = pd.concat(
+        [
+            blocks,
+            pd.DataFrame(
+                before, columns=["addr", "bytes", "alloc_i", "free_i", "frame_i"], dtype="int64"
+            ),
+        ],
+        ignore_index=True,
     )
     times = np.array([int(e.get("time_us", 0)) for e in events], dtype="int64")
     idx_time = np.concatenate([times, [t_last]]) if n else np.array([0], dtype="int64")
