@@ -60,13 +60,13 @@ def write_trace(session: ProfileSession, rank: int | None) -> str | None:
     return None
 
 
-def write_memory_history(session: ProfileSession, error: str | None) -> None:
+def write_memory_history(session: ProfileSession, error: str | None, rank: int | None) -> None:
     """Save the allocator's history (or the out-of-memory snapshot) into the run folder."""
     history = session.memory.result(error)
     if history is None or session.run is None:
         return
     try:
-        session.run.write_memory_history(history)
+        session.run.write_memory_history(history, rank)
     except (OSError, TypeError, ValueError) as e:
         session.memory.error = f"memory history not saved: {error_line(e)}"
 

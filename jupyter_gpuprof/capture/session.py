@@ -213,7 +213,7 @@ class ProfileSession(StepMarks, StepBudget):
         rank_ws = self._rank()
         rank = rank_ws[0] if rank_ws else None
         trace_problem = outcome.write_trace(self, rank)
-        outcome.write_memory_history(self, error)
+        outcome.write_memory_history(self, error, rank)  # named like the trace
         meta = self.run.meta  # type: ignore[union-attr]
         if status == "complete" and trace_problem:
             status, error = "failed", trace_problem

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from ..analysis.memory_attribution import KINDS, KnownAddresses
 from ..analysis.memory_history import MemoryHistoryError, read_snapshot, replay
 from ..analysis.memory_oom import oom_post_mortem
 from ..analysis.memory_step import memory_step
-from ..store.layout import MEMORY_HISTORY_FILE, MEMORY_HISTORY_KEY
+from ..store.layout import MEMORY_HISTORY_KEY, run_memory_history
 from .model import Timeline
 from .model_memory import (
     HeavyModule,
@@ -52,11 +53,11 @@ def forward_gpu_ms(timeline: Timeline | None) -> float | None:
 
 
 def history_file(path: str | Path | None) -> Path | None:
-    """The run folder's saved allocator history, when there is one."""
-    if path is None:
+    """The run folder's saved allocator history (a job's: the lowest rank's), when there is one."""
+    if path is None or not Path(path).is_dir():
         return None
-    folder = Path(path)
-    found = folder / MEMORY_HISTORY_FILE if folder.is_dir() else None
+    name = run_memory_history(os.listdir(path))
+    found = Path(path) / name if name else None
     return found if found is not None and found.is_file() and not found.is_symlink() else None
 
 

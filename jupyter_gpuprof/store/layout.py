@@ -43,6 +43,11 @@ class SiblingMeta(TypedDict, total=False):
     host_probe_ms: float | None
 
 
+def memory_history_name(rank: int | None) -> str:
+    """File name of the allocator history: the single-process one, or one rank's."""
+    return MEMORY_HISTORY_FILE if rank is None else f"memory_history.rank{int(rank)}.json.gz"
+
+
 def rank_trace_name(rank: int) -> str:
     """File name of one rank's trace in a distributed run folder."""
     return f"trace.rank{int(rank)}.json.gz"
@@ -66,6 +71,18 @@ def run_traces(folder: Path) -> list[Path]:
         return [single]
     ranked = [(rank_of_trace(p.name), p) for p in folder.iterdir() if p.is_file()]
     return [p for r, p in sorted((r, p) for r, p in ranked if r is not None)]
+
+
+_RANK_HISTORY = re.compile(r"^memory_history\.rank(\d+)\.json\.gz$")
+
+
+def run_memory_history(names: list[str]) -> str | None:
+    """Which of a run folder's file names is its allocator history: the single-process one,
+    else the lowest rank's (a job's ranks each write theirs)."""
+    if MEMORY_HISTORY_FILE in names:
+        return MEMORY_HISTORY_FILE
+    ranked = sorted((int(m.group(1)), n) for n in names if (m := _RANK_HISTORY.match(n)))
+    return ranked[0][1] if ranked else None
 
 
 def rank_in_name(name: str) -> int | None:

@@ -141,3 +141,22 @@ def test_a_discarded_session_stops_recording(tmp_path) -> None:
     session = _session(tmp_path, api)
     session.discard()
     assert api.calls[-1] == "stop" and memory_record._Observer.recorder is None
+
+
+def test_each_rank_of_a_job_writes_its_own_history(tmp_path, monkeypatch) -> None:
+    from jupyter_gpuprof.report.memory_summary import history_file
+
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    run = RunStore(tmp_path).create("ddp")
+    api, t = FakeApi(), Trainer()
+    session = ProfileSession(CaptureSettings(**SMALL, mode="script"), run=run)
+    session.memory.api = api
+    session.begin()
+    try:
+        for _ in range(NEEDED):
+            t.step()
+    finally:
+        session.finish()
+    assert run.memory_history_path() == run.path / "memory_history.rank1.json.gz"
+    assert history_file(run.path) == run.memory_history_path()
