@@ -12,16 +12,12 @@ from dataclasses import dataclass
 
 from ..analysis.memory_oom import OomPostMortem
 from ..analysis.memory_step import MemoryStep
+from .thresholds import OOM_STEP_GROWTH, SLACK_SHARE
 
 #: bytes per element of fp32, and of the bf16 that autocast keeps saved activations in
 FP32_BYTES, BF16_BYTES = 4, 2
 #: micro-batch splits tried, smallest first (gradient accumulation over k micro-batches)
 MICRO_BATCH_SPLITS = (2, 4, 8, 16)
-#: reserved memory above the peak allocation worth a fix: below it the allocator's slack is normal
-SLACK_SHARE = 0.10
-#: a step that failed part-way holds only what it had allocated so far: the whole step is assumed
-#: to need this many times the step's allocations at the failure (forward half done, backward after)
-OOM_STEP_GROWTH = 2.0
 
 CHECKPOINT = """\
 from torch.utils.checkpoint import checkpoint

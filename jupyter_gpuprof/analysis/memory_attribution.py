@@ -16,11 +16,11 @@ frame outside torch, installed packages and this package (the user's own line).
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..store.memory_snapshot import Frame
 from .memory_history import MemoryHistory
 from .timeline_detail import PHASES
 
@@ -115,7 +115,7 @@ def is_library(filename: str) -> bool:
     return filename.startswith("<site-packages>") or any(p in filename for p in LIBRARY_PARTS)
 
 
-def user_line(frames: list[dict[str, Any]]) -> str:
+def user_line(frames: list[Frame]) -> str:
     """'file:line' of the innermost frame outside the libraries ('' when none)."""
     for f in frames:
         name = str(f.get("filename", ""))
@@ -124,7 +124,7 @@ def user_line(frames: list[dict[str, Any]]) -> str:
     return ""
 
 
-def module_path(frames: list[dict[str, Any]]) -> tuple[str, ...]:
+def module_path(frames: list[Frame]) -> tuple[str, ...]:
     """The `forward` frames outermost first, each 'file:line' (the line that called the next)."""
     return tuple(
         f"{os.path.basename(str(f.get('filename', '')))}:{f.get('line', 0)}"

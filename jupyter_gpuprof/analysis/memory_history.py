@@ -13,10 +13,12 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import numpy as np
 import pandas as pd
+
+from ..store.memory_snapshot import AllocatorEvent, Frame, Segment, Snapshot
 
 #: columns of `MemoryHistory.blocks`, documented once
 BLOCK_COLUMNS = {
@@ -48,13 +50,13 @@ class MemoryHistory:
     """One device's replayed history: its blocks, the allocated bytes after each event, phases."""
 
     blocks: pd.DataFrame
-    frames: list[list[dict[str, Any]]]
+    frames: list[list[Frame]]
     event_us: np.ndarray
     allocated: np.ndarray
     reserved_bytes: int
     phases: list[PhaseRange]
-    segments: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
+    events: list[AllocatorEvent] = field(default_factory=list)
     expandable: bool = False
 
     @property
@@ -90,7 +92,7 @@ class MemoryHistory:
         return b[(b["alloc_i"] <= i) & (b["free_i"] > i)]
 
 
-def read_snapshot(path: Path) -> dict[str, Any]:
+def read_snapshot(path: Path) -> Snapshot:
     """A snapshot from JSON or gzipped JSON; MemoryHistoryError with the reason otherwise."""
     try:
         raw = path.read_bytes()
@@ -100,10 +102,10 @@ def read_snapshot(path: Path) -> dict[str, Any]:
         raise MemoryHistoryError(f"{path.name}: not a readable allocator history ({e})") from e
     if not isinstance(data, dict) or not isinstance(data.get("segments"), list):
         raise MemoryHistoryError(f"{path.name}: no 'segments' list: not an allocator snapshot")
-    return data
+    return cast("Snapshot", data)
 
 
-def _device_trace(snapshot: dict[str, Any], device: int) -> list[dict[str, Any]]:
+def _device_trace(snapshot: Snapshot, device: int) -> list[AllocatorEvent]:
     traces = snapshot.get("device_traces") or []
     if (
         not isinstance(traces, list)
@@ -114,7 +116,7 @@ def _device_trace(snapshot: dict[str, Any], device: int) -> list[dict[str, Any]]
     return [e for e in traces[device] if isinstance(e, dict)]
 
 
-def _phases(snapshot: dict[str, Any], device: int) -> list[PhaseRange]:
+def _phases(snapshot: Snapshot, device: int) -> list[PhaseRange]:
     """START/END pairs of the external annotations (record_function ranges), in order."""
     open_: dict[str, list[int]] = {}
     out: list[PhaseRange] = []
@@ -178,7 +180,7 @@ def _pair(
     return out.astype("int64"), open_addrs
 
 
-def replay(snapshot: dict[str, Any], device: int = 0) -> MemoryHistory:
+def replay(snapshot: Snapshot, device: int = 0) -> MemoryHistory:
     """The history of `device` as blocks and allocated bytes after each event."""
     events = _device_trace(snapshot, device)
     segments = [
@@ -191,7 +193,7 @@ def replay(snapshot: dict[str, Any], device: int = 0) -> MemoryHistory:
     addr = np.array([int(e.get("addr", 0)) for e in events], dtype="int64")
     size = np.array([int(e.get("size", 0)) for e in events], dtype="int64")
     blocks, open_addrs = _pair(action, addr, size, n)
-    frames: list[list[dict[str, Any]]] = [
+    frames: list[list[Frame]] = [
         list(events[i].get("frames") or []) for i in blocks["alloc_i"][blocks["alloc_i"] >= 0]
     ]
     blocks["frame_i"] = -1

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from ..oneline import error_line
 from ..store.layout import MEMORY_HISTORY_KEY
+from ..store.memory_snapshot import CaptureAdditions, Snapshot
 
 #: most allocator events kept (the newest): a 6-layer GPT-2 step makes ~1,470 (the H200 recording)
 MAX_ENTRIES = 100_000
@@ -33,7 +34,7 @@ class MemoryApi(Protocol):
     def cuda_in_use(self) -> bool: ...
     def record(self, max_entries: int) -> None: ...
     def stop(self) -> None: ...
-    def snapshot(self) -> dict[str, Any]: ...
+    def snapshot(self) -> Snapshot: ...
     def attach_oom_observer(self, observer: Any) -> None: ...
 
 
@@ -57,10 +58,10 @@ class TorchMemoryApi:
 
         torch.cuda.memory._record_memory_history(enabled=None)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         import torch
 
-        return dict(torch.cuda.memory._snapshot())
+        return cast("Snapshot", dict(torch.cuda.memory._snapshot()))
 
     def attach_oom_observer(self, observer: Any) -> None:
         import torch
@@ -121,7 +122,7 @@ class MemoryRecorder:
         self.max_entries = max_entries
         self.recording = False
         self.error: str | None = None
-        self.oom_snapshot: dict[str, Any] | None = None
+        self.oom_snapshot: Snapshot | None = None
         self.oom_requested: int | None = None
         self._optimizer: Any = None
 
@@ -170,7 +171,7 @@ class MemoryRecorder:
         except Exception as e:  # noqa: BLE001
             self.error = f"memory snapshot at the out-of-memory error failed: {error_line(e)}"
 
-    def result(self, error: str | None = None) -> dict[str, Any] | None:
+    def result(self, error: str | None = None) -> Snapshot | None:
         """The snapshot to save (the OOM one if there was one) with our additions; stops."""
         snap = self.oom_snapshot
         if snap is None and self.recording:
@@ -181,11 +182,11 @@ class MemoryRecorder:
         self.close()
         if snap is None:
             return None
-        ours: dict[str, Any] = {"max_entries": self.max_entries}
+        ours: CaptureAdditions = {"max_entries": self.max_entries}
         opt = self._optimizer() if self._optimizer is not None else None
         if opt is not None:
             with contextlib.suppress(Exception):
                 ours["addresses"], ours["param_element_size"] = live_addresses(opt)
         if self.oom_snapshot is not None:
             ours["oom"] = {"requested": self.oom_requested, "error": error or ""}
-        return {**snap, OURS: ours}
+        return cast("Snapshot", {**snap, OURS: ours})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import msgspec
 
@@ -15,6 +15,7 @@ from ..analysis.memory_history import MemoryHistoryError, read_snapshot, replay
 from ..analysis.memory_oom import oom_post_mortem
 from ..analysis.memory_step import memory_step
 from ..store.layout import MEMORY_HISTORY_KEY, run_memory_history
+from ..store.memory_snapshot import CaptureAdditions
 from .model import Timeline
 from .model_memory import (
     HeavyModule,
@@ -61,7 +62,7 @@ def history_file(path: str | Path | None) -> Path | None:
     return found if found is not None and found.is_file() and not found.is_symlink() else None
 
 
-def _known(ours: dict[str, Any]) -> KnownAddresses | None:
+def _known(ours: CaptureAdditions) -> KnownAddresses | None:
     raw = ours.get("addresses")
     if not isinstance(raw, dict):
         return None
@@ -89,7 +90,7 @@ def memory_blocks(
     except (KeyError, TypeError, ValueError) as e:  # a snapshot of another shape
         return None, None, f"memory history not read: {file.name}: {type(e).__name__}: {e}"
     raw = snapshot.get(MEMORY_HISTORY_KEY)
-    ours: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    ours = cast("CaptureAdditions", raw if isinstance(raw, dict) else {})
     oom_info = ours.get("oom") if isinstance(ours.get("oom"), dict) else None
     pm = oom_post_mortem(history, (oom_info or {}).get("error") or error or "")
     oom = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 
 class MemoryKindDoc(TypedDict):
@@ -62,3 +62,12 @@ class OomDoc(TypedDict):
     reserved_bytes: int
     largest_free_bytes: int
     fixes: list[MemoryFixDoc]
+
+
+class MemoryDoc(TypedDict):
+    """`memory`: the one peak every view shows (`model.Memory`)."""
+
+    peak_bytes: int | None
+    gpu_total_bytes: int | None
+    over_step: NotRequired[MemoryOverStepDoc | None]  # summaries before version 7 lack them
+    oom: NotRequired[OomDoc | None]

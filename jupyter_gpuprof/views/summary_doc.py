@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
-from .memory_doc import MemoryOverStepDoc, OomDoc
+from .memory_doc import MemoryDoc
 
 
 class SourceDoc(TypedDict):
@@ -195,15 +195,6 @@ class FlopsDoc(TypedDict):
     peak_tflops: float | None
     achieved_tflops: float | None
     mfu_pct: float | None
-
-
-class MemoryDoc(TypedDict):
-    """`memory`: the one peak every view shows (`model.Memory`)."""
-
-    peak_bytes: int | None
-    gpu_total_bytes: int | None
-    over_step: NotRequired[MemoryOverStepDoc | None]  # summaries before version 7 lack them
-    oom: NotRequired[OomDoc | None]
 
 
 class InputDoc(TypedDict):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from memory_recordings import history, known, truth
 
 from jupyter_gpuprof.advice.memory_fixes import (
-    OOM_STEP_GROWTH,
     activation_bytes,
     headroom,
     memory_fixes,
     oom_fixes,
 )
+from jupyter_gpuprof.advice.thresholds import OOM_STEP_GROWTH
 from jupyter_gpuprof.analysis.memory_oom import oom_post_mortem
 from jupyter_gpuprof.analysis.memory_step import memory_step
 
