@@ -56,6 +56,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if not path.exists():
         raise CliError(f"no such file or folder: {path}")
     baseline = _baseline_ms(args.baseline_ms, path)
+    if path.is_dir() and (text := _memory_only(path)):  # out of memory before the profiler ran
+        say(text)
+        return 0
     from .analysis.baseline_check import BaselineError
 
     try:
@@ -63,6 +66,17 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     except BaselineError as e:  # implausible for the trace's own steps
         raise CliError(f"--baseline-ms {args.baseline_ms}: {e}") from None
     return 0
+
+
+def _memory_only(folder: Path) -> str | None:
+    """The memory post-mortem of a run folder that has an allocator history but no trace."""
+    from .store.layout import run_traces
+
+    if run_traces(folder):
+        return None
+    from .report.memory_summary import history_file, memory_only_text
+
+    return memory_only_text(folder) if history_file(folder) else None
 
 
 def _baseline_ms(text: str | None, path: Path) -> list[float] | None:
@@ -173,6 +187,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.traceback:
                 raise
             say(f"gpuprof: analysis failed: {_describe(e)}", err=True)
+    elif run.memory_history_path() is not None:  # out of memory before the profiler ran
+        from .report.memory_summary import memory_only_text
+
+        if text := memory_only_text(run.path, run.meta.error):
+            say(text)
     if args.ncu_rank is not None:
         try:
             _report_ncu_rank(run, args.ncu_rank, args.json)
@@ -244,6 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-shapes", action="store_true", help="do not record input shapes")
     p.add_argument("--no-memory", action="store_true", help="do not record memory events")
+    p.add_argument("--no-memory-history", action="store_true",
+                   help="do not record the CUDA allocator's history (memory over the step)")
     p.add_argument("--no-flops", action="store_true", help="skip FLOP counting")
     p.add_argument(
         "--ranks",

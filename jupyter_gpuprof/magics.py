@@ -95,6 +95,8 @@ class GpuProfMagics(Magics):
     )
     @_arg("--no-shapes", action="store_true", help="do not record input shapes")
     @_arg("--no-memory", action="store_true", help="do not record memory events")
+    @_arg("--no-memory-history", action="store_true",
+          help="do not record the CUDA allocator's history (memory over the step)")
     @_arg("--no-phases", action="store_true", help="no forward/backward/optimizer/data ranges")
     @_arg("--no-flops", action="store_true", help="skip FLOP counting on the last warm-up step")
     @_arg(
@@ -148,6 +150,7 @@ class GpuProfMagics(Magics):
             with_stack=args.with_stack,
             phases=not args.no_phases,
             count_flops=not args.no_flops,
+            memory_history=not args.no_memory_history,
             mode=mode,
         )
         filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
@@ -253,6 +256,11 @@ class GpuProfMagics(Magics):
         if run.trace_paths():
             # a cell that raised still gets the report of what was captured (marked partial)
             report = self._analyze(run)
+        elif run.memory_history_path() is not None:  # out of memory before the profiler ran
+            from .report.memory_summary import memory_only_text
+
+            if text := memory_only_text(run.path, run.meta.error):
+                say(text)
         if report is not None:
             self.shell.user_ns[var] = report  # type: ignore[union-attr]
         if report is not None and display:

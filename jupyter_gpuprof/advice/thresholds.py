@@ -127,3 +127,10 @@ STACK_LOSS_TOLERANCE = 0.05
 #: DataLoader settings the loader fix gives a loader left at torch's defaults
 LOADER_PREFETCH = 4
 MAX_LOADER_WORKERS = 8
+
+#: memory fixes (`advice/memory_fixes.py`): reserved memory above the peak allocation worth
+#: a fix (below it the allocator's slack is normal), as a share of the peak
+SLACK_SHARE = 0.10
+#: a step that failed part-way holds only what it had allocated so far: the whole step is assumed
+#: to need this many times the step's allocations at the failure (forward half done, backward after)
+OOM_STEP_GROWTH = 2.0

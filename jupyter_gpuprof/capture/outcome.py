@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .conditions import PhaseConditions
     from .driver import StepDriver
     from .flops import StepFlops
+    from .memory_record import MemoryRecorder
     from .settings import CaptureSettings
     from .stalls import StallWatch
     from .training import TrainingCounters
@@ -35,6 +36,7 @@ class ProfileSession(Protocol):
     stalls: StallWatch
     framework: FrameworkMeta | None
     fitted: str | None
+    memory: MemoryRecorder
 
     @property
     def manual(self) -> bool:
@@ -56,6 +58,17 @@ def write_trace(session: ProfileSession, rank: int | None) -> str | None:
     except Exception as e:  # noqa: BLE001 - e.g. stopped before any active step
         return f"no trace: {error_line(e, with_type=True)}"
     return None
+
+
+def write_memory_history(session: ProfileSession, error: str | None, rank: int | None) -> None:
+    """Save the allocator's history (or the out-of-memory snapshot) into the run folder."""
+    history = session.memory.result(error)
+    if history is None or session.run is None:
+        return
+    try:
+        session.run.write_memory_history(history, rank)
+    except (OSError, TypeError, ValueError) as e:
+        session.memory.error = f"memory history not saved: {error_line(e)}"
 
 
 def fill_meta(session: ProfileSession, meta: RunMeta) -> None:

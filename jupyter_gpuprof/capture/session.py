@@ -18,6 +18,7 @@ from .conditions import PhaseConditions
 from .driver import BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, StepDriver
 from .eager_probe import EagerProbeStep
 from .flops import StepFlops
+from .memory_record import MemoryRecorder
 from .ranks import job_rank
 from .settings import CaptureSettings
 from .stalls import StallWatch
@@ -64,6 +65,7 @@ class ProfileSession(StepMarks, StepBudget):
         self.conditions = PhaseConditions()  # GPU clocks, throttling… during each phase
         self.callsites = CallSites()  # the user's lines behind the findings (one warm-up step)
         self.eager = EagerProbeStep()  # that step runs eagerly: compiled code stays compiled
+        self.memory = MemoryRecorder(settings.memory_history)  # allocator history, OOM snapshot
         self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event)
         self.ranges: Any = None
         self.finalized = False
@@ -106,6 +108,7 @@ class ProfileSession(StepMarks, StepBudget):
         from .environment import reset_peak_memory
 
         reset_peak_memory()
+        self.memory.start()  # warm-up steps: an out-of-memory error there has its history
         COST.reset()
         if self.settings.phases:
             from .phases import PhaseRanges
@@ -168,6 +171,10 @@ class ProfileSession(StepMarks, StepBudget):
             self._end_probes()  # before the cost account starts: not a cost of the baseline
         COST.on_event(event)
         self.conditions.on_event(event)
+        if event == BASELINE_START:
+            self.memory.pause()  # the timed steps run without the history's cost
+        elif event == CAPTURE_START:
+            self.memory.start()
         if event == LAST_WARMUP:
             if self.eager.begin():
                 if self.settings.count_flops:
@@ -206,6 +213,7 @@ class ProfileSession(StepMarks, StepBudget):
         rank_ws = self._rank()
         rank = rank_ws[0] if rank_ws else None
         trace_problem = outcome.write_trace(self, rank)
+        outcome.write_memory_history(self, error, rank)  # named like the trace
         meta = self.run.meta  # type: ignore[union-attr]
         if status == "complete" and trace_problem:
             status, error = "failed", trace_problem
@@ -258,6 +266,7 @@ class ProfileSession(StepMarks, StepBudget):
         self.eager.end()
 
     def _remove_hooks(self) -> None:
+        self.memory.close()  # a discarded session never leaves the allocator recording
         self.callsites.end()  # never leave the call-site mode on the torch mode stack
         self.eager.end()
         try:

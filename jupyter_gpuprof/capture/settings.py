@@ -26,6 +26,7 @@ class CaptureSettings:
     with_stack: bool = False
     phases: bool = True
     count_flops: bool = True
+    memory_history: bool = True  # the allocator's history (CUDA only): memory_record.py
     mode: str = "body"
     ranks: list[int] | None = None  # ranks of a distributed job that capture (None: all)
 
@@ -42,6 +43,7 @@ class CaptureSettings:
         return {"steps": self.steps, "warmup": self.warmup, "record_shapes": self.record_shapes,
                 "profile_memory": self.profile_memory, "with_stack": self.with_stack,
                 "phases": self.phases, "count_flops": self.count_flops, "mode": self.mode,
+                "memory_history": self.memory_history,
                 "ranks": None if self.ranks is None else list(self.ranks),
                 "schedule": {"wait": self.wait, "warmup": self.prof_warmup,
                              "active": self.active}}

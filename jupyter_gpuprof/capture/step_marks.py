@@ -17,6 +17,7 @@ from ..store import Run, RunStore
 from .capture_cost import COST
 from .driver import Phase, StepDriver
 from .flops import StepFlops
+from .memory_record import MemoryRecorder
 from .ranks import rank_selected
 from .settings import CaptureSettings
 from .training import TrainingCounters
@@ -32,6 +33,7 @@ class MarkedSession(Protocol):
     boundaries: int
     training: TrainingCounters
     flops: StepFlops
+    memory: MemoryRecorder
     store: RunStore
     run: Run | None
     _manual: bool
@@ -92,6 +94,10 @@ class StepMarks:
             self._optimizer_id = id(optimizer)  # with several optimizers, the first to step counts
             self._learn_framework()
         counted = id(optimizer) == self._optimizer_id
+        if counted:
+            self.memory.note_optimizer(optimizer)
+            if self.driver.phase in (Phase.IDLE, Phase.WARMUP):
+                self.memory.start()  # a script touches CUDA after the capture began: from now
         self.training.on_optimizer_step(id(optimizer), counted)
         if counted:
             self._loop_boundary()

@@ -68,6 +68,7 @@ class LaunchSettings(TypedDict):
     record_shapes: bool
     profile_memory: bool
     count_flops: bool
+    memory_history: bool
     ranks: str | None  # as typed: "0,3", "0-2", "none" (CaptureSettings parses it)
 
 
@@ -84,6 +85,7 @@ def settings_from(args: argparse.Namespace) -> LaunchSettings:
         record_shapes=not args.no_shapes,
         profile_memory=not args.no_memory,
         count_flops=not args.no_flops,
+        memory_history=not getattr(args, "no_memory_history", False),
         ranks=args.ranks or None,
     )
 
@@ -98,6 +100,7 @@ def script_settings(settings: LaunchSettings) -> CaptureSettings:
                            record_shapes=s["record_shapes"], profile_memory=s["profile_memory"],
                            with_stack=s["with_stack"], phases=s["phases"],
                            count_flops=s["count_flops"], mode="script",
+                           memory_history=s.get("memory_history", True),
                            ranks=parse_ranks(s["ranks"]))
 
 

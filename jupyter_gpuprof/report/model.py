@@ -21,6 +21,7 @@ from .model_cost import (
     StackResult,
     TryResult,
 )
+from .model_memory import MemoryOverStep, OomPostMortem
 from .model_ranks import Distributed, DistributedRank, Imbalance, RankBrief
 from .model_tables import KernelKindRow, KernelRow, KernelTable, OpKernel, OpRow, OpShape
 from .timeline_model import Timeline as Timeline  # re-exported: summarize and views use it
@@ -29,7 +30,7 @@ __all__ = ["Distributed", "DistributedRank", "Imbalance", "KernelKindRow", "Kern
            "KernelTable", "Model", "OpKernel", "OpRow", "OpShape", "RankBrief", "Timeline"]
 
 #: summary version (meta.json's is the store's): bump when an older cache would decode yet lack data
-SUMMARY_SCHEMA_VERSION = 6
+SUMMARY_SCHEMA_VERSION = 7
 
 
 class Source(Model):
@@ -263,6 +264,10 @@ class Memory(Model):
     peak_bytes: int | None = None
     #: the GPU's memory, when the trace says it
     gpu_total_bytes: int | None = None
+    #: the allocator's history over the profiled steps (`report.memory_summary`), when recorded
+    over_step: MemoryOverStep | None = None
+    #: what was allocated when an allocation failed, when the capture ended out of memory
+    oom: OomPostMortem | None = None
 
 
 class Flops(Model):

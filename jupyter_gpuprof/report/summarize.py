@@ -30,6 +30,7 @@ from .basis import (
 )
 from .calibration import run_calibration
 from .finding_line import cost_line
+from .memory_summary import forward_gpu_ms, memory_blocks
 from .model import (
     Basis,
     Comm,
@@ -144,15 +145,22 @@ def _spikes(a: Analysis) -> Spikes | None:
             "note": s.unseen_epoch_note()}, Spikes)
 
 
-def _memory(a: Analysis, m: RunMeta | None) -> Memory:
+def _memory(a: Analysis, m: RunMeta | None, path: str | None = None,
+            warnings: list[str] | None = None, timeline: Timeline | None = None) -> Memory:
     """The trace's allocator peaks and the one peak every view shows: the capture's
-    max_memory_allocated, else the largest allocator peak of the trace."""
+    max_memory_allocated, else the largest allocator peak of the trace; with the run's saved
+    allocator history, the peak explained and the out-of-memory post-mortem."""
     peaks = rows(a.memory, MemoryPeak, 16)
     top = max(peaks, key=lambda p: p.peak_allocated_bytes or 0) if peaks else None
     captured = m.max_memory_allocated_bytes if m else None
+    total = (top.total_bytes if top else None) or None
+    over, oom, problem = memory_blocks(path, total, m.error if m else None,
+                                       forward_gpu_ms(timeline))
+    if problem and warnings is not None:
+        warnings.append(problem)
     return Memory(peaks=peaks, max_memory_allocated_bytes=captured,
                   peak_bytes=captured or (top.peak_allocated_bytes if top else None) or None,
-                  gpu_total_bytes=(top.total_bytes if top else None) or None)
+                  gpu_total_bytes=total, over_step=over, oom=oom)
 
 
 def _try_fixes(f: Any) -> list[str]:
@@ -239,7 +247,7 @@ def summarize(a: Analysis, advice: Advice, meta: RunMeta | None, path: str | Non
         transfers=rows(transfers_per_step(transfer_summary(a.transfers), a), TransferRow, 20),
         syncs=_syncs(a), launch=msgspec.convert(a.launch, Launch),
         comm=msgspec.convert(a.comm, Comm),
-        memory=_memory(a, m),
+        memory=_memory(a, m, path, warnings, timeline),
         flops=msgspec.convert(a.flops, Flops),
         input=Input(host_share_pct=a.input_host_pct, ms_per_step=a.input_ms_per_step),
         ranks=[RankBrief(rank=r.info.rank if r.info.rank is not None else i,

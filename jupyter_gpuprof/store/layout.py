@@ -19,6 +19,10 @@ from .meta_blocks import BaselineMeta
 META_FILE = "meta.json"
 SUMMARY_FILE = "summary.json"
 TRACE_FILE = "trace.json.gz"
+#: the CUDA allocator's history over the profiled steps (or up to an out-of-memory error)
+MEMORY_HISTORY_FILE = "memory_history.json.gz"
+#: the key of the capture's own additions (addresses, the OOM request) in that snapshot
+MEMORY_HISTORY_KEY = "jupyter_gpuprof"
 _RANK_TRACE = re.compile(r"^trace\.rank(\d+)\.json\.gz$")
 #: endings of single-process traces outside run folders (torch.profiler exports and ours)
 LOOSE_TRACE_ENDINGS = (".pt.trace.json", ".pt.trace.json.gz", "trace.json.gz", "trace.json")
@@ -37,6 +41,11 @@ class SiblingMeta(TypedDict, total=False):
     baseline: BaselineMeta
     flops_per_step: float | None
     host_probe_ms: float | None
+
+
+def memory_history_name(rank: int | None) -> str:
+    """File name of the allocator history: the single-process one, or one rank's."""
+    return MEMORY_HISTORY_FILE if rank is None else f"memory_history.rank{int(rank)}.json.gz"
 
 
 def rank_trace_name(rank: int) -> str:
@@ -62,6 +71,18 @@ def run_traces(folder: Path) -> list[Path]:
         return [single]
     ranked = [(rank_of_trace(p.name), p) for p in folder.iterdir() if p.is_file()]
     return [p for r, p in sorted((r, p) for r, p in ranked if r is not None)]
+
+
+_RANK_HISTORY = re.compile(r"^memory_history\.rank(\d+)\.json\.gz$")
+
+
+def run_memory_history(names: list[str]) -> str | None:
+    """Which of a run folder's file names is its allocator history: the single-process one,
+    else the lowest rank's (a job's ranks each write theirs)."""
+    if MEMORY_HISTORY_FILE in names:
+        return MEMORY_HISTORY_FILE
+    ranked = sorted((int(m.group(1)), n) for n in names if (m := _RANK_HISTORY.match(n)))
+    return ranked[0][1] if ranked else None
 
 
 def rank_in_name(name: str) -> int | None:

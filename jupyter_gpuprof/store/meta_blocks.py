@@ -41,6 +41,7 @@ class SettingsMeta(TypedDict, total=False):
     with_stack: bool
     phases: bool
     count_flops: bool
+    memory_history: bool
     mode: str
     ranks: list[int] | None
     schedule: ScheduleMeta

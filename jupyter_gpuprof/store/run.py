@@ -18,7 +18,15 @@ from typing import Any
 
 from . import safe_files
 from .json_checks import decode
-from .layout import META_FILE, SUMMARY_FILE, TRACE_FILE, rank_of_trace, trace_name
+from .layout import (
+    META_FILE,
+    SUMMARY_FILE,
+    TRACE_FILE,
+    memory_history_name,
+    rank_of_trace,
+    run_memory_history,
+    trace_name,
+)
 from .meta_blocks import (
     BaselineMeta,
     CallSiteMeta,
@@ -290,6 +298,23 @@ class Run:
             with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6,
                                mtime=0) as gz:
                 shutil.copyfileobj(src, gz, 1 << 20)
+        return self.path / name
+
+    def write_memory_history(self, history: Mapping[str, object], rank: int | None = None
+                             ) -> Path:
+        """Save the allocator's history (a torch memory snapshot plus our addresses) gzipped;
+        each rank of a job sharing the folder writes its own."""
+        name = memory_history_name(rank)
+        data = json.dumps(history, separators=(",", ":"), default=str).encode()
+        safe_files.write_bytes(self.path, name, gzip.compress(data, 6, mtime=0))
+        return self.path / name
+
+    def memory_history_path(self) -> Path | None:
+        """The saved allocator history (a job's: the lowest rank's), when the capture wrote one;
+        never via a symlink."""
+        name = run_memory_history(safe_files.names_in(self.path))
+        if name is None or safe_files.regular_file(self.path, name) is None:
+            return None
         return self.path / name
 
     def write_summary(self, summary: Mapping[str, object]) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
+from .memory_doc import MemoryDoc
+
 
 class SourceDoc(TypedDict):
     """`source`: where the report comes from (`model.Source`)."""
@@ -193,13 +195,6 @@ class FlopsDoc(TypedDict):
     peak_tflops: float | None
     achieved_tflops: float | None
     mfu_pct: float | None
-
-
-class MemoryDoc(TypedDict):
-    """`memory`: the one peak every view shows (`model.Memory`)."""
-
-    peak_bytes: int | None
-    gpu_total_bytes: int | None
 
 
 class InputDoc(TypedDict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import units
 from ..terminal import visible
+from .memory_text import oom_lines, over_step_lines
 from .palette import NO_GPU_BANNER, PARTIAL_BANNER
 from .summary_doc import DistributedDoc, FindingDoc, StepsDoc, SummaryDoc, VerdictDoc
 from .whatif_text import (
@@ -215,6 +216,7 @@ def render_text(s: SummaryDoc) -> str:
     if one := one_time_lines(s):
         lines += ["", *one]
     lines += rank_lines(s.get("distributed"))
+    lines += oom_lines(s["memory"].get("oom")) + over_step_lines(s["memory"].get("over_step"))
     if s.get("ops"):
         lines += ["", f"{'Top ops (per real step)':<46}{'calls/step':>11}{'GPU self ms':>12}"
                       f"{'CPU self ms':>12}{'% GPU time':>11}{'% of step':>10}"]

@@ -5,8 +5,10 @@ import typing
 import msgspec
 import pytest
 
-from jupyter_gpuprof.report import model, model_cost, model_ranks, timeline_model
-from jupyter_gpuprof.views import summary_doc
+from jupyter_gpuprof.report import model, model_cost, model_memory, model_ranks, timeline_model
+from jupyter_gpuprof.views import memory_doc, summary_doc
+
+DOC_MODULES = (summary_doc, memory_doc)
 
 #: each TypedDict of the views and the model block it reads (report/model*.py)
 PAIRS = {
@@ -26,19 +28,23 @@ PAIRS = {
     "StepChangeDoc": model_cost.StepChange, "TryDoc": model_cost.TryResult,
     "OneTimeDoc": model_cost.OneTimeCost, "CalibrationDoc": model_cost.CalibrationRow,
     "StackDoc": model_cost.StackResult,
+    "MemoryKindDoc": model_memory.MemoryKind, "MemoryHolderDoc": model_memory.MemoryHolder,
+    "MemoryFixDoc": model_memory.MemoryFix, "MemoryOverStepDoc": model_memory.MemoryOverStep,
+    "OomAllocationDoc": model_memory.OomAllocation, "OomDoc": model_memory.OomPostMortem,
     "SummaryDoc": model.Summary,
 }
 
 
 def test_every_typed_dict_of_the_views_is_paired_with_a_model_block():
-    docs = {n for n, v in vars(summary_doc).items()
+    docs = {n for module in DOC_MODULES for n, v in vars(module).items()
             if isinstance(v, type) and typing.is_typeddict(v)}
     assert docs == set(PAIRS)
 
 
 @pytest.mark.parametrize("name", sorted(PAIRS))
 def test_each_key_the_views_read_is_a_field_of_the_model(name):
-    doc, block = getattr(summary_doc, name), PAIRS[name]
+    doc = next(getattr(m, name) for m in DOC_MODULES if hasattr(m, name))
+    block = PAIRS[name]
     fields = set(block.__struct_fields__)
     assert set(doc.__annotations__) <= fields, set(doc.__annotations__) - fields
     assert set(typing.get_type_hints(doc)) <= fields

@@ -1,0 +1,204 @@
+"""The fixes for memory, priced: the bytes each frees at the peak and the time it costs, as data.
+
+Every price comes from the step's memory breakdown (`analysis.memory_step.MemoryStep`):
+activations (saved for backward, and the step's temporaries) scale with the batch; parameters,
+gradients and optimizer state do not. A time cost the recording cannot price is None, with
+the reason in `time_note`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..analysis.memory_oom import OomPostMortem
+from ..analysis.memory_step import MemoryStep
+from .thresholds import OOM_STEP_GROWTH, SLACK_SHARE
+
+#: bytes per element of fp32, and of the bf16 that autocast keeps saved activations in
+FP32_BYTES, BF16_BYTES = 4, 2
+#: micro-batch splits tried, smallest first (gradient accumulation over k micro-batches)
+MICRO_BATCH_SPLITS = (2, 4, 8, 16)
+
+CHECKPOINT = """\
+from torch.utils.checkpoint import checkpoint
+# in the parent's forward, at {call}: each layer recomputed in backward, not kept
+hidden = checkpoint(layer, hidden, use_reentrant=False)
+# Hugging Face models: model.gradient_checkpointing_enable()"""
+AUTOCAST = """\
+with torch.autocast("cuda", dtype=torch.bfloat16):   # bf16 activations saved for backward
+    loss = loss_fn(model(x), y)                      # backward() outside, as before"""
+MICRO_BATCH = """\
+k = {k}                                    # micro-batches per optimizer step
+for i, chunk in enumerate(batch.chunk(k)):
+    loss = loss_fn(model(chunk.x), chunk.y) / k
+    loss.backward()                        # gradients accumulate
+opt.step(); opt.zero_grad(set_to_none=True)"""
+EXPANDABLE = """\
+import os   # before the first CUDA allocation (first cell / before `import torch` in a script)
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True\""""
+SET_TO_NONE = """\
+opt.zero_grad(set_to_none=True)   # frees the gradients between steps instead of zeroing them"""
+
+
+@dataclass
+class MemoryFix:
+    """One fix: what it is, the bytes it frees at the peak, its time cost per step and the code."""
+
+    id: str
+    title: str
+    saves_bytes: int
+    time_ms: float | None  # added per step (negative: faster); None: not priced
+    time_note: str
+    code: str
+
+
+def activation_bytes(step: MemoryStep) -> int:
+    """Bytes at the peak that scale with the batch: saved activations and temporaries."""
+    return step.by_kind["saved_activations"] + step.by_kind["temporaries"]
+
+
+def headroom(step: MemoryStep, gpu_bytes: int | None) -> float | None:
+    """How many times the batch could grow before the peak reaches the GPU's memory."""
+    act = activation_bytes(step)
+    if not gpu_bytes or act <= 0:
+        return None
+    fixed = step.peak_bytes - act
+    return max((gpu_bytes - fixed) / act, 0.0)
+
+
+def _checkpointing(step: MemoryStep, forward_ms: float | None) -> MemoryFix | None:
+    heavy = step.heavy
+    if heavy is None or heavy.saved_bytes <= 0:
+        return None
+    # in backward one layer at a time is recomputed: all but one layer's activations are freed
+    saves = int(heavy.saved_bytes * (1 - 1 / heavy.calls))
+    total = step.kind_high["saved_activations"]
+    share = heavy.saved_bytes / total if total else 1.0
+    time_ms = forward_ms * share if forward_ms is not None else None
+    note = (
+        "one extra forward of those layers (the trace's forward time × their share of "
+        "saved activations)"
+        if time_ms is not None
+        else "not priced: no forward time in the trace"
+    )
+    return MemoryFix(
+        "checkpointing",
+        f"activation checkpointing of the {heavy.calls} layers called at {heavy.call}",
+        saves,
+        time_ms,
+        note,
+        CHECKPOINT.format(call=heavy.call),
+    )
+
+
+def _autocast(step: MemoryStep, activation_dtype_bytes: int | None) -> MemoryFix | None:
+    saved = step.by_kind["saved_activations"]
+    if activation_dtype_bytes != FP32_BYTES or saved <= 0:
+        return None
+    saves = int(saved * (1 - BF16_BYTES / FP32_BYTES))
+    return MemoryFix(
+        "autocast",
+        "bf16 activations (autocast)",
+        saves,
+        None,
+        "not priced here: bf16 matmuls are faster; the precision finding prices them",
+        AUTOCAST,
+    )
+
+
+def _micro_batches(step: MemoryStep, need_bytes: int | None) -> MemoryFix | None:
+    act = activation_bytes(step)
+    if act <= 0:
+        return None
+    k = next(
+        (k for k in MICRO_BATCH_SPLITS if need_bytes is None or act * (1 - 1 / k) >= need_bytes),
+        None,
+    )
+    if k is None:
+        return None
+    return MemoryFix(
+        "micro_batches",
+        f"{k} micro-batches with gradient accumulation",
+        int(act * (1 - 1 / k)),
+        None,
+        "not priced: the same work in smaller kernels (a little slower per sample)",
+        MICRO_BATCH.format(k=k),
+    )
+
+
+def _expandable(step: MemoryStep) -> MemoryFix | None:
+    frag = step.fragmentation
+    slack = frag.reserved_bytes - step.peak_bytes
+    if frag.expandable or slack < SLACK_SHARE * max(step.peak_bytes, 1):
+        return None
+    return MemoryFix(
+        "expandable_segments",
+        "expandable segments (PYTORCH_CUDA_ALLOC_CONF)",
+        slack,
+        0.0,
+        "none measurable: segments grow in place",
+        EXPANDABLE,
+    )
+
+
+def _set_to_none(step: MemoryStep) -> MemoryFix | None:
+    kept = step.by_kind["gradients"] if step.peak_phase != "optimizer" else 0
+    if kept <= 0 or not step.known_addresses:
+        return None
+    return MemoryFix(
+        "set_to_none",
+        "gradients freed between steps (zero_grad(set_to_none=True))",
+        kept,
+        0.0,
+        "none: the zeroing kernel is skipped",
+        SET_TO_NONE,
+    )
+
+
+def memory_fixes(
+    step: MemoryStep, *, forward_ms: float | None = None, activation_dtype_bytes: int | None = None
+) -> list[MemoryFix]:
+    """The priced fixes for a step's peak, largest saving first."""
+    fixes = [
+        _checkpointing(step, forward_ms),
+        _autocast(step, activation_dtype_bytes),
+        _micro_batches(step, None),
+        _expandable(step),
+        _set_to_none(step),
+    ]
+    return sorted((f for f in fixes if f is not None), key=lambda f: -f.saves_bytes)
+
+
+def oom_fixes(pm: OomPostMortem) -> list[MemoryFix]:
+    """The fixes that would have let the failed step fit, each with the memory it frees."""
+    out: list[MemoryFix] = []
+    if pm.limit_bytes is None:
+        return out
+    need_full = pm.state_bytes + OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes)
+    over = int(need_full - pm.limit_bytes)
+    whole = OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes)
+    k = next((k for k in MICRO_BATCH_SPLITS if whole * (1 - 1 / k) >= over), None)
+    if k is not None:
+        out.append(
+            MemoryFix(
+                "micro_batches",
+                f"{k} micro-batches with gradient accumulation",
+                int(whole * (1 - 1 / k)),
+                None,
+                "not priced: the same work in smaller kernels",
+                MICRO_BATCH.format(k=k),
+            )
+        )
+    frag = pm.fragmentation
+    if not frag.expandable and frag.slack_bytes >= pm.requested_bytes and not pm.fits_in_free_block:
+        out.append(
+            MemoryFix(
+                "expandable_segments",
+                "expandable segments (PYTORCH_CUDA_ALLOC_CONF)",
+                frag.slack_bytes,
+                0.0,
+                "none measurable: segments grow in place",
+                EXPANDABLE,
+            )
+        )
+    return out

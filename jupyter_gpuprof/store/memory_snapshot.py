@@ -1,0 +1,76 @@
+"""The shape of a saved allocator history (`torch.cuda.memory._snapshot()` plus our additions)."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class Frame(TypedDict, total=False):
+    """One Python frame of an allocation's stack."""
+
+    name: str
+    filename: str
+    line: int
+
+
+class Block(TypedDict, total=False):
+    """A block of a segment: `active_allocated` or `inactive` (free)."""
+
+    address: int
+    size: int
+    state: str
+    frames: list[Frame]
+
+
+class Segment(TypedDict, total=False):
+    """A cudaMalloc'd segment and its blocks."""
+
+    device: int
+    total_size: int
+    is_expandable: bool
+    blocks: list[Block]
+
+
+class AllocatorEvent(TypedDict, total=False):
+    """One recorded allocator event (`alloc`, `free_completed`, `segment_alloc`, `oom`…)."""
+
+    action: str
+    addr: int
+    size: int
+    time_us: int
+    frames: list[Frame]
+
+
+class Annotation(TypedDict, total=False):
+    """A record_function range's START or END (`external_annotations`)."""
+
+    stage: str
+    name: str
+    device: int
+    time_us: int
+
+
+class OomInfo(TypedDict, total=False):
+    """The failed request and the error's text, when the capture ended out of memory."""
+
+    requested: int | None
+    error: str
+
+
+class CaptureAdditions(TypedDict, total=False):
+    """What the capture adds (`MEMORY_HISTORY_KEY`): addresses of the model's tensors by kind
+    ([address, bytes] pairs), the parameters' element size, the OOM, the history's bound."""
+
+    max_entries: int
+    addresses: dict[str, list[tuple[int, int]]]
+    param_element_size: int | None
+    oom: OomInfo
+
+
+class Snapshot(TypedDict, total=False):
+    """A saved allocator history."""
+
+    segments: list[Segment]
+    device_traces: list[list[AllocatorEvent]]
+    external_annotations: list[Annotation]
+    jupyter_gpuprof: CaptureAdditions

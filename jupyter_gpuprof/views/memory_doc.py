@@ -1,0 +1,73 @@
+"""The summary's memory-over-the-step and OOM blocks as the views read them (`model_memory`)."""
+
+from __future__ import annotations
+
+from typing import NotRequired, TypedDict
+
+
+class MemoryKindDoc(TypedDict):
+    """One kind of memory at the peak (`model_memory.MemoryKind`)."""
+
+    kind: str
+    label: str
+    bytes_at_peak: int
+    high_bytes: int
+
+
+class MemoryHolderDoc(TypedDict):
+    """A line or module call and its bytes at the peak (`model_memory.MemoryHolder`)."""
+
+    where: str
+    bytes: int
+
+
+class MemoryFixDoc(TypedDict):
+    """A priced memory fix (`model_memory.MemoryFix`)."""
+
+    title: str
+    saves_bytes: int
+    time_ms: float | None
+    time_note: str
+
+
+class MemoryOverStepDoc(TypedDict):
+    """The peak explained (`model_memory.MemoryOverStep`)."""
+
+    peak_bytes: int
+    peak_phase: str
+    kinds: list[MemoryKindDoc]
+    lines: list[MemoryHolderDoc]
+    modules: list[MemoryHolderDoc]
+    reserved_bytes: int
+    fixes: list[MemoryFixDoc]
+    headroom_x: float | None
+    known_addresses: bool
+
+
+class OomAllocationDoc(TypedDict):
+    """A large block live at the out-of-memory error (`model_memory.OomAllocation`)."""
+
+    bytes: int
+    line: str
+    module: str
+
+
+class OomDoc(TypedDict):
+    """The out-of-memory post-mortem (`model_memory.OomPostMortem`)."""
+
+    requested_bytes: int
+    allocated_bytes: int
+    limit_bytes: int | None
+    top: list[OomAllocationDoc]
+    reserved_bytes: int
+    largest_free_bytes: int
+    fixes: list[MemoryFixDoc]
+
+
+class MemoryDoc(TypedDict):
+    """`memory`: the one peak every view shows (`model.Memory`)."""
+
+    peak_bytes: int | None
+    gpu_total_bytes: int | None
+    over_step: NotRequired[MemoryOverStepDoc | None]  # summaries before version 7 lack them
+    oom: NotRequired[OomDoc | None]

@@ -1,0 +1,50 @@
+"""The text report's lines on memory over the step and on an out-of-memory error."""
+
+from __future__ import annotations
+
+from .. import units
+from .memory_doc import MemoryFixDoc, MemoryOverStepDoc, OomDoc
+
+
+def _fix_line(f: MemoryFixDoc) -> str:
+    cost = (units.ms(f["time_ms"]) + " per step" if f["time_ms"] is not None else f["time_note"])
+    return f"  - {f['title']}: frees {units.gb(f['saves_bytes'])}; time: {cost}"
+
+
+def over_step_lines(m: MemoryOverStepDoc | None) -> list[str]:
+    """The peak, who holds it (kinds, lines, modules), the fixes priced and the headroom."""
+    if not m:
+        return []
+    phase = f" (in {m['peak_phase']})" if m["peak_phase"] else ""
+    lines = ["", f"Memory over the step: peak {units.gb(m['peak_bytes'])}{phase}, "
+                 f"reserved {units.gb(m['reserved_bytes'])}"]
+    held = [f"{k['label']} {units.gb(k['bytes_at_peak'])}" for k in m["kinds"]
+            if k["bytes_at_peak"] > 0]
+    lines.append("  At the peak: " + ", ".join(held))
+    if m["lines"]:
+        lines.append("  Lines: " + ", ".join(f"{h['where']} {units.gb(h['bytes'])}"
+                                             for h in m["lines"][:3]))
+    if m["modules"]:
+        lines.append("  Modules: " + ", ".join(f"{h['where']} {units.gb(h['bytes'])}"
+                                               for h in m["modules"][:3]))
+    if m["headroom_x"] is not None:
+        lines.append(f"  Headroom: the batch could grow ×{m['headroom_x']:.1f} before the peak "
+                     "reaches the GPU's memory")
+    lines += [_fix_line(f) for f in m["fixes"]]
+    return lines
+
+
+def oom_lines(o: OomDoc | None) -> list[str]:
+    """What was allocated when an allocation failed, the largest blocks and the fixes."""
+    if not o:
+        return []
+    limit = f" of {units.gb(o['limit_bytes'])} allowed" if o["limit_bytes"] else ""
+    lines = ["", f"Out of memory: {units.gb(o['requested_bytes'])} requested with "
+                 f"{units.gb(o['allocated_bytes'])} allocated{limit} "
+                 f"(reserved {units.gb(o['reserved_bytes'])}, largest free block "
+                 f"{units.gb(o['largest_free_bytes'])})"]
+    lines += [f"  {i}. {units.gb(a['bytes'])} at {a['line']}" + (f" ({a['module']})" if a["module"]
+                                                               else "")
+              for i, a in enumerate(o["top"], 1)]
+    lines += [_fix_line(f) for f in o["fixes"]]
+    return lines
