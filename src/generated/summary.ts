@@ -362,6 +362,8 @@ export interface Memory {
   max_memory_allocated_bytes: number | null;
   peak_bytes?: number | null;
   gpu_total_bytes?: number | null;
+  over_step?: MemoryOverStep | null;
+  oom?: OomPostMortem | null;
 }
 /**
  * Peak allocated memory of one GPU (`analysis.memory.MEMORY_COLUMNS`).
@@ -371,6 +373,87 @@ export interface MemoryPeak {
   peak_allocated_bytes: number;
   total_bytes: number;
   peak_pct: number | null;
+}
+/**
+ * The allocator's history over the profiled steps: the peak explained and the fixes priced.
+ */
+export interface MemoryOverStep {
+  peak_bytes: number;
+  peak_phase: string;
+  kinds: MemoryKind[];
+  lines: MemoryHolder[];
+  modules: MemoryHolder[];
+  heavy: HeavyModule | null;
+  reserved_bytes: number;
+  slack_bytes: number;
+  largest_free_bytes: number;
+  expandable_segments: boolean;
+  fixes: MemoryFix[];
+  headroom_x: number | null;
+  known_addresses: boolean;
+  events: number;
+  series_us: number[];
+  series_bytes: number[];
+}
+/**
+ * One kind of memory (`analysis.memory_attribution.KINDS`): at the peak and its own high.
+ */
+export interface MemoryKind {
+  kind: string;
+  label: string;
+  bytes_at_peak: number;
+  high_bytes: number;
+}
+/**
+ * A source line or module call and the bytes it holds at the peak.
+ */
+export interface MemoryHolder {
+  where: string;
+  bytes: number;
+  blocks: number;
+}
+/**
+ * The module call holding most saved activations: what checkpointing would wrap.
+ */
+export interface HeavyModule {
+  call: string;
+  saved_bytes: number;
+  calls: number;
+}
+/**
+ * A priced memory fix (`advice.memory_fixes.MemoryFix`).
+ */
+export interface MemoryFix {
+  id: string;
+  title: string;
+  saves_bytes: number;
+  time_ms: number | null;
+  time_note: string;
+  code: string;
+}
+/**
+ * What was allocated when an allocation failed, and what would have let it fit.
+ */
+export interface OomPostMortem {
+  requested_bytes: number;
+  allocated_bytes: number;
+  limit_bytes: number | null;
+  step_bytes: number;
+  state_bytes: number;
+  top: OomAllocation[];
+  reserved_bytes: number;
+  largest_free_bytes: number;
+  fits_in_free_block: boolean;
+  error: string;
+  fixes: MemoryFix[];
+}
+/**
+ * One of the largest blocks live at the out-of-memory error.
+ */
+export interface OomAllocation {
+  bytes: number;
+  line: string;
+  module: string;
 }
 /**
  * Achieved throughput and model FLOPs utilisation, when FLOPs per step are known.
