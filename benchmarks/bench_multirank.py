@@ -19,8 +19,8 @@ recovered clock offsets can be checked. Then measures, each mode in a fresh proc
 
 Per mode: wall time; the parent's own peak RSS (its ``VmHWM``); the largest worker's peak RSS
 and the peak of the summed resident memory of the process tree (both sampled every 50 ms).
-Then the cross-rank analysis runs on the summaries: the slowest rank and the largest error of the recovered clock offsets are printed. `--json-out`
-writes every mode's figures.
+Then the cross-rank analysis runs on the summaries: the slowest rank and the largest error of
+the recovered clock offsets are printed. `--json-out` writes every mode's figures.
 
     python benchmarks/bench_multirank.py --ranks 8 \\
         --source tests/data/real/ddp2_heavy1/trace.rank0.json.gz \\
