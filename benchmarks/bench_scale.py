@@ -97,7 +97,8 @@ def hta(trace: str, a: argparse.Namespace, tag: str) -> dict:
         with open(out) as f:
             lines = [ln for ln in f.read().splitlines() if ln.startswith("{")]
         phases = json.loads(lines[-1]).get("phases", {}) if lines else {}
-        r["failed"] = [k for k, v in phases.items() if not v.get("ok")]
+        r["failed"] = [f"{k} ({str(v.get('error'))[:120]})" for k, v in phases.items()
+                       if not v.get("ok")]
         r["hta_version"] = json.loads(lines[-1]).get("hta_version") if lines else None
         runs.append(r)
         print(f"  HTA  {tag} run {i + 1}: rc={r['rc']} {r['wall_s']:.2f} s, "
@@ -177,7 +178,22 @@ def table(res: dict) -> list[str]:
                      f"{r['parent_peak_mb']} MB, largest worker {worker}, straggler "
                      f"{r['slowest_rank']} {'found' if ok else 'WRONG'} "
                      f"(+{r['slowest_extra_ms']} ms/step)")
+    for what, r in _runs(res):
+        if r["n_ok"] < r["n"]:
+            lines.append(f"    {what}: {r['n'] - r['n_ok']} of {r['n']} runs FAILED "
+                         f"{r.get('stderr_tail', '')[-200:]!r}")
+        if r.get("failed_phases"):
+            lines.append(f"    {what}: HTA phases that raised: {', '.join(r['failed_phases'])}")
     return lines
+
+
+def _runs(res: dict) -> list[tuple[str, dict]]:
+    """Every measured (tool, trace) of the result, named."""
+    found = [(f"{tool} on {row['trace']}", row[tool])
+             for row in [res["reference"], *res["big"]] for tool in ("ours", "hta") if tool in row]
+    found += [(f"ours on the {k}-names trace", v) for k, v in res.get("names", {}).items()
+              if isinstance(v, dict)]
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
