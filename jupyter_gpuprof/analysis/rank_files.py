@@ -55,6 +55,8 @@ def summary_to_doc(s: RankSummary) -> dict[str, Any]:
         "lanes": None if s.lanes is None else {"rank": int(s.lanes.rank),
                                                "origin_us": float(s.lanes.origin_us),
                                                "timeline": s.lanes.timeline},
+        "step_median_ms": None if s.step_median_ms is None else float(s.step_median_ms),
+        "busy_pct": float(s.busy_pct), "warnings": [str(w) for w in s.warnings],
     }
 
 
@@ -77,10 +79,12 @@ def summary_from_doc(doc: Any, where: str) -> RankSummary:
         lanes_doc = doc.get("lanes")
         lanes = None if lanes_doc is None else RankLanes(
             int(lanes_doc["rank"]), float(lanes_doc["origin_us"]), lanes_doc["timeline"])
-        world = doc["world_size"]
+        world, median = doc["world_size"], doc["step_median_ms"]
         return RankSummary(int(doc["rank"]), None if world is None else int(world),
                            str(doc["path"]), float(doc["t0_us"]), steps, coll, compute,
-                           float(doc["span_us"]), lanes)
+                           float(doc["span_us"]), lanes,
+                           None if median is None else float(median), float(doc["busy_pct"]),
+                           [str(w) for w in doc["warnings"]])
     except (KeyError, TypeError, ValueError) as e:
         raise TraceError(f"{where}: damaged rank summary ({type(e).__name__}: {e})") from None
 

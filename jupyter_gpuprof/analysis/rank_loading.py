@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
@@ -70,17 +70,21 @@ def default_workers(paths: Sequence[str | Path]) -> int:
 
 def load_ranks(paths: Sequence[str | Path], baseline_step_ms: Sequence[float] | None = None,
                flops_per_step: float | None = None, workers: int | None = None,
-               keep_analysis: bool = True, named_ranks: Sequence[int | None] = (),
+               keep_analysis: bool | Collection[int] = True, named_ranks: Sequence[int | None] = (),
                timeline: bool = False) -> list[tuple[Analysis | None, RankSummary]]:
     """Analyse every rank's trace, in parallel worker processes when it pays; in path order.
 
     A trace without distributedInfo takes the rank its file name states (`named_ranks`), else
     its position. `timeline`: each rank also brings its lanes of the run's timeline.
+    `keep_analysis`: all, none, or the positions in `paths` whose full `Analysis` comes back
+    (the rest only as their `RankSummary`, so the caller's memory does not grow per rank).
     """
     workers = default_workers(paths) if workers is None else workers
     named = list(named_ranks) + [None] * (len(paths) - len(named_ranks))
     n = len(paths) if timeline else 0
-    args = [(p, baseline_step_ms, flops_per_step, i if r is None else r, keep_analysis, n)
+    keep = [keep_analysis if isinstance(keep_analysis, bool) else i in keep_analysis
+            for i in range(len(paths))]
+    args = [(p, baseline_step_ms, flops_per_step, i if r is None else r, keep[i], n)
             for i, (p, r) in enumerate(zip(paths, named, strict=True))]
     if workers <= 1:
         return [load_rank(*a) for a in args]

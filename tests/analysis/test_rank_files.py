@@ -112,3 +112,22 @@ def test_command_line(tmp_path, capsys):
     assert main([str(tmp_path / "missing.json.gz")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_a_summary_states_what_the_report_shows_per_rank_and_keeps_it_in_the_file(tmp_path):
+    traces = sorted((REAL / "ddp2_heavy1").glob("trace.rank*.json.gz"))
+    done = load_ranks(traces, workers=1)
+    for i, (a, s) in enumerate(done):
+        assert s.step_median_ms == a.profiled["median_ms"] and s.busy_pct == a.busy_pct
+        assert s.warnings == list(a.info.warnings) + a.window.notes()
+        back = read_rank_summary(write_rank_summary(s, tmp_path / f"r{i}{RANK_SUMMARY_ENDING}"))
+        assert (back.step_median_ms, back.busy_pct, back.warnings) == (
+            s.step_median_ms, s.busy_pct, s.warnings)
+    assert done[0][1].step_median_ms != done[1][1].step_median_ms  # heavy1: rank 1 is slower
+
+
+def test_only_the_chosen_ranks_bring_their_full_analysis_back():
+    traces = sorted((REAL / "ddp2_balanced").glob("trace.rank*.json.gz"))
+    done = load_ranks(traces, workers=1, keep_analysis={1})
+    assert done[0][0] is None and done[1][0] is not None
+    assert [s.rank for _, s in done] == [0, 1]
