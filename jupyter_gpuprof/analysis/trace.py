@@ -9,6 +9,7 @@ read once and said, an empty or clockless trace refused.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import pandas as pd
 
 from . import trace_formats as formats
 from . import trace_sanity as sanity
+from . import trace_stream as stream_reader
+from .event_columns import EventColumns
 from .event_table import (
     MEMORY_COLUMNS,
     build_table,
@@ -28,7 +31,7 @@ from .event_table import (
 )
 from .kineto_json import GPU_CATEGORIES, KinetoFile, decode, select, thread_names
 from .trace_validate import Drops, strip_bom
-from .tracefile import Prefetch, TraceError, read_trace_bytes
+from .tracefile import MAX_EVENTS, Prefetch, TraceError, read_trace_bytes, too_many_events
 
 __all__ = ["Trace", "TraceError", "TraceInfo", "load_trace"]
 
@@ -103,7 +106,7 @@ class Trace:
 
 
 def trace_info(file: KinetoFile, path: Path, n_total: int, n_kept: int,
-               warnings: list[str]) -> TraceInfo:
+               warnings: list[str], threads: dict[tuple[str, str], str]) -> TraceInfo:
     """TraceInfo from a decoded file's header fields (what is wrong with them said in
     `warnings`)."""
     info = TraceInfo(
@@ -111,7 +114,7 @@ def trace_info(file: KinetoFile, path: Path, n_total: int, n_kept: int,
         cuda_runtime_version=file.cuda_runtime_version,
         record_shapes=bool(file.record_shapes), profile_memory=bool(file.profile_memory),
         n_events_total=n_total, n_events_skipped=n_total - n_kept,
-        thread_names=thread_names(file.traceEvents),
+        thread_names=threads,
     )
     dist = file.distributedInfo or {}
     if isinstance(rank := dist.get("rank"), int) and 0 <= rank < MAX_RANKS:
@@ -125,13 +128,63 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
                data: Prefetch | None = None) -> Trace:
     """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`.
 
-    `data`: the file already being read in the background (see `tracefile.Prefetch`).
+    Read as a stream of pieces (`trace_stream`) when laid out as the profiler writes it, else
+    whole. `data`: the file already being read in the background (see `tracefile.Prefetch`).
     """
     path = Path(path)
+    stream = data if data is not None else Prefetch(path)
+    try:
+        return _load_streamed(path, stream.chunks(), keep_python)
+    except stream_reader.NotStreamable:
+        pass
+    finally:
+        stream.close()
+    return _load_whole(path, keep_python)
+
+
+def _load_streamed(path: Path, chunks: Iterator[bytes], keep_python: bool) -> Trace:
+    """The trace decoded piece by piece into the table's columns (NotStreamable when it is not
+    laid out as the profiler writes it: read it whole then)."""
     warnings: list[str] = []
     drops = Drops()
-    raw = formats.as_object_form(strip_bom(read_trace_bytes(path) if data is None else data.take(),
-                                   warnings))
+    columns = EventColumns(keep_python)
+    n_ph = 0
+    pieces = stream_reader.split_events(chunks)
+    head = next(pieces)
+    n_ph += head.count(b'"ph"')
+    header = stream_reader.decode_head(head)
+    held: bytes | None = None  # the latest piece: the last one is the tail
+    for piece in pieces:
+        n_ph += piece.count(b'"ph"')
+        if n_ph > MAX_EVENTS:
+            raise too_many_events(path, n_ph)
+        if held is not None:
+            columns.add(stream_reader.decode_piece(held))
+        held = piece
+    last = stream_reader.decode_tail(held or b"")
+    columns.add(last.traceEvents)
+    header = stream_reader.merged_header(header, last)
+    if not columns.n_total and header.schemaVersion is None and not header.deviceProperties:
+        raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")
+    evs, mems = columns.valid_events(drops), columns.valid_memory(drops)
+    n_kept = len(evs["code"]) + len(mems["ts"])
+    drops.refuse_if_too_many(path, n_kept, n_gpu_rows(evs["code"]))
+    sanity.refuse_if_empty(path, columns.n_total)
+    info = trace_info(header, path, columns.n_total, n_kept, warnings, columns.thread_names)
+    info.n_events_dropped = drops.total
+    info.held = {c: n for c in (*formats.FOREIGN_CATEGORIES, "cuda_runtime")
+                 if (n := columns.held[c])}
+    sanity.check_clock(path, np.concatenate([evs["ts"], mems["ts"]]), warnings)
+    events, memory = sanity.drop_duplicates(columns.table(evs), columns.memory(mems), warnings)
+    return _finish(path, events, memory, info, warnings + drops.warnings())
+
+
+def _load_whole(path: Path, keep_python: bool) -> Trace:
+    """The trace decoded from its whole bytes: any layout, odd field types kept event by event,
+    the decoder's own error messages."""
+    warnings: list[str] = []
+    drops = Drops()
+    raw = formats.as_object_form(strip_bom(read_trace_bytes(path), warnings))
     try:
         file, n_total = decode(raw, path, keep_python, drops, warnings)
         del raw
@@ -143,15 +196,22 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
         mems = valid_memory_events(mems, drops)
         drops.refuse_if_too_many(path, len(evs) + len(mems), n_gpu_rows(columns[1]))
         sanity.refuse_if_empty(path, n_total)
-        info = trace_info(file, path, n_total, len(evs) + len(mems), warnings)
+        info = trace_info(file, path, n_total, len(evs) + len(mems), warnings,
+                          thread_names(file.traceEvents))
     except RecursionError:
         raise sanity.nesting_error(path) from None
     info.n_events_dropped, info.held = drops.total, formats.foreign_counts(file.traceEvents)
     del file
     sanity.check_clock(path, np.concatenate([columns[2], valid_ts(mems)]), warnings)
     events, memory = sanity.drop_duplicates(build_table(*columns), memory_events(mems), warnings)
+    return _finish(path, events, memory, info, warnings + drops.warnings())
+
+
+def _finish(path: Path, events: pd.DataFrame, memory: pd.DataFrame, info: TraceInfo,
+            warnings: list[str]) -> Trace:
+    """Steps checked, times made relative to the first event."""
     sanity.check_step_order(path, events)
-    info.warnings = warnings + drops.warnings()
+    info.warnings = warnings
     if len(events):
         info.t0_us = float(events["ts_us"].min())
         events["ts_us"] -= info.t0_us

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import gzip
 import os
+import queue
+import threading
 import zlib
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -70,10 +72,9 @@ def _too_big(path: Path, cap: int) -> TraceError:
                       f"${MAX_TRACE_ENV} to read it")
 
 
-def inflate(f: BinaryIO, path: Path, cap: int) -> bytes:
+def inflate_chunks(f: BinaryIO, path: Path, cap: int) -> Iterator[bytes]:
     """A gzip stream's contents (every member), inflated CHUNK at a time: TraceError as soon
     as the output passes ``cap``, never after inflating it all."""
-    parts: list[bytes] = []
     total = 0
     d = _decompressobj()
     pending = b""
@@ -85,14 +86,14 @@ def inflate(f: BinaryIO, path: Path, cap: int) -> bytes:
                 total += len(pending)
                 if total > cap:
                     raise _too_big(path, cap)
-                parts.append(pending)
+                yield pending
                 break
         out = d.decompress(pending, CHUNK)
         pending = d.unconsumed_tail
         total += len(out)
         if total > cap:
             raise _too_big(path, cap)
-        parts.append(out)
+        yield out
         if d.eof:
             rest = d.unused_data + pending
             if rest.strip(b"\0"):  # the next gzip member
@@ -104,7 +105,37 @@ def inflate(f: BinaryIO, path: Path, cap: int) -> bytes:
                 raise EOFError("data after the end of the gzip stream")
     if not d.eof:
         raise EOFError("compressed file ended before the end-of-stream marker was reached")
-    return b"".join(parts)
+
+
+def inflate(f: BinaryIO, path: Path, cap: int) -> bytes:
+    """A gzip stream's whole contents (see `inflate_chunks`)."""
+    return b"".join(inflate_chunks(f, path, cap))
+
+
+def trace_chunks(path: Path, max_bytes: int | None = None) -> Iterator[bytes]:
+    """The decompressed contents of a `.json` or `.json.gz` trace, CHUNK at a time, at most
+    ``max_bytes`` (default `max_trace_bytes()`) in all; the reading errors as TraceError."""
+    cap = max_trace_bytes() if max_bytes is None else max_bytes
+    try:
+        with open(path, "rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
+            f.seek(0)
+            if gz:
+                yield from inflate_chunks(f, path, cap)
+                return
+            total = 0
+            while block := f.read(CHUNK):
+                total += len(block)
+                if total > cap:
+                    raise _too_big(path, cap)
+                yield block
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such trace file") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error, _isal_error()) as exc:
+        raise TraceError(
+            f"{path}: truncated or corrupt gzip ({exc}); re-export the trace") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 def check_events(data: bytes, path: Path, limit: int | None = None) -> None:
@@ -113,50 +144,72 @@ def check_events(data: bytes, path: Path, limit: int | None = None) -> None:
     limit = MAX_EVENTS if limit is None else limit
     n = data.count(b'"ph"')
     if n > limit:
-        raise TraceError(f"{path}: about {n:,} events, more than the {limit:,} a trace may "
-                         "hold here; profile fewer steps (the schedule's active steps)")
+        raise too_many_events(path, n, limit)
+
+
+def too_many_events(path: Path, n: int, limit: int = MAX_EVENTS) -> TraceError:
+    """The one-line error for a trace of more than `limit` events (`n` counted so far)."""
+    return TraceError(f"{path}: about {n:,} events, more than the {limit:,} a trace may "
+                      "hold here; profile fewer steps (the schedule's active steps)")
 
 
 def read_trace_bytes(path: Path, max_bytes: int | None = None) -> bytes:
     """The decompressed contents of a `.json` or `.json.gz` trace, at most ``max_bytes``
     (default `max_trace_bytes()`) and MAX_EVENTS events."""
-    cap = max_trace_bytes() if max_bytes is None else max_bytes
-    try:
-        with open(path, "rb") as f:
-            if f.read(2) == b"\x1f\x8b":
-                f.seek(0)
-                data = inflate(f, path, cap)
-            else:
-                f.seek(0)
-                data = f.read(cap + 1)
-                if len(data) > cap:
-                    raise _too_big(path, cap)
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such trace file") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error, _isal_error()) as exc:
-        raise TraceError(
-            f"{path}: truncated or corrupt gzip ({exc}); re-export the trace") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    data = b"".join(trace_chunks(path, max_bytes))
     check_events(data, path)
     return data
 
 
 class Prefetch:
-    """A trace file being read and decompressed in a background thread.
+    """A trace file being read and decompressed in a background thread, a few chunks ahead of
+    its decoding (zlib releases the GIL), so memory holds those chunks, never the whole file.
 
-    `take()` hands the bytes over and forgets them, so the parser can free them as soon as it
-    has decoded them (a 300 MB buffer should not outlive its decoding).
+    `chunks()` hands them over in order (the reading error, if any, where it happened);
+    `close()` stops the thread when the reader gives up early.
     """
 
-    def __init__(self, path: Path) -> None:
-        pool = ThreadPoolExecutor(max_workers=1)
-        self._future: Future[bytes] | None = pool.submit(read_trace_bytes, path)
-        pool.shutdown(wait=False)
+    AHEAD = 4  # chunks inflated ahead of the decoder
 
-    def take(self) -> bytes:
-        """The file's bytes (raises the reading error, if any); callable once."""
-        future, self._future = self._future, None
-        if future is None:
-            raise RuntimeError("Prefetch.take() called twice")
-        return future.result()
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._queue: queue.Queue[bytes | BaseException | None] = queue.Queue(self.AHEAD)
+        self._stop = threading.Event()
+        self._taken = False
+        threading.Thread(target=self._run, name="trace-prefetch", daemon=True).start()
+
+    def _put(self, item: bytes | BaseException | None) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        try:
+            for chunk in trace_chunks(self.path):
+                if not self._put(chunk):
+                    return
+        except BaseException as exc:  # handed to the reader, raised there
+            self._put(exc)
+            return
+        self._put(None)
+
+    def chunks(self) -> Iterator[bytes]:
+        """The file's decompressed chunks, in order; callable once."""
+        if self._taken:
+            raise RuntimeError("Prefetch.chunks() called twice")
+        self._taken = True
+        try:
+            while (item := self._queue.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop reading (what was not handed over is dropped)."""
+        self._stop.set()

@@ -1,0 +1,112 @@
+"""A Kineto trace decoded piece by piece as it is inflated, so memory holds a few pieces of JSON
+and never the whole file (a 4 GB trace is read in the memory of its event table).
+
+Kineto writes `{header..., "traceEvents": [` then one `{...}` object per event, separated by
+`},` and a newline. A raw newline cannot occur inside a JSON string, so a `},\\n` outside any
+string ends an object; whether it ends an *event* (not an object nested in one) is proven by
+decoding: every piece is decoded as a JSON array of events, which fails on a cut inside an
+event. A file laid out otherwise (a bare array, a byte-order mark, events all on one line,
+fields of odd types, or a corrupt file) raises `NotStreamable`, and the caller reads it whole,
+with the whole-file path's tolerance and error messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+import msgspec
+
+from .kineto_json import KinetoEvent, KinetoFile, _Header
+
+#: how far into the file the `"traceEvents": [` must start (the header is a few KB)
+HEAD_LIMIT = 16 << 20
+#: a piece of events grown past this without an event boundary: not Kineto's layout
+PIECE_LIMIT = 64 << 20
+_KEY = b'"traceEvents"'
+_OPEN = re.compile(rb'\s*:\s*\[')
+_SEP = b"},\n"
+
+
+class NotStreamable(Exception):
+    """The file is not laid out as the stream reader expects: read it whole."""
+
+
+def _head(chunks: Iterator[bytes]) -> tuple[bytes, bytes]:
+    """The bytes up to and including the events array's `[`, and the rest read so far."""
+    buf = b""
+    for chunk in chunks:
+        buf += chunk
+        if buf.lstrip()[:1] not in (b"{", b""):
+            raise NotStreamable("not a JSON object")
+        at = buf.find(_KEY)
+        if at >= 0:
+            m = _OPEN.match(buf, at + len(_KEY))
+            if m is not None:
+                return buf[:m.end()], buf[m.end():]
+            if buf[at + len(_KEY):].strip(b" \t\r\n:"):
+                raise NotStreamable("'traceEvents' is not an array")
+        if len(buf) > HEAD_LIMIT:
+            raise NotStreamable("no 'traceEvents' array near the start")
+    raise NotStreamable("no 'traceEvents' array")
+
+
+def split_events(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The head (`{...,"traceEvents": [`), then pieces of whole events (`{..},\\n {..}`), then
+    the tail (the last events, `]` and the fields after them), as successive items."""
+    it = iter(chunks)
+    head, rest = _head(it)
+    yield head
+    parts, size = [rest], len(rest)
+    for chunk in it:
+        # only the new bytes are searched (and the two before them: a boundary split across)
+        window = parts[-1][-2:] + chunk
+        cut = window.rfind(_SEP)
+        parts.append(chunk)
+        size += len(chunk)
+        if cut < 0:
+            if size > PIECE_LIMIT:
+                raise NotStreamable("no event boundary in a large piece")
+            continue
+        joined = b"".join(parts)
+        cut += size - len(window)
+        yield joined[:cut + 1]
+        rest = joined[cut + 2:]
+        parts, size = [rest], len(rest)
+    yield b"".join(parts)
+
+
+_events = msgspec.json.Decoder(list[KinetoEvent]).decode
+_file = msgspec.json.Decoder(KinetoFile).decode
+
+
+def _decode(decode: object, data: bytes) -> object:
+    try:
+        return decode(data)  # type: ignore[operator]
+    except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
+        raise NotStreamable(str(exc)) from None
+
+
+def decode_head(head: bytes) -> KinetoFile:
+    """The header fields written before the events."""
+    return _decode(_file, head + b"]}")  # type: ignore[return-value]
+
+
+def decode_piece(piece: bytes) -> list[KinetoEvent]:
+    """The events of one piece (NotStreamable when it does not decode as events)."""
+    return _decode(_events, b"[" + piece + b"]")  # type: ignore[return-value]
+
+
+def decode_tail(tail: bytes) -> KinetoFile:
+    """The last events and the header fields written after them."""
+    return _decode(_file, b'{"traceEvents":[' + tail)  # type: ignore[return-value]
+
+
+def merged_header(head: KinetoFile, tail: KinetoFile) -> KinetoFile:
+    """One header from the fields before and after the events (the earlier one where both
+    have a field)."""
+    fields = {}
+    for name in _Header.__struct_fields__:
+        first, last = getattr(head, name), getattr(tail, name)
+        fields[name] = first if first not in (None, []) else last
+    return KinetoFile(**fields)
