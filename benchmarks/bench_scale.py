@@ -15,13 +15,12 @@ child's peak RSS), `--repeat` times, medians:
    a real straggler injected: wall, the parent's and the largest worker's peak, the verdict.
 
 It prints one table and writes every figure to `--json-out`. The big traces are the reference
-repeated (times and ids shifted): `benchmarks/make_scaled_trace.py` where present, else any
-generator; pass them with `--big` (the cap on a trace's decompressed size is lifted for the
+repeated (times and ids shifted): `--scale 4,14` makes them with `make_scaled_trace.py` (once,
+into `--work`); or pass any with `--big` (the cap on a trace's decompressed size is lifted for the
 measured runs: `JUPYTER_GPUPROF_MAX_TRACE_MB`).
 
     python benchmarks/bench_scale.py --trace .bigtrace/gpt2_52steps.pt.trace.json.gz \\
-        --big .bigtrace/gpt2_x5.json.gz --big .bigtrace/gpt2_x16.json.gz \\
-        --ranks 8,32,128,256 --work .bench --json-out scale.json
+        --scale 4,14 --ranks 8,32,128,256 --work .bench --json-out scale.json
 """
 
 from __future__ import annotations
@@ -106,6 +105,17 @@ def hta(trace: str, a: argparse.Namespace, tag: str) -> dict:
               f"{r['peak_rss_mb']:.0f} MB; failed: {r['failed'] or 'none'}", flush=True)
     return {**_summ(runs), "failed_phases": runs[-1]["failed"],
             "version": runs[-1]["hta_version"]}
+
+
+def scaled(trace: str, n: int, work: str) -> str:
+    """`trace` with its steps repeated n times (make_scaled_trace.py), made once into `work`."""
+    out = os.path.join(work, f"scaled_x{n}.pt.trace.json.gz")
+    gen = os.path.join(HERE, "make_scaled_trace.py")
+    if not os.path.exists(out):
+        if not os.path.exists(gen):
+            raise SystemExit(f"--scale needs {gen}; pass big traces with --big instead")
+        subprocess.run([sys.executable, gen, trace, out, "--repeat", str(n)], check=True)
+    return out
 
 
 def many_names(a: argparse.Namespace) -> dict:
@@ -202,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trace", required=True, help="the reference trace (300 MB of JSON)")
     ap.add_argument("--big", action="append", default=[], help="a big trace (repeatable)")
+    ap.add_argument("--scale", default="", help="repeat counts, e.g. 4,14 (1.2 and 4 GB from a "
+                    "300 MB trace): big traces made from --trace by make_scaled_trace.py, once")
     ap.add_argument("--ranks", default="8,32,128,256", help="rank counts ('' for none)")
     ap.add_argument("--rank-modes", default="pool,pool-summaries,files",
                     help=f"bench_multirank modes, of {','.join(RANK_MODES)}")
@@ -218,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     # server, not a limit of the reader): lifted for the measured runs, which inherit it
     os.environ.setdefault("JUPYTER_GPUPROF_MAX_TRACE_MB", str(64 * 1024))
     os.makedirs(a.work, exist_ok=True)
+    a.big += [scaled(a.trace, int(n), a.work) for n in a.scale.split(",") if n]
     use_hta = not a.skip_hta and os.path.exists(a.hta_python)
     res: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
                             f"{available_mb() / 1024:.0f} GB available, Python "
