@@ -6,8 +6,8 @@ so a faster reader or replay that changes any figure fails a test (`test_golden_
 
 from __future__ import annotations
 
-import gzip
 import json
+import lzma
 import math
 import shutil
 import sys
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from paths import TESTS  # noqa: E402
 
 DATA = TESTS / "data"
-GOLDEN = DATA / "expected" / "golden_summaries.json.gz"
+GOLDEN = DATA / "expected" / "golden_summaries.json.xz"
 #: floats may differ by this much, relatively (summation order), and no more
 REL_TOL = 1e-9
 #: what a float at zero may differ by (a difference of two equal sums)
@@ -55,12 +55,10 @@ def summary_of(rel: str, scratch: Path) -> dict[str, Any]:
 
 def differences(old: Any, new: Any, where: str = "$") -> list[str]:
     """Where two summaries differ: exact for everything but floats (REL_TOL)."""
-    if isinstance(old, float) or isinstance(new, float):
-        if isinstance(old, (int, float)) and isinstance(new, (int, float)) and not (
-                isinstance(old, bool) or isinstance(new, bool)):
-            if math.isclose(old, new, rel_tol=REL_TOL, abs_tol=ABS_TOL) or (
-                    math.isnan(old) and math.isnan(new)):
-                return []
+    if type(old) is float and type(new) is float:
+        if math.isclose(old, new, rel_tol=REL_TOL, abs_tol=ABS_TOL) or (
+                math.isnan(old) and math.isnan(new)):
+            return []
         return [f"{where}: {old!r} -> {new!r}"]
     if isinstance(old, dict) and isinstance(new, dict):
         out = [f"{where}.{k}: only before" for k in old.keys() - new.keys()]
@@ -71,14 +69,14 @@ def differences(old: Any, new: Any, where: str = "$") -> list[str]:
     if isinstance(old, list) and isinstance(new, list):
         if len(old) != len(new):
             return [f"{where}: {len(old)} items -> {len(new)}"]
-        return [d for i, (a, b) in enumerate(zip(old, new)) for d in
+        return [d for i, (a, b) in enumerate(zip(old, new, strict=True)) for d in
                 differences(a, b, f"{where}[{i}]")]
     return [] if old == new and type(old) is type(new) else [f"{where}: {old!r} -> {new!r}"]
 
 
 def load_golden() -> dict[str, Any]:
     """The recorded summaries, by case."""
-    with gzip.open(GOLDEN, "rt") as f:
+    with lzma.open(GOLDEN, "rt") as f:
         return json.load(f)
 
 
@@ -86,7 +84,7 @@ def write_golden() -> None:
     """Record every case's summary with the code as it is now."""
     with tempfile.TemporaryDirectory() as tmp:
         out = {rel: summary_of(rel, Path(tmp)) for rel in cases()}
-    with gzip.open(GOLDEN, "wt", compresslevel=9) as f:
+    with lzma.open(GOLDEN, "wt", preset=9) as f:
         json.dump(out, f, sort_keys=True, separators=(",", ":"))
     print(f"{len(out)} summaries -> {GOLDEN.relative_to(TESTS.parent)}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
+from itertools import compress
 from operator import attrgetter
 from typing import Any
 
@@ -28,13 +29,23 @@ from .event_table import (
     _sparse_float,
     order_table,
 )
-from .kineto_json import MEMORY_DEVICE_TYPE_CUDA, NO_ARGS, KinetoEvent, select, thread_names
+from .kineto_json import (
+    KEPT_CATEGORIES,
+    MEMORY_DEVICE_TYPE_CUDA,
+    NO_ARGS,
+    KinetoEvent,
+    thread_names,
+)
 from .trace_validate import Drops, valid_times
 
 #: JSON-text columns: table column -> (args field, the rows that carry it)
 _JSON_COLUMNS = {"input_dims": ("input_dims", "ops"), "input_types": ("input_type", "ops"),
                  "grid": ("grid", "gpu"), "block": ("block", "gpu")}
 _OP_CODE = _CAT_CODE["cpu_op"]
+#: (ph, name) of an allocator instant, of a thread's name
+_MEMORY, _THREAD_NAME = {("i", "[memory]")}, {("M", "thread_name")}
+#: categories counted into `TraceInfo.held`
+_HELD = (*formats.FOREIGN_CATEGORIES, "cuda_runtime")
 _LINKED_CODES = [*_GPU_CODES, _CAT_CODE["cuda_runtime"], _CAT_CODE["cuda_driver"]]
 
 
@@ -74,7 +85,8 @@ class EventColumns:
     """The event table's and the allocator table's columns, appended piece by piece."""
 
     def __init__(self, keep_python: bool) -> None:
-        self.keep_python = keep_python
+        self._kept = {("X", c) for c in (KEPT_CATEGORIES if keep_python
+                                         else KEPT_CATEGORIES[:-1])}
         self.n_total = 0
         self.thread_names: dict[tuple[str, str], str] = {}
         self.held: Counter[str] = Counter()
@@ -84,11 +96,21 @@ class EventColumns:
         self._json = {col: _Interned(b"") for col in _JSON_COLUMNS}
 
     def add(self, events: list[KinetoEvent]) -> None:
-        """Take one piece's events (normalised in place, then dropped by the caller)."""
+        """Take one piece's events (normalised in place, then dropped by the caller): what
+        `kineto_json.select`, `thread_names` and `foreign_counts` pick, in passes kept in C."""
         self.n_total += len(events)
-        self.thread_names.update(thread_names(events))
-        evs, mems = select(events, self.keep_python)
-        self.held.update(formats.foreign_counts(events))
+        cats = Counter(map(attrgetter("cat"), events))
+        if not cats.keys().isdisjoint(formats.CATEGORY_ALIASES):
+            formats.normalise_categories(events)
+            cats = Counter(map(attrgetter("cat"), events))
+        self.held.update({c: cats[c] for c in _HELD if c in cats})
+        evs = list(compress(events, map(self._kept.__contains__,
+                                        map(attrgetter("ph", "cat"), events))))
+        ph_name = list(map(attrgetter("ph", "name"), events))
+        mems = [e for e in compress(events, map(_MEMORY.__contains__, ph_name))
+                if e.args is not None]
+        self.thread_names.update(thread_names(list(compress(
+            events, map(_THREAD_NAME.__contains__, ph_name)))))
         if evs:
             self._add_events(evs)
         if mems:

@@ -15,6 +15,7 @@ JSON (columnar lists, string tables).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
@@ -232,6 +233,16 @@ def _busiest(groups: dict[Any, pd.DataFrame], n: int) -> list[Any]:
 
 
 #: Kineto's generic thread name, "thread <tid> (<name>)": only the name in brackets tells anything
+_AUTOGRAD = re.compile("autograd::engine|Backward")
+_DATALOADER = re.compile("DataLoader|pin_memory|__next__")
+_NCCL = re.compile("nccl", re.IGNORECASE)
+
+
+def _matches(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """Whether a name contains the pattern (as `str.contains` reads it)."""
+    return lambda name: pattern.search(name) is not None
+
+
 _GENERIC_THREAD = re.compile(r"^thread \d+(?: \((?P<own>.*)\))?$")
 
 
@@ -241,10 +252,9 @@ def thread_label(tid: Any, rows: pd.DataFrame, main_tid: Any, number: int = 1,
     "CPU thread N" (N: its place among the drawn threads) with the trace's name for it."""
     if tid == main_tid:
         return "main thread"
-    names = rows["name"].astype(str)
-    if names.str.contains("autograd::engine|Backward", regex=True).mean() > 0.2:
+    if names_where(rows, _matches(_AUTOGRAD)).mean() > 0.2:  # once per distinct name
         return "autograd thread"
-    if names.str.contains("DataLoader|pin_memory|__next__", regex=True).any():
+    if names_where(rows, _matches(_DATALOADER)).any():
         return "dataloader thread"
     generic = _GENERIC_THREAD.match(own_name or "")
     own = (generic.group("own") if generic else own_name) or ""
@@ -253,8 +263,7 @@ def thread_label(tid: Any, rows: pd.DataFrame, main_tid: Any, number: int = 1,
 
 def stream_label(dev: int, stream: int, rows: pd.DataFrame, several_gpus: bool) -> str:
     """A GPU stream named by what mostly runs on it: compute, NCCL or copies."""
-    names = rows["name"].astype(str)
-    nccl = float(rows.loc[names.str.contains("nccl", case=False).to_numpy(), "dur_us"].sum())
+    nccl = float(rows["dur_us"].to_numpy()[names_where(rows, _matches(_NCCL))].sum())
     copy = float(rows.loc[(rows["cat"] != "kernel").to_numpy(), "dur_us"].sum())
     total = float(rows["dur_us"].sum()) or 1.0
     what = "NCCL" if nccl / total > 0.5 else "copies" if copy / total > 0.5 else "compute"

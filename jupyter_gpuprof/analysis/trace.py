@@ -148,21 +148,19 @@ def _load_streamed(path: Path, chunks: Iterator[bytes], keep_python: bool) -> Tr
     warnings: list[str] = []
     drops = Drops()
     columns = EventColumns(keep_python)
-    n_ph = 0
     pieces = stream_reader.split_events(chunks)
-    head = next(pieces)
-    n_ph += head.count(b'"ph"')
-    header = stream_reader.decode_head(head)
-    held: bytes | None = None  # the latest piece: the last one is the tail
+    header = stream_reader.decode_head(next(pieces))
+    held: bytes | bytearray | None = None  # the latest piece: the last one is the tail
     for piece in pieces:
-        n_ph += piece.count(b'"ph"')
-        if n_ph > MAX_EVENTS:
-            raise too_many_events(path, n_ph)
         if held is not None:
             columns.add(stream_reader.decode_piece(held))
+            if columns.n_total > MAX_EVENTS:  # a piece at a time: the excess is never held
+                raise too_many_events(path, columns.n_total, MAX_EVENTS)
         held = piece
     last = stream_reader.decode_tail(held or b"")
     columns.add(last.traceEvents)
+    if columns.n_total > MAX_EVENTS:
+        raise too_many_events(path, columns.n_total, MAX_EVENTS)
     header = stream_reader.merged_header(header, last)
     if not columns.n_total and header.schemaVersion is None and not header.deviceProperties:
         raise TraceError(f"{path}: no 'traceEvents': not a Kineto/Chrome trace")

@@ -51,9 +51,9 @@ def _head(chunks: Iterator[bytes]) -> tuple[bytes, bytes]:
     raise NotStreamable("no 'traceEvents' array")
 
 
-def split_events(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """The head (`{...,"traceEvents": [`), then pieces of whole events (`{..},\\n {..}`), then
-    the tail (the last events, `]` and the fields after them), as successive items."""
+def split_events(chunks: Iterable[bytes]) -> Iterator[bytes | bytearray]:
+    """The head (`{...,"traceEvents": [`), then pieces of whole events as JSON arrays
+    (`[{..},\\n {..}]`), then the tail (the last events, `]` and the fields after them)."""
     it = iter(chunks)
     head, rest = _head(it)
     yield head
@@ -68,10 +68,20 @@ def split_events(chunks: Iterable[bytes]) -> Iterator[bytes]:
             if size > PIECE_LIMIT:
                 raise NotStreamable("no event boundary in a large piece")
             continue
-        joined = b"".join(parts)
-        cut += size - len(window)
-        yield joined[:cut + 1]
-        rest = joined[cut + 2:]
+        cut -= len(window) - len(chunk)  # where the boundary is in the chunk
+        if cut >= 0:  # the piece built as the JSON array it is decoded as, in one copy
+            piece = bytearray(b"[")
+            for part in parts[:-1]:
+                piece += part
+            piece += memoryview(chunk)[:cut + 1]
+            rest = chunk[cut + 2:]
+        else:  # the boundary began in the bytes before this chunk
+            joined = b"".join(parts)
+            at = len(joined) - len(chunk) + cut
+            piece = bytearray(b"[") + joined[:at + 1]
+            rest = joined[at + 2:]
+        piece += b"]"
+        yield piece
         parts, size = [rest], len(rest)
     yield b"".join(parts)
 
@@ -80,26 +90,26 @@ _events = msgspec.json.Decoder(list[KinetoEvent]).decode
 _file = msgspec.json.Decoder(KinetoFile).decode
 
 
-def _decode(decode: object, data: bytes) -> object:
+def _decode(decode: object, data: bytes | bytearray) -> object:
     try:
         return decode(data)  # type: ignore[operator]
     except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
         raise NotStreamable(str(exc)) from None
 
 
-def decode_head(head: bytes) -> KinetoFile:
+def decode_head(head: bytes | bytearray) -> KinetoFile:
     """The header fields written before the events."""
-    return _decode(_file, head + b"]}")  # type: ignore[return-value]
+    return _decode(_file, bytes(head) + b"]}")  # type: ignore[return-value]
 
 
-def decode_piece(piece: bytes) -> list[KinetoEvent]:
-    """The events of one piece (NotStreamable when it does not decode as events)."""
-    return _decode(_events, b"[" + piece + b"]")  # type: ignore[return-value]
+def decode_piece(piece: bytes | bytearray) -> list[KinetoEvent]:
+    """The events of one piece, `[...]` (NotStreamable when it does not decode as events)."""
+    return _decode(_events, piece)  # type: ignore[return-value]
 
 
-def decode_tail(tail: bytes) -> KinetoFile:
+def decode_tail(tail: bytes | bytearray) -> KinetoFile:
     """The last events and the header fields written after them."""
-    return _decode(_file, b'{"traceEvents":[' + tail)  # type: ignore[return-value]
+    return _decode(_file, b'{"traceEvents":[' + bytes(tail))  # type: ignore[return-value]
 
 
 def merged_header(head: KinetoFile, tail: KinetoFile) -> KinetoFile:

@@ -1,0 +1,114 @@
+"""The streamed reader: pieces cut only between events (braces in strings do not fool it), the
+same table as reading the file whole, and the whole-file errors for broken files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from pandas.testing import assert_frame_equal
+from tracebuilder import TraceBuilder
+
+from jupyter_gpuprof.analysis import trace, trace_stream, tracefile
+from jupyter_gpuprof.analysis.trace import TraceError, load_trace
+
+#: names a cut inside a string would break: braces, commas and an escaped newline
+TRICKY = ['mm},{"x', "a},\\n{b", "}", "{[", 'q"},\n{'.replace("\n", "\\n")]
+
+
+def kineto_layout(doc: dict) -> bytes:
+    """The document as the profiler writes it: header fields, then one indented event per
+    block, `},` and a newline between them."""
+    head = {k: v for k, v in doc.items() if k != "traceEvents"}
+    lines = ["{"] + [f'  "{k}": {json.dumps(v)},' for k, v in head.items()]
+    events = ",\n".join("  {\n    " + json.dumps(e)[1:-1] + "\n  }" for e in doc["traceEvents"])
+    return ("\n".join(lines) + '\n  "traceEvents": [\n' + events
+            + '\n  ],\n  "traceName": "t.json"\n}').encode()
+
+
+def _trace_doc() -> dict:
+    b = TraceBuilder()
+    for i in range(4):
+        t0 = 1000.0 + 200.0 * i
+        b.step(i + 1, t0, 150.0)
+        for j, name in enumerate(TRICKY):
+            ext = b.op(name, t0 + 10 + j * 20, 15.0, dims=[[2, 3]], types=["float"])
+            b.kernel(f"k{name}", t0 + 12 + j * 20, t0 + 30 + j * 20, 10.0, ext=ext)
+    return b.doc()
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(tracefile, "CHUNK", 7)  # a cut in every event, most mid-string
+
+
+def _whole(path: Path) -> trace.Trace:
+    return trace._load_whole(path, keep_python=False)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_streamed_table_is_the_whole_files_table(tmp_path, small_chunks, gz):
+    data = kineto_layout(_trace_doc())
+    path = tmp_path / ("t.json.gz" if gz else "t.json")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    pieces = list(trace_stream.split_events(tracefile.trace_chunks(path)))
+    assert len(pieces) > 20  # it streamed: many pieces, none of them cut inside a name
+    streamed = trace._load_streamed(path, tracefile.Prefetch(path).chunks(), False)
+    whole = _whole(path)
+    assert_frame_equal(streamed.events, whole.events, check_exact=True)
+    assert list(streamed.events["name"].cat.categories) == list(
+        whole.events["name"].cat.categories)
+    assert set(TRICKY) <= set(streamed.events["name"].astype(str))
+    assert streamed.info == whole.info
+
+
+def test_a_boundary_inside_an_event_is_caught_and_the_file_read_whole(tmp_path, small_chunks):
+    """Another writer's layout, `},` and a newline inside an event's args: the piece does not
+    decode as events, so the file is read whole (same result)."""
+    doc = _trace_doc()
+    for e in doc["traceEvents"]:
+        e["args"] = {"nested": {"a": 1}, **e.get("args", {})}
+    text = kineto_layout(doc).replace(b'{"a": 1},', b'{"a": 1},\n')
+    path = tmp_path / "t.json"
+    path.write_bytes(text)
+    with pytest.raises(trace_stream.NotStreamable):
+        trace._load_streamed(path, tracefile.Prefetch(path).chunks(), False)
+    assert_frame_equal(load_trace(path).events, _whole(path).events, check_exact=True)
+
+
+def test_truncated_file_gives_the_whole_file_error(tmp_path, small_chunks):
+    data = kineto_layout(_trace_doc())
+    path = tmp_path / "t.json"
+    path.write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(TraceError) as streamed:
+        load_trace(path)
+    assert "\n" not in str(streamed.value) and str(path) in str(streamed.value)
+
+
+def test_truncated_gzip_is_a_one_line_error(tmp_path, small_chunks):
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(kineto_layout(_trace_doc()))[:-40])
+    with pytest.raises(TraceError, match="truncated or corrupt gzip"):
+        load_trace(path)
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 20])  # many pieces; the whole file as the tail
+def test_too_many_events_stops_the_stream(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(tracefile, "CHUNK", chunk)
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(_trace_doc()))
+    monkeypatch.setattr(trace, "MAX_EVENTS", 10)
+    with pytest.raises(TraceError, match="events, more than the 10 a trace may hold"):
+        load_trace(path)
+
+
+def test_header_fields_after_the_events_are_read(tmp_path, small_chunks):
+    doc = _trace_doc()
+    props = doc.pop("deviceProperties")
+    text = kineto_layout(doc).replace(
+        b'"traceName"', b'"deviceProperties": ' + json.dumps(props).encode() + b',\n  "traceName"')
+    path = tmp_path / "t.json"
+    path.write_bytes(text)
+    assert load_trace(path).info.gpu_name == "NVIDIA H200"
