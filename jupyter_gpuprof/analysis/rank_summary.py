@@ -8,7 +8,7 @@ compute cross the process boundary, never the event table.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,10 @@ class RankSummary:
     compute: Coverage  # union of non-collective GPU activity (trace-relative time)
     span_us: float = 0.0  # from the first event to the last one's end
     lanes: RankLanes | None = None  # its lane group of the run's timeline (timeline_ranks.py)
+    # what a report states per rank, so that it need not keep every rank's `Analysis`:
+    step_median_ms: float | None = None  # its profiled step median
+    busy_pct: float = 0.0  # GPU busy share of its profiled window
+    warnings: list[str] = field(default_factory=list)  # what its reader dropped, window notes
 
 
 def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSummary:
@@ -97,4 +101,6 @@ def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSumm
                        pd.DataFrame(rows, columns=["step", "step_us", "compute_us", "comm_us",
                                                    "exposed_comm_us", "idle_us", "input_us"]),
                        colls.reset_index(drop=True), compute,
-                       float(trace.events["end_us"].max()) if len(trace.events) else 0.0)
+                       float(trace.events["end_us"].max()) if len(trace.events) else 0.0,
+                       step_median_ms=a.profiled["median_ms"], busy_pct=float(a.busy_pct),
+                       warnings=list(a.info.warnings) + a.window.notes())

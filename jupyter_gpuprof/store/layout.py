@@ -29,6 +29,8 @@ LOOSE_TRACE_ENDINGS = (".pt.trace.json", ".pt.trace.json.gz", "trace.json.gz", "
 #: other tools' per-rank names: HolisticTraceAnalysis's rank-N.json.gz and sampled_rank-N.json.gz,
 #: rank_N/rankN inside a longer name (the rank in distributedInfo wins when the trace has one)
 _OTHER_RANK_NAME = re.compile(r"(?:^|[_.-])rank[_-]?(\d+)(?=[._])", re.I)
+#: one rank's summary made where it ran (analysis/rank_files.py): beside its trace, never a trace
+RANK_SUMMARY_ENDING = ".rank-summary.json.gz"
 #: endings of any JSON trace, for a folder where no file matches a known name
 _JSON_ENDINGS = (".json", ".json.gz")
 
@@ -98,9 +100,10 @@ def folder_traces(folder: Path) -> list[Path]:
     """Trace files of any folder: per-rank traces by rank, then single traces by name.
 
     A folder where no name is known (another tool's export: `<model>__<id>.json.gz`) gives its
-    JSON files, less the store's own meta and summary files.
+    JSON files, less the store's own meta and summary files. Rank summaries are never traces.
     """
-    files = [p for p in folder.iterdir() if p.is_file()]
+    files = [p for p in folder.iterdir()
+             if p.is_file() and not p.name.endswith(RANK_SUMMARY_ENDING)]
     ranked = sorted((r, p) for p in files if (r := rank_in_name(p.name)) is not None)
     loose = sorted(p for p in files
                    if rank_in_name(p.name) is None and p.name.endswith(LOOSE_TRACE_ENDINGS))
