@@ -18,16 +18,16 @@ import pandas as pd
 
 from . import trace_formats as formats
 from .event_table import (
-    _CAT_CODE,
-    _GPU_CODES,
     ALL_CATEGORIES,
+    CAT_CODE,
+    GPU_CODES,
     MEMORY_COLUMNS,
-    _col,
-    _ids,
-    _pick,
-    _sparse,
-    _sparse_float,
+    event_column,
+    id_column,
     order_table,
+    pick_column,
+    sparse_column,
+    sparse_float_column,
 )
 from .kineto_json import (
     KEPT_CATEGORIES,
@@ -41,12 +41,12 @@ from .trace_validate import Drops, valid_times
 #: JSON-text columns: table column -> (args field, the rows that carry it)
 _JSON_COLUMNS = {"input_dims": ("input_dims", "ops"), "input_types": ("input_type", "ops"),
                  "grid": ("grid", "gpu"), "block": ("block", "gpu")}
-_OP_CODE = _CAT_CODE["cpu_op"]
+_OP_CODE = CAT_CODE["cpu_op"]
 #: (ph, name) of an allocator instant, of a thread's name
 _MEMORY, _THREAD_NAME = {("i", "[memory]")}, {("M", "thread_name")}
 #: categories counted into `TraceInfo.held`
 _HELD = (*formats.FOREIGN_CATEGORIES, "cuda_runtime")
-_LINKED_CODES = [*_GPU_CODES, _CAT_CODE["cuda_runtime"], _CAT_CODE["cuda_driver"]]
+_LINKED_CODES = [*GPU_CODES, CAT_CODE["cuda_runtime"], CAT_CODE["cuda_driver"]]
 
 
 class _Interned:
@@ -119,27 +119,27 @@ class EventColumns:
     def _add_events(self, rows: list[KinetoEvent]) -> None:
         n = len(rows)
         args = [e.args or NO_ARGS for e in rows]
-        code = np.fromiter(map(_CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8,
+        code = np.fromiter(map(CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8,
                            count=n)
-        gpu = np.flatnonzero(np.isin(code, _GPU_CODES))
+        gpu = np.flatnonzero(np.isin(code, GPU_CODES))
         where = {"gpu": gpu, "ops": np.flatnonzero(code == _OP_CODE)}
         linked = np.flatnonzero(np.isin(code, _LINKED_CODES))
-        gpu_args = _pick(args, gpu)
-        picked = {"gpu": gpu_args, "ops": _pick(args, where["ops"])}
+        gpu_args = pick_column(args, gpu)
+        picked = {"gpu": gpu_args, "ops": pick_column(args, where["ops"])}
         part = self._parts
         part["code"].append(code)
-        part["ts"].append(_col(rows, "ts", np.float64))
-        part["dur"].append(_col(rows, "dur", np.float64))
+        part["ts"].append(event_column(rows, "ts", np.float64))
+        part["dur"].append(event_column(rows, "dur", np.float64))
         part["name"].append(self._names.codes(map(attrgetter("name"), rows), n))
-        part["pid"].append(_ids(rows, "pid"))
-        part["tid"].append(_ids(rows, "tid"))
-        part["device"].append(_sparse(n, gpu, gpu_args, "device"))
-        part["stream"].append(_sparse(n, gpu, gpu_args, "stream"))
-        part["correlation"].append(_sparse(n, linked, _pick(args, linked), "correlation"))
-        part["external_id"].append(np.maximum(_col(args, "external_id"),
-                                              _col(args, "external_id_old")))
-        part["bytes"].append(_sparse(n, gpu, gpu_args, "nbytes"))
-        part["occupancy_pct"].append(_sparse_float(n, gpu, gpu_args, "occupancy_pct"))
+        part["pid"].append(id_column(rows, "pid"))
+        part["tid"].append(id_column(rows, "tid"))
+        part["device"].append(sparse_column(n, gpu, gpu_args, "device"))
+        part["stream"].append(sparse_column(n, gpu, gpu_args, "stream"))
+        part["correlation"].append(sparse_column(n, linked, pick_column(args, linked), "correlation"))
+        part["external_id"].append(np.maximum(event_column(args, "external_id"),
+                                              event_column(args, "external_id_old")))
+        part["bytes"].append(sparse_column(n, gpu, gpu_args, "nbytes"))
+        part["occupancy_pct"].append(sparse_float_column(n, gpu, gpu_args, "occupancy_pct"))
         for col, (attr, rows_of) in _JSON_COLUMNS.items():
             codes = np.zeros(n, dtype=np.int64)
             items = picked[rows_of]
@@ -149,9 +149,9 @@ class EventColumns:
 
     def _add_memory(self, mems: list[KinetoEvent]) -> None:
         args = [e.args or NO_ARGS for e in mems]
-        self._mem["ts"].append(_col(mems, "ts", np.float64))
+        self._mem["ts"].append(event_column(mems, "ts", np.float64))
         for attr in ("device_type", "device_id", "mem_bytes", "total_allocated"):
-            self._mem[attr].append(_col(args, attr))
+            self._mem[attr].append(event_column(args, attr))
 
     def _column(self, parts: dict[str, list[np.ndarray]], name: str, dtype: Any) -> np.ndarray:
         """One column, its pieces joined (and their memory given back)."""
@@ -163,7 +163,7 @@ class EventColumns:
         code = self._column(self._parts, "code", np.int8)
         ts = self._column(self._parts, "ts", np.float64)
         dur = self._column(self._parts, "dur", np.float64)
-        ok = valid_times(ts, dur, np.isin(code, _GPU_CODES), drops)
+        ok = valid_times(ts, dur, np.isin(code, GPU_CODES), drops)
         cols = {"code": code, "ts": ts, "dur": dur}
         for name in list(self._parts):
             cols[name] = self._column(self._parts, name, np.int64)

@@ -32,23 +32,23 @@ from .trace_validate import Drops, valid_times
 ALL_CATEGORIES = KEPT_CATEGORIES
 #: columns of `Trace.memory`
 MEMORY_COLUMNS = ("ts_us", "device", "bytes", "total_allocated")
-_CAT_CODE = {c: i for i, c in enumerate(ALL_CATEGORIES)}
-_GPU_CODES = [_CAT_CODE[c] for c in GPU_CATEGORIES]
+CAT_CODE = {c: i for i, c in enumerate(ALL_CATEGORIES)}
+GPU_CODES = [CAT_CODE[c] for c in GPU_CATEGORIES]
 
 
 def _ints(values: Any, n: int) -> np.ndarray:
     return np.fromiter(values, dtype=np.int64, count=n)
 
 
-def _col(items: list[Any], attr: str, dtype: Any = np.int64) -> np.ndarray:
+def event_column(items: list[Any], attr: str, dtype: Any = np.int64) -> np.ndarray:
     """One attribute of every item as a numpy column (attrgetter keeps the loop in C)."""
     return np.fromiter(map(attrgetter(attr), items), dtype=dtype, count=len(items))
 
 
-def _ids(evs: list[KinetoEvent], attr: str) -> np.ndarray:
+def id_column(evs: list[KinetoEvent], attr: str) -> np.ndarray:
     """pid/tid column: ints, with -1 where a trace wrote a string label instead."""
     try:
-        return _col(evs, attr)
+        return event_column(evs, attr)
     except (TypeError, ValueError, OverflowError):  # string ids, or digits past int64
         return _ints((formats.int_label(getattr(e, attr)) for e in evs), len(evs))
 
@@ -75,7 +75,7 @@ def _json_column(args: list[KinetoArgs], attr: str, rows: np.ndarray, n: int) ->
     return pd.Categorical.from_codes(codes.astype(np.int32), categories=texts)
 
 
-def _pick(items: list[Any], idx: np.ndarray) -> list[Any]:
+def pick_column(items: list[Any], idx: np.ndarray) -> list[Any]:
     """items[i] for i in idx, in C."""
     if len(idx) == 0:
         return []
@@ -84,61 +84,61 @@ def _pick(items: list[Any], idx: np.ndarray) -> list[Any]:
     return list(itemgetter(*idx.tolist())(items))
 
 
-def _sparse(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
+def sparse_column(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
     """A column that only some rows carry: their values at idx, -1 elsewhere."""
     col = np.full(n, -1, dtype=np.int64)
     try:
-        col[idx] = _col(items, attr)
+        col[idx] = event_column(items, attr)
     except (TypeError, ValueError, OverflowError):  # a string id ("0x1f", "stream 7", "9"*40)
         col[idx] = _ints((formats.int_label(getattr(i, attr)) for i in items), len(items))
     return col
 
 
-def _sparse_float(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
+def sparse_float_column(n: int, idx: np.ndarray, items: list[Any], attr: str) -> np.ndarray:
     """A float column that only some rows carry: their values at idx, -1 elsewhere."""
     col = np.full(n, -1.0, dtype=np.float64)
-    col[idx] = _col(items, attr, np.float64)
+    col[idx] = event_column(items, attr, np.float64)
     return col
 
 
 def memory_events(mems: list[KinetoEvent]) -> pd.DataFrame:
     """The allocator instants as their own small table (columns `MEMORY_COLUMNS`)."""
     args = [e.args or NO_ARGS for e in mems]
-    on_gpu = _col(args, "device_type") == MEMORY_DEVICE_TYPE_CUDA
+    on_gpu = event_column(args, "device_type") == MEMORY_DEVICE_TYPE_CUDA
     return pd.DataFrame({
-        "ts_us": _col(mems, "ts", np.float64),
-        "device": np.where(on_gpu, _col(args, "device_id"), -1),
-        "bytes": _col(args, "mem_bytes"), "total_allocated": _col(args, "total_allocated"),
+        "ts_us": event_column(mems, "ts", np.float64),
+        "device": np.where(on_gpu, event_column(args, "device_id"), -1),
+        "bytes": event_column(args, "mem_bytes"), "total_allocated": event_column(args, "total_allocated"),
     }, columns=list(MEMORY_COLUMNS))
 
 
 def valid_columns(rows: list[KinetoEvent], drops: Drops
                    ) -> tuple[list[KinetoEvent], np.ndarray, np.ndarray, np.ndarray]:
     """The rows with valid times and their category code, ts and dur columns (numpy checks)."""
-    code = np.fromiter(map(_CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8,
+    code = np.fromiter(map(CAT_CODE.__getitem__, map(attrgetter("cat"), rows)), np.int8,
                        count=len(rows))
-    ts, dur = _col(rows, "ts", np.float64), _col(rows, "dur", np.float64)
-    ok = valid_times(ts, dur, np.isin(code, _GPU_CODES), drops)
+    ts, dur = event_column(rows, "ts", np.float64), event_column(rows, "dur", np.float64)
+    ok = valid_times(ts, dur, np.isin(code, GPU_CODES), drops)
     if ok.all():
         return rows, code, ts, dur
-    return _pick(rows, np.flatnonzero(ok)), code[ok], ts[ok], dur[ok]
+    return pick_column(rows, np.flatnonzero(ok)), code[ok], ts[ok], dur[ok]
 
 
 def valid_memory_events(mems: list[KinetoEvent], drops: Drops) -> list[KinetoEvent]:
     """The allocator instants whose time is valid (the others counted into `drops`)."""
     no_gpu = np.zeros(len(mems), dtype=bool)
-    return _pick(mems, np.flatnonzero(valid_times(_col(mems, "ts", np.float64), None, no_gpu,
+    return pick_column(mems, np.flatnonzero(valid_times(event_column(mems, "ts", np.float64), None, no_gpu,
                                                   drops)))
 
 
 def valid_ts(mems: list[KinetoEvent]) -> np.ndarray:
     """The allocator instants' start times (already validated), as one column."""
-    return _col(mems, "ts", np.float64)
+    return event_column(mems, "ts", np.float64)
 
 
 def n_gpu_rows(code: np.ndarray) -> int:
     """How many rows of these category codes are GPU activity."""
-    return int(np.isin(code, _GPU_CODES).sum())
+    return int(np.isin(code, GPU_CODES).sum())
 
 
 def build_table(rows: list[KinetoEvent], code: np.ndarray, ts: np.ndarray,
@@ -153,26 +153,26 @@ def build_table(rows: list[KinetoEvent], code: np.ndarray, ts: np.ndarray,
                                      categories=pd.Index(ALL_CATEGORIES))
 
     def rows_of(*names: str) -> np.ndarray:
-        return np.flatnonzero(np.isin(code, [_CAT_CODE[c] for c in names]))
+        return np.flatnonzero(np.isin(code, [CAT_CODE[c] for c in names]))
 
     gpu, ops = rows_of(*GPU_CATEGORIES), rows_of("cpu_op")
     linked = rows_of(*GPU_CATEGORIES, "cuda_runtime", "cuda_driver")
-    gpu_args, op_args = _pick(args, gpu), _pick(args, ops)
+    gpu_args, op_args = pick_column(args, gpu), pick_column(args, ops)
     df = pd.DataFrame({
         "cat": cats, "name": _categorical(map(attrgetter("name"), rows), n),
-        "ts_us": ts, "dur_us": dur, "pid": _ids(rows, "pid"), "tid": _ids(rows, "tid"),
-        "device": _sparse(n, gpu, gpu_args, "device"),
-        "stream": _sparse(n, gpu, gpu_args, "stream"),
-        "correlation": _sparse(n, linked, _pick(args, linked), "correlation"),
-        "external_id": np.maximum(_col(args, "external_id"), _col(args, "external_id_old")),
-        "bytes": _sparse(n, gpu, gpu_args, "nbytes"),
+        "ts_us": ts, "dur_us": dur, "pid": id_column(rows, "pid"), "tid": id_column(rows, "tid"),
+        "device": sparse_column(n, gpu, gpu_args, "device"),
+        "stream": sparse_column(n, gpu, gpu_args, "stream"),
+        "correlation": sparse_column(n, linked, pick_column(args, linked), "correlation"),
+        "external_id": np.maximum(event_column(args, "external_id"), event_column(args, "external_id_old")),
+        "bytes": sparse_column(n, gpu, gpu_args, "nbytes"),
         # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
         "input_dims": _json_column(op_args, "input_dims", ops, n),
         "input_types": _json_column(op_args, "input_type", ops, n),
         # kernels' launch grid and block as JSON text ("[80,1,1]"), CUPTI's occupancy (-1: none)
         "grid": _json_column(gpu_args, "grid", gpu, n),
         "block": _json_column(gpu_args, "block", gpu, n),
-        "occupancy_pct": _sparse_float(n, gpu, gpu_args, "occupancy_pct"),
+        "occupancy_pct": sparse_float_column(n, gpu, gpu_args, "occupancy_pct"),
         "end_us": ts + dur,
     })
     return order_table(df)

@@ -76,7 +76,7 @@ class KinetoEvent(msgspec.Struct, gc=False):
     args: KinetoArgs | None = None
 
 
-class _Header(msgspec.Struct, gc=False):
+class KinetoHeader(msgspec.Struct, gc=False):
     # the profiler's own fields, as it wrote them: each reader checks the ones it uses
     deviceProperties: list[dict[str, object]] = []
     distributedInfo: dict[str, object] | None = None
@@ -88,13 +88,13 @@ class _Header(msgspec.Struct, gc=False):
     baseTimeNanoseconds: int | None = None
 
 
-class KinetoFile(_Header):
+class KinetoFile(KinetoHeader):
     """A whole trace file: the profiler's header fields and every event, typed."""
 
     traceEvents: list[KinetoEvent] = []
 
 
-class _RawFile(_Header):
+class _RawFile(KinetoHeader):
     """The slow path's view: each event's JSON kept undecoded, to be decoded one by one."""
 
     traceEvents: list[msgspec.Raw] = []
@@ -141,7 +141,7 @@ def _decode_tolerant(data: bytes | memoryview, path: Path, keep_python: bool, dr
         return (ph == "X" and cat in kept) or (ph == "i" and name == "[memory]")
 
     events = decode_events_one_by_one(raw.traceEvents, KinetoEvent, matters, drops, GPU_CATEGORIES)
-    header = {f: getattr(raw, f) for f in _Header.__struct_fields__} if isinstance(
+    header = {f: getattr(raw, f) for f in KinetoHeader.__struct_fields__} if isinstance(
         raw, _RawFile) else {}
     return KinetoFile(**header, traceEvents=events), len(raw.traceEvents)
 

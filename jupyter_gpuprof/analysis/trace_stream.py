@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
-from .kineto_json import KinetoEvent, KinetoFile, _Header
+from .kineto_json import KinetoEvent, KinetoFile, KinetoHeader
 
 #: how far into the file the `"traceEvents": [` must start (the header is a few KB)
 HEAD_LIMIT = 16 << 20
@@ -116,7 +116,7 @@ def merged_header(head: KinetoFile, tail: KinetoFile) -> KinetoFile:
     """One header from the fields before and after the events (the earlier one where both
     have a field)."""
     fields = {}
-    for name in _Header.__struct_fields__:
+    for name in KinetoHeader.__struct_fields__:
         first, last = getattr(head, name), getattr(tail, name)
         fields[name] = first if first not in (None, []) else last
     return KinetoFile(**fields)
