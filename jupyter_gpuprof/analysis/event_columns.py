@@ -135,7 +135,8 @@ class EventColumns:
         part["tid"].append(id_column(rows, "tid"))
         part["device"].append(sparse_column(n, gpu, gpu_args, "device"))
         part["stream"].append(sparse_column(n, gpu, gpu_args, "stream"))
-        part["correlation"].append(sparse_column(n, linked, pick_column(args, linked), "correlation"))
+        part["correlation"].append(
+            sparse_column(n, linked, pick_column(args, linked), "correlation"))
         part["external_id"].append(np.maximum(event_column(args, "external_id"),
                                               event_column(args, "external_id_old")))
         part["bytes"].append(sparse_column(n, gpu, gpu_args, "nbytes"))

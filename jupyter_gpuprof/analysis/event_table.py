@@ -108,7 +108,8 @@ def memory_events(mems: list[KinetoEvent]) -> pd.DataFrame:
     return pd.DataFrame({
         "ts_us": event_column(mems, "ts", np.float64),
         "device": np.where(on_gpu, event_column(args, "device_id"), -1),
-        "bytes": event_column(args, "mem_bytes"), "total_allocated": event_column(args, "total_allocated"),
+        "bytes": event_column(args, "mem_bytes"),
+        "total_allocated": event_column(args, "total_allocated"),
     }, columns=list(MEMORY_COLUMNS))
 
 
@@ -127,8 +128,8 @@ def valid_columns(rows: list[KinetoEvent], drops: Drops
 def valid_memory_events(mems: list[KinetoEvent], drops: Drops) -> list[KinetoEvent]:
     """The allocator instants whose time is valid (the others counted into `drops`)."""
     no_gpu = np.zeros(len(mems), dtype=bool)
-    return pick_column(mems, np.flatnonzero(valid_times(event_column(mems, "ts", np.float64), None, no_gpu,
-                                                  drops)))
+    times = event_column(mems, "ts", np.float64)
+    return pick_column(mems, np.flatnonzero(valid_times(times, None, no_gpu, drops)))
 
 
 def valid_ts(mems: list[KinetoEvent]) -> np.ndarray:
@@ -164,7 +165,8 @@ def build_table(rows: list[KinetoEvent], code: np.ndarray, ts: np.ndarray,
         "device": sparse_column(n, gpu, gpu_args, "device"),
         "stream": sparse_column(n, gpu, gpu_args, "stream"),
         "correlation": sparse_column(n, linked, pick_column(args, linked), "correlation"),
-        "external_id": np.maximum(event_column(args, "external_id"), event_column(args, "external_id_old")),
+        "external_id": np.maximum(event_column(args, "external_id"),
+                                  event_column(args, "external_id_old")),
         "bytes": sparse_column(n, gpu, gpu_args, "nbytes"),
         # shapes and dtypes of cpu ops as JSON text ("" elsewhere)
         "input_dims": _json_column(op_args, "input_dims", ops, n),
