@@ -188,6 +188,8 @@ class StepDriver:
             plan.append((s.warmup, BASELINE_START))
         plan.append((s.warmup + s.steps, CAPTURE_START))
         plan.append((s.total, DONE))
+        #: the boundary after which the profiler records (its wait and warm-up steps done)
+        self.first_traced = s.warmup + s.steps + s.wait + s.prof_warmup
         self._plan = plan
         self._next = plan[0][0]
 

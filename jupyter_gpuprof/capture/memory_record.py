@@ -1,7 +1,9 @@
 """The CUDA allocator's history during a capture, and a snapshot taken at an out-of-memory error.
 
-Recording runs in the warm-up steps (so an error there has its history) and the profiled
-steps, never the timed baseline: each allocation records its Python stack. It is bounded
+Recording runs in the warm-up steps (so an error there has its history) and in the capture's
+steps before the traced ones (the profiler's wait and warm-up, phase ranges on), never in the
+timed baseline nor the traced steps: each allocation records its Python stack, a host cost
+that would read as the user's own in the trace. It is bounded
 (`MAX_ENTRIES` events, the newest kept). It is only ever turned on when CUDA is already in use
 (`torch.cuda.is_initialized()`): a CPU-only capture never initialises CUDA. An out-of-memory
 observer (process-wide: torch cannot detach one, so one dispatcher is attached once) takes the
@@ -124,6 +126,7 @@ class MemoryRecorder:
         self.error: str | None = None
         self.oom_snapshot: Snapshot | None = None
         self.oom_requested: int | None = None
+        self.kept: Snapshot | None = None  # the history up to the traced steps
         self._optimizer: Any = None
 
     def start(self) -> None:
@@ -149,6 +152,16 @@ class MemoryRecorder:
             with contextlib.suppress(Exception):
                 self.api.stop()
 
+    def keep(self) -> None:
+        """Snapshot the history now and stop recording: the traced steps come next."""
+        if not self.recording:
+            return
+        try:
+            self.kept = self.api.snapshot()
+        except Exception as e:  # noqa: BLE001
+            self.error = f"memory snapshot failed: {error_line(e)}"
+        self.pause()
+
     def close(self) -> None:
         """Stop recording and leave the process-wide observer without a recorder."""
         self.pause()
@@ -173,7 +186,7 @@ class MemoryRecorder:
 
     def result(self, error: str | None = None) -> Snapshot | None:
         """The snapshot to save (the OOM one if there was one) with our additions; stops."""
-        snap = self.oom_snapshot
+        snap = self.oom_snapshot if self.oom_snapshot is not None else self.kept
         if snap is None and self.recording:
             try:
                 snap = self.api.snapshot()

@@ -173,8 +173,8 @@ class ProfileSession(StepMarks, StepBudget):
         self.conditions.on_event(event)
         if event == BASELINE_START:
             self.memory.pause()  # the timed steps run without the history's cost
-        elif event == CAPTURE_START:
-            self.memory.start()
+        elif event == CAPTURE_START and self.driver.first_traced > self.driver.n:
+            self.memory.start()  # the profiler's wait and warm-up steps: phases on, untraced
         if event == LAST_WARMUP:
             if self.eager.begin():
                 if self.settings.count_flops:

@@ -76,6 +76,8 @@ class StepMarks:
         ranges = self.ranges
         if ranges is not None and ranges.active:
             ranges.end_step()
+        if self.driver.n + 1 == self.driver.first_traced:
+            self.memory.keep()  # the history's cost stays out of the traced steps
         self.driver.boundary()
         if ranges is not None and ranges.active:
             ranges.begin_step()

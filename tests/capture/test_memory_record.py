@@ -160,3 +160,39 @@ def test_each_rank_of_a_job_writes_its_own_history(tmp_path, monkeypatch) -> Non
         session.finish()
     assert run.memory_history_path() == run.path / "memory_history.rank1.json.gz"
     assert history_file(run.path) == run.memory_history_path()
+
+
+def test_the_traced_steps_run_without_the_history(tmp_path) -> None:
+    """Each allocation's Python stack is a host cost: the history is snapshot and stopped at
+    the boundary before the profiler's first recorded step, never kept on through it."""
+    api, t = FakeApi(), Trainer()
+    session = _session(tmp_path, api)
+    first_traced = SMALL["warmup"] + SMALL["steps"] + SMALL["wait"] + SMALL["prof_warmup"]
+    seen: list[list[str]] = []
+    try:
+        for _ in range(NEEDED):
+            t.step()
+            seen.append(list(api.calls))
+    finally:
+        run = session.finish()
+    # the calls as they stood once the first traced step had run (the boundary before it is
+    # marked by the step with index first_traced - 1, one boundary behind in script mode)
+    traced = seen[first_traced + 1]
+    assert traced[-2:] == ["snapshot", "stop"], traced
+    assert api.calls == traced  # nothing recorded after it
+    assert run.memory_history_path() is not None
+
+
+def test_no_untraced_capture_steps_no_history_over_the_trace(tmp_path) -> None:
+    api, t = FakeApi(), Trainer()
+    session = ProfileSession(
+        CaptureSettings(steps=4, warmup=2, wait=0, prof_warmup=0, active=3, mode="script"),
+        store=RunStore(tmp_path))
+    session.memory.api = api
+    session.begin()
+    try:
+        for _ in range(1 + 2 + 4 + 3):
+            t.step()
+    finally:
+        session.finish()
+    assert api.calls.count(f"record {memory_record.MAX_ENTRIES}") == 1  # warm-up only
