@@ -42,6 +42,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
 
+def write_json(path: str, result: dict) -> None:
+    """A benchmark's results as indented JSON (figures other than numbers as their text)."""
+    with open(path, "w") as f:
+        json.dump(result, f, indent=1, default=str)
+        f.write("\n")
+
+
 # ----------------------------------------------------------------------- measuring wrapper
 def measure_main(cmd: list[str], stdout_path: str) -> int:
     """Run cmd as the only child; print one JSON line with wall time and the child's peak RSS."""
@@ -341,9 +348,7 @@ def main(argv=None) -> int:
             f"HTA CPU s / ours = {result['ratios']['cpu_hta_over_ours']:.1f}x"
         )
     if a.json_out:
-        with open(a.json_out, "w") as f:
-            json.dump(result, f, indent=1, default=str)
-            f.write("\n")
+        write_json(a.json_out, result)
     return 0
 
 

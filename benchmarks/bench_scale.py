@@ -37,7 +37,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench_analyze_vs_hta import _summ, measured, prepare_hta_dir  # noqa: E402
+from bench_analyze_vs_hta import _summ, measured, prepare_hta_dir, write_json  # noqa: E402
 from bench_multirank import MODES as RANK_MODES  # noqa: E402
 
 RANK_SOURCE = "tests/data/real/ddp2_heavy1/trace.rank0.json.gz"
@@ -274,9 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {res['machine']}; {res['date_utc']} UTC; {a.repeat} run(s) each, medians")
     print("\n".join(table(res)))
     if a.json_out:
-        with open(a.json_out, "w") as f:
-            json.dump(res, f, indent=1, default=str)
-            f.write("\n")
+        write_json(a.json_out, res)
     return 0
 
 

@@ -106,24 +106,23 @@ def _autocast(step: MemoryStep, activation_dtype_bytes: int | None) -> MemoryFix
     )
 
 
+def _split(scaling: float, need: float | None, cost: str) -> MemoryFix | None:
+    """The fewest micro-batches that free `need` of the `scaling` bytes (those that shrink
+    with the batch: 1 - 1/k of them go); None when no split frees enough."""
+    k = next((k for k in MICRO_BATCH_SPLITS if need is None or scaling * (1 - 1 / k) >= need),
+             None)
+    if k is None:
+        return None
+    return MemoryFix("micro_batches", f"{k} micro-batches with gradient accumulation",
+                     int(scaling * (1 - 1 / k)), None, cost, MICRO_BATCH.format(k=k))
+
+
 def _micro_batches(step: MemoryStep, need_bytes: int | None) -> MemoryFix | None:
     act = activation_bytes(step)
     if act <= 0:
         return None
-    k = next(
-        (k for k in MICRO_BATCH_SPLITS if need_bytes is None or act * (1 - 1 / k) >= need_bytes),
-        None,
-    )
-    if k is None:
-        return None
-    return MemoryFix(
-        "micro_batches",
-        f"{k} micro-batches with gradient accumulation",
-        int(act * (1 - 1 / k)),
-        None,
-        "not priced: the same work in smaller kernels (a little slower per sample)",
-        MICRO_BATCH.format(k=k),
-    )
+    return _split(act, need_bytes,
+                  "not priced: the same work in smaller kernels (a little slower per sample)")
 
 
 def _expandable(step: MemoryStep) -> MemoryFix | None:
@@ -177,18 +176,8 @@ def oom_fixes(pm: OomPostMortem) -> list[MemoryFix]:
     need_full = pm.state_bytes + OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes)
     over = int(need_full - pm.limit_bytes)
     whole = OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes)
-    k = next((k for k in MICRO_BATCH_SPLITS if whole * (1 - 1 / k) >= over), None)
-    if k is not None:
-        out.append(
-            MemoryFix(
-                "micro_batches",
-                f"{k} micro-batches with gradient accumulation",
-                int(whole * (1 - 1 / k)),
-                None,
-                "not priced: the same work in smaller kernels",
-                MICRO_BATCH.format(k=k),
-            )
-        )
+    if (split := _split(whole, over, "not priced: the same work in smaller kernels")) is not None:
+        out.append(split)
     frag = pm.fragmentation
     if not frag.expandable and frag.slack_bytes >= pm.requested_bytes and not pm.fits_in_free_block:
         out.append(
