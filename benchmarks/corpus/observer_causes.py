@@ -30,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import observer  # noqa: E402
 import run_gpu  # noqa: E402
 
+from jupyter_gpuprof.capture.conditions import ConditionSampler  # noqa: E402
+
 #: the script runs after these residues are set up (run_path, so it is still `__main__`)
 WRAPPER = '''
 import os, runpy, sys
@@ -84,6 +86,14 @@ def _pin() -> list[int] | None:
     return sorted(cpus)
 
 
+def _gpu_state(summary: dict[str, Any]) -> dict[str, Any]:
+    """The SM clock's and power's median and range while one process ran."""
+    if not summary.get("available"):
+        return {"reason": summary.get("reason")}
+    return {k: summary[k] for k in ("sm_clock_mhz", "power_w", "temp_c")} | {
+        "throttle": summary.get("throttle")}
+
+
 def main() -> int:
     pinned = _pin()
     corpus, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
@@ -107,9 +117,13 @@ def main() -> int:
         chosen = os.environ.get("OBSERVER_VARIANTS", "").split(",")
         variants = {k: v for k, v in VARIANTS.items() if k in chosen or chosen == [""]}
         series: dict[str, list[list[float]]] = {name: [] for name in variants}
+        # the GPU's clocks and power while each process ran (sampled here, in the parent):
+        # whether the spread between processes follows the GPU's state
+        gpu: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
         stop = entry.get("stop_after_s", run_gpu.PLAIN_TIMEOUT_S)
         for rep in range(reps):
             for name, residue in variants.items():
+                sampler = ConditionSampler(0, interval_s=0.2).start()
                 if name in TOOL_FLAGS:
                     done = run_gpu._tool({**entry, "capture": capture}, [run_gpu.PY, *cmd],
                                          folder, env, out, TOOL_FLAGS[name], f"{name}{rep}",
@@ -122,6 +136,7 @@ def main() -> int:
                     own = run_gpu.own_times(entry, ran)
                 values = [ms for _, ms in observer.in_window(own, lo, hi, per, first)]
                 series[name].append(values)
+                gpu[name].append(_gpu_state(sampler.stop()))
                 print(f"{entry['id']} rep {rep} {name}: median "
                       f"{statistics.median(values) if values else None} ms", flush=True)
         alone = [v for rep in series["alone"] for v in rep]
@@ -132,7 +147,8 @@ def main() -> int:
                 rows[name] = {"values": len(flat),
                               "median_ratio": statistics.median(flat) / statistics.median(alone),
                               "mean_ratio": statistics.fmean(flat) / statistics.fmean(alone),
-                              "median_ms": statistics.median(flat), "series_ms": reps_values}
+                              "median_ms": statistics.median(flat), "series_ms": reps_values,
+                              "gpu": gpu[name]}
                 print(f"{entry['id']:10} {name:14} median ×{rows[name]['median_ratio']:.3f} "
                       f"mean ×{rows[name]['mean_ratio']:.3f}", flush=True)
         results[entry["id"]] = {"window": [lo, hi], "cpus": pinned, "variants": rows}
