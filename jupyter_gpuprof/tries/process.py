@@ -103,7 +103,7 @@ def begin_try(fix_name: str, settings: CaptureSettings, run: Run) -> TrySession:
     import torch
 
     try:
-        fix = apply_fix(fix_name, torch)
+        fix = apply_fix(fix_name, torch, run.meta.training)
     except Exception as e:  # noqa: BLE001 - any reason is the try's result, in one line
         write_try_result(run.path, fix_name, {"fix": fix_name, "applied": [],
                                               "error": error_line(e, with_type=True)})

@@ -6,6 +6,7 @@ the control (the script re-run unchanged) and the one entry point the try proces
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..advice.fix_table import stack_parts
@@ -27,10 +28,10 @@ class Unchanged(StartupFix):
 class Stacked(StartupFix):
     """Several fixes on at once ("loader+graphs"), switched on in order: a step of a stack."""
 
-    def __init__(self, torch: Any, name: str) -> None:
-        super().__init__(torch)
+    def __init__(self, torch: Any, name: str, loop: Mapping[str, Any] | None = None) -> None:
+        super().__init__(torch, loop)
         self.name = name
-        self.parts = [appliers.load(p).Startup(torch) for p in stack_parts(name)]
+        self.parts = [appliers.load(p).Startup(torch, loop) for p in stack_parts(name)]
 
     def apply(self) -> None:
         for part in self.parts:
@@ -47,14 +48,15 @@ class Stacked(StartupFix):
         return next((f"{p.name}: {why}" for p in self.parts if (why := p.problem())), None)
 
 
-def apply_fix(name: str, torch: Any) -> StartupFix:
-    """Switch fix `name` on for this process; raises with a one-line reason when it cannot be."""
+def apply_fix(name: str, torch: Any, loop: Mapping[str, Any] | None = None) -> StartupFix:
+    """Switch fix `name` on for this process (`loop`: the run's `training` block); raises with
+    a one-line reason when it cannot be."""
     fix: StartupFix
     if name == CONTROL:
-        fix = Unchanged(torch)
+        fix = Unchanged(torch, loop)
     elif len(stack_parts(name)) > 1:
-        fix = Stacked(torch, name)
+        fix = Stacked(torch, name, loop)
     else:
-        fix = appliers.load(name).Startup(torch)
+        fix = appliers.load(name).Startup(torch, loop)
     fix.apply()
     return fix

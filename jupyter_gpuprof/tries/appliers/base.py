@@ -9,7 +9,7 @@ never as a measured gain of zero.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -32,8 +32,12 @@ class StartupFix:
 
     name = ""
 
-    def __init__(self, torch: Any) -> None:
+    def __init__(self, torch: Any, loop: Mapping[str, Any] | None = None) -> None:
+        """`loop`: what the run's capture counted of the training loop (meta's `training`:
+        optimizers per step, micro-batches…), for a fix that must know where an iteration
+        ends before the first one has ended."""
         self.torch = torch
+        self.loop: Mapping[str, Any] = loop or {}
         self.applied: list[str] = []  # what it changed, for the result and the report
 
     def apply(self) -> None:

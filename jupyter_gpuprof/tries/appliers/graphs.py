@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import compile as compile_fix
@@ -30,9 +30,15 @@ def notebook(ns: dict[str, object], step: Callable[[], object],
 
 class IterationEnds:
     """Which optimizer step ends an iteration: the last optimizer to step before the first
-    one steps again (a single optimizer's every step; a GAN's generator update)."""
+    one steps again (a single optimizer's every step; a GAN's generator update). Where the
+    run counted its optimizers per iteration, the first iteration's end is known too: the
+    graphs' memory must be marked there, before the second iteration's first model call
+    (DCGAN and nanoGPT with accumulation crashed on the H200 when the mark came one
+    iteration late)."""
 
-    def __init__(self) -> None:
+    def __init__(self, per_iteration: int | None = None) -> None:
+        """`per_iteration`: the optimizers one iteration steps, as the run counted them."""
+        self.per_iteration = per_iteration
         self.order: list[int] = []  # the optimizers of the first iteration, in step order
         self.last: int | None = None  # the one that ends an iteration, once known
 
@@ -41,9 +47,16 @@ class IterationEnds:
         if self.last is None:
             if optimizer_id not in self.order:
                 self.order.append(optimizer_id)
-                return False
-            self.last = self.order[-1]  # an optimizer stepped again: the cycle is known
+                if len(self.order) != self.per_iteration:
+                    return False
+            self.last = self.order[-1]  # every optimizer of an iteration has stepped
         return optimizer_id == self.last
+
+
+def optimizers_per_iteration(loop: Mapping[str, Any]) -> int | None:
+    """The run's optimizers per iteration, a whole number (None where it did not count one)."""
+    n = loop.get("optimizers_per_step")
+    return round(n) if isinstance(n, (int, float)) and n >= 1 else None
 
 
 class Startup(compile_fix.Startup):
@@ -57,7 +70,7 @@ class Startup(compile_fix.Startup):
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         super().apply()
-        self._iterations = IterationEnds()
+        self._iterations = IterationEnds(optimizers_per_iteration(self.loop))
         register_optimizer_step_post_hook(self._mark_iteration)
         self._give_script_compile_the_mode()
 

@@ -3,6 +3,7 @@ the model inside a framework's wrapper, and a loop with no optimizer."""
 
 from __future__ import annotations
 
+import pytest
 from script_tries import STEPS, run_try_on
 
 FABRIC = """
@@ -110,6 +111,53 @@ def test_an_iteration_ends_with_the_last_optimizer_to_step_in_it():
         False, False, False, True, False, True]
     one = IterationEnds()
     assert [one.ends_iteration(o) for o in ["A", "A", "A"]] == [False, True, True]
+
+
+def test_an_iteration_counted_by_the_run_is_marked_from_the_first_one_on():
+    """DCGAN and nanoGPT (accumulation) under `--try graphs` on the H200 crashed in their
+    second iteration ("accessing tensor output of CUDAGraphs that has been overwritten"): the
+    cycle was learnt only when an optimizer stepped again, so the first iteration's end went
+    unmarked. With the run's own count the first end is marked too."""
+    from jupyter_gpuprof.tries.appliers.graphs import IterationEnds, optimizers_per_iteration
+
+    gan = IterationEnds(optimizers_per_iteration({"optimizers_per_step": 2.0}))
+    assert [gan.ends_iteration(o) for o in ["D", "G", "D", "G"]] == [False, True, False, True]
+    one = IterationEnds(optimizers_per_iteration({"optimizers_per_step": 1.0}))
+    assert [one.ends_iteration(o) for o in ["A", "A", "A"]] == [True, True, True]
+    # counted as 2, but the loop repeats its first optimizer at once: the repeat decides
+    odd = IterationEnds(2)
+    assert [odd.ends_iteration(o) for o in ["A", "A", "A"]] == [False, True, True]
+    assert optimizers_per_iteration({}) is None
+    assert optimizers_per_iteration({"optimizers_per_step": 0.0}) is None
+
+
+def test_the_graphs_try_is_given_the_runs_loop(tmp_path, monkeypatch):
+    """The try process hands the run's `training` block to the fix it switches on, a stack's
+    parts included."""
+    import torch as real_torch
+
+    from jupyter_gpuprof.capture.settings import CaptureSettings
+    from jupyter_gpuprof.store import Run, RunMeta
+    from jupyter_gpuprof.tries import process, startup
+
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_apply(name, torch, loop=None):
+        seen.append(dict(loop or {}))
+        raise Stop
+
+    monkeypatch.setattr(process, "apply_fix", fake_apply)
+    run = Run(tmp_path, RunMeta(name="gan", training={"optimizers_per_step": 2.0}))
+    with pytest.raises(SystemExit):  # the fake fix cannot be applied: the try ends there
+        process.begin_try("graphs", CaptureSettings(mode="script"), run)
+    assert seen == [{"optimizers_per_step": 2.0}]
+    graphs = startup.appliers.load("graphs").Startup(real_torch, {"optimizers_per_step": 2.0})
+    assert graphs.loop["optimizers_per_step"] == 2.0
+    stacked = startup.Stacked(real_torch, "loader+graphs", {"optimizers_per_step": 3.0})
+    assert [p.loop["optimizers_per_step"] for p in stacked.parts] == [3.0, 3.0]
 
 
 def test_a_model_dynamo_skips_for_its_lstm_is_named_in_the_problem():
