@@ -169,10 +169,14 @@ class ProfileSession(StepMarks, StepBudget):
         ranges = self.ranges
         if event in (BASELINE_START, CAPTURE_START):
             self._end_probes()  # before the cost account starts: not a cost of the baseline
-        COST.on_event(event)
+        if event != BASELINE_START:
+            COST.on_event(event)
         self.conditions.on_event(event)
         if event == BASELINE_START:
             self.memory.pause()  # the timed steps run without the history's cost
+            # the account starts with the baseline's clock, after this set-up (the sampler's
+            # start, the history stopped: milliseconds, once, that no timed step contains)
+            COST.on_event(event)
         elif event == CAPTURE_START and self.driver.first_traced > self.driver.n:
             self.memory.start()  # the profiler's wait and warm-up steps: phases on, untraced
         if event == LAST_WARMUP:

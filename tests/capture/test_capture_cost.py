@@ -110,6 +110,32 @@ def test_the_warm_up_probes_end_before_the_baseline_clock_and_account_start(tmp_
     assert baseline["capture_cost"]["hooks_ms"] < 1e3 * pause_s / 2
 
 
+def test_the_baselines_set_up_is_not_charged_as_a_hook_cost(tmp_path, monkeypatch):
+    """Starting the GPU-conditions sampler and stopping the allocator history happen once,
+    before the baseline's clock starts; on the H200 they had been charged to the word LM's
+    hooks as 0.34 ms a step (6.8 ms over 20 steps, one call)."""
+    from jupyter_gpuprof.capture.conditions import PhaseConditions
+    from jupyter_gpuprof.capture.memory_record import MemoryRecorder
+
+    pause_s = 0.5
+    original_event, original_pause = PhaseConditions.on_event, MemoryRecorder.pause
+
+    def slow_event(self, event):
+        if event == "baseline":
+            time.sleep(pause_s)
+        original_event(self, event)
+
+    def slow_pause(self):
+        time.sleep(pause_s)
+        original_pause(self)
+
+    monkeypatch.setattr(PhaseConditions, "on_event", slow_event)
+    monkeypatch.setattr(MemoryRecorder, "pause", slow_pause)
+    baseline = _run(tmp_path).meta.baseline
+    assert max(baseline["step_ms"]) < 1e3 * pause_s / 2
+    assert baseline["capture_cost"]["hooks_ms"] < 1e3 * pause_s / 2
+
+
 def test_a_wrapped_call_whose_after_starts_a_phase_charges_only_what_follows(monkeypatch):
     """The backward wrapper (a loop stepping by backward) charges like the hooks do."""
     from types import SimpleNamespace
