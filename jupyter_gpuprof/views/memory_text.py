@@ -12,18 +12,18 @@ from .summary_doc import TryDoc
 NOT_MEASURED = "not measured on CPU"
 
 
-def signed_gb(n_bytes: int | None) -> str:
+def signed_gb(n_bytes: int) -> str:
     """A change of memory with its sign ("−1.20 GB", "+0.05 GB")."""
-    if n_bytes is None:
-        return NOT_MEASURED
     return ("−" if n_bytes < 0 else "+") + units.gb(abs(n_bytes))
 
 
 def tried_memory(m: TryMemoryDoc) -> str:
     """A memory fix's try: predicted and measured change of the peak, and of the step time."""
-    predicted = (f"predicted {signed_gb(m['predicted_change_bytes'])}, "
-                 if m["predicted_change_bytes"] is not None else "")
-    return (f"peak memory {predicted}measured {signed_gb(m['change_bytes'])}; step time "
+    said = ([f"predicted {signed_gb(p)}"] if (p := m["predicted_change_bytes"]) is not None
+            else [])
+    said.append(f"measured {signed_gb(c)}" if (c := m["change_bytes"]) is not None
+                else NOT_MEASURED)
+    return (f"peak memory {', '.join(said)}; step time "
             f"{units.signed_pct(m['step_time_change_pct'])}")
 
 
