@@ -127,7 +127,8 @@ class TryResult(msgspec.Struct, kw_only=True):
     change: StepChange | None = None
     predicted_gain_pct: float | None = None
     measured_gain_pct: float | None = None
-    memory: TryMemory | None = None  # a memory fix's try (checkpoint, amp): peak vs control
+    # a memory fix's try (checkpoint, amp): its peak against the control's; absent otherwise
+    memory: TryMemory | msgspec.UnsetType = msgspec.UNSET
     reference: str | None = None  # what it was measured against: "none" (the control), a stack
     added: str | None = None  # a stack's step: the fix added on top of `stacked_on`
     stacked_on: list[str] | None = None

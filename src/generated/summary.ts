@@ -715,7 +715,7 @@ export interface TryResult {
   change?: StepChange | null;
   predicted_gain_pct?: number | null;
   measured_gain_pct?: number | null;
-  memory?: TryMemory | null;
+  memory?: TryMemory;
   reference?: string | null;
   added?: string | null;
   stacked_on?: string[] | null;
