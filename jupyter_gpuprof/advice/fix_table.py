@@ -16,12 +16,13 @@ from .thresholds import LOADER_PREFETCH, MAX_LOADER_WORKERS
 
 @dataclass(frozen=True)
 class TryFix:
-    """One fix `--try` applies: its name, the category whose finding it measures, its help,
-    the code a user writes to apply it by hand, and its family (fixes of one family replace
-    each other: only one of them is kept in a stack)."""
+    """One fix `--try` applies: its name, the category whose finding it measures (None: a
+    memory fix, which the memory over the step offers, no verdict finding), its help, the code
+    a user writes to apply it by hand, and its family (fixes of one family replace each other:
+    only one of them is kept in a stack)."""
 
     name: str
-    category: str
+    category: str | None
     help: str
     code: str
     family: str
@@ -45,12 +46,16 @@ FIXES = (
            "pin_memory=True,\n"
            f"                    persistent_workers=True, prefetch_factor={LOADER_PREFETCH})",
            "loader"),
+    TryFix("checkpoint", None, "activation checkpointing of the model's repeated layers",
+           "model.gradient_checkpointing_enable()   # a Hugging Face model; else, per layer:\n"
+           "hidden = torch.utils.checkpoint.checkpoint(layer, hidden, use_reentrant=False)",
+           "checkpoint"),
 )
 BY_NAME = {f.name: f for f in FIXES}
 #: every fix name, as `--try` help and errors list them
 FIX_NAMES = tuple(f.name for f in FIXES)
-#: the finding whose prediction each try is measured against
-CATEGORY_OF = {f.name: f.category for f in FIXES}
+#: the finding whose prediction each try is measured against (a memory fix measures none)
+CATEGORY_OF = {f.name: f.category for f in FIXES if f.category is not None}
 #: each verdict category's fixes, in the order tried
 TRIES_OF: dict[str, tuple[str, ...]] = {
     c: tuple(f.name for f in FIXES if f.category == c) for c in dict.fromkeys(CATEGORY_OF.values())

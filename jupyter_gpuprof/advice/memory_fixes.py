@@ -8,7 +8,7 @@ the reason in `time_note`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..analysis.memory_oom import OomPostMortem
 from ..analysis.memory_step import MemoryStep
@@ -16,6 +16,9 @@ from .thresholds import OOM_STEP_GROWTH, SLACK_SHARE
 
 #: bytes per element of fp32, and of the bf16 that autocast keeps saved activations in
 FP32_BYTES, BF16_BYTES = 4, 2
+#: the `--try` fix (advice/fix_table.py) that measures each memory fix, by the fix's id: the
+#: offer is the finding's data (`MemoryFix.try_fix`), the measurement is `--try`'s
+TRY_OF = {"checkpointing": "checkpoint", "autocast": "amp"}
 #: micro-batch splits tried, smallest first (gradient accumulation over k micro-batches)
 MICRO_BATCH_SPLITS = (2, 4, 8, 16)
 
@@ -42,7 +45,8 @@ opt.zero_grad(set_to_none=True)   # frees the gradients between steps instead of
 
 @dataclass
 class MemoryFix:
-    """One fix: what it is, the bytes it frees at the peak, its time cost per step and the code."""
+    """One fix: what it is, the bytes it frees at the peak, its time cost per step, the code,
+    and the `--try` fix that measures it where one can (None: only by editing the code)."""
 
     id: str
     title: str
@@ -50,6 +54,10 @@ class MemoryFix:
     time_ms: float | None  # added per step (negative: faster); None: not priced
     time_note: str
     code: str
+    try_fix: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.try_fix = TRY_OF.get(self.id)
 
 
 def activation_bytes(step: MemoryStep) -> int:

@@ -15,9 +15,9 @@ from typing import cast
 from .. import units
 from ..analysis.compare import step_change
 from ..categories import summary as verdict_summary
-from ..store.meta_blocks import PhaseConditionsMeta, TryMeta
+from ..store.meta_blocks import PhaseConditionsMeta, TryMemoryMeta, TryMeta
 from .findings import Finding, FindingJson, Verdict
-from .fix_table import CATEGORY_OF
+from .fix_table import BY_NAME, CATEGORY_OF
 from .try_remedies import remedy_for
 
 #: the control of a script's tries: the command re-run without a fix (`run --try`)
@@ -36,15 +36,49 @@ def _rounds(control: TryMeta | None, t: TryMeta) -> tuple[list[float], list[floa
     return control["round_ms"], t["round_ms"]
 
 
+def memory_offers(memory: object) -> dict[str, int]:
+    """The `--try` fixes the memory over the step offers, each with the bytes its memory fix
+    predicts it frees (`memory`: the summary's `memory` block, as JSON)."""
+    over = memory.get("over_step") if isinstance(memory, Mapping) else None
+    fixes = over.get("fixes") if isinstance(over, Mapping) else None
+    return {str(f["try_fix"]): int(f["saves_bytes"]) for f in fixes or []
+            if isinstance(f, Mapping) and f.get("try_fix")}
+
+
+def _peak(t: TryMeta | None) -> int | None:
+    peak = t.get("peak_memory_bytes") if t else None
+    return peak if isinstance(peak, int) and not isinstance(peak, bool) else None
+
+
+def _memory(t: TryMeta, control: TryMeta | None,
+            offers: Mapping[str, int]) -> TryMemoryMeta | None:
+    """A memory fix's try (one the memory over the step offers, or a fix that measures no
+    verdict finding): its peak against the control's, beside the predicted saving."""
+    fix = str(t["fix"])
+    if fix not in offers and (fix not in BY_NAME or BY_NAME[fix].category is not None):
+        return None
+    peak, before = _peak(t), _peak(control)
+    predicted = offers.get(fix)
+    gain = _gain(t.get("measured_gain_pct"))
+    return {"peak_bytes": peak, "control_peak_bytes": before,
+            "change_bytes": peak - before if peak is not None and before is not None else None,
+            "predicted_change_bytes": -predicted if predicted is not None else None,
+            "step_time_change_pct": -gain if gain is not None else None}
+
+
 def judge_tries(raw: Sequence[TryMeta], baseline_ms: list[float],
                 baseline_conditions: PhaseConditionsMeta | None,
                 findings: Sequence[Mapping[str, object]],
-                control: TryMeta | None = None) -> list[TryMeta]:
+                control: TryMeta | None = None,
+                offers: Mapping[str, int] | None = None) -> list[TryMeta]:
     """Each try with `change`, `measured_gain_pct` and `predicted_gain_pct`; best first. With a
     `control` (the script re-run unchanged, in a process like the tries'), each try is
     measured against it, pair to pair: the run's own baseline ran with the capture installed
     and at another time, so a difference from it can be the rerun's, not the fix's; where
     both were measured in interleaved rounds (the notebook's), the rounds must agree too.
+
+    A memory fix's try also gets `memory`: its peak against the control's and the saving
+    predicted (`offers`: `memory_offers` of the summary).
 
     `raw` and `control`: the tries as tries/ wrote them; `findings`: the summary's."""
     predicted = {f.get("category"): f.get("expected_gain_pct") for f in findings}
@@ -68,6 +102,9 @@ def judge_tries(raw: Sequence[TryMeta], baseline_ms: list[float],
             before, after = ch["median_before_ms"], ch["median_after_ms"]
             t["measured_gain_pct"] = (100.0 * (1 - after / before)
                                       if before and after is not None else None)
+        if not t.get("error") and (memory := _memory(t, control if paired else None,
+                                                      offers or {})) is not None:
+            t["memory"] = memory
         out.append(t)
     return sorted(out, key=lambda t: -(t.get("measured_gain_pct") or -1e9))
 
@@ -92,7 +129,7 @@ def crashed(tries: Sequence[TryMeta]) -> dict[str, str]:
     for t in tries:
         cat = CATEGORY_OF.get(str(t["fix"]))
         if cat is None:
-            continue
+            continue  # a memory fix: it measures no verdict finding
         if t.get("error"):
             known = remedy_for(str(t["error"]))
             failed.setdefault(cat, f"--try {t['fix']} crashed: {t['error']}"

@@ -90,6 +90,16 @@ class StepChange(msgspec.Struct, kw_only=True):
     unreliable_reasons: list[str] = msgspec.field(default_factory=list)
 
 
+class TryMemory(msgspec.Struct, kw_only=True):
+    """A try's peak memory against the control's and the saving predicted (`advice.tries`)."""
+
+    peak_bytes: int | None = None  # max_memory_allocated over the timed steps (None: CPU)
+    control_peak_bytes: int | None = None
+    change_bytes: int | None = None  # negative: the fix freed memory
+    predicted_change_bytes: int | None = None  # minus the memory fix's predicted saving
+    step_time_change_pct: float | None = None  # against the control (+: slower)
+
+
 class TryResult(msgspec.Struct, kw_only=True):
     """One fix tried by `--try` and measured like the baseline, judged (`advice.tries`)."""
 
@@ -117,6 +127,8 @@ class TryResult(msgspec.Struct, kw_only=True):
     change: StepChange | None = None
     predicted_gain_pct: float | None = None
     measured_gain_pct: float | None = None
+    # a memory fix's try (checkpoint, amp): its peak against the control's; absent otherwise
+    memory: TryMemory | msgspec.UnsetType = msgspec.UNSET
     reference: str | None = None  # what it was measured against: "none" (the control), a stack
     added: str | None = None  # a stack's step: the fix added on top of `stacked_on`
     stacked_on: list[str] | None = None

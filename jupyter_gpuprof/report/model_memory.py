@@ -31,6 +31,7 @@ class MemoryFix(Model):
     time_ms: float | None  # per step; None: not priced (time_note says why)
     time_note: str
     code: str
+    try_fix: str | None = None  # the `--try` fix that measures it (checkpoint, amp)
 
 
 class HeavyModule(Model):

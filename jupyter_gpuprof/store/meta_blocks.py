@@ -179,6 +179,17 @@ class StepChangeMeta(TypedDict, total=False):
     unreliable_reasons: list[str]
 
 
+class TryMemoryMeta(TypedDict):
+    """A try's peak memory against the control's, beside the saving the memory fix that
+    offered it predicted (advice/tries.py); None where it was not measured (CPU)."""
+
+    peak_bytes: int | None  # max_memory_allocated over the try's timed steps
+    control_peak_bytes: int | None
+    change_bytes: int | None  # peak_bytes - control_peak_bytes (negative: a saving)
+    predicted_change_bytes: int | None  # minus the memory fix's predicted saving
+    step_time_change_pct: float | None  # median step against the control's (+: slower)
+
+
 class TryMeta(TypedDict, total=False):
     """One fix tried and measured (tries/<fix>.json), judged in meta.json's `tries`; the
     types of the report's `TryResult`, which summary.json's tries are checked against."""
@@ -209,6 +220,7 @@ class TryMeta(TypedDict, total=False):
     change: StepChangeMeta | None
     predicted_gain_pct: float | None
     measured_gain_pct: float | None
+    memory: TryMemoryMeta | None  # a memory fix's try: its peak against the control's
     # a step of a stack (advice/stacking.py): the fix added on top of the kept ones, and
     # whether it was kept (why: its gain there, or why it was reverted)
     added: str

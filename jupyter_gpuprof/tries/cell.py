@@ -60,12 +60,13 @@ def judged(run: Run, summary: Mapping[str, object], raw: list[TryMeta],
            control: TryMeta | None = None) -> list[TryMeta]:
     """The run's measured tries judged against the control (the run's baseline when the
     control failed), beside the findings' predictions; nothing is kept."""
-    from ..advice.tries import judge_tries
+    from ..advice.tries import judge_tries, memory_offers
 
     findings = summary.get("findings")
     return judge_tries(raw, list(run.meta.baseline.get("step_ms") or []),
                        (run.meta.conditions or {}).get("baseline"),
-                       findings if isinstance(findings, list) else [], control)
+                       findings if isinstance(findings, list) else [], control,
+                       memory_offers(summary.get("memory")))
 
 
 def record_tries(run: Run, summary: Mapping[str, object], raw: list[TryMeta],

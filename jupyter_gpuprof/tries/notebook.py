@@ -305,10 +305,12 @@ def _measure(fixed: Callable[[], object], ns: Mapping[str, object], original: li
     """Loss of the first steps against the original's, then warm-up and timed steps (into
     `out`, once all are measured)."""
     losses = _losses(fixed, ns, LOSS_STEPS)
-    _peak_memory_reset(cuda)
+    for _ in range(max(0, warmup - LOSS_STEPS)):
+        fixed()
+    _peak_memory_reset(cuda)  # the peak of the timed steps alone, as the script's tries'
     conditions = sampler().start() if cuda else None
     try:
-        step_ms, timing = timed_steps(fixed, max(0, warmup - LOSS_STEPS), steps)
+        step_ms, timing = timed_steps(fixed, 0, steps)
     finally:
         cond = conditions.stop() if conditions is not None else None
     rel = loss_rel_diff(original, losses)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..capture.driver import CAPTURE_START, LAST_WARMUP
+from ..capture.driver import BASELINE_START, CAPTURE_START, LAST_WARMUP
+from ..capture.environment import max_memory_allocated, reset_peak_memory
 from ..capture.session import ProfileSession
 from ..capture.settings import CaptureSettings
 from ..capture.training import compiled_graphs
@@ -55,6 +56,8 @@ class TrySession(ProfileSession):
     def _on_event(self, event: str) -> None:
         if event == LAST_WARMUP:
             return  # a try measures; FLOPs and call sites are the run's (and would probe eagerly)
+        if event == BASELINE_START:
+            reset_peak_memory()  # the peak of the timed steps alone, as the notebook's tries'
         if event != CAPTURE_START:
             super()._on_event(event)
             return
@@ -80,8 +83,6 @@ class TrySession(ProfileSession):
         if error:
             out["error"] = error
         else:
-            from ..capture.environment import max_memory_allocated
-
             out.update({"step_ms": self.driver.baseline_ms, "timing": self.driver.timing,
                         "warmup_ms": self.driver.warmup_ms, "conditions": conditions,
                         "peak_memory_bytes": max_memory_allocated(),

@@ -82,14 +82,17 @@ class TrySettings(TypedDict):
     record_shapes: bool
     profile_memory: bool
     with_stack: bool
+    memory_history: bool
 
 
 def try_settings(run: Run) -> TrySettings:
-    """The capture settings of a try: the run's warm-up and baseline, and no profiler."""
+    """The capture settings of a try: the run's warm-up and baseline, no profiler, and no
+    allocator history (its stacks would slow the warm-up; the peak is max_memory_allocated)."""
     s = run.meta.settings
     return {"steps": s.get("steps"), "warmup": s.get("warmup"), "wait": 0, "prof_warmup": 0,
             "active": 1, "phases": bool(s.get("phases", True)), "count_flops": False,
-            "record_shapes": False, "profile_memory": False, "with_stack": False}
+            "record_shapes": False, "profile_memory": False, "with_stack": False,
+            "memory_history": False}
 
 
 def try_timeout_s(run: Run) -> float:

@@ -28,6 +28,17 @@ class MemoryFixDoc(TypedDict):
     saves_bytes: int
     time_ms: float | None
     time_note: str
+    try_fix: NotRequired[str | None]  # summaries before the memory tries lack it
+
+
+class TryMemoryDoc(TypedDict):
+    """A memory fix's try: its peak against the control's (`model_cost.TryMemory`)."""
+
+    peak_bytes: int | None
+    control_peak_bytes: int | None
+    change_bytes: int | None
+    predicted_change_bytes: int | None
+    step_time_change_pct: float | None
 
 
 class MemoryOverStepDoc(TypedDict):

@@ -2,8 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import units
-from .memory_doc import MemoryFixDoc, MemoryOverStepDoc, OomDoc
+from .memory_doc import MemoryFixDoc, MemoryOverStepDoc, OomDoc, TryMemoryDoc
+from .summary_doc import TryDoc
+
+#: what a try's peak memory reads as where it was not measured (max_memory_allocated is CUDA's)
+NOT_MEASURED = "not measured on CPU"
+
+
+def signed_gb(n_bytes: int) -> str:
+    """A change of memory with its sign ("−1.20 GB", "+0.05 GB")."""
+    return ("−" if n_bytes < 0 else "+") + units.gb(abs(n_bytes))
+
+
+def tried_memory(m: TryMemoryDoc) -> str:
+    """A memory fix's try: predicted and measured change of the peak, and of the step time."""
+    said = ([f"predicted {signed_gb(p)}"] if (p := m["predicted_change_bytes"]) is not None
+            else [])
+    said.append(f"measured {signed_gb(c)}" if (c := m["change_bytes"]) is not None
+                else NOT_MEASURED)
+    return (f"peak memory {', '.join(said)}; step time "
+            f"{units.signed_pct(m['step_time_change_pct'])}")
+
+
+def _measured(f: MemoryFixDoc, tries: Sequence[TryDoc]) -> list[str]:
+    """What `--try` measured for the fix, or how to measure it (its offer), or nothing."""
+    name = f.get("try_fix")
+    if not name:
+        return []
+    done = next((t for t in tries if t.get("fix") == name and (t.get("memory") or t.get("error"))),
+                None)
+    if done is None:
+        return [f"      measure it: --try {name}"]
+    if (m := done.get("memory")) is None:
+        return [f"      --try {name} failed: {done.get('error')}"]
+    return [f"      --try {name}: {tried_memory(m)}"]
 
 
 def _fix_line(f: MemoryFixDoc) -> str:
@@ -11,8 +46,10 @@ def _fix_line(f: MemoryFixDoc) -> str:
     return f"  - {f['title']}: frees {units.gb(f['saves_bytes'])}; time: {cost}"
 
 
-def over_step_lines(m: MemoryOverStepDoc | None) -> list[str]:
-    """The peak, who holds it (kinds, lines, modules), the fixes priced and the headroom."""
+def over_step_lines(m: MemoryOverStepDoc | None, tries: Sequence[TryDoc] | None = None
+                    ) -> list[str]:
+    """The peak, who holds it (kinds, lines, modules), the fixes priced and the headroom, each
+    fix with what its `--try` measured (`tries`: the summary's)."""
     if not m:
         return []
     phase = f" (in {m['peak_phase']})" if m["peak_phase"] else ""
@@ -30,7 +67,8 @@ def over_step_lines(m: MemoryOverStepDoc | None) -> list[str]:
     if m["headroom_x"] is not None:
         lines.append(f"  Headroom: the batch could grow ×{m['headroom_x']:.1f} before the peak "
                      "reaches the GPU's memory")
-    lines += [_fix_line(f) for f in m["fixes"]]
+    for f in m["fixes"]:
+        lines += [_fix_line(f), *_measured(f, tries or [])]
     return lines
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
-from .memory_doc import MemoryDoc
+from .memory_doc import MemoryDoc, TryMemoryDoc
 
 
 class SourceDoc(TypedDict):
@@ -321,6 +321,7 @@ class TryDoc(TypedDict):
     change: NotRequired[StepChangeDoc | None]
     predicted_gain_pct: NotRequired[float | None]
     measured_gain_pct: NotRequired[float | None]
+    memory: NotRequired[TryMemoryDoc | None]
     added: NotRequired[str | None]
     kept: NotRequired[bool | None]
     why: NotRequired[str | None]

@@ -216,7 +216,8 @@ def render_text(s: SummaryDoc) -> str:
     if one := one_time_lines(s):
         lines += ["", *one]
     lines += rank_lines(s.get("distributed"))
-    lines += oom_lines(s["memory"].get("oom")) + over_step_lines(s["memory"].get("over_step"))
+    lines += oom_lines(s["memory"].get("oom")) + over_step_lines(s["memory"].get("over_step"),
+                                                                s.get("tries"))
     if s.get("ops"):
         lines += ["", f"{'Top ops (per real step)':<46}{'calls/step':>11}{'GPU self ms':>12}"
                       f"{'CPU self ms':>12}{'% GPU time':>11}{'% of step':>10}"]

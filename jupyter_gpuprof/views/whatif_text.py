@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import units
+from .memory_text import tried_memory
 from .summary_doc import (
     CalibrationDoc,
     ConditionsDoc,
@@ -82,7 +83,8 @@ def try_line(t: TryDoc) -> list[str]:
             f"{units.signed_pct(t.get('measured_gain_pct'))} {ci} "
             f"{(ch['verdict'] if ch else '').upper()}"
             + (f"; predicted {units.pct(pred)}" if isinstance(pred, (int, float)) else "")
-            + (f"; peak memory {units.gb(t['peak_memory_bytes'])}"
+            + (f"; {tried_memory(m)}" if (m := t.get("memory"))
+               else f"; peak memory {units.gb(t['peak_memory_bytes'])}"
                if t.get("peak_memory_bytes") else "")
             + (f"; loss differs {units.pct(100 * loss, 2)} over the first steps"
                if isinstance(loss, (int, float)) else ""))

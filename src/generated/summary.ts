@@ -430,6 +430,7 @@ export interface MemoryFix {
   time_ms: number | null;
   time_note: string;
   code: string;
+  try_fix?: string | null;
 }
 /**
  * What was allocated when an allocation failed, and what would have let it fit.
@@ -714,6 +715,7 @@ export interface TryResult {
   change?: StepChange | null;
   predicted_gain_pct?: number | null;
   measured_gain_pct?: number | null;
+  memory?: TryMemory;
   reference?: string | null;
   added?: string | null;
   stacked_on?: string[] | null;
@@ -742,6 +744,16 @@ export interface StepChange {
   speedup?: number | null;
   direction: string;
   unreliable_reasons?: string[];
+}
+/**
+ * A try's peak memory against the control's and the saving predicted (`advice.tries`).
+ */
+export interface TryMemory {
+  peak_bytes?: number | null;
+  control_peak_bytes?: number | null;
+  change_bytes?: number | null;
+  predicted_change_bytes?: number | null;
+  step_time_change_pct?: number | null;
 }
 /**
  * The measured fixes stacked (`advice.stacking`): each tried on top of the ones kept so

@@ -27,7 +27,7 @@ PAIRS = {
     "SpreadDoc": model_cost.Spread, "ConditionsDoc": model_cost.Conditions,
     "StepChangeDoc": model_cost.StepChange, "TryDoc": model_cost.TryResult,
     "OneTimeDoc": model_cost.OneTimeCost, "CalibrationDoc": model_cost.CalibrationRow,
-    "StackDoc": model_cost.StackResult,
+    "StackDoc": model_cost.StackResult, "TryMemoryDoc": model_cost.TryMemory,
     "MemoryKindDoc": model_memory.MemoryKind, "MemoryHolderDoc": model_memory.MemoryHolder,
     "MemoryFixDoc": model_memory.MemoryFix, "MemoryOverStepDoc": model_memory.MemoryOverStep,
     "OomAllocationDoc": model_memory.OomAllocation, "OomDoc": model_memory.OomPostMortem,
