@@ -1,4 +1,4 @@
-"""The models and training steps the memory benchmarks record and measure, each memory fix applicable.
+"""The models and steps the memory benchmarks record and measure, with each memory fix applicable.
 
 Shared by `memory_history_gpu.py` (the recorded histories) and `memory_acceptance_gpu.py` (the
 acceptance measurements): a Hugging Face GPT-2 and a Llama-style model (random init, no
