@@ -183,7 +183,11 @@ def oom_lines(oom: dict[str, Any]) -> str:
             f"{(oom.get('capture') or {}).get('text') or '(nothing)'}\n"
             f"   recommended: {oom.get('fix_title') or '(none)'}; by hand under the same cap: "
             f"peak {_gb(peak)} GB, {'FITS' if fits else 'does NOT fit'}"
-            + (f" ({fixed['oom']})" if fixed.get("oom") else ""))
+            + (f" ({fixed['oom']})" if fixed.get("oom") else "")
+            + "".join(f"\n   {t['k']} micro-batches: "
+                      + (f"peak {_gb(t['max_memory_allocated'])} GB, fits"
+                         if t.get("max_memory_allocated") is not None else "does not fit")
+                      for t in oom.get("larger_splits") or []))
 
 
 def spawn(kind: str, args: dict[str, Any], alloc_conf: str = "") -> dict[str, Any]:
@@ -227,23 +231,27 @@ def part_a(name: str, quick: bool) -> dict[str, Any]:
 
 
 def part_b() -> dict[str, Any]:
-    """The GPT-2 with a batch too large for the cap; then the fix the post-mortem recommends."""
-    import torch
-
-    total = torch.cuda.get_device_properties(0).total_memory
-    fraction = OOM_CAP_BYTES / total
+    """The GPT-2 with a batch too large for the cap; then the fix the post-mortem recommends
+    (and, when it does not fit, the larger splits in turn: the smallest that fits, measured)."""
     spec = {"model": "gpt2", "batch": OOM_BATCH, "set_to_none": True}
-    out: dict[str, Any] = {"cap_bytes": OOM_CAP_BYTES, "fraction": fraction, "batch": OOM_BATCH}
-    out["capture"] = spawn("capture", {"spec": spec, "fraction": fraction})
+    cap = {"cap_bytes": OOM_CAP_BYTES}
+    out: dict[str, Any] = {"cap_bytes": OOM_CAP_BYTES, "batch": OOM_BATCH}
+    out["capture"] = spawn("capture", {"spec": spec, **cap})
     fixes = ((out["capture"].get("memory") or {}).get("oom") or {}).get("fixes") or []
+    out["fix_title"] = fixes[0]["title"] if fixes else None
     if not fixes:
-        out["fix_title"] = None
         return out
     fix = fixes[0]
-    out["fix_title"] = fix["title"]
     k = split_k(fix) if fix["id"] == "micro_batches" else 2
     fixed, conf = variant_spec(spec, fix["id"], k)
-    out["fixed"] = {**spawn("plain", {"spec": fixed, "fraction": fraction}, conf), "spec": fixed}
+    out["fixed"] = {**spawn("plain", {"spec": fixed, **cap}, conf), "spec": fixed}
+    out["larger_splits"] = []
+    if fix["id"] == "micro_batches" and out["fixed"].get("max_memory_allocated") is None:
+        for more in (s for s in (2, 4, 8, 16) if k < s <= OOM_BATCH):
+            tried = spawn("plain", {"spec": variant_spec(spec, "micro_batches", more)[0], **cap})
+            out["larger_splits"].append({"k": more, **tried})
+            if tried.get("max_memory_allocated") is not None:
+                break
     return out
 
 

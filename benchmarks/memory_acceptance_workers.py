@@ -7,7 +7,7 @@ as `%%gpuprofile` runs a cell), then the run's report as `%%gpuprofile` shows it
 (`analyze_run`) when the run has a trace, else the memory-only post-mortem (an out-of-memory
 error in a warm-up step). KIND `plain`: the same step without any capture (`memory_models`),
 its peak and step time, and optionally the allocator history's cost in interleaved blocks.
-`fraction` caps the process (`set_per_process_memory_fraction`) before anything is allocated;
+`cap_bytes` caps the process (`set_per_process_memory_fraction`) before anything is allocated;
 `PYTORCH_CUDA_ALLOC_CONF` comes from the parent's environment.
 """
 
@@ -28,12 +28,14 @@ from memory_models import StepSpec, build, history_overhead, plain_peak  # noqa:
 SCHEDULE = {"warmup": 2, "steps": 6, "wait": 1, "prof_warmup": 1, "active": 2}
 
 
-def _cap(fraction: float | None) -> None:
-    if fraction and torch.cuda.is_available():
-        torch.cuda.set_per_process_memory_fraction(fraction)
+def _cap(cap_bytes: int | None) -> None:
+    """Cap the process at `cap_bytes` (a fraction of the device's memory) before any allocation."""
+    if cap_bytes and torch.cuda.is_available():
+        total = torch.cuda.get_device_properties(0).total_memory
+        torch.cuda.set_per_process_memory_fraction(cap_bytes / total)
 
 
-def capture(spec: StepSpec, memory_history: bool = True, fraction: float | None = None,
+def capture(spec: StepSpec, memory_history: bool = True, cap_bytes: int | None = None,
             runs_root: str | None = None) -> dict[str, Any]:
     """The step under the capture; the report's memory part, steps and the run's own peak."""
     from jupyter_gpuprof.capture.session import ProfileSession
@@ -42,7 +44,7 @@ def capture(spec: StepSpec, memory_history: bool = True, fraction: float | None 
     from jupyter_gpuprof.report.memory_summary import memory_blocks, memory_only_text
     from jupyter_gpuprof.store import RunStore
 
-    _cap(fraction)
+    _cap(cap_bytes)
     _, _, step = build(spec)
     root = runs_root or tempfile.mkdtemp(prefix="gpuprof-mem-")
     schedule = {**SCHEDULE, **({"warmup": 1, "steps": 2} if spec.quick else {})}
@@ -75,17 +77,16 @@ def capture(spec: StepSpec, memory_history: bool = True, fraction: float | None 
     return out
 
 
-def plain(spec: StepSpec, fraction: float | None = None, overhead: bool = False,
+def plain(spec: StepSpec, cap_bytes: int | None = None, overhead: bool = False,
           steps: int = 4) -> dict[str, Any]:
     """The step alone: peak and time; `overhead`: then the history's cost, interleaved."""
-    _cap(fraction)
+    _cap(cap_bytes)
     try:
         out, step = plain_peak(spec, steps=steps)
     except torch.OutOfMemoryError as e:
         return {"oom": str(e).splitlines()[0]}
     out["alloc_conf"] = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
-    if fraction and torch.cuda.is_available():
-        out["cap_bytes"] = int(torch.cuda.get_device_properties(0).total_memory * fraction)
+    out["cap_bytes"] = cap_bytes
     if overhead:
         out["history"] = history_overhead(step, spec.device, blocks=2 if spec.quick else 4)
     return out
