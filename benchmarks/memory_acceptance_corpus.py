@@ -27,12 +27,15 @@ MANIFEST = HERE / "corpus" / "manifest.json"
 PY = sys.executable
 #: the capture's schedule for these runs: short, the scripts must finish in about a minute
 CAPTURE = ["--steps", "6", "--warmup", "2", "--wait", "1", "--prof-warmup", "1", "--active", "2"]
-#: per script: the fixes it can apply through its own options (fix id -> extra arguments)
+#: per script: the fixes it can apply through its own options (fix id -> extra arguments;
+#: {b} is the manifest's batch over the split's k, {a} its accumulation steps times k)
 FIX_ARGS: dict[str, dict[str, list[str]]] = {
-    "nanogpt-fp32": {"micro_batches": ["--batch_size=4", "--gradient_accumulation_steps=8"],
+    "nanogpt-fp32": {"micro_batches": ["--batch_size={b}", "--gradient_accumulation_steps={a}"],
                      "autocast": ["--dtype=bfloat16"]},
-    "imagenet-resnet50-dummy": {"micro_batches": ["-b", "32"]},
+    "imagenet-resnet50-dummy": {"micro_batches": ["-b", "{b}"]},
 }
+#: the manifest command's batch and accumulation steps, per script
+BATCH = {"nanogpt-fp32": (8, 4), "imagenet-resnet50-dummy": (64, 1)}
 TOOL_TIMEOUT_S = 150
 
 
@@ -47,6 +50,7 @@ def _under_tool(entry: dict[str, Any], folder: Path, runs: Path, extra: list[str
     import os
 
     from jupyter_gpuprof.report.build import analyze_path
+    from jupyter_gpuprof.store import open_run
 
     env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
     base = [PY, *entry.get("launcher", []), *entry["command"], *extra]
@@ -65,8 +69,7 @@ def _under_tool(entry: dict[str, Any], folder: Path, runs: Path, extra: list[str
     folders = sorted(p for p in runs.glob("*") if p.is_dir()) if runs.is_dir() else []
     if not folders:
         return out
-    meta = json.loads((folders[-1] / "meta.json").read_text())
-    out["max_memory_allocated"] = meta.get("max_memory_allocated_bytes")
+    out["max_memory_allocated"] = open_run(folders[-1]).meta.max_memory_allocated_bytes
     try:
         summary = analyze_path(folders[-1]).to_json()
         out["memory"] = summary.get("memory")
@@ -74,6 +77,15 @@ def _under_tool(entry: dict[str, Any], folder: Path, runs: Path, extra: list[str
     except Exception as e:  # noqa: BLE001 - one line in the results, the other runs go on
         out["analysis_error"] = f"{type(e).__name__}: {e}"
     return out
+
+
+def fix_args(script_id: str, fix: dict[str, Any]) -> list[str]:
+    """The script's own options for an offered fix (a split: the k the fix names)."""
+    from memory_acceptance_gpu import split_k
+
+    batch, accumulation = BATCH[script_id]
+    k = split_k(fix) if fix["id"] == "micro_batches" else 1
+    return [a.format(b=batch // k, a=accumulation * k) for a in FIX_ARGS[script_id][fix["id"]]]
 
 
 def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[str, Any]:
@@ -91,8 +103,7 @@ def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[
     res["fixes"] = {}
     for f in [f for f in offered if f["id"] in FIX_ARGS[script_id]][:max_fixes]:
         res["fixes"][f["id"]] = _under_tool(entry, folder, runs / f["id"],
-                                            FIX_ARGS[script_id][f["id"]],
-                                            ["--no-memory-history"])
+                                            fix_args(script_id, f), ["--no-memory-history"])
     print(f"C {script_id}: {res['tool'].get('code')}, fixes {list(res['fixes'])}", flush=True)
     return res
 

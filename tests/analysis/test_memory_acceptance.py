@@ -120,3 +120,20 @@ def test_table_prints_every_fix_and_the_oom(bench):
     assert "FITS" in text
     results["oom"]["fixed"] = {"oom": "CUDA out of memory"}
     assert "does NOT fit" in bench.table(results)
+
+
+def test_corpus_fix_options_and_lines(bench):
+    from memory_acceptance_corpus import corpus_lines, fix_args
+
+    split = _fix("micro_batches", 4_000_000_000, title="2 micro-batches with gradient accumulation")
+    assert fix_args("nanogpt-fp32", split) == ["--batch_size=4", "--gradient_accumulation_steps=8"]
+    assert fix_args("imagenet-resnet50-dummy", split) == ["-b", "32"]
+    assert fix_args("nanogpt-fp32", _fix("autocast", 1)) == ["--dtype=bfloat16"]
+    memory = {"over_step": {"kinds": [{"kind": "parameters", "bytes_at_peak": 9_500_000_000}]}}
+    res = {"nanogpt-fp32": {
+        "tool": {"code": 0, "max_memory_allocated": 10_000_000_000, "memory": memory},
+        "offered": [split],
+        "fixes": {"micro_batches": {"args": ["-b", "32"], "max_memory_allocated": 5_000_000_000}}}}
+    text = "\n".join(corpus_lines(res))
+    assert "-5.0 %" in text  # 9.5 GB attributed against the run's 10 GB
+    assert "-20.0 %" in text  # 4 GB predicted against 5 GB measured
