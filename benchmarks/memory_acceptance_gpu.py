@@ -106,12 +106,13 @@ def fix_rows(model: dict[str, Any]) -> list[dict[str, Any]]:
         measured = (base[key] - run[key]) if run.get(key) is not None and base.get(key) else None
         predicted = f["saves_bytes"] if f else None
         err = error_pct(predicted, measured)
-        dt = (run["median_ms"] - base["median_ms"]) if "median_ms" in run else None
+        dt = (run["median_ms"] - base["median_ms"]
+              if "median_ms" in run and "median_ms" in base else None)
         rows.append({"fix": fix_id, "title": f["title"] if f else "(not offered)",
                      "predicted_bytes": predicted, "measured_bytes": measured,
                      "error_pct": err, "ok": err is not None and abs(err) <= SAVING_BAR_PCT,
                      "predicted_ms": f["time_ms"] if f else None, "measured_ms": dt,
-                     "oom": run.get("oom")})
+                     "oom": run.get("oom") or run.get("failed")})
     return rows
 
 
@@ -152,6 +153,8 @@ def table(results: dict[str, Any]) -> str:
                    f"max_memory_allocated {_gb(p['plain_max_allocated'])} GB: "
                    f"{_pct(p['error_pct'])} ({'ok' if p['ok'] else 'OVER 5 %'}); the run's own "
                    f"peak {_gb(p['capture_max_allocated'])} GB")
+        out.extend(f"   {k}: {model[k]['failed']}" for k in ("capture", "capture_off", "plain")
+                   if "failed" in model.get(k, {}))
         out.append("   " + ", ".join(f"{k} {_gb(v)}" for k, v in p["kinds"].items()))
         o = overhead_row(model)
         out.append(f"   history on {o['on_ms'] or 0:.1f} ms vs off {o['off_ms'] or 0:.1f} ms: "
