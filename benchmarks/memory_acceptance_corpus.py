@@ -5,8 +5,8 @@ Each script (laid out by `benchmarks/corpus/layout.py`) runs under `jupyter gpup
 report gives the kinds at the peak and the priced fixes, its meta the run's own
 `max_memory_allocated`. Then the (two largest) offered fixes the script has an option for
 (`FIX_ARGS`) run the same way (history off) and their run's peak is the measured one:
-nanoGPT's micro-batch split is `--batch_size` halved with `--gradient_accumulation_steps` doubled, its autocast
-`--dtype=bfloat16`; the ResNet's `-b` halved stands for a 2-way split (the peak of one
+nanoGPT's micro-batch split is `--batch_size` halved with `--gradient_accumulation_steps`
+doubled, its autocast `--dtype=bfloat16`; the ResNet's `-b` halved stands for a 2-way split (the peak of one
 micro-batch; the script has no accumulation option).
 """
 
