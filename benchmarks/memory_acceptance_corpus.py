@@ -6,8 +6,8 @@ report gives the kinds at the peak and the priced fixes, its meta the run's own
 `max_memory_allocated`. Then the (two largest) offered fixes the script has an option for
 (`FIX_ARGS`) run the same way (history off) and their run's peak is the measured one:
 nanoGPT's micro-batch split is `--batch_size` halved with `--gradient_accumulation_steps`
-doubled, its autocast `--dtype=bfloat16`; the ResNet's `-b` halved stands for a 2-way split (the peak of one
-micro-batch; the script has no accumulation option).
+doubled, its autocast `--dtype=bfloat16`; the ResNet's `-b` halved stands for a 2-way split
+(the peak of one micro-batch; the script has no accumulation option).
 """
 
 from __future__ import annotations
