@@ -32,7 +32,8 @@ def gpt2(layers: int = 6, hidden: int = 768, heads: int = 12, device: str = "cud
 
     cfg = GPT2Config(n_layer=layers, n_embd=hidden, n_head=heads, n_positions=1024,
                      use_cache=False)
-    return GPT2LMHeadModel(cfg).to(device)
+    with torch.device(device):  # initialised where it trains: seconds less per process
+        return GPT2LMHeadModel(cfg)
 
 
 def llama(layers: int = 8, hidden: int = 1024, heads: int = 16, device: str = "cuda") -> Any:
@@ -42,7 +43,8 @@ def llama(layers: int = 8, hidden: int = 1024, heads: int = 16, device: str = "c
     cfg = LlamaConfig(vocab_size=32_000, hidden_size=hidden, intermediate_size=hidden * 11 // 4,
                       num_hidden_layers=layers, num_attention_heads=heads,
                       num_key_value_heads=heads, max_position_embeddings=1024, use_cache=False)
-    return LlamaForCausalLM(cfg).to(device)
+    with torch.device(device):
+        return LlamaForCausalLM(cfg)
 
 
 BUILDERS: dict[str, Callable[..., Any]] = {"gpt2": gpt2, "llama": llama}
