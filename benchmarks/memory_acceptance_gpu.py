@@ -129,9 +129,16 @@ def overhead_row(model: dict[str, Any]) -> dict[str, Any]:
     steps = [((model.get(k) or {}).get("steps") or {}).get("median_ms")
              for k in ("capture", "capture_off")]
     return {"on_ms": on, "off_ms": off, "overhead_pct": pct,
-            "ok": pct is not None and pct < OVERHEAD_BAR_PCT, "recorded": h.get("recorded"),
+            "ok": bool(h.get("recorded")) and pct is not None and pct < OVERHEAD_BAR_PCT,
+            "recorded": h.get("recorded"),
             "baseline_with_ms": steps[0], "baseline_without_ms": steps[1],
             "baseline_pct": error_pct(steps[0], steps[1])}
+
+
+def _overhead_word(o: dict[str, Any]) -> str:
+    if not o["recorded"]:
+        return "no history recorded: no CUDA"
+    return "ok" if o["ok"] else "OVER 10 %"
 
 
 def _gb(b: float | None) -> str:
@@ -160,7 +167,7 @@ def table(results: dict[str, Any]) -> str:
         out.append("   " + ", ".join(f"{k} {_gb(v)}" for k, v in p["kinds"].items()))
         o = overhead_row(model)
         out.append(f"   history on {o['on_ms'] or 0:.1f} ms vs off {o['off_ms'] or 0:.1f} ms: "
-                   f"{_pct(o['overhead_pct'])} ({'ok' if o['ok'] else 'OVER 10 % or none'}); "
+                   f"{_pct(o['overhead_pct'])} ({_overhead_word(o)}); "
                    f"report baseline with/without the feature {o['baseline_with_ms']} / "
                    f"{o['baseline_without_ms']} ms ({_pct(o['baseline_pct'])})")
         out.append(f"   {'fix':20} {'pred GB':>8} {'meas GB':>8} {'error':>9} "

@@ -95,6 +95,9 @@ def test_history_overhead_from_block_medians(bench):
     assert row["on_ms"] == 105.0 and row["off_ms"] == 100.0
     assert row["overhead_pct"] == pytest.approx(5.0) and row["ok"]
     assert row["baseline_pct"] == pytest.approx(1.0)
+    cpu = _model()
+    cpu["plain"]["history"]["recorded"] = False  # no CUDA: the blocks measured nothing
+    assert not bench.overhead_row(cpu)["ok"]
 
 
 def test_the_split_a_fix_names_is_the_one_applied(bench):
