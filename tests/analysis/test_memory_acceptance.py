@@ -140,3 +140,20 @@ def test_corpus_fix_options_and_lines(bench):
     text = "\n".join(corpus_lines(res))
     assert "-5.0 %" in text  # 9.5 GB attributed against the run's 10 GB
     assert "-20.0 %" in text  # 4 GB predicted against 5 GB measured
+
+
+def test_the_recorded_h200_run(bench):
+    """The first H200 run (tests/data/memory/acceptance_h200.json): its errors as the docs state."""
+    import json
+
+    results = json.loads((ROOT / "tests/data/memory/acceptance_h200.json").read_text())
+    gpt2 = results["models"]["gpt2"]
+    assert abs(bench.peak_row(gpt2)["error_pct"]) < 0.001
+    rows = {r["fix"]: r for r in bench.fix_rows(gpt2)}
+    assert rows["micro_batches"]["error_pct"] == pytest.approx(8.3, abs=0.05)
+    assert rows["checkpointing"]["error_pct"] == pytest.approx(-32.5, abs=0.05)
+    llama = {r["fix"]: r for r in bench.fix_rows(results["models"]["llama"])}
+    assert llama["set_to_none"]["error_pct"] == pytest.approx(0.0, abs=0.05)
+    assert bench.overhead_row(gpt2)["overhead_pct"] == pytest.approx(0.10, abs=0.005)
+    text = bench.table(results)
+    assert "does NOT fit" in text and "8 micro-batches: peak 5.476 GB, fits" in text
