@@ -12,7 +12,7 @@ measured saving (the bar: within 10 %) and time. B: a batch too large for a memo
 capture: the post-mortem (top 3 allocations, lines, the recommended fix), then that fix by hand
 under the same cap. C (`memory_acceptance_corpus.py`): two scripts of the real-script corpus.
 Each measurement runs in its own process (`memory_acceptance_workers.py`). Writes
-OUTDIR/memory_acceptance.json (raw) and prints the tables.
+OUTDIR/memory_acceptance.json (raw; `--parts A`: memory_acceptance_A.json…) and prints the tables.
 """
 
 from __future__ import annotations
@@ -301,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"C: {time.perf_counter() - t0:.0f} s", flush=True)
     results["wall_s"] = time.perf_counter() - t0
     a.out.mkdir(parents=True, exist_ok=True)
-    path = a.out / "memory_acceptance.json"
+    part_tag = "" if parts >= {"A", "B", "C"} else "_" + "".join(sorted(parts))  # runs in turn
+    path = a.out / f"memory_acceptance{part_tag}.json"
     write_json(str(path), results)
     print(table(results))
     print(f"wrote {path} ({results['wall_s']:.0f} s)")
