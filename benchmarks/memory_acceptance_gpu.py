@@ -288,9 +288,9 @@ def main(argv: list[str] | None = None) -> int:
         for i, name in enumerate(a.models.split(",")):  # the baseline without the history:
             results["models"][name] = part_a(name, a.quick, history_off=i == 0)  # first only
             print(f"A {name}: {time.perf_counter() - t0:.0f} s", flush=True)
-    for part, needs in (("B", "the OOM under a cap"), ("C", "the corpus scripts")):
+    for part, what in (("B", "the OOM under a cap"), ("C", "the corpus scripts")):
         if part in parts and (a.quick or not cuda):
-            print(f"{part}: {needs} needs CUDA; skipped")
+            print(f"{part} ({what}): needs CUDA; skipped")
     if "B" in parts and cuda and not a.quick:
         results["oom"] = part_b()
         print(f"B: {time.perf_counter() - t0:.0f} s", flush=True)
