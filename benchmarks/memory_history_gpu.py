@@ -33,6 +33,9 @@ from typing import Any
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memory_models import gpt2 as _gpt2  # noqa: E402 - the benchmarks' shared models
+
 SITE = os.path.dirname(os.path.dirname(torch.__file__))
 HERE = os.path.abspath(__file__)
 
@@ -62,13 +65,6 @@ def _write(out: Path, name: str, snapshot: dict[str, Any], truth: dict[str, Any]
     truth = {**truth, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)}
     (out / f"{name}.truth.json").write_text(json.dumps(truth, indent=1))
     print(name, json.dumps(truth)[:600], flush=True)
-
-
-def _gpt2(layers: int = 6) -> torch.nn.Module:
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    cfg = GPT2Config(n_layer=layers, n_embd=768, n_head=12, n_positions=1024)
-    return GPT2LMHeadModel(cfg).cuda()
 
 
 def _storages(tensors: list[torch.Tensor]) -> dict[int, int]:

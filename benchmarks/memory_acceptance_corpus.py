@@ -1,0 +1,142 @@
+"""Part C of the memory acceptance: two real scripts of the corpus under `jupyter gpuprof run`.
+
+Each script (laid out by `benchmarks/corpus/layout.py`) runs under `jupyter gpuprof run
+--stop-after-capture`, as `benchmarks/corpus/run_gpu.py` builds its command; its run folder's
+report gives the kinds at the peak and the priced fixes, its meta the run's own
+`max_memory_allocated`. Then the (two largest) offered fixes the script has an option for
+(`FIX_ARGS`) run the same way (history off) and their run's peak is the measured one:
+nanoGPT's micro-batch split is `--batch_size` halved with `--gradient_accumulation_steps`
+doubled, its autocast `--dtype=bfloat16`; the ResNet's `-b` halved stands for a 2-way split
+(the peak of one micro-batch; the script has no accumulation option).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "corpus"))
+from layout import make_data  # noqa: E402 - the corpus folder's own helper
+
+MANIFEST = HERE / "corpus" / "manifest.json"
+PY = sys.executable
+#: the capture's schedule for these runs: short, the scripts must finish in about a minute
+CAPTURE = ["--steps", "6", "--warmup", "2", "--wait", "1", "--prof-warmup", "1", "--active", "2"]
+#: per script: the fixes it can apply through its own options (fix id -> extra arguments;
+#: {b} is the manifest's batch over the split's k, {a} its accumulation steps times k)
+FIX_ARGS: dict[str, dict[str, list[str]]] = {
+    "nanogpt-fp32": {"micro_batches": ["--batch_size={b}", "--gradient_accumulation_steps={a}"],
+                     "autocast": ["--dtype=bfloat16"]},
+    "imagenet-resnet50-dummy": {"micro_batches": ["-b", "{b}"]},
+}
+#: the manifest command's batch and accumulation steps, per script
+BATCH = {"nanogpt-fp32": (8, 4), "imagenet-resnet50-dummy": (64, 1)}
+TOOL_TIMEOUT_S = 150
+
+
+def _entry(script_id: str) -> dict[str, Any]:
+    scripts = json.loads(MANIFEST.read_text())["scripts"]
+    return next(s for s in scripts if s["id"] == script_id)
+
+
+def _under_tool(entry: dict[str, Any], folder: Path, runs: Path, extra: list[str],
+                flags: list[str]) -> dict[str, Any]:
+    """The script (with `extra` arguments) under the tool; its run's memory part and peak."""
+    import os
+
+    from jupyter_gpuprof.report.build import analyze_path
+    from jupyter_gpuprof.store import open_run
+
+    env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
+    base = [PY, *entry.get("launcher", []), *entry["command"], *extra]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([PY, "-m", "jupyter_gpuprof", "run", "--runs-root", str(runs),
+                               "--name", entry["id"], "--stop-after-capture", *CAPTURE, *flags,
+                               "--", *base], cwd=folder, env=env, capture_output=True,
+                              text=True, timeout=TOOL_TIMEOUT_S)
+        code: Any = proc.returncode
+        tail = (proc.stdout + proc.stderr)[-600:]
+    except subprocess.TimeoutExpired:
+        code, tail = "timeout", ""
+    out: dict[str, Any] = {"code": code, "wall_s": time.perf_counter() - t0, "args": extra,
+                           "tail": tail}
+    folders = sorted(p for p in runs.glob("*") if p.is_dir()) if runs.is_dir() else []
+    if not folders:
+        return out
+    out["max_memory_allocated"] = open_run(folders[-1]).meta.max_memory_allocated_bytes
+    try:
+        summary = analyze_path(folders[-1]).to_json()
+        out["memory"] = summary.get("memory")
+        out["median_ms"] = (summary.get("steps") or {}).get("median_ms")
+    except Exception as e:  # noqa: BLE001 - one line in the results, the other runs go on
+        out["analysis_error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
+def fix_args(script_id: str, fix: dict[str, Any]) -> list[str]:
+    """The script's own options for an offered fix (a split: the k the fix names)."""
+    from memory_acceptance_gpu import split_k
+
+    batch, accumulation = BATCH[script_id]
+    k = split_k(fix) if fix["id"] == "micro_batches" else 1
+    return [a.format(b=batch // k, a=accumulation * k) for a in FIX_ARGS[script_id][fix["id"]]]
+
+
+def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[str, Any]:
+    """One script under the tool, then up to `max_fixes` of its offered fixes by hand."""
+    entry = _entry(script_id)
+    folder = corpus / entry["id"]
+    if not folder.is_dir():
+        return {"failed": f"{folder} is not laid out (benchmarks/corpus/layout.py)"}
+    make_data(entry, folder)
+    runs = out / "runs" / script_id
+    res: dict[str, Any] = {"tool": _under_tool(entry, folder, runs / "tool", [], [])}
+    offered = ((res["tool"].get("memory") or {}).get("over_step") or {}).get("fixes") or []
+    res["offered"] = [{k: f[k] for k in ("id", "title", "saves_bytes", "time_ms")}
+                      for f in offered]
+    res["fixes"] = {}
+    for f in [f for f in offered if f["id"] in FIX_ARGS[script_id]][:max_fixes]:
+        res["fixes"][f["id"]] = _under_tool(entry, folder, runs / f["id"],
+                                            fix_args(script_id, f), ["--no-memory-history"])
+    print(f"C {script_id}: {res['tool'].get('code')}, fixes {list(res['fixes'])}", flush=True)
+    return res
+
+
+def run_corpus(corpus: Path, out: Path, max_fixes: int = 2) -> dict[str, Any]:
+    return {sid: run_script(sid, corpus, out, max_fixes) for sid in FIX_ARGS}
+
+
+def corpus_lines(corpus: dict[str, Any]) -> list[str]:
+    """Per script: kinds' sum vs the run's peak, and each fix's predicted vs measured saving."""
+    from memory_acceptance_gpu import _gb, _pct, error_pct, kinds_at_peak
+
+    lines = []
+    for sid, res in corpus.items():
+        if "failed" in res:
+            lines.append(f"== {sid}: {res['failed']}")
+            continue
+        tool = res["tool"]
+        kinds = kinds_at_peak(tool.get("memory"))
+        total = sum(kinds.values()) if kinds else None
+        peak = tool.get("max_memory_allocated")
+        lines.append(f"== {sid} (exit {tool.get('code')}): kinds at the peak {_gb(total)} GB vs "
+                     f"the run's max_memory_allocated {_gb(peak)} GB: "
+                     f"{_pct(error_pct(total, peak))}")
+        predicted = {f["id"]: f for f in res.get("offered") or []}
+        for fix_id, run in (res.get("fixes") or {}).items():
+            p = predicted[fix_id]["saves_bytes"]
+            got = run.get("max_memory_allocated")
+            measured = peak - got if peak is not None and got is not None else None
+            lines.append(f"   {fix_id} ({' '.join(run['args'])}): predicted {_gb(p)} GB, "
+                         f"measured {_gb(measured)} GB ({_pct(error_pct(p, measured))}); step "
+                         f"{run.get('median_ms')} ms vs {tool.get('median_ms')} ms")
+        if not res.get("fixes"):
+            lines.append("   no offered fix the script has an option for: "
+                         + ", ".join(f["id"] for f in res.get("offered") or []))
+    return lines
