@@ -5,11 +5,7 @@
 # (the layers wrapped in torch.utils.checkpoint); benchmarks/train_memory_layers.py.
 #   usage: bash benchmarks/try_memory_gpu.sh OUTDIR     (torch, transformers, msgspec importable)
 set -u -o pipefail
-OUT=${1:?usage: try_memory_gpu.sh OUTDIR}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-PY=${PYTHON:-python3}
+source "$(dirname "$0")/gpu_script_env.sh" "${1:-}" try_memory_gpu.sh
 FLAGS=(--steps 6 --warmup 3 --wait 0 --prof-warmup 1 --active 2)
 for model in layers gpt2; do
   t0=$(date +%s)

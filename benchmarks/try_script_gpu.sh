@@ -4,11 +4,7 @@
 # brings back the report with its tries as text and JSON, and the run folder without its trace.
 #   usage: bash benchmarks/try_script_gpu.sh OUTDIR     (torch, transformers, msgspec importable)
 set -u -o pipefail
-OUT=${1:?usage: try_script_gpu.sh OUTDIR}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-PY=${PYTHON:-python3}
+source "$(dirname "$0")/gpu_script_env.sh" "${1:-}" try_script_gpu.sh
 date -u
 t0=$(date +%s)
 $PY -m jupyter_gpuprof run --runs-root "$OUT/runs" --name bert-fp32-script --try tf32,amp,graphs \
