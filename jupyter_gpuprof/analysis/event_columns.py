@@ -122,14 +122,15 @@ class EventColumns:
     def table(self, cols: dict[str, np.ndarray]) -> pd.DataFrame:
         """The event table (`event_table.build_table`'s columns), laid out by category, then
         time (`event_table.order_table`), one column at a time."""
-        code, ts, dur, ok = cols.pop("code"), cols.pop("ts"), cols.pop("dur"), cols.pop("ok", None)
-        order = np.lexsort((ts, code))
+        code, ts, dur = cols.pop("code"), cols.pop("ts"), cols.pop("dur")
+        ok = cols.pop("ok", None)
+        order, n = np.lexsort((ts, code)), len(code)
 
         def joined(name: str, dtype: Any = np.int64) -> np.ndarray:
             """A column's pieces joined, its valid rows, in table order."""
             values = self._column(self._parts, name, dtype)
             if len(values) == 0:
-                return np.zeros(len(code), dtype=dtype)  # no piece held an event
+                return np.zeros(n, dtype=dtype)  # no piece held an event
             return (values if ok is None else values[ok])[order]
 
         def coded(name: str, interned: _Interned, **kw: Any) -> pd.Categorical:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from functools import partial
 
@@ -46,7 +46,7 @@ def decode_workers() -> int:
 
 
 def decoded_pieces(pieces: Iterable[bytes | bytearray], keep_python: bool,
-                   workers: int | None = None) -> Iterator[PieceColumns]:
+                   workers: int | None = None) -> Generator[PieceColumns, None, None]:
     """Each piece's columns, in the pieces' order: the first `SERIAL_PIECES` decoded here,
     the rest by `workers` processes (here too when `workers` is 1)."""
     decode = partial(decode_piece_columns, keep_python=keep_python)
@@ -55,7 +55,7 @@ def decoded_pieces(pieces: Iterable[bytes | bytearray], keep_python: bool,
     if n <= 1:
         yield from map(decode, it)
         return
-    for _, piece in zip(range(SERIAL_PIECES), it):
+    for _, piece in zip(range(SERIAL_PIECES), it, strict=False):
         yield decode(piece)
     first = next(it, None)
     if first is None:

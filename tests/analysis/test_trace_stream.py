@@ -144,3 +144,19 @@ def test_a_piece_a_worker_cannot_decode_stops_the_stream(monkeypatch):
     pieces = [b'[{"ph": "X", "cat": "cpu_op", "name": "a"}]', b'[{"ph": "X", ']
     with pytest.raises(trace_stream.NotStreamable):
         list(piece_pool.decoded_pieces(iter(pieces), False, workers=2))
+
+
+def test_a_trace_of_allocator_instants_only_streams_to_the_whole_files_tables(tmp_path,
+                                                                             small_chunks):
+    """No event of the table's kinds: an empty event table of the same columns and dtypes."""
+    mems = [{"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
+             "ts": 100.0 + i, "s": "t", "args": {"Device Type": 1, "Device Id": 0,
+                                                 "Bytes": 512, "Total Allocated": 512 * i}}
+            for i in range(1, 30)]
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout({"schemaVersion": 1, "traceEvents": mems}))
+    streamed = trace._load_streamed(path, tracefile.Prefetch(path).chunks(), False)
+    whole = _whole(path)
+    assert len(streamed.memory) == 29 and len(streamed.events) == 0
+    assert_frame_equal(streamed.events, whole.events, check_exact=True)
+    assert_frame_equal(streamed.memory, whole.memory, check_exact=True)
