@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .allocator import give_back_freed
 from .event_table import ALL_CATEGORIES, GPU_CODES, MEMORY_COLUMNS
 from .kineto_json import MEMORY_DEVICE_TYPE_CUDA, KinetoEvent
 from .piece_columns import JSON_COLUMNS, PieceColumns, piece_columns
@@ -147,9 +148,11 @@ class EventColumns:
         del code
         for name in _INT_COLUMNS:
             data[name] = joined(name)
+            give_back_freed()  # the column's pieces, so the peak is the table plus one column
         for col in JSON_COLUMNS:
             data[col] = coded(col, self._json[col], keep_first=True, text=bytes.decode)
         data["occupancy_pct"] = joined("occupancy_pct", np.float64)
+        give_back_freed()
         data["end_us"] = data["ts_us"] + data["dur_us"]
         return pd.DataFrame(data, copy=False)
 

@@ -90,14 +90,17 @@ class Trace:
         if cats not in self._subsets:
             cat = self.events["cat"]
             codes = cat.cat.codes.to_numpy()
-            parts = []
-            for c in cats:
-                if c in cat.cat.categories:
-                    code = list(cat.cat.categories).index(c)  # a handful of categories
-                    lo, hi = np.searchsorted(codes, [code, code + 1])
-                    parts.append(self.events.iloc[lo:hi])
-            out = (self.events.iloc[0:0] if not parts else parts[0] if len(parts) == 1
-                   else pd.concat(parts).sort_values("ts_us", kind="stable"))
+            known = list(cat.cat.categories)  # a handful of categories
+            found = (np.searchsorted(codes, [code, code + 1])
+                     for code in (known.index(c) for c in cats if c in known))
+            spans = [(int(lo), int(hi)) for lo, hi in found if hi > lo]
+            if len(spans) <= 1:  # one category's rows: a slice, not a copy
+                lo, hi = spans[0] if spans else (0, 0)
+                out = self.events.iloc[lo:hi]
+            else:  # their rows merged in time order, taken in one copy
+                rows = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
+                ts = self.events["ts_us"].to_numpy()[rows]
+                out = self.events.take(rows[np.argsort(ts, kind="stable")])
             self._subsets[cats] = out
         return self._subsets[cats]
 
