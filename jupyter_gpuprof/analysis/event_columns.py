@@ -55,8 +55,13 @@ class _Interned:
         by_first = np.argsort(first_row, kind="stable")
         dense = np.empty(len(used), dtype=np.int32)
         dense[by_first] = np.arange(len(used), dtype=np.int32)
-        cats = pd.Index([text(values[i]) for i in np.searchsorted(known, used[by_first])],
-                        dtype=object)
+        at = np.searchsorted(known, used[by_first])
+        if text is str:  # names are str already: taken in C, not converted one by one
+            held = np.empty(len(values), dtype=object)
+            held[:] = values
+            cats = pd.Index(held[at], dtype=object)
+        else:
+            cats = pd.Index([text(values[i]) for i in at], dtype=object)
         rows = dense[np.searchsorted(used, codes)]
         return pd.Categorical.from_codes(rows[order], categories=cats)
 

@@ -3,7 +3,7 @@
 JSON decoding holds the GIL, so threads do not help: pieces go to forked processes (each
 decodes one into columns, `piece_columns`) while this process inflates and splits the file;
 results come back in file order, at most `AHEAD` pieces per worker in flight, so memory holds
-a few pieces, not the file. One core, a small file, no `fork` (macOS, Windows) or
+a few pieces, not the file. Two cores or fewer, a small file, no `fork` (macOS, Windows) or
 $JUPYTER_GPUPROF_DECODE_WORKERS=1: the pieces are decoded here, one after the other.
 """
 
@@ -31,8 +31,10 @@ AHEAD = 2
 
 
 def decode_workers() -> int:
-    """How many processes to decode with: $JUPYTER_GPUPROF_DECODE_WORKERS, else the cores
-    this process may use (at most MAX_WORKERS); 1 where `fork` is not available."""
+    """How many processes to decode with: $JUPYTER_GPUPROF_DECODE_WORKERS, else one per core
+    this process may use but one (the core that inflates, splits and joins: on 2 cores a
+    worker only trades the in-process decoding for pickling, measured no faster), at most
+    MAX_WORKERS; 1 (decoded here) where `fork` is not available or that leaves fewer than 2."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     try:
@@ -40,8 +42,9 @@ def decode_workers() -> int:
     except ValueError:
         n = 0
     if n <= 0:
-        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
             os.cpu_count() or 1)
+        n = cores - 1 if cores > 2 else 1
     return max(1, min(n, MAX_WORKERS))
 
 

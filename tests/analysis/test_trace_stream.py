@@ -160,3 +160,13 @@ def test_a_trace_of_allocator_instants_only_streams_to_the_whole_files_tables(tm
     assert len(streamed.memory) == 29 and len(streamed.events) == 0
     assert_frame_equal(streamed.events, whole.events, check_exact=True)
     assert_frame_equal(streamed.memory, whole.memory, check_exact=True)
+
+
+@pytest.mark.parametrize(("cores", "env", "workers"), [
+    (1, "", 1), (2, "", 1), (3, "", 2), (16, "", 8), (64, "", 8), (2, "2", 2), (16, "1", 1),
+    (16, "many", 8)])
+def test_decoding_workers_leave_a_core_to_the_reader(monkeypatch, cores, env, workers):
+    monkeypatch.setattr(piece_pool.os, "sched_getaffinity", lambda _: set(range(cores)),
+                        raising=False)
+    monkeypatch.setenv(piece_pool.WORKERS_ENV, env)
+    assert piece_pool.decode_workers() == workers
