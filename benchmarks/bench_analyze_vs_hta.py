@@ -1,10 +1,11 @@
 """Side by side on one trace: `python -m jupyter_gpuprof analyze PATH --json` vs HTA.
 
 Each measurement runs in a fresh wrapper process that starts the tool as its only child and
-reports the child's wall time and peak RSS (``getrusage(RUSAGE_CHILDREN).ru_maxrss``: the
-largest resident set of any process the wrapper waited for, so a tool that forks workers is
-measured by its largest process, not their sum). Each side is repeated ``--repeat`` times and
-the median is reported.
+reports the child's wall time and peak RSS: the summed RSS of the child and every process it
+started (sampled every 50 ms), so a tool that forks workers is measured by their sum, and at
+least ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` (the largest single process); also the summed
+PSS (shared pages split between their sharers). Each side is repeated ``--repeat`` times and the
+median is reported.
 
 * ours: ``OURS_PYTHON -m jupyter_gpuprof analyze TRACE --json`` (run from the repository root);
 * HTA: ``HTA_PYTHON this_script --hta-worker DIR``: ``TraceAnalysis(trace_dir=DIR)`` (load),
@@ -36,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,12 +52,40 @@ def write_json(path: str, result: dict) -> None:
 
 
 # ----------------------------------------------------------------------- measuring wrapper
+def _tree_mb(root: int) -> tuple[float, float]:
+    """Summed resident memory of `root` and its descendants (decoding workers), in MB: RSS
+    (pages a forked worker shares with its parent counted in both) and PSS (shared pages
+    split between the processes that share them: the memory the run really takes)."""
+    from bench_multirank import _tree_rss  # Linux /proc walk
+
+    rss = _tree_rss(root)
+    pss = 0
+    for pid in rss:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                pss += next(int(x.split()[1]) for x in f if x.startswith("Pss:")) * 1024
+        except (OSError, StopIteration):
+            pss += rss[pid]
+    return sum(rss.values()) / 2**20, pss / 2**20
+
+
 def measure_main(cmd: list[str], stdout_path: str) -> int:
-    """Run cmd as the only child; print one JSON line with wall time and the child's peak RSS."""
+    """Run cmd as the only child; print one JSON line with wall time, the largest process's
+    peak RSS and the peak of the process tree's summed RSS (sampled every 50 ms)."""
+    tree_peak = tree_pss = 0.0
     with open(stdout_path, "wb") as out:
         t0 = time.perf_counter()
-        p = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, cwd=REPO)
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, cwd=REPO)
+        err: list[bytes] = []
+        drain = threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True)
+        drain.start()
+        while p.poll() is None:
+            if sys.platform == "linux":
+                rss_mb, pss_mb = _tree_mb(p.pid)
+                tree_peak, tree_pss = max(tree_peak, rss_mb), max(tree_pss, pss_mb)
+            time.sleep(0.05)
         wall = time.perf_counter() - t0
+        drain.join()
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     # ru_maxrss is KiB on Linux, bytes on macOS
     peak_mb = ru.ru_maxrss / 1024 if sys.platform != "darwin" else ru.ru_maxrss / 2**20
@@ -64,10 +94,13 @@ def measure_main(cmd: list[str], stdout_path: str) -> int:
             {
                 "rc": p.returncode,
                 "wall_s": wall,
-                "peak_rss_mb": peak_mb,
+                # every process of the run together (the reader's decoding workers included)
+                "peak_rss_mb": max(tree_peak, peak_mb),
+                "largest_process_peak_rss_mb": peak_mb,
+                "pss_peak_mb": tree_pss,
                 "user_s": ru.ru_utime,
                 "sys_s": ru.ru_stime,
-                "stderr_tail": p.stderr.decode(errors="replace")[-1500:],
+                "stderr_tail": b"".join(err).decode(errors="replace")[-1500:],
             }
         )
     )

@@ -64,11 +64,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--distinct", action="store_true", help="a distinct name per op")
     a = ap.parse_args(argv)
-    doc = {"schemaVersion": 1, "deviceProperties": [
+    head = {"schemaVersion": 1, "deviceProperties": [
         {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0,
-         "warpSize": 32}], "traceEvents": events(a.ops, a.steps, a.distinct)}
+         "warpSize": 32}]}
+    # laid out as the profiler writes it (one event per line), so it is read as real traces
+    # are: streamed, piece by piece
     with gzip.open(a.out, "wt", compresslevel=1) as f:
-        json.dump(doc, f)
+        f.write(json.dumps(head)[:-1] + ', "traceEvents": [\n')
+        f.write(",\n".join(map(json.dumps, events(a.ops, a.steps, a.distinct))))
+        f.write("\n]}\n")
 
 
 if __name__ == "__main__":

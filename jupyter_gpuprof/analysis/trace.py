@@ -10,12 +10,14 @@ read once and said, an empty or clockless trace refused.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from . import piece_pool
 from . import trace_formats as formats
 from . import trace_sanity as sanity
 from . import trace_stream as stream_reader
@@ -88,14 +90,17 @@ class Trace:
         if cats not in self._subsets:
             cat = self.events["cat"]
             codes = cat.cat.codes.to_numpy()
-            parts = []
-            for c in cats:
-                if c in cat.cat.categories:
-                    code = list(cat.cat.categories).index(c)  # a handful of categories
-                    lo, hi = np.searchsorted(codes, [code, code + 1])
-                    parts.append(self.events.iloc[lo:hi])
-            out = (self.events.iloc[0:0] if not parts else parts[0] if len(parts) == 1
-                   else pd.concat(parts).sort_values("ts_us", kind="stable"))
+            known = list(cat.cat.categories)  # a handful of categories
+            found = (np.searchsorted(codes, [code, code + 1])
+                     for code in (known.index(c) for c in cats if c in known))
+            spans = [(int(lo), int(hi)) for lo, hi in found if hi > lo]
+            if len(spans) <= 1:  # one category's rows: a slice, not a copy
+                lo, hi = spans[0] if spans else (0, 0)
+                out = self.events.iloc[lo:hi]
+            else:  # their rows merged in time order, taken in one copy
+                rows = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
+                ts = self.events["ts_us"].to_numpy()[rows]
+                out = self.events.take(rows[np.argsort(ts, kind="stable")])
             self._subsets[cats] = out
         return self._subsets[cats]
 
@@ -150,14 +155,14 @@ def _load_streamed(path: Path, chunks: Iterator[bytes], keep_python: bool) -> Tr
     columns = EventColumns(keep_python)
     pieces = stream_reader.split_events(chunks)
     header = stream_reader.decode_head(next(pieces))
-    held: bytes | bytearray | None = None  # the latest piece: the last one is the tail
-    for piece in pieces:
-        if held is not None:
-            columns.add(stream_reader.decode_piece(held))
+    tail: list[bytes | bytearray] = []
+    body = stream_reader.all_but_last(pieces, tail)
+    with closing(piece_pool.decoded_pieces(body, keep_python)) as decoded:  # workers stopped
+        for piece in decoded:
+            columns.add_piece(piece)
             if columns.n_total > MAX_EVENTS:  # a piece at a time: the excess is never held
                 raise too_many_events(path, columns.n_total, MAX_EVENTS)
-        held = piece
-    last = stream_reader.decode_tail(held or b"")
+    last = stream_reader.decode_tail(tail[0] if tail else b"")
     columns.add(last.traceEvents)
     if columns.n_total > MAX_EVENTS:
         raise too_many_events(path, columns.n_total, MAX_EVENTS)

@@ -57,11 +57,12 @@ def split_events(chunks: Iterable[bytes]) -> Iterator[bytes | bytearray]:
     it = iter(chunks)
     head, rest = _head(it)
     yield head
-    parts, size = [rest], len(rest)
+    parts, size, last2 = [rest], len(rest), rest[-2:]
     for chunk in it:
         # only the new bytes are searched (and the two before them: a boundary split across)
-        window = parts[-1][-2:] + chunk
+        window = last2 + chunk
         cut = window.rfind(_SEP)
+        last2 = window[-2:]
         parts.append(chunk)
         size += len(chunk)
         if cut < 0:
@@ -82,8 +83,21 @@ def split_events(chunks: Iterable[bytes]) -> Iterator[bytes | bytearray]:
             rest = joined[at + 2:]
         piece += b"]"
         yield piece
-        parts, size = [rest], len(rest)
+        parts, size, last2 = [rest], len(rest), rest[-2:]
     yield b"".join(parts)
+
+
+def all_but_last(items: Iterable[bytes | bytearray], last: list[bytes | bytearray]
+                 ) -> Iterator[bytes | bytearray]:
+    """The items but the last, which is put in `last` (the tail of `split_events`)."""
+    it = iter(items)
+    held = next(it, None)
+    if held is None:
+        return
+    for item in it:
+        yield held
+        held = item
+    last.append(held)
 
 
 _events = msgspec.json.Decoder(list[KinetoEvent]).decode
