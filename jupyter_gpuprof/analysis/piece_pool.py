@@ -3,14 +3,17 @@
 JSON decoding holds the GIL, so threads do not help: pieces go to forked processes (each
 decodes one into columns, `piece_columns`) while this process inflates and splits the file;
 results come back in file order, at most `AHEAD` pieces per worker in flight, so memory holds
-a few pieces, not the file. Two cores or fewer, a small file, no `fork` (macOS, Windows) or
-$JUPYTER_GPUPROF_DECODE_WORKERS=1: the pieces are decoded here, one after the other.
+a few pieces, not the file. Two cores or fewer, a small file, no `fork` (macOS, Windows), a
+process running other threads (a notebook kernel, the server: a forked child inherits their
+locks held, and can hang on one) or $JUPYTER_GPUPROF_DECODE_WORKERS=1: the pieces are decoded
+here, one after the other.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections import deque
 from collections.abc import Generator, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -34,13 +37,16 @@ def decode_workers() -> int:
     """How many processes to decode with: $JUPYTER_GPUPROF_DECODE_WORKERS, else one per core
     this process may use but one (the core that inflates, splits and joins: on 2 cores a
     worker only trades the in-process decoding for pickling, measured no faster), at most
-    MAX_WORKERS; 1 (decoded here) where `fork` is not available or that leaves fewer than 2."""
+    MAX_WORKERS; 1 (decoded here) where `fork` is not available or not safe (other threads
+    run here), or that leaves fewer than 2."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     try:
         n = int(os.environ.get(WORKERS_ENV, "") or 0)
     except ValueError:
         n = 0
+    if n <= 0 and threading.active_count() > 1:
+        return 1  # unasked, no fork beside other threads
     if n <= 0:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
             os.cpu_count() or 1)

@@ -168,5 +168,17 @@ def test_a_trace_of_allocator_instants_only_streams_to_the_whole_files_tables(tm
 def test_decoding_workers_leave_a_core_to_the_reader(monkeypatch, cores, env, workers):
     monkeypatch.setattr(piece_pool.os, "sched_getaffinity", lambda _: set(range(cores)),
                         raising=False)
+    monkeypatch.setattr(piece_pool.threading, "active_count", lambda: 1)
+    monkeypatch.setenv(piece_pool.WORKERS_ENV, env)
+    assert piece_pool.decode_workers() == workers
+
+
+@pytest.mark.parametrize(("env", "workers"), [("", 1), ("4", 4)])
+def test_no_fork_beside_other_threads_unless_asked(monkeypatch, env, workers):
+    """A kernel or the server runs other threads: a forked child would inherit their held
+    locks, so the pieces are decoded in-process there unless the variable asks for workers."""
+    monkeypatch.setattr(piece_pool.os, "sched_getaffinity", lambda _: set(range(16)),
+                        raising=False)
+    monkeypatch.setattr(piece_pool.threading, "active_count", lambda: 3)
     monkeypatch.setenv(piece_pool.WORKERS_ENV, env)
     assert piece_pool.decode_workers() == workers
