@@ -11,6 +11,7 @@ host time; kernel durations barely change), see `calibrate()`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,34 +53,85 @@ def probe_held_by_gpu(g: StepGraph, host_probe_ms: float) -> bool:
     return host_probe_ms >= THROTTLED_PROBE * beyond_ms
 
 
-def replay(g: StepGraph, host_scale: float = 1.0) -> float:
-    """Predicted mean step length (ms) of the graph, host times multiplied by `host_scale`."""
-    h0 = g.start_us
-    f = host_scale
+#: a stretch of host items between two host waits shorter than this is walked item by item
+#: (array work costs more per call than it saves on a few items)
+SHORT_RUN = 48
+
+
+@dataclass
+class _Clock:
+    """Where the replay stands: the host clock, the GPU's, and the cross-stream event state."""
+
+    h: float
+    all_end: float
+    recorded: float
+    pending: float
+    free: dict[int, float]
+
+
+@dataclass
+class _Items:
+    """The graph's host items and GPU operations as arrays, host times scaled."""
+
+    pre: np.ndarray
+    dur: np.ndarray
+    kind: np.ndarray
+    gpu: np.ndarray
+    gdur: np.ndarray
+    gstream: np.ndarray
+    lat: float
+    h0: float
+    sync_call: float
+
+
+def _items(g: StepGraph, f: float) -> _Items:
+    """The arrays one replay reads, host times multiplied by `f`."""
     t = g.host
-    pre_np = (t["pre_input_us"] + t["pre_dispatch_us"] + t["pre_host_us"]).to_numpy() * f
+    pre = (t["pre_input_us"] + t["pre_dispatch_us"] + t["pre_host_us"]).to_numpy() * f
     if REAL_COLUMN in t.columns:  # a fix's costs measured unprofiled are not rescaled
-        pre_np = pre_np + t[REAL_COLUMN].to_numpy()
-    pre = pre_np.tolist()
-    dur = (t["dur_us"].to_numpy() * f).tolist()
-    kinds = t["kind"].tolist()
-    gidx = t["gpu"].tolist()
-    gdur = g.gpu["dur_us"].tolist()
-    gstream = g.gpu["stream"].tolist()
-    lat = g.launch_latency_us
-    free: dict[int, float] = {}
-    h = all_end = recorded = h0
-    pending = -math.inf
-    sync_call = SYNC_CALL_US * f
-    for i, k in enumerate(kinds):
+        pre = pre + t[REAL_COLUMN].to_numpy()
+    return _Items(pre=np.asarray(pre, dtype=np.float64),
+                  dur=t["dur_us"].to_numpy(dtype=np.float64) * f,
+                  kind=t["kind"].to_numpy(dtype=np.int64), gpu=t["gpu"].to_numpy(dtype=np.int64),
+                  gdur=g.gpu["dur_us"].to_numpy(dtype=np.float64),
+                  gstream=g.gpu["stream"].to_numpy(dtype=np.int64),
+                  lat=g.launch_latency_us, h0=g.start_us, sync_call=SYNC_CALL_US * f)
+
+
+def replay(g: StepGraph, host_scale: float = 1.0) -> float:
+    """Predicted mean step length (ms) of the graph, host times multiplied by `host_scale`.
+
+    Between two host waits (syncs, blocking copies) the host never looks at the GPU, so such a
+    stretch is array work (`_run`); only the waits, and stretches too short to pay for array
+    work, are walked one item at a time (`_walk`, the rules themselves)."""
+    it = _items(g, host_scale)
+    c = _Clock(h=it.h0, all_end=it.h0, recorded=it.h0, pending=-math.inf, free={})
+    first = 0
+    for w in [*np.flatnonzero((it.kind == SYNC) | (it.kind == BLOCKING)).tolist(), len(it.kind)]:
+        if w - first >= SHORT_RUN:
+            _run(c, it, first, w)
+        else:
+            _walk(c, it, first, w)
+        _walk(c, it, w, min(w + 1, len(it.kind)))
+        first = w + 1
+    h = c.h + (g.tail_host_us + g.tail_input_us + g.tail_dispatch_us) * host_scale
+    return (max(h, c.all_end) - it.h0) / 1e3 / max(g.n_steps, 1)
+
+
+def _walk(c: _Clock, it: _Items, i0: int, i1: int) -> None:
+    """Host items `i0:i1` one at a time: the replay's rules as written."""
+    pre, dur = it.pre[i0:i1].tolist(), it.dur[i0:i1].tolist()
+    gidx = it.gpu[i0:i1].tolist()
+    free, h, all_end, pending = c.free, c.h, c.all_end, c.pending
+    for i, k in enumerate(it.kind[i0:i1].tolist()):
         h += pre[i]
         if k == LAUNCH or k == BLOCKING:
             j = gidx[i]
             end = h
             if j >= 0:
-                s = gstream[j]
-                start = max(h + lat, free.get(s, h0), pending)
-                end = start + gdur[j]
+                s = int(it.gstream[j])
+                start = max(h + it.lat, free.get(s, it.h0), pending)
+                end = start + float(it.gdur[j])
                 free[s] = end
                 pending = -math.inf
                 if end > all_end:
@@ -88,15 +140,100 @@ def replay(g: StepGraph, host_scale: float = 1.0) -> float:
             if k == BLOCKING and end + SYNC_RETURN_US > h:
                 h = end + SYNC_RETURN_US
         elif k == SYNC:
-            h = max(h + min(dur[i], sync_call), all_end + SYNC_RETURN_US)
+            h = max(h + min(dur[i], it.sync_call), all_end + SYNC_RETURN_US)
         elif k == RECORD:
-            recorded = all_end
+            c.recorded = all_end
             h += dur[i]
         elif k == WAIT:
-            pending = recorded
+            pending = c.recorded
             h += dur[i]
-    h += (g.tail_host_us + g.tail_input_us + g.tail_dispatch_us) * f
-    return (max(h, all_end) - h0) / 1e3 / max(g.n_steps, 1)
+    c.h, c.all_end, c.pending = h, all_end, pending
+
+
+def _run(c: _Clock, it: _Items, i0: int, i1: int) -> None:
+    """Host items `i0:i1`, none of them a host wait, as array work. The host clock is one running
+    sum; each stream's operations end at `end_k = max(ready_k, end_(k-1)) + dur_k`, a running
+    maximum over running sums; a launch after a stream wait is ready no earlier than the event
+    recorded before it, which depends on earlier ends only: solved by iterating until no such
+    readiness moves (each pass settles at least the next waiting launch)."""
+    kind = it.kind[i0:i1]
+    steps = np.empty(2 * len(kind) + 1)
+    steps[0] = c.h
+    steps[1::2] = it.pre[i0:i1]
+    steps[2::2] = np.where((kind == LAUNCH) | (kind == RECORD) | (kind == WAIT),
+                           it.dur[i0:i1], 0.0)
+    clock = np.cumsum(steps)  # sequential, as the host adds its times one by one
+    c.h = float(clock[-1])
+    gidx = it.gpu[i0:i1]
+    pos = np.flatnonzero((kind == LAUNCH) & (gidx >= 0))
+    records, waits = np.flatnonzero(kind == RECORD), np.flatnonzero(kind == WAIT)
+    if not len(pos):
+        _events_only(c, records, waits)
+        return
+    ops = gidx[pos]
+    ready = clock[2 * pos + 1] + it.lat
+    stream, dur = it.gstream[ops], it.gdur[ops]
+    # the wait (if any) each launch is the first to meet, and the record each wait waits for
+    w_of = np.searchsorted(waits, pos) - 1
+    prev = np.concatenate(([-1], pos[:-1]))
+    met = np.append(waits, -1)[w_of] > prev  # w_of −1: no wait, never met
+    r_of = np.searchsorted(records, waits) - 1
+    before_r = np.searchsorted(pos, records)  # launches ahead of each record
+    carried = np.full(len(pos), -math.inf)
+    if w_of[0] < 0:  # no wait ahead of the first launch: a wait before the stretch holds it
+        carried[0] = c.pending
+    end = _stream_ends(c, it.h0, stream, np.maximum(ready, carried), dur, commit=False)
+    for _ in range(len(waits) + 1):
+        rec = _recorded_at(c, end, before_r)
+        wait_val = np.where(r_of >= 0, rec[np.maximum(r_of, 0)] if len(rec) else 0.0,
+                            c.recorded)
+        pending = np.where(met, wait_val[np.maximum(w_of, 0)] if len(waits) else 0.0, carried)
+        new = _stream_ends(c, it.h0, stream, np.maximum(ready, pending), dur, commit=False)
+        if np.array_equal(new, end):
+            break
+        end = new
+    _stream_ends(c, it.h0, stream, np.maximum(ready, pending), dur, commit=True)
+    rec = _recorded_at(c, end, before_r)
+    if len(records):
+        c.recorded = float(rec[-1])
+    c.pending = (float(wait_val[-1]) if len(waits) and waits[-1] > pos[-1] else -math.inf)
+    c.all_end = max(c.all_end, float(end.max()))
+
+
+def _events_only(c: _Clock, records: np.ndarray, waits: np.ndarray) -> None:
+    """A stretch that launches nothing: a record keeps the GPU's end, the last wait takes the
+    event recorded before it."""
+    if len(waits):
+        c.pending = c.all_end if len(records) and records[0] < waits[-1] else c.recorded
+    if len(records):
+        c.recorded = c.all_end
+
+
+def _recorded_at(c: _Clock, end: np.ndarray, before: np.ndarray) -> np.ndarray:
+    """The GPU's end as each record sees it: the latest end of the launches ahead of it."""
+    if not len(before):
+        return np.empty(0)
+    upto = np.maximum.accumulate(end)
+    return np.where(before > 0, np.maximum(upto[np.maximum(before - 1, 0)], c.all_end),
+                    c.all_end)
+
+
+def _stream_ends(c: _Clock, h0: float, stream: np.ndarray, ready: np.ndarray,
+                 dur: np.ndarray, commit: bool) -> np.ndarray:
+    """Each operation's end on its stream: `end_k = total_k + max(free, max_(m<=k)(ready_m −
+    total_(m−1)))` with `total` the stream's running sum of durations; `commit` keeps each
+    stream's last end as where it is free."""
+    end = np.empty(len(ready))
+    streams = np.unique(stream).tolist()
+    for s in streams:
+        m = np.flatnonzero(stream == s) if len(streams) > 1 else np.arange(len(stream))
+        total = np.cumsum(dur[m])
+        earlier = np.concatenate(([0.0], total[:-1]))
+        lead = np.maximum.accumulate(np.maximum(ready[m] - earlier, c.free.get(s, h0)))
+        end[m] = total + lead
+        if commit:
+            c.free[s] = float(end[m[-1]])
+    return end
 
 
 def host_ms_per_step(g: StepGraph) -> float:
