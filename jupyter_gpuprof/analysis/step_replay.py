@@ -182,17 +182,19 @@ def _run(c: _Clock, it: _Items, i0: int, i1: int) -> None:
     carried = np.full(len(pos), -math.inf)
     if w_of[0] < 0:  # no wait ahead of the first launch: a wait before the stretch holds it
         carried[0] = c.pending
-    end = _stream_ends(c, it.h0, stream, np.maximum(ready, carried), dur, commit=False)
-    for _ in range(len(waits) + 1):
+    end = _stream_ends(c, it.h0, stream, np.maximum(ready, carried), dur)
+    wait_val = np.full(len(waits), c.recorded)
+    for _ in range(len(waits) + 1 if len(waits) else 0):  # each pass settles the next waiter
         rec = _recorded_at(c, end, before_r)
         wait_val = np.where(r_of >= 0, rec[np.maximum(r_of, 0)] if len(rec) else 0.0,
                             c.recorded)
-        pending = np.where(met, wait_val[np.maximum(w_of, 0)] if len(waits) else 0.0, carried)
-        new = _stream_ends(c, it.h0, stream, np.maximum(ready, pending), dur, commit=False)
+        pending = np.where(met, wait_val[np.maximum(w_of, 0)], carried)
+        new = _stream_ends(c, it.h0, stream, np.maximum(ready, pending), dur)
         if np.array_equal(new, end):
             break
         end = new
-    _stream_ends(c, it.h0, stream, np.maximum(ready, pending), dur, commit=True)
+    last = len(stream) - 1 - np.unique(stream[::-1], return_index=True)[1]
+    c.free.update(zip(stream[last].tolist(), end[last].tolist(), strict=True))
     rec = _recorded_at(c, end, before_r)
     if len(records):
         c.recorded = float(rec[-1])
@@ -219,21 +221,24 @@ def _recorded_at(c: _Clock, end: np.ndarray, before: np.ndarray) -> np.ndarray:
 
 
 def _stream_ends(c: _Clock, h0: float, stream: np.ndarray, ready: np.ndarray,
-                 dur: np.ndarray, commit: bool) -> np.ndarray:
+                 dur: np.ndarray) -> np.ndarray:
     """Each operation's end on its stream: `end_k = total_k + max(free, max_(m<=k)(ready_m −
-    total_(m−1)))` with `total` the stream's running sum of durations; `commit` keeps each
-    stream's last end as where it is free."""
+    total_(m−1)))` with `total` the stream's running sum of durations."""
+    one = stream[0] == stream[-1] and bool((stream == stream[0]).all())
+    if one:
+        return _ends(ready, dur, c.free.get(int(stream[0]), h0))
     end = np.empty(len(ready))
-    streams = np.unique(stream).tolist()
-    for s in streams:
-        m = np.flatnonzero(stream == s) if len(streams) > 1 else np.arange(len(stream))
-        total = np.cumsum(dur[m])
-        earlier = np.concatenate(([0.0], total[:-1]))
-        lead = np.maximum.accumulate(np.maximum(ready[m] - earlier, c.free.get(s, h0)))
-        end[m] = total + lead
-        if commit:
-            c.free[s] = float(end[m[-1]])
+    for s in np.unique(stream).tolist():
+        m = np.flatnonzero(stream == s)
+        end[m] = _ends(ready[m], dur[m], c.free.get(s, h0))
     return end
+
+
+def _ends(ready: np.ndarray, dur: np.ndarray, free: float) -> np.ndarray:
+    """One stream's ends: a running maximum over running sums."""
+    total = np.cumsum(dur)
+    earlier = np.concatenate(([0.0], total[:-1]))
+    return total + np.maximum.accumulate(np.maximum(ready - earlier, free))
 
 
 def host_ms_per_step(g: StepGraph) -> float:
