@@ -50,12 +50,27 @@ def chain_members(g: StepGraph, min_us: float,
     joins = np.zeros(len(m), dtype=bool)
     joins[1:] = m[1:] & m[:-1] & (st[1:] == st[:-1]) & (seg[1:] == seg[:-1])
     run_start = np.flatnonzero(m & ~joins)
+    if not len(run_start):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     run_end = run_start + _run_len(joins, run_start)
+    # a chain starts where its run starts and at every reduction but the run's first
     reds = np.flatnonzero(red)
-    n_red = np.searchsorted(reds, run_end) - np.searchsorted(reds, run_start)
-    simple = (run_end - run_start <= T.FUSION_MAX_KERNELS) & (n_red <= 1)
-    starts, ends = [run_start[simple]], [run_end[simple]]
-    for s0, e0 in zip(run_start[~simple].tolist(), run_end[~simple].tolist(), strict=True):
+    run_of = np.searchsorted(run_start, reds, side="right") - 1
+    later = np.ones(len(reds), dtype=bool)
+    later[1:] = run_of[1:] == run_of[:-1]
+    later[:1] = False
+    start = np.sort(np.concatenate((run_start, reds[later])))
+    owner = np.searchsorted(run_start, start, side="right") - 1
+    end = np.append(start[1:], 0)
+    last = np.append(owner[1:] != owner[:-1], True)
+    end[last] = run_end[owner[last]]
+    # past the cap, a chain ends early and the next one may take in a reduction: walk those
+    # runs chain by chain
+    capped = np.zeros(len(run_start), dtype=bool)
+    capped[owner[end - start > T.FUSION_MAX_KERNELS]] = True
+    plain = ~capped[owner]
+    starts, ends = [start[plain]], [end[plain]]
+    for s0, e0 in zip(run_start[capped].tolist(), run_end[capped].tolist(), strict=True):
         s = s0
         while s < e0:  # greedy, one chain per pass: at the cap or at the second reduction
             k = int(np.searchsorted(reds, s))
