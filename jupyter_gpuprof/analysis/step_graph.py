@@ -157,12 +157,17 @@ def _gpu_table(trace: Trace, corr: np.ndarray) -> pd.DataFrame:
     flops = rows["external_id"].map(_op_flops(trace, rows["external_id"].unique())).fillna(0.0)
     return pd.DataFrame({
         "ts_us": rows["ts_us"].to_numpy(), "dur_us": rows["dur_us"].to_numpy(),
-        "stream": rows["stream"].to_numpy(), "kind": rows["kind"].to_numpy(),
-        "name": name.to_numpy(), "dtype": rows["dtype"].to_numpy(),
+        "stream": rows["stream"].to_numpy(), "kind": _labels(rows["kind"]),
+        "name": name.to_numpy(), "dtype": _labels(rows["dtype"]),
         "tensor_core": rows["tensor_core"].to_numpy(), "bytes": rows["bytes"].to_numpy(),
-        "copy": copy, "pageable": name.str.contains("Pageable").to_numpy(),
+        "copy": pd.Categorical(copy), "pageable": name.str.contains("Pageable").to_numpy(),
         "flops": flops.to_numpy(dtype=np.float64), "correlation": rows["correlation"].to_numpy(),
     })
+
+
+def _labels(col: pd.Series) -> pd.Categorical:
+    """A column of few distinct words as categories: each fix's masks test it many times."""
+    return pd.Categorical(col.astype(str).to_numpy())
 
 
 def _optimizer_ranges(trace: Trace) -> Coverage:

@@ -173,6 +173,10 @@ def _run(c: _Clock, it: _Items, i0: int, i1: int) -> None:
     ops = gidx[pos]
     ready = clock[2 * pos + 1] + it.lat
     stream, dur = it.gstream[ops], it.gdur[ops]
+    if not len(waits) and not len(records):  # no cross-stream event: one pass
+        ready[0] = max(ready[0], c.pending)
+        _settle(c, stream, _stream_ends(c, it.h0, stream, ready, dur), -math.inf)
+        return
     # the wait (if any) each launch is the first to meet, and the record each wait waits for
     w_of = np.searchsorted(waits, pos) - 1
     prev = np.concatenate(([-1], pos[:-1]))
@@ -193,12 +197,21 @@ def _run(c: _Clock, it: _Items, i0: int, i1: int) -> None:
         if np.array_equal(new, end):
             break
         end = new
-    last = len(stream) - 1 - np.unique(stream[::-1], return_index=True)[1]
-    c.free.update(zip(stream[last].tolist(), end[last].tolist(), strict=True))
     rec = _recorded_at(c, end, before_r)
     if len(records):
         c.recorded = float(rec[-1])
-    c.pending = (float(wait_val[-1]) if len(waits) and waits[-1] > pos[-1] else -math.inf)
+    _settle(c, stream, end,
+            float(wait_val[-1]) if len(waits) and waits[-1] > pos[-1] else -math.inf)
+
+
+def _settle(c: _Clock, stream: np.ndarray, end: np.ndarray, pending: float) -> None:
+    """After a stretch: each stream is free at its last end, the GPU done at the latest."""
+    if stream[0] == stream[-1] and bool((stream == stream[0]).all()):
+        c.free[int(stream[0])] = float(end[-1])
+    else:
+        last = len(stream) - 1 - np.unique(stream[::-1], return_index=True)[1]
+        c.free.update(zip(stream[last].tolist(), end[last].tolist(), strict=True))
+    c.pending = pending
     c.all_end = max(c.all_end, float(end.max()))
 
 
