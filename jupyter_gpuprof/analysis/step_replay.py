@@ -101,13 +101,15 @@ def _items(g: StepGraph, f: float) -> _Items:
 def replay(g: StepGraph, host_scale: float = 1.0) -> float:
     """Predicted mean step length (ms) of the graph, host times multiplied by `host_scale`.
 
-    Between two host waits (syncs, blocking copies) the host never looks at the GPU, so such a
-    stretch is array work (`_run`); only the waits, and stretches too short to pay for array
-    work, are walked one item at a time (`_walk`, the rules themselves)."""
+    Between two host items that wait (on the GPU: syncs, blocking copies; or, for the next
+    launch, on another stream: stream waits) nothing the host does depends on the GPU, so such a
+    stretch is array work (`_run`); only the waiting items, and stretches too short to pay for
+    array work, are walked one item at a time (`_walk`, the rules themselves)."""
     it = _items(g, host_scale)
     c = _Clock(h=it.h0, all_end=it.h0, recorded=it.h0, pending=-math.inf, free={})
     first = 0
-    for w in [*np.flatnonzero((it.kind == SYNC) | (it.kind == BLOCKING)).tolist(), len(it.kind)]:
+    waits = (it.kind == SYNC) | (it.kind == BLOCKING) | (it.kind == WAIT)
+    for w in [*np.flatnonzero(waits).tolist(), len(it.kind)]:
         if w - first >= SHORT_RUN:
             _run(c, it, first, w)
         else:
@@ -151,94 +153,46 @@ def _walk(c: _Clock, it: _Items, i0: int, i1: int) -> None:
 
 
 def _run(c: _Clock, it: _Items, i0: int, i1: int) -> None:
-    """Host items `i0:i1`, none of them a host wait, as array work. The host clock is one running
+    """Host items `i0:i1`, none of them waiting, as array work: the host clock is one running
     sum; each stream's operations end at `end_k = max(ready_k, end_(k-1)) + dur_k`, a running
-    maximum over running sums; a launch after a stream wait is ready no earlier than the event
-    recorded before it, which depends on earlier ends only: solved by iterating until no such
-    readiness moves (each pass settles at least the next waiting launch)."""
+    maximum over running sums; an event record keeps the latest end of the launches before it.
+    """
     kind = it.kind[i0:i1]
     steps = np.empty(2 * len(kind) + 1)
     steps[0] = c.h
     steps[1::2] = it.pre[i0:i1]
-    steps[2::2] = np.where((kind == LAUNCH) | (kind == RECORD) | (kind == WAIT),
-                           it.dur[i0:i1], 0.0)
+    steps[2::2] = np.where((kind == LAUNCH) | (kind == RECORD), it.dur[i0:i1], 0.0)
     clock = np.cumsum(steps)  # sequential, as the host adds its times one by one
     c.h = float(clock[-1])
     gidx = it.gpu[i0:i1]
     pos = np.flatnonzero((kind == LAUNCH) & (gidx >= 0))
-    records, waits = np.flatnonzero(kind == RECORD), np.flatnonzero(kind == WAIT)
+    records = np.flatnonzero(kind == RECORD)
     if not len(pos):
-        _events_only(c, records, waits)
+        if len(records):
+            c.recorded = c.all_end
         return
     ops = gidx[pos]
     ready = clock[2 * pos + 1] + it.lat
-    stream, dur = it.gstream[ops], it.gdur[ops]
-    if not len(waits) and not len(records):  # no cross-stream event: one pass
-        ready[0] = max(ready[0], c.pending)
-        _settle(c, stream, _stream_ends(c, it.h0, stream, ready, dur), -math.inf)
-        return
-    # the wait (if any) each launch is the first to meet, and the record each wait waits for
-    w_of = np.searchsorted(waits, pos) - 1
-    prev = np.concatenate(([-1], pos[:-1]))
-    met = np.append(waits, -1)[w_of] > prev  # w_of −1: no wait, never met
-    r_of = np.searchsorted(records, waits) - 1
-    before_r = np.searchsorted(pos, records)  # launches ahead of each record
-    carried = np.full(len(pos), -math.inf)
-    if w_of[0] < 0:  # no wait ahead of the first launch: a wait before the stretch holds it
-        carried[0] = c.pending
-    end = _stream_ends(c, it.h0, stream, np.maximum(ready, carried), dur)
-    wait_val = np.full(len(waits), c.recorded)
-    for _ in range(len(waits) + 1 if len(waits) else 0):  # each pass settles the next waiter
-        rec = _recorded_at(c, end, before_r)
-        wait_val = np.where(r_of >= 0, rec[np.maximum(r_of, 0)] if len(rec) else 0.0,
-                            c.recorded)
-        pending = np.where(met, wait_val[np.maximum(w_of, 0)], carried)
-        new = _stream_ends(c, it.h0, stream, np.maximum(ready, pending), dur)
-        if np.array_equal(new, end):
-            break
-        end = new
-    rec = _recorded_at(c, end, before_r)
-    if len(records):
-        c.recorded = float(rec[-1])
-    _settle(c, stream, end,
-            float(wait_val[-1]) if len(waits) and waits[-1] > pos[-1] else -math.inf)
-
-
-def _settle(c: _Clock, stream: np.ndarray, end: np.ndarray, pending: float) -> None:
-    """After a stretch: each stream is free at its last end, the GPU done at the latest."""
+    ready[0] = max(ready[0], c.pending)  # a stream wait before the stretch holds its first
+    stream = it.gstream[ops]
+    end = _stream_ends(c, it.h0, stream, ready, it.gdur[ops])
+    if len(records):  # the last record sees the launches ahead of it
+        ahead = int(np.searchsorted(pos, records[-1]))
+        c.recorded = max(c.all_end, float(end[:ahead].max())) if ahead else c.all_end
     if stream[0] == stream[-1] and bool((stream == stream[0]).all()):
         c.free[int(stream[0])] = float(end[-1])
     else:
         last = len(stream) - 1 - np.unique(stream[::-1], return_index=True)[1]
         c.free.update(zip(stream[last].tolist(), end[last].tolist(), strict=True))
-    c.pending = pending
+    c.pending = -math.inf
     c.all_end = max(c.all_end, float(end.max()))
-
-
-def _events_only(c: _Clock, records: np.ndarray, waits: np.ndarray) -> None:
-    """A stretch that launches nothing: a record keeps the GPU's end, the last wait takes the
-    event recorded before it."""
-    if len(waits):
-        c.pending = c.all_end if len(records) and records[0] < waits[-1] else c.recorded
-    if len(records):
-        c.recorded = c.all_end
-
-
-def _recorded_at(c: _Clock, end: np.ndarray, before: np.ndarray) -> np.ndarray:
-    """The GPU's end as each record sees it: the latest end of the launches ahead of it."""
-    if not len(before):
-        return np.empty(0)
-    upto = np.maximum.accumulate(end)
-    return np.where(before > 0, np.maximum(upto[np.maximum(before - 1, 0)], c.all_end),
-                    c.all_end)
 
 
 def _stream_ends(c: _Clock, h0: float, stream: np.ndarray, ready: np.ndarray,
                  dur: np.ndarray) -> np.ndarray:
     """Each operation's end on its stream: `end_k = total_k + max(free, max_(m<=k)(ready_m −
     total_(m−1)))` with `total` the stream's running sum of durations."""
-    one = stream[0] == stream[-1] and bool((stream == stream[0]).all())
-    if one:
+    if stream[0] == stream[-1] and bool((stream == stream[0]).all()):
         return _ends(ready, dur, c.free.get(int(stream[0]), h0))
     end = np.empty(len(ready))
     for s in np.unique(stream).tolist():
