@@ -13,9 +13,6 @@ from ..analysis.step_graph import BLOCKING, SYNC, StepGraph
 from . import thresholds as T
 
 REDUCING_KINDS = ("norm", "softmax", "reduction")
-#: numpy sums an array this long pairwise (shorter ones in order): a chain's excess is summed
-#: the same way, so its fused time is the same to the last digit as summed chain by chain
-PAIRWISE_FROM = 8
 
 
 def segments(g: StepGraph) -> np.ndarray:
@@ -94,7 +91,21 @@ def _run_len(joins: np.ndarray, run_start: np.ndarray) -> np.ndarray:
     breaks = np.flatnonzero(~joins)  # every position not joined to the one before
     nxt = np.searchsorted(breaks, run_start, side="right")
     stop = np.where(nxt < len(breaks), breaks[np.minimum(nxt, len(breaks) - 1)], len(joins))
-    return stop - run_start
+    out: np.ndarray = stop - run_start
+    return out
+
+
+def _summed_as_numpy(values: np.ndarray, offsets: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Each chain's sum of `values`, to the last digit as numpy sums the chain's own array:
+    in order below 8 terms, pairwise (its own blocking) from 8."""
+    pairwise_from = 8  # numpy's summation, not a policy
+    out: np.ndarray = values[offsets].copy()
+    for k in range(1, min(int(lens.max()), pairwise_from)):
+        more = lens > k
+        out[more] += values[offsets[more] + k]
+    for c in np.flatnonzero(lens >= pairwise_from).tolist():
+        out[c] = values[offsets[c]:offsets[c] + lens[c]].sum()
+    return out
 
 
 def chains(g: StepGraph, min_us: float, max_us: float = math.inf) -> list[np.ndarray]:
@@ -117,13 +128,7 @@ def fused(g: StepGraph, min_us: float, max_us: float = math.inf) -> tuple[StepGr
     if not len(offsets):
         return g.with_(), ""
     hi, lo = np.maximum.reduceat(d, offsets), np.minimum.reduceat(d, offsets)
-    extra = d - np.repeat(lo, lens)
-    excess = extra[offsets]
-    for k in range(1, min(int(lens.max()), PAIRWISE_FROM)):  # summed in order, as numpy does
-        more = lens > k
-        excess[more] += extra[offsets[more] + k]
-    for c in np.flatnonzero(lens >= PAIRWISE_FROM).tolist():  # numpy's pairwise sum
-        excess[c] = extra[offsets[c]:offsets[c] + lens[c]].sum()
+    excess = _summed_as_numpy(d - np.repeat(lo, lens), offsets, lens)
     new = hi + excess - (hi - lo)
     before, after = float(d.sum()), float(new.sum())
     durs[members[offsets]] = new
