@@ -69,6 +69,19 @@ def available_mb() -> float:
         return next(int(x.split()[1]) for x in f if x.startswith("MemAvailable:")) / 1024
 
 
+def compiled_once(a: argparse.Namespace) -> None:
+    """Our package's bytecode compiled once into `--work`, for every measured run, as an
+    installed package has it (HTA's, installed, has its own): a checkout run with
+    PYTHONDONTWRITEBYTECODE=1 compiles all of its sources again in every process."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(a.work, "pycache")
+    where = subprocess.run([a.ours_python, "-c", "import os, jupyter_gpuprof; "
+                            "print(os.path.dirname(jupyter_gpuprof.__file__))"],
+                           capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
+    subprocess.run([a.ours_python, "-m", "compileall", "-q", where], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
 def ours(trace: str, a: argparse.Namespace, tag: str) -> dict:
     """`analyze TRACE --json` measured `--repeat` times; the verdict of the last run."""
     runs = []
@@ -259,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("JUPYTER_GPUPROF_MAX_TRACE_MB", str(64 * 1024))
     os.makedirs(a.work, exist_ok=True)
     a.big += [scaled(a.trace, int(n), a.work) for n in a.scale.split(",") if n]
+    compiled_once(a)
     use_hta = not a.skip_hta and os.path.exists(a.hta_python)
     res: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
                             f"{available_mb() / 1024:.0f} GB available, Python "
