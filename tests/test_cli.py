@@ -263,3 +263,20 @@ def test_calibration_prints_the_record_table_and_json(tmp_path, capsys):
     assert [(r["fix"], r["gpu_name"], r["n_tries"], r["mean_abs_error_pts"],
              r["mean_bias_pts"]) for r in rows] == [("compile", "NVIDIA H200", 2, 10.0, -4.0),
                                                     ("graphs", None, 1, None, None)]
+
+
+def test_analyze_imports_only_what_a_text_report_needs():
+    """`analyze` pays for no notebook, server, plotting or capture code (issue 25: startup is
+    part of the 300 MB trace's time)."""
+    code = (
+        "import sys; from jupyter_gpuprof.cli import main;"
+        "main(['analyze', 'tests/data/real/ddp2_heavy1/trace.rank0.json.gz']);"
+        "heavy = ('torch', 'IPython', 'ipywidgets', 'anywidget', 'plotly', 'matplotlib',"
+        " 'jupyter_server', 'tornado', 'ipykernel');"
+        "ours = ('server', 'capture.session', 'views.widget', 'views.html', 'ncu', 'magics');"
+        "print('LOADED', [m for m in sys.modules if m.split('.')[0] in heavy"
+        " or any(m.startswith('jupyter_gpuprof.' + o) for o in ours)])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "LOADED []"

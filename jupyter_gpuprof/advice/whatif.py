@@ -8,7 +8,6 @@ the syncs that drain the launch queue also removes the launch gaps that follow t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,9 +20,8 @@ from ..analysis.step_graph import BLOCKING, LAUNCH, SYNC, StepGraph
 from ..analysis.step_replay import REAL_COLUMN, predict
 from ..analysis.summary import Analysis
 from . import thresholds as T
+from .fusion import fused
 from .precision_by_gpu import Fp32Work, fp32_masks
-
-REDUCING_KINDS = ("norm", "softmax", "reduction")
 
 
 @dataclass
@@ -131,7 +129,7 @@ def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
                  "graph cannot contain one), ")
     # the compiled graph also fuses the chains of short kernels (the longer ones, whose bytes
     # set their time, are the memory finding's: each fusion is priced once)
-    g, fusion = _fused(g, 0.0, T.MEMORY_MIN_KERNEL_US)
+    g, fusion = fused(g, 0.0, T.MEMORY_MIN_KERNEL_US)
     host = g.host.copy()
     gidx = host["gpu"].to_numpy()
     is_kernel = np.zeros(len(host), dtype=bool)
@@ -264,84 +262,11 @@ def autocast_fix(g: StepGraph) -> tuple[StepGraph, str]:
         f"{units.ms(before / 1e3 / n)} → {units.ms(after / 1e3 / n)} per step")
 
 
-def _segments(g: StepGraph) -> np.ndarray:
-    """Per GPU operation, the stretch of host program it was launched in: a new one starts at
-    every step and every host wait (a compiled region ends where Python needs a value)."""
-    h = g.host
-    waits = h["kind"].isin([SYNC, BLOCKING]).to_numpy()
-    seg = np.cumsum(waits) + h["step"].to_numpy() * (len(h) + 1)
-    out = np.full(len(g.gpu), -1, dtype=np.int64)
-    linked = h["gpu"].to_numpy() >= 0
-    out[h["gpu"].to_numpy()[linked]] = seg[linked]
-    return out
-
-
-def _chains(g: StepGraph, min_us: float, max_us: float = math.inf) -> list[np.ndarray]:
-    """Runs of consecutive bandwidth-bound kernels (each `min_us` or longer and shorter than
-    `max_us`) on one stream and in one stretch of host program, two to
-    `T.FUSION_MAX_KERNELS`, that one compiled kernel could fuse: pointwise ops around at most
-    one reduction (the compiler fuses a reduction's producers in as its
-    prologue and its consumers as its epilogue, and starts a new kernel at the next one)."""
-    out = []
-    gpu = g.gpu
-    seg = _segments(g)
-    mem = (gpu["kind"].isin(T.MEMORY_KINDS) & (gpu["dur_us"] >= min_us)
-           & (gpu["dur_us"] < max_us)).to_numpy()
-    reduces = gpu["kind"].isin(REDUCING_KINDS).to_numpy()
-    for _, idx in gpu.groupby("stream", sort=False).groups.items():
-        order = np.asarray(idx)[np.argsort(gpu.loc[idx, "ts_us"].to_numpy(), kind="stable")]
-        run: list[int] = []
-        reduced = False
-        for j in [*order.tolist(), -1]:
-            if (j >= 0 and mem[j] and not (run and seg[j] != seg[run[-1]])
-                    and not (reduced and reduces[j]) and len(run) < T.FUSION_MAX_KERNELS):
-                run.append(j)
-                reduced = reduced or bool(reduces[j])
-                continue
-            if len(run) > 1:
-                out.append(np.array(run))
-            run = [j] if j >= 0 and mem[j] else []
-            reduced = bool(run) and bool(reduces[j])
-    return out
-
-
-def _fused(g: StepGraph, min_us: float, max_us: float = math.inf) -> tuple[StepGraph, str]:
-    """Each chain of memory-bound kernels becomes one kernel moving the chain's unique bytes.
-
-    Every member of a chain streams the same activation: the fused kernel moves what its
-    largest member moves (one read, one write), plus each other member's extra operands, seen
-    as the time that member takes beyond the chain's lightest one, at the bandwidth they reached.
-    """
-    gpu = g.gpu.copy()
-    host = g.host.copy()
-    dropped: list[int] = []
-    before = after = 0.0
-    # one array write for all chains: a pandas write per chain took 1.7 s of a 4.8 s analysis
-    durs = gpu["dur_us"].to_numpy(dtype=float, copy=True)
-    for run in _chains(g, min_us, max_us):
-        d = durs[run]
-        fused = float(d.max() + (d - d.min()).sum() - (d.max() - d.min()))
-        before += float(d.sum())
-        after += fused
-        durs[run[0]] = fused
-        dropped.extend(run[1:].tolist())
-    gpu["dur_us"] = durs
-    # the compiler that fuses them also stops dispatching the fused-away ops one by one
-    items = host["gpu"].isin(dropped)
-    host.loc[items, ["dur_us", "pre_dispatch_us"]] = 0.0
-    host.loc[items, "gpu"] = -1
-    n = g.n_steps
-    return g.with_(host=host, gpu=gpu), (
-        f"; {len(dropped) / n:.0f} memory-bound kernels per step fused into their chains "
-        f"({units.ms(before / 1e3 / n)} → {units.ms(after / 1e3 / n)} per step of GPU time)"
-        if dropped else "")
-
-
 def memory_fix(g: StepGraph) -> tuple[StepGraph, str]:
     """`torch.compile`'s fusion of the chains of memory-bound kernels long enough for their
     bytes, not their launch, to set their time (what compiled code saves on the host beyond
     that is the launch finding's: a graph saves more)."""
-    changed, driver = _fused(g, T.MEMORY_MIN_KERNEL_US)
+    changed, driver = fused(g, T.MEMORY_MIN_KERNEL_US)
     return changed, driver.removeprefix("; ") or "no chain of memory-bound kernels to fuse"
 
 

@@ -143,42 +143,48 @@ def kernel_rows(trace: Trace, op_types: pd.Series | None = None) -> pd.DataFrame
 
 
 def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """Aggregate by kernel name: columns in `KERNEL_COLUMNS`, longest total first."""
+    """Aggregate by kernel name: columns in `KERNEL_COLUMNS`, longest total first.
+
+    Grouped on the names' codes in order of appearance (hashing every row's name text took
+    most of a 300 MB trace's table), the names put back per group."""
     if rows.empty:
         return pd.DataFrame(columns=list(KERNEL_COLUMNS))
-    rows = rows.assign(name=rows["name"].astype(str))
-    g = rows.groupby("name", sort=False)
+    key, uniq = pd.factorize(rows["name"], sort=False)
+    labels = np.append(np.asarray(uniq, dtype=object), np.nan).astype(str)  # −1: no name
+    keyed = rows.assign(key=key)
+    g = keyed.groupby("key", sort=False)
     out = g.agg(
         kind=("kind", "first"), tensor_core=("tensor_core", "any"),
         calls=("dur_us", "size"), total_us=("dur_us", "sum"),
         mean_us=("dur_us", "mean"), median_us=("dur_us", "median"),
     ).reset_index()
     # the largest dtype string per name, vectorised (a string max per group runs in Python)
-    top = rows[["name", "dtype"]].sort_values("dtype").drop_duplicates("name", keep="last")
-    out["dtype"] = out["name"].map(pd.Series(top["dtype"].to_numpy(), index=top["name"]))
+    top = keyed[["key", "dtype"]].sort_values("dtype").drop_duplicates("key", keep="last")
+    out["dtype"] = out["key"].map(pd.Series(top["dtype"].to_numpy(), index=top["key"]))
+    out.insert(0, "name", labels[out["key"].to_numpy()])
     total = float(out["total_us"].sum())
     out["pct_of_gpu"] = 100.0 * out["total_us"] / total if total else np.nan
     out["short_name"] = [short_kernel_name(n) for n in out["name"]]
     out["tensor_core_eligible"] = out["kind"].isin(MATMUL_KINDS)
     for col in ("grid", "block"):
-        out[col] = _most_common_text(rows, col).reindex(out["name"]).fillna("").to_numpy()
+        out[col] = _most_common_text(keyed, col).reindex(out["key"]).fillna("").to_numpy()
     occ = (rows["occupancy_pct"].astype(float) if "occupancy_pct" in rows
            else pd.Series(np.nan, index=rows.index))
-    occ = rows.assign(occ=occ.where(occ >= 0)).groupby("name", sort=False)["occ"].mean()
-    out["occupancy_pct"] = out["name"].map(occ).to_numpy(dtype=float)
+    occ = keyed.assign(occ=occ.where(occ >= 0)).groupby("key", sort=False)["occ"].mean()
+    out["occupancy_pct"] = out["key"].map(occ).to_numpy(dtype=float)
     return out[list(KERNEL_COLUMNS)].sort_values("total_us", ascending=False, ignore_index=True)
 
 
 def _most_common_text(rows: pd.DataFrame, column: str) -> pd.Series:
-    """The most frequent launch shape of `column` per kernel name, as `launch_shape` text."""
+    """The most frequent launch shape of `column` per kernel (`key`), as `launch_shape` text."""
     if column not in rows:
         return pd.Series(dtype=object)
-    pairs = pd.DataFrame({"name": rows["name"].to_numpy(),
+    pairs = pd.DataFrame({"key": rows["key"].to_numpy(),
                           "v": rows[column].astype(str).to_numpy()})
-    top = (pairs.groupby(["name", "v"], sort=False).size().sort_values(ascending=False,
-                                                                     kind="stable")
-           .reset_index().drop_duplicates("name"))
-    return pd.Series([launch_shape(v) for v in top["v"]], index=top["name"].to_numpy())
+    top = (pairs.groupby(["key", "v"], sort=False).size().sort_values(ascending=False,
+                                                                    kind="stable")
+           .reset_index().drop_duplicates("key"))
+    return pd.Series([launch_shape(v) for v in top["v"]], index=top["key"].to_numpy())
 
 
 def kind_summary(rows: pd.DataFrame) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import pandas as pd
 from .intervals import Coverage, union
 from .kineto_json import GPU_CATEGORIES
 from .launch import LAUNCH_APIS
+from .name_masks import names_where
 from .trace import Trace
 
 #: a single runtime call this long is not steady-state work ...
@@ -58,9 +59,8 @@ def one_time_table(trace: Trace) -> pd.DataFrame:
             for n, s, e, b in zip(long["name"], long["ts_us"], long["end_us"], busy, strict=True)
             if (kind := kind_of_call(str(n))) != "other"
             and b <= ONE_TIME_MAX_GPU_BUSY * (e - s)]
-    names = rt["name"].astype(str)
-    begins = rt[names.str.endswith("StreamBeginCapture").to_numpy()]
-    ends = rt[names.str.endswith("StreamEndCapture").to_numpy()]
+    begins = rt[names_where(rt, lambda n: n.endswith("StreamBeginCapture"))]
+    ends = rt[names_where(rt, lambda n: n.endswith("StreamEndCapture"))]
     for s in begins["ts_us"].to_numpy():  # the whole capture range: its kernels never ran
         after = ends["end_us"].to_numpy()
         after = after[after >= s]

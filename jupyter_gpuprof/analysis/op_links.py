@@ -7,6 +7,7 @@ op its own device time: the links here add up to the op table's `cuda_self_us`.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .kernels import short_kernel_name
@@ -50,11 +51,22 @@ def op_shapes(calls: pd.DataFrame) -> pd.DataFrame:
         calls = calls[~calls["wrapper"].to_numpy(dtype=bool)]
     if calls.empty:
         return pd.DataFrame(columns=list(OP_SHAPE_COLUMNS))
-    rows = pd.DataFrame({"op": calls["name"].astype(str).to_numpy(),
-                         "input_dims": calls["input_dims"].astype(str).to_numpy(),
+    # grouped on codes in order of appearance (hashing every call's two texts took most of it)
+    op, op_text = _codes(calls["name"])
+    dims, dims_text = _codes(calls["input_dims"])
+    rows = pd.DataFrame({"op": op, "input_dims": dims,
                          "cuda_self_us": calls["cuda_self_us"].to_numpy(dtype=float)})
     out = (rows.groupby(["op", "input_dims"], sort=False)["cuda_self_us"]
            .agg(calls="size", cuda_self_us="sum").reset_index())
+    out["op"] = op_text[out["op"].to_numpy()]
+    out["input_dims"] = dims_text[out["input_dims"].to_numpy()]
     return out[list(OP_SHAPE_COLUMNS)].sort_values(["op", "calls", "cuda_self_us"],
                                                    ascending=[True, False, False],
                                                    ignore_index=True)
+
+
+def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of a column in order of appearance, and the text of each (−1, a missing value:
+    "nan", as `astype(str)` writes it)."""
+    codes, uniques = pd.factorize(col, sort=False)
+    return codes, np.append(np.asarray(uniques, dtype=object), np.nan).astype(str)

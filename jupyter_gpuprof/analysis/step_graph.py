@@ -147,22 +147,27 @@ def _op_flops(trace: Trace, ext_ids: np.ndarray) -> pd.Series:
     return out[~out.index.duplicated(keep="last")]  # innermost op (recorded last) wins
 
 
-def _gpu_table(trace: Trace, corr: np.ndarray) -> pd.DataFrame:
+def _gpu_table(trace: Trace, corr: np.ndarray, rows: pd.DataFrame) -> pd.DataFrame:
     """GPU operations launched by the given correlation ids, with what a fix needs to know."""
-    rows = kernel_rows(trace)
     rows = rows[rows["correlation"].isin(corr)].drop_duplicates("correlation")
     name = rows["name"].astype(str)
-    copy = np.select([name.str.contains("HtoD"), name.str.contains("DtoH"),
-                      name.str.contains("DtoD")], ["HtoD", "DtoH", "DtoD"], "")
+    copy = np.select([names_where(rows, lambda n: "HtoD" in n),
+                      names_where(rows, lambda n: "DtoH" in n),
+                      names_where(rows, lambda n: "DtoD" in n)], ["HtoD", "DtoH", "DtoD"], "")
     flops = rows["external_id"].map(_op_flops(trace, rows["external_id"].unique())).fillna(0.0)
     return pd.DataFrame({
         "ts_us": rows["ts_us"].to_numpy(), "dur_us": rows["dur_us"].to_numpy(),
-        "stream": rows["stream"].to_numpy(), "kind": rows["kind"].to_numpy(),
-        "name": name.to_numpy(), "dtype": rows["dtype"].to_numpy(),
+        "stream": rows["stream"].to_numpy(), "kind": _labels(rows["kind"]),
+        "name": name.to_numpy(), "dtype": _labels(rows["dtype"]),
         "tensor_core": rows["tensor_core"].to_numpy(), "bytes": rows["bytes"].to_numpy(),
-        "copy": copy, "pageable": name.str.contains("Pageable").to_numpy(),
+        "copy": pd.Categorical(copy), "pageable": names_where(rows, lambda n: "Pageable" in n),
         "flops": flops.to_numpy(dtype=np.float64), "correlation": rows["correlation"].to_numpy(),
     })
+
+
+def _labels(col: pd.Series) -> pd.Categorical:
+    """A column of few distinct words as categories: each fix's masks test it many times."""
+    return pd.Categorical(col.astype(str).to_numpy())
 
 
 def _optimizer_ranges(trace: Trace) -> Coverage:
@@ -240,8 +245,10 @@ def _bounded(steps: pd.DataFrame, items: pd.DataFrame,
     return steps.iloc[:keep], items[items["ts_us"].to_numpy() < cut], cut
 
 
-def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWork) -> StepGraph:
-    """The graph of the profiled steps (all of them, in order) of the driving process."""
+def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWork,
+                kernels: pd.DataFrame | None = None) -> StepGraph:
+    """The graph of the profiled steps (all of them, in order) of the driving process;
+    `kernels`: the trace's `kernel_rows`, where the caller has them already."""
     rt = trace.of("cuda_runtime", "cuda_driver")
     if window.pid >= 0:
         rt = rt[rt["pid"].to_numpy() == window.pid]
@@ -256,7 +263,8 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
                      -1)
     items = rt.assign(kind=kind)[kind >= 0].sort_values("ts_us", kind="stable")
     steps, items, hi = _bounded(steps, items, hi)
-    gpu = _gpu_table(trace, items["correlation"].to_numpy())
+    gpu = _gpu_table(trace, items["correlation"].to_numpy(),
+                     kernel_rows(trace) if kernels is None else kernels)
     pos = pd.Series(np.arange(len(gpu)), index=gpu["correlation"].to_numpy())
     gidx = items["correlation"].map(pos).fillna(-1).astype(np.int64).to_numpy()
     starts = items["ts_us"].to_numpy()

@@ -11,6 +11,7 @@ host time; kernel durations barely change), see `calibrate()`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,34 +53,87 @@ def probe_held_by_gpu(g: StepGraph, host_probe_ms: float) -> bool:
     return host_probe_ms >= THROTTLED_PROBE * beyond_ms
 
 
-def replay(g: StepGraph, host_scale: float = 1.0) -> float:
-    """Predicted mean step length (ms) of the graph, host times multiplied by `host_scale`."""
-    h0 = g.start_us
-    f = host_scale
+#: a stretch of host items between two host waits shorter than this is walked item by item
+#: (array work costs more per call than it saves on a few items)
+SHORT_RUN = 48
+
+
+@dataclass
+class _Clock:
+    """Where the replay stands: the host clock, the GPU's, and the cross-stream event state."""
+
+    h: float
+    all_end: float
+    recorded: float
+    pending: float
+    free: dict[int, float]
+
+
+@dataclass
+class _Items:
+    """The graph's host items and GPU operations as arrays, host times scaled."""
+
+    pre: np.ndarray
+    dur: np.ndarray
+    kind: np.ndarray
+    gpu: np.ndarray
+    gdur: np.ndarray
+    gstream: np.ndarray
+    lat: float
+    h0: float
+    sync_call: float
+
+
+def _items(g: StepGraph, f: float) -> _Items:
+    """The arrays one replay reads, host times multiplied by `f`."""
     t = g.host
-    pre_np = (t["pre_input_us"] + t["pre_dispatch_us"] + t["pre_host_us"]).to_numpy() * f
+    pre = (t["pre_input_us"] + t["pre_dispatch_us"] + t["pre_host_us"]).to_numpy() * f
     if REAL_COLUMN in t.columns:  # a fix's costs measured unprofiled are not rescaled
-        pre_np = pre_np + t[REAL_COLUMN].to_numpy()
-    pre = pre_np.tolist()
-    dur = (t["dur_us"].to_numpy() * f).tolist()
-    kinds = t["kind"].tolist()
-    gidx = t["gpu"].tolist()
-    gdur = g.gpu["dur_us"].tolist()
-    gstream = g.gpu["stream"].tolist()
-    lat = g.launch_latency_us
-    free: dict[int, float] = {}
-    h = all_end = recorded = h0
-    pending = -math.inf
-    sync_call = SYNC_CALL_US * f
-    for i, k in enumerate(kinds):
+        pre = pre + t[REAL_COLUMN].to_numpy()
+    return _Items(pre=np.asarray(pre, dtype=np.float64),
+                  dur=t["dur_us"].to_numpy(dtype=np.float64) * f,
+                  kind=t["kind"].to_numpy(dtype=np.int64), gpu=t["gpu"].to_numpy(dtype=np.int64),
+                  gdur=g.gpu["dur_us"].to_numpy(dtype=np.float64),
+                  gstream=g.gpu["stream"].to_numpy(dtype=np.int64),
+                  lat=g.launch_latency_us, h0=g.start_us, sync_call=SYNC_CALL_US * f)
+
+
+def replay(g: StepGraph, host_scale: float = 1.0) -> float:
+    """Predicted mean step length (ms) of the graph, host times multiplied by `host_scale`.
+
+    Between two host items that wait (on the GPU: syncs, blocking copies; or, for the next
+    launch, on another stream: stream waits) nothing the host does depends on the GPU, so such a
+    stretch is array work (`_run`); only the waiting items, and stretches too short to pay for
+    array work, are walked one item at a time (`_walk`, the rules themselves)."""
+    it = _items(g, host_scale)
+    c = _Clock(h=it.h0, all_end=it.h0, recorded=it.h0, pending=-math.inf, free={})
+    first = 0
+    waits = (it.kind == SYNC) | (it.kind == BLOCKING) | (it.kind == WAIT)
+    for w in [*np.flatnonzero(waits).tolist(), len(it.kind)]:
+        if w - first >= SHORT_RUN:
+            _run(c, it, first, w)
+        else:
+            _walk(c, it, first, w)
+        _walk(c, it, w, min(w + 1, len(it.kind)))
+        first = w + 1
+    h = c.h + (g.tail_host_us + g.tail_input_us + g.tail_dispatch_us) * host_scale
+    return (max(h, c.all_end) - it.h0) / 1e3 / max(g.n_steps, 1)
+
+
+def _walk(c: _Clock, it: _Items, i0: int, i1: int) -> None:
+    """Host items `i0:i1` one at a time: the replay's rules as written."""
+    pre, dur = it.pre[i0:i1].tolist(), it.dur[i0:i1].tolist()
+    gidx = it.gpu[i0:i1].tolist()
+    free, h, all_end, pending = c.free, c.h, c.all_end, c.pending
+    for i, k in enumerate(it.kind[i0:i1].tolist()):
         h += pre[i]
         if k == LAUNCH or k == BLOCKING:
             j = gidx[i]
             end = h
             if j >= 0:
-                s = gstream[j]
-                start = max(h + lat, free.get(s, h0), pending)
-                end = start + gdur[j]
+                s = int(it.gstream[j])
+                start = max(h + it.lat, free.get(s, it.h0), pending)
+                end = start + float(it.gdur[j])
                 free[s] = end
                 pending = -math.inf
                 if end > all_end:
@@ -88,15 +142,70 @@ def replay(g: StepGraph, host_scale: float = 1.0) -> float:
             if k == BLOCKING and end + SYNC_RETURN_US > h:
                 h = end + SYNC_RETURN_US
         elif k == SYNC:
-            h = max(h + min(dur[i], sync_call), all_end + SYNC_RETURN_US)
+            h = max(h + min(dur[i], it.sync_call), all_end + SYNC_RETURN_US)
         elif k == RECORD:
-            recorded = all_end
+            c.recorded = all_end
             h += dur[i]
         elif k == WAIT:
-            pending = recorded
+            pending = c.recorded
             h += dur[i]
-    h += (g.tail_host_us + g.tail_input_us + g.tail_dispatch_us) * f
-    return (max(h, all_end) - h0) / 1e3 / max(g.n_steps, 1)
+    c.h, c.all_end, c.pending = h, all_end, pending
+
+
+def _run(c: _Clock, it: _Items, i0: int, i1: int) -> None:
+    """Host items `i0:i1`, none of them waiting, as array work: the host clock is one running
+    sum; each stream's operations end at `end_k = max(ready_k, end_(k-1)) + dur_k`, a running
+    maximum over running sums; an event record keeps the latest end of the launches before it.
+    """
+    kind = it.kind[i0:i1]
+    steps = np.empty(2 * len(kind) + 1)
+    steps[0] = c.h
+    steps[1::2] = it.pre[i0:i1]
+    steps[2::2] = np.where((kind == LAUNCH) | (kind == RECORD), it.dur[i0:i1], 0.0)
+    clock = np.cumsum(steps)  # sequential, as the host adds its times one by one
+    c.h = float(clock[-1])
+    gidx = it.gpu[i0:i1]
+    pos = np.flatnonzero((kind == LAUNCH) & (gidx >= 0))
+    records = np.flatnonzero(kind == RECORD)
+    if not len(pos):
+        if len(records):
+            c.recorded = c.all_end
+        return
+    ops = gidx[pos]
+    ready = clock[2 * pos + 1] + it.lat
+    ready[0] = max(ready[0], c.pending)  # a stream wait before the stretch holds its first
+    stream = it.gstream[ops]
+    end = _stream_ends(c, it.h0, stream, ready, it.gdur[ops])
+    if len(records):  # the last record sees the launches ahead of it
+        ahead = int(np.searchsorted(pos, records[-1]))
+        c.recorded = max(c.all_end, float(end[:ahead].max())) if ahead else c.all_end
+    if stream[0] == stream[-1] and bool((stream == stream[0]).all()):
+        c.free[int(stream[0])] = float(end[-1])
+    else:
+        last = len(stream) - 1 - np.unique(stream[::-1], return_index=True)[1]
+        c.free.update(zip(stream[last].tolist(), end[last].tolist(), strict=True))
+    c.pending = -math.inf
+    c.all_end = max(c.all_end, float(end.max()))
+
+
+def _stream_ends(c: _Clock, h0: float, stream: np.ndarray, ready: np.ndarray,
+                 dur: np.ndarray) -> np.ndarray:
+    """Each operation's end on its stream: `end_k = total_k + max(free, max_(m<=k)(ready_m −
+    total_(m−1)))` with `total` the stream's running sum of durations."""
+    if stream[0] == stream[-1] and bool((stream == stream[0]).all()):
+        return _ends(ready, dur, c.free.get(int(stream[0]), h0))
+    end = np.empty(len(ready))
+    for s in np.unique(stream).tolist():
+        m = np.flatnonzero(stream == s)
+        end[m] = _ends(ready[m], dur[m], c.free.get(s, h0))
+    return end
+
+
+def _ends(ready: np.ndarray, dur: np.ndarray, free: float) -> np.ndarray:
+    """One stream's ends: a running maximum over running sums."""
+    total = np.cumsum(dur)
+    earlier = np.concatenate(([0.0], total[:-1]))
+    return total + np.maximum.accumulate(np.maximum(ready - earlier, free))
 
 
 def host_ms_per_step(g: StepGraph) -> float:

@@ -254,7 +254,8 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
     host = classify_host(trace, window.pid)
     gaps = gap_table(trace, window, host, cov)
     calls = op_rows(trace, window.start_us, window.end_us)
-    krows = kernel_rows(trace)
+    every_kernel = kernel_rows(trace)  # the graph's GPU table is taken from it too
+    krows = every_kernel
     if has_marks:  # per-step figures count the work the profiled steps launched
         krows = krows[assign_steps(gpu_activity(trace), steps) >= 0]
     else:
@@ -278,7 +279,7 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         input_ms_per_step=float(input_us) / 1e3 / n, matmul_dtype=dtype,
         flops=_flops(flops_per_step, real, trace.info.gpu_name, dtype, arch),
         comm=_comm(krows, n), n_steps=n, arch=arch, one_time=one_time_table(trace),
-        graph=build_graph(trace, steps, window, host) if has_marks else None,
+        graph=build_graph(trace, steps, window, host, every_kernel) if has_marks else None,
         host_probe_ms=host_probe_ms if host_probe_ms and host_probe_ms > 0 else None,
         spikes=find_spikes(list(baseline_step_ms or []), stalls, epoch_steps),
         loader=loader, optimizers=optimizer_classes(trace),

@@ -10,6 +10,7 @@ saved notebook small; a server slices any other step from the run's trace (`step
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any, NotRequired, Protocol, TypedDict
 
 import numpy as np
@@ -114,20 +115,40 @@ def phase_at(trace: Trace, window: Window, steps: pd.DataFrame | None,
     return out
 
 
-def _launch_times(trace: Trace, gpu: pd.DataFrame) -> np.ndarray:
-    """Host launch time of each GPU row (its own start where the launch is not recorded)."""
-    calls = trace.of("cuda_runtime", "cuda_driver")
-    calls = calls[calls["correlation"] >= 0].drop_duplicates("correlation")
-    by_corr = pd.Series(calls["ts_us"].to_numpy(dtype=float), index=calls["correlation"])
-    launch = gpu["correlation"].map(by_corr).to_numpy(dtype=float)
-    return np.where(np.isnan(launch), gpu["ts_us"].to_numpy(dtype=float), launch)
+class _Lookups:
+    """What the step tables look up, built once per trace however many steps and lanes ask:
+    each launch call by correlation id, each op by External id."""
 
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
 
-def _owner_times(trace: Trace, spec: LaneRows) -> np.ndarray:
-    """Time that decides an event's step: the host launch for GPU work, else its start."""
-    if spec.kind == "gpu":
-        return _launch_times(trace, spec.rows)
-    return spec.rows["ts_us"].to_numpy(dtype=float)
+    @cached_property
+    def calls(self) -> pd.DataFrame:
+        """The launch calls, one per correlation id, indexed by it."""
+        calls = self.trace.of("cuda_runtime", "cuda_driver")
+        calls = calls[calls["correlation"] >= 0].drop_duplicates("correlation")
+        return pd.DataFrame({"ts_us": calls["ts_us"].to_numpy(dtype=float),
+                             "tid": calls["tid"].to_numpy()}, index=calls["correlation"])
+
+    @cached_property
+    def ops(self) -> pd.DataFrame:
+        """Each op's name and input shapes as text, indexed by its External id."""
+        ops = self.trace.of("cpu_op")
+        ops = ops[ops["external_id"] >= 0].drop_duplicates("external_id")
+        return pd.DataFrame({"name": ops["name"].astype(str).to_numpy(),
+                             "dims": ops["input_dims"].astype(str).to_numpy()},
+                            index=ops["external_id"])
+
+    def launch_times(self, gpu: pd.DataFrame) -> np.ndarray:
+        """Host launch time of each GPU row (its own start where the launch is not recorded)."""
+        launch = gpu["correlation"].map(self.calls["ts_us"]).to_numpy(dtype=float)
+        return np.where(np.isnan(launch), gpu["ts_us"].to_numpy(dtype=float), launch)
+
+    def owner_times(self, spec: LaneRows) -> np.ndarray:
+        """Time that decides an event's step: the host launch for GPU work, else its start."""
+        if spec.kind == "gpu":
+            return self.launch_times(spec.rows)
+        return spec.rows["ts_us"].to_numpy(dtype=float)
 
 
 def _texts(mapped: pd.Series) -> np.ndarray:
@@ -136,22 +157,18 @@ def _texts(mapped: pd.Series) -> np.ndarray:
     return out.where(out.notna(), "").to_numpy(dtype=object)
 
 
-def _links(trace: Trace, lanes: Sequence[LaneRows], part: pd.DataFrame, lo: float,
+def _links(look: _Lookups, lanes: Sequence[LaneRows], part: pd.DataFrame, lo: float,
            strings: StringTable) -> dict[str, list[Any]]:
     """The link columns of GPU rows `part`: correlation, host launch (time from `lo`, lane),
     launching op and its shapes, launch grid and block."""
-    calls = trace.of("cuda_runtime", "cuda_driver")
-    calls = calls[calls["correlation"] >= 0].drop_duplicates("correlation")
     corr = pd.Series(part["correlation"].to_numpy())
-    at = corr.map(pd.Series(calls["ts_us"].to_numpy(dtype=float), index=calls["correlation"]))
-    tid = corr.map(pd.Series(calls["tid"].to_numpy(), index=calls["correlation"]))
+    at = corr.map(look.calls["ts_us"])
+    tid = corr.map(look.calls["tid"])
     lane_of = {spec.id: i for i, spec in enumerate(lanes)}
     lane = [lane_of.get(f"cpu:{int(t)}", -1) if t == t else -1 for t in tid.tolist()]
-    ops = trace.of("cpu_op")
-    ops = ops[ops["external_id"] >= 0].drop_duplicates("external_id")
     ext = pd.Series(part["external_id"].to_numpy())
-    op = ext.map(pd.Series(ops["name"].astype(str).to_numpy(), index=ops["external_id"]))
-    dims = ext.map(pd.Series(ops["input_dims"].astype(str).to_numpy(), index=ops["external_id"]))
+    op = ext.map(look.ops["name"])
+    dims = ext.map(look.ops["dims"])
     grid = part["grid"].astype(str).to_numpy()
     block = part["block"].astype(str).to_numpy()
     config = np.where(grid != "", "grid " + grid.astype(object) + " · block " + block.astype(
@@ -166,7 +183,8 @@ def _links(trace: Trace, lanes: Sequence[LaneRows], part: pd.DataFrame, lo: floa
 
 
 def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequence[LaneRows],
-           lo: float, hi: float, strings: StringTable) -> StepEvents:
+           lo: float, hi: float, strings: StringTable, look: _Lookups,
+           owners: Sequence[np.ndarray]) -> StepEvents:
     """The events of all lanes the host started in [lo, hi), as columns (µs from `lo`).
 
     GPU work belongs to the step that launched it, even when it runs after the next step's
@@ -178,7 +196,7 @@ def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequ
     none = {"corr": -1, "launch_us": -1.0, "launch_lane": -1, "op": -1, "shape": -1,
             "config": -1}
     for i, spec in enumerate(lanes):
-        owner = _owner_times(trace, spec)
+        owner = owners[i]
         sel = (owner >= lo) & (owner < hi)
         if not sel.any():
             continue
@@ -189,7 +207,7 @@ def _table(trace: Trace, window: Window, steps: pd.DataFrame | None, lanes: Sequ
         names.append(part["name"].astype(str).to_numpy())
         host_t.append(owner[sel])
         if spec.kind == "gpu":
-            for k, v in _links(trace, lanes, part, lo, strings).items():
+            for k, v in _links(look, lanes, part, lo, strings).items():
                 links[k] += v
         else:
             for k in links:
@@ -215,10 +233,9 @@ def step_bounds(steps: pd.DataFrame, window: Window) -> list[tuple[int, float, f
             for k, a, b in zip(steps["step"].to_numpy(), s, ends, strict=True)]
 
 
-def _count(trace: Trace, lanes: Sequence[LaneRows], lo: float, hi: float) -> int:
-    """Events of all lanes the host started in [lo, hi)."""
-    return sum(int(np.count_nonzero((t >= lo) & (t < hi)))
-               for t in (_owner_times(trace, spec) for spec in lanes))
+def _count(owners: Sequence[np.ndarray], lo: float, hi: float) -> int:
+    """Events of all lanes the host started in [lo, hi) (`owners`: their owner times)."""
+    return sum(int(np.count_nonzero((t >= lo) & (t < hi))) for t in owners)
 
 
 def inline_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows],
@@ -235,13 +252,15 @@ def inline_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows],
     dur = np.array([b - a for _, a, b in bounds])
     order = np.argsort(np.abs(dur - np.median(dur)), kind="stable")
     budget = MAX_INLINE_EVENTS
+    look = _Lookups(trace)
+    owners = [look.owner_times(spec) for spec in lanes]
     for i in order[:MAX_INLINE_STEPS]:
         _, lo, hi = bounds[int(i)]
-        n = _count(trace, lanes, lo, hi)
+        n = _count(owners, lo, hi)
         if n > budget:
             continue
         budget -= n
-        out[int(i)] = _table(trace, window, steps, lanes, lo, hi, strings)
+        out[int(i)] = _table(trace, window, steps, lanes, lo, hi, strings, look, owners)
     return out
 
 
@@ -250,5 +269,7 @@ def step_detail(trace: Trace, window: Window, lanes: Sequence[LaneRows], steps: 
     """The event table of profiled step number `step` (None: no such step)."""
     for k, lo, hi in step_bounds(steps, window):
         if k == step:
-            return _table(trace, window, steps, lanes, lo, hi, strings)
+            look = _Lookups(trace)
+            return _table(trace, window, steps, lanes, lo, hi, strings, look,
+                          [look.owner_times(spec) for spec in lanes])
     return None

@@ -80,24 +80,37 @@ def _of_ops(table: pd.DataFrame, ops: set[str]) -> pd.DataFrame:
 def _shapes(a: Analysis, ops: set[str]) -> dict[str, list[OpShape]]:
     n, gpu = max(a.n_steps, 1), _gpu_total_us(a)
     out: dict[str, list[OpShape]] = {}
-    for op, group in _of_ops(a.op_shapes, ops).groupby("op", sort=False):
-        out[str(op)] = [OpShape(input_dims=str(r["input_dims"]), calls=int(r["calls"]),
-                                calls_per_step=float(r["calls"]) / n,
-                                cuda_self_ms_per_step=float(r["cuda_self_us"]) / 1e3 / n,
-                                pct_of_gpu=100.0 * float(r["cuda_self_us"]) / gpu if gpu
-                                else None)
-                        for r in _records(group, SHAPES_PER_OP)]
+    for op, rows in _by_op(_of_ops(a.op_shapes, ops), SHAPES_PER_OP).items():
+        out[op] = [OpShape(input_dims=str(r["input_dims"]), calls=int(r["calls"]),
+                           calls_per_step=float(r["calls"]) / n,
+                           cuda_self_ms_per_step=float(r["cuda_self_us"]) / 1e3 / n,
+                           pct_of_gpu=100.0 * float(r["cuda_self_us"]) / gpu if gpu else None)
+                   for r in rows]
+    return out
+
+
+def _by_op(table: pd.DataFrame, n: int) -> dict[str, list[dict[str, Any]]]:
+    """The first `n` records of each op, ops in order of appearance: one conversion of the
+    whole table (a frame and a conversion per op cost most of the report's tables)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in _records(table, len(table)):
+        op = r["op"]
+        if op is None or (isinstance(op, float) and op != op):  # grouping left these out
+            continue
+        rows = out.setdefault(str(op), [])
+        if len(rows) < n:
+            rows.append(r)
     return out
 
 
 def _kernels(a: Analysis, ops: set[str]) -> dict[str, list[OpKernel]]:
     n = max(a.n_steps, 1)
     out: dict[str, list[OpKernel]] = {}
-    for op, group in _of_ops(a.op_kernels, ops).groupby("op", sort=False):
-        out[str(op)] = [OpKernel(name=str(r["kernel"]), short_name=str(r["short_name"]),
-                                 calls_per_step=float(r["calls"]) / n,
-                                 ms_per_step=float(r["total_us"]) / 1e3 / n)
-                        for r in _records(group, KERNELS_PER_OP)]
+    for op, rows in _by_op(_of_ops(a.op_kernels, ops), KERNELS_PER_OP).items():
+        out[op] = [OpKernel(name=str(r["kernel"]), short_name=str(r["short_name"]),
+                            calls_per_step=float(r["calls"]) / n,
+                            ms_per_step=float(r["total_us"]) / 1e3 / n)
+                   for r in rows]
     return out
 
 

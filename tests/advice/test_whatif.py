@@ -9,7 +9,7 @@ import pytest
 from scenarios import DATALOADER, SIMT_GEMM, TC_GEMM
 from tracebuilder import TraceBuilder
 
-from jupyter_gpuprof.advice import thresholds, whatif
+from jupyter_gpuprof.advice import fusion, thresholds, whatif
 from jupyter_gpuprof.advice.verdict import advise
 from jupyter_gpuprof.analysis.hardware import peak_tflops
 from jupyter_gpuprof.analysis.step_replay import calibrate, host_ms_per_step, predict, replay
@@ -226,7 +226,7 @@ def test_one_fused_kernel_replaces_at_most_the_compilers_fusion_limit(tmp_path):
 
     _, g = _graph(tmp_path, step)
     cap = thresholds.FUSION_MAX_KERNELS
-    assert [len(r) for r in whatif._chains(g, 0.0)] == [cap, 70 - cap] * STEPS
+    assert [len(r) for r in fusion.chains(g, 0.0)] == [cap, 70 - cap] * STEPS
 
 
 def test_a_reduction_ends_a_fused_chain_only_at_the_second_one(tmp_path):
@@ -239,7 +239,7 @@ def test_a_reduction_ends_a_fused_chain_only_at_the_second_one(tmp_path):
         return 120.0
 
     _, g = _graph(tmp_path, step)
-    runs = whatif._chains(g, thresholds.MEMORY_MIN_KERNEL_US)
+    runs = fusion.chains(g, thresholds.MEMORY_MIN_KERNEL_US)
     assert [len(r) for r in runs] == [3, 2] * STEPS
 
 
