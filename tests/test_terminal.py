@@ -92,7 +92,25 @@ def test_analyze_prints_hostile_kernel_and_op_names_visibly(tmp_path, capsys):
     assert main(["analyze", "--json", str(path)]) == 0  # JSON escapes them itself, and stays JSON
     raw = capsys.readouterr().out
     _clean(raw)
-    assert json.loads(raw)["kernels"][0]["name"].endswith(HOSTILE)
+    summary = json.loads(raw)
+    assert summary["kernels"][0]["name"].endswith(HOSTILE)
+    # every name the summary ships keeps the whole payload, its trailing NUL too (numpy's
+    # fixed-width strings drop it: the kernel table and the op shapes once did)
+    names = [s for s in _strings(summary) if "pwned" in s]
+    assert names and all(s.endswith(HOSTILE) or HOSTILE in s for s in names)
+    assert not [s for s in names if s.endswith(HOSTILE[:-1])]
+
+
+def _strings(node):
+    """Every string in a JSON document."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for v in node.values():
+            yield from _strings(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _strings(v)
 
 
 def test_an_error_line_naming_a_hostile_path_is_visible(tmp_path, capsys):
@@ -121,3 +139,18 @@ def test_every_terminal_writer_goes_through_say(module):
             and isinstance(n.func.value, ast.Attribute) and n.func.value.attr in (
                 "stdout", "stderr")))]
     assert bare == [], f"{module}: print/write at lines {bare}: use terminal.say"
+
+
+def test_grouping_codes_keep_a_names_trailing_nul():
+    """The kernel table's and the op shapes' grouping give each group its name back whole."""
+    import pandas as pd
+
+    from jupyter_gpuprof.analysis.kernels import kernel_table
+    from jupyter_gpuprof.analysis.op_links import _codes
+
+    names = pd.Series([f"op{HOSTILE}", "b", None], dtype=object)
+    codes, text = _codes(names)
+    assert list(text[codes]) == [f"op{HOSTILE}", "b", "nan"]
+    rows = pd.DataFrame({"name": [f"k{HOSTILE}", "k2"], "kind": ["gemm", "other"],
+                         "tensor_core": [False, False], "dur_us": [5.0, 1.0], "dtype": ["", ""]})
+    assert kernel_table(rows)["name"].iloc[0] == f"k{HOSTILE}"

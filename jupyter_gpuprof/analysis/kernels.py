@@ -150,7 +150,8 @@ def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=list(KERNEL_COLUMNS))
     key, uniq = pd.factorize(rows["name"], sort=False)
-    labels = np.append(np.asarray(uniq, dtype=object), np.nan).astype(str)  # −1: no name
+    # −1: no name; object strings (numpy's fixed-width ones drop a name's trailing NULs)
+    labels = np.append(pd.Series(uniq, dtype=object).astype(str).to_numpy(dtype=object), "nan")
     keyed = rows.assign(key=key)
     g = keyed.groupby("key", sort=False)
     out = g.agg(

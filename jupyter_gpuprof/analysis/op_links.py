@@ -69,4 +69,6 @@ def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Codes of a column in order of appearance, and the text of each (−1, a missing value:
     "nan", as `astype(str)` writes it)."""
     codes, uniques = pd.factorize(col, sort=False)
-    return codes, np.append(np.asarray(uniques, dtype=object), np.nan).astype(str)
+    # object strings: numpy's fixed-width ones drop a name's trailing NULs
+    return codes, np.append(pd.Series(uniques, dtype=object).astype(str).to_numpy(dtype=object),
+                            "nan")
