@@ -145,11 +145,11 @@ def test_grouping_codes_keep_a_names_trailing_nul():
     """The kernel table's and the op shapes' grouping give each group its name back whole."""
     import pandas as pd
 
+    from jupyter_gpuprof.analysis.kernels import codes_in_order
     from jupyter_gpuprof.analysis.kernels import kernel_table
-    from jupyter_gpuprof.analysis.op_links import _codes
 
     names = pd.Series([f"op{HOSTILE}", "b", None], dtype=object)
-    codes, text = _codes(names)
+    codes, text = codes_in_order(names)
     assert list(text[codes]) == [f"op{HOSTILE}", "b", "nan"]
     rows = pd.DataFrame({"name": [f"k{HOSTILE}", "k2"], "kind": ["gemm", "other"],
                          "tensor_core": [False, False], "dur_us": [5.0, 1.0], "dtype": ["", ""]})

@@ -142,6 +142,15 @@ def kernel_rows(trace: Trace, op_types: pd.Series | None = None) -> pd.DataFrame
     return gpu.assign(kind=kind, dtype=dtype, tensor_core=tc.astype(bool))
 
 
+def codes_in_order(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of a column in order of appearance, and the text of each (−1, a missing value:
+    "nan", as `astype(str)` writes it), as object strings: numpy's fixed-width ones drop a
+    name's trailing NULs."""
+    codes, uniques = pd.factorize(col, sort=False)
+    texts = pd.Series(uniques, dtype=object).astype(str).to_numpy(dtype=object)
+    return codes, np.append(texts, "nan")
+
+
 def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Aggregate by kernel name: columns in `KERNEL_COLUMNS`, longest total first.
 
@@ -149,9 +158,7 @@ def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
     most of a 300 MB trace's table), the names put back per group."""
     if rows.empty:
         return pd.DataFrame(columns=list(KERNEL_COLUMNS))
-    key, uniq = pd.factorize(rows["name"], sort=False)
-    # −1: no name; object strings (numpy's fixed-width ones drop a name's trailing NULs)
-    labels = np.append(pd.Series(uniq, dtype=object).astype(str).to_numpy(dtype=object), "nan")
+    key, labels = codes_in_order(rows["name"])
     keyed = rows.assign(key=key)
     g = keyed.groupby("key", sort=False)
     out = g.agg(

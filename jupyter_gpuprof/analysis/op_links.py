@@ -7,10 +7,9 @@ op its own device time: the links here add up to the op table's `cuda_self_us`.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from .kernels import short_kernel_name
+from .kernels import codes_in_order, short_kernel_name
 
 OP_KERNEL_COLUMNS = {
     "op": "the launching operator (the innermost op, as in the op table)",
@@ -52,8 +51,8 @@ def op_shapes(calls: pd.DataFrame) -> pd.DataFrame:
     if calls.empty:
         return pd.DataFrame(columns=list(OP_SHAPE_COLUMNS))
     # grouped on codes in order of appearance (hashing every call's two texts took most of it)
-    op, op_text = _codes(calls["name"])
-    dims, dims_text = _codes(calls["input_dims"])
+    op, op_text = codes_in_order(calls["name"])
+    dims, dims_text = codes_in_order(calls["input_dims"])
     rows = pd.DataFrame({"op": op, "input_dims": dims,
                          "cuda_self_us": calls["cuda_self_us"].to_numpy(dtype=float)})
     out = (rows.groupby(["op", "input_dims"], sort=False)["cuda_self_us"]
@@ -63,12 +62,3 @@ def op_shapes(calls: pd.DataFrame) -> pd.DataFrame:
     return out[list(OP_SHAPE_COLUMNS)].sort_values(["op", "calls", "cuda_self_us"],
                                                    ascending=[True, False, False],
                                                    ignore_index=True)
-
-
-def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of a column in order of appearance, and the text of each (−1, a missing value:
-    "nan", as `astype(str)` writes it)."""
-    codes, uniques = pd.factorize(col, sort=False)
-    # object strings: numpy's fixed-width ones drop a name's trailing NULs
-    return codes, np.append(pd.Series(uniques, dtype=object).astype(str).to_numpy(dtype=object),
-                            "nan")
