@@ -145,8 +145,7 @@ def test_grouping_codes_keep_a_names_trailing_nul():
     """The kernel table's and the op shapes' grouping give each group its name back whole."""
     import pandas as pd
 
-    from jupyter_gpuprof.analysis.kernels import codes_in_order
-    from jupyter_gpuprof.analysis.kernels import kernel_table
+    from jupyter_gpuprof.analysis.kernels import codes_in_order, kernel_table
 
     names = pd.Series([f"op{HOSTILE}", "b", None], dtype=object)
     codes, text = codes_in_order(names)
