@@ -13,7 +13,9 @@ positions as the observer check (observer.py) are compared with the script alone
 medians, and of means.
 $OBSERVER_VARIANTS=alone,tool,...: only those variants. $OBSERVER_CPUS=2-5 pins this process
 and so every variant it starts to those cores (the same cores for all: which core a process
-lands on is then not a difference between variants).
+lands on is then not a difference between variants). $OBSERVER_NO_ASLR=1 turns address-space
+randomisation off for this process and so for every process it starts (the same memory layout
+in every process: whether the spread between processes is where things land in memory).
 """
 
 from __future__ import annotations
@@ -86,6 +88,26 @@ def _pin() -> list[int] | None:
     return sorted(cpus)
 
 
+#: personality(2) flag: map every process the same way (what `setarch -R` sets)
+ADDR_NO_RANDOMIZE = 0x0040000
+
+
+def _no_aslr() -> bool:
+    """Re-run this script with address-space randomisation off, inherited by its children."""
+    if os.environ.get("OBSERVER_NO_ASLR") != "1":
+        return False
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    current = libc.personality(0xFFFFFFFF)
+    if current & ADDR_NO_RANDOMIZE:
+        return True
+    if libc.personality(current | ADDR_NO_RANDOMIZE) == -1:
+        raise OSError(ctypes.get_errno(), "personality(ADDR_NO_RANDOMIZE) refused")
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+    return True  # not reached
+
+
 def _gpu_state(summary: dict[str, Any]) -> dict[str, Any]:
     """The SM clock's and power's median and range while one process ran."""
     if not summary.get("available"):
@@ -95,6 +117,7 @@ def _gpu_state(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
+    no_aslr = _no_aslr()
     pinned = _pin()
     corpus, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
     wanted = set(sys.argv[3:]) or {"word-lm"}
@@ -151,7 +174,8 @@ def main() -> int:
                               "gpu": gpu[name]}
                 print(f"{entry['id']:10} {name:14} median ×{rows[name]['median_ratio']:.3f} "
                       f"mean ×{rows[name]['mean_ratio']:.3f}", flush=True)
-        results[entry["id"]] = {"window": [lo, hi], "cpus": pinned, "variants": rows}
+        results[entry["id"]] = {"window": [lo, hi], "cpus": pinned, "no_aslr": no_aslr,
+                                "variants": rows}
         (out / "observer_causes.json").write_text(json.dumps(results, indent=1))
     return 0
 

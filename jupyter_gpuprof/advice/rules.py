@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Unpack
 
+import pandas as pd
+
 from .. import units
 from ..analysis.loader_pace import PACE_MIN_MS
 from ..analysis.spikes import CATEGORY_OF, CAUSES
@@ -171,7 +173,7 @@ def sync_rule(a: Analysis) -> Finding | None:
     if s.empty:
         return None
     n = max(a.n_steps, 1)
-    who = s.assign(by=s["caller"].where(s["caller"] != "", s["api"])).groupby("by")
+    who = s.assign(by=_caller_labels(s)).groupby("by")
     top = who["gpu_idle_after_us"].agg(["size", "sum"]).sort_values("sum", ascending=False)
     # the real count per step ("×1.8/step"), never truncated to a whole call
     callers = ", ".join(f"{name} ×{units.count(r['size'] / n)}/step"
@@ -206,10 +208,29 @@ def launch_rule(a: Analysis) -> Finding | None:
                  evidence, fixes.LAUNCH, cost, T.LAUNCH_SAVING,
                  kernels_per_step=round(L["kernels_per_step"], 1))
     if f is not None and f.data.get("requires") == "sync":
-        f.fix = ("# first take the step's syncs out (.item(), .cpu(), printing tensors: see the "
-                 "sync finding):\n# a CUDA graph cannot capture a step that waits on the GPU\n"
-                 + f.fix)
+        # the fix names the waits itself: a sync finding too small to be shown may not be there
+        f.fix = (f"# first take the step's syncs out ({_sync_callers(a)}; .item(), .cpu(), "
+                 "printing tensors):\n# a CUDA graph cannot capture a step that waits on the "
+                 "GPU\n" + f.fix)
     return f
+
+
+def _caller_labels(syncs: pd.DataFrame) -> pd.Series:
+    """Who waited, per sync: the op that called it, else the API itself (a wait directly in
+    the step, whose only enclosing range is the profiler's step, has no op to name)."""
+    caller = syncs["caller"].astype(str)
+    known = (caller != "") & ~caller.str.startswith("ProfilerStep#")
+    return caller.where(known, syncs["api"].astype(str))
+
+
+def _sync_callers(a: Analysis, top: int = 3) -> str:
+    """The step's waits by caller, most frequent first ("aten::item ×1/step")."""
+    s = a.syncs
+    if s.empty:
+        return "the step's host waits"
+    by = _caller_labels(s).value_counts(sort=True)
+    n = max(a.n_steps, 1)
+    return ", ".join(f"{name} ×{units.count(c / n)}/step" for name, c in by.head(top).items())
 
 
 def host_rule(a: Analysis) -> Finding | None:

@@ -391,4 +391,8 @@ def test_the_sync_case_is_a_sync_verdict(tmp_path):
     launch = next(f for f in advice.findings if f.category == "launch")
     assert launch.data["requires"] == "sync"
     assert launch.fix.startswith("# first take the step's syncs out")
+    # the fix names the waits itself, whether or not a sync finding is shown beside it
+    first = launch.fix.splitlines()[0]
+    caller = a.syncs["caller"].where(a.syncs["caller"] != "", a.syncs["api"]).mode()[0]
+    assert f"{caller} ×" in first and "/step" in first and "sync finding" not in launch.fix
     assert advice.verdict.category == "sync"
