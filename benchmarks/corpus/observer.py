@@ -34,6 +34,39 @@ def window(capture: list[str]) -> tuple[int, int]:
     return warmup + 2, warmup + steps
 
 
+#: iterations left out after the capture ends (its trace is written in the process then)
+AFTER_MARGIN = 5
+
+
+def after_capture(capture: list[str]) -> int:
+    """First iteration (0-based) after the capture and its trace write: the process's own
+    control, where the tool no longer observes (its hooks idle, the profiler gone)."""
+    end = (_flag(capture, "--warmup", 3) + _flag(capture, "--steps", 20)
+           + _flag(capture, "--wait", 1) + _flag(capture, "--prof-warmup", 1)
+           + _flag(capture, "--active", 3))
+    return end + AFTER_MARGIN
+
+
+def after(own: dict[str, Any], start: int, per: int, first: int) -> list[float]:
+    """The log values whose iterations all come at or after `start`."""
+    skip = own.get("skip", 2)
+    return [ms for i, ms in enumerate(own.get("series_ms") or [])
+            if first + (i + skip) * per >= start]
+
+
+def within_process(own: dict[str, Any], capture: list[str], per: int,
+                   first: int) -> float | None:
+    """The baseline window's median over the same process's median after the capture: a
+    ratio free of the process's own speed (the word LM's per-process medians spread 10 %,
+    alone against alone), so tool and alone compare on it with a few pairs."""
+    lo, hi = window(capture)
+    inside = [ms for _, ms in in_window(own, lo, hi, per, first)]
+    later = after(own, after_capture(capture), per, first)
+    if not inside or len(later) < 3:
+        return None
+    return statistics.median(inside) / statistics.median(later)
+
+
 def in_window(own: dict[str, Any], lo: int, hi: int, per: int,
               first: int) -> list[tuple[int, float]]:
     """(value index, ms) of the log values whose iterations lie wholly inside [lo, hi]."""

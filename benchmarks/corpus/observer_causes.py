@@ -21,6 +21,7 @@ in every process: whether the spread between processes is where things land in m
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import sys
@@ -67,10 +68,12 @@ VARIANTS: dict[str, str | None] = {
     "sampler": "import,sampler", "dynamo+freeze": "import,dynamo,freeze",
     "all": "import,dynamo,sampler", "session": "session", "session+sampler": "session,sampler",
     "tool": None, "tool-bare": None, "tool-no-flops": None,
-    "tool-no-phases": None, "tool-no-shapes-memory": None,
+    "tool-no-phases": None, "tool-no-shapes-memory": None, "tool-on": None,
 }
-#: the tool's capture options per tool variant (bare: no probes, phases, shapes or memory)
-TOOL_FLAGS = {"tool": [], "tool-bare": ["--no-flops", "--no-phases", "--no-shapes", "--no-memory"],
+#: the tool's capture options per tool variant (bare: no probes, phases, shapes or memory;
+#: on: the script runs on to its end after the capture, its later iterations the control)
+TOOL_FLAGS = {"tool": [], "tool-on": [],
+              "tool-bare": ["--no-flops", "--no-phases", "--no-shapes", "--no-memory"],
               "tool-no-flops": ["--no-flops"], "tool-no-phases": ["--no-phases"],
               "tool-no-shapes-memory": ["--no-shapes", "--no-memory"]}
 
@@ -116,6 +119,34 @@ def _gpu_state(summary: dict[str, Any]) -> dict[str, Any]:
         "throttle": summary.get("throttle")}
 
 
+def _paired(within: dict[str, list[float | None]]) -> dict[str, Any]:
+    """Per tool variant run on, the pairs' (tool window / its later) over (alone window / its
+    later): the observer effect with each process's own speed divided out; geometric mean
+    and a 95 % t interval over the pairs."""
+    out: dict[str, Any] = {}
+    alone = within.get("alone") or []
+    for name, values in within.items():
+        if name == "alone":
+            continue
+        logs = [math.log(t / a) for t, a in zip(values, alone, strict=False) if t and a]
+        if len(logs) < 2:
+            continue
+        mean, sd = statistics.fmean(logs), statistics.stdev(logs)
+        half = T95.get(len(logs) - 1, 1.96) * sd / math.sqrt(len(logs))
+        out[name] = {"pairs": [round(math.exp(v), 4) for v in logs],
+                     "ratio": math.exp(mean), "ci95": [math.exp(mean - half),
+                                                       math.exp(mean + half)]}
+        print(f"within-process pairs {name}: ×{math.exp(mean):.3f} "
+              f"(95 % CI {math.exp(mean - half):.3f}–{math.exp(mean + half):.3f}, "
+              f"{len(logs)} pairs)", flush=True)
+    return out
+
+
+#: two-sided 95 % t quantiles by degrees of freedom (few pairs)
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
+       10: 2.23, 11: 2.20, 12: 2.18, 15: 2.13, 20: 2.09}
+
+
 def main() -> int:
     no_aslr = _no_aslr()
     pinned = _pin()
@@ -140,6 +171,8 @@ def main() -> int:
         chosen = os.environ.get("OBSERVER_VARIANTS", "").split(",")
         variants = {k: v for k, v in VARIANTS.items() if k in chosen or chosen == [""]}
         series: dict[str, list[list[float]]] = {name: [] for name in variants}
+        # each process's window over its own later iterations (observer.within_process)
+        within: dict[str, list[float | None]] = {name: [] for name in variants}
         # the GPU's clocks and power while each process ran (sampled here, in the parent):
         # whether the spread between processes follows the GPU's state
         gpu: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
@@ -150,7 +183,7 @@ def main() -> int:
                 if name in TOOL_FLAGS:
                     done = run_gpu._tool({**entry, "capture": capture}, [run_gpu.PY, *cmd],
                                          folder, env, out, TOOL_FLAGS[name], f"{name}{rep}",
-                                         out / "kept" / entry["id"])
+                                         out / "kept" / entry["id"], stop=name != "tool-on")
                     own = done["own"]
                 else:
                     prefix = [run_gpu.PY] if residue is None else [run_gpu.PY, str(wrap)]
@@ -159,6 +192,7 @@ def main() -> int:
                     own = run_gpu.own_times(entry, ran)
                 values = [ms for _, ms in observer.in_window(own, lo, hi, per, first)]
                 series[name].append(values)
+                within[name].append(observer.within_process(own, capture, per, first))
                 gpu[name].append(_gpu_state(sampler.stop()))
                 print(f"{entry['id']} rep {rep} {name}: median "
                       f"{statistics.median(values) if values else None} ms", flush=True)
@@ -171,11 +205,11 @@ def main() -> int:
                               "median_ratio": statistics.median(flat) / statistics.median(alone),
                               "mean_ratio": statistics.fmean(flat) / statistics.fmean(alone),
                               "median_ms": statistics.median(flat), "series_ms": reps_values,
-                              "gpu": gpu[name]}
+                              "gpu": gpu[name], "within_process": within[name]}
                 print(f"{entry['id']:10} {name:14} median ×{rows[name]['median_ratio']:.3f} "
                       f"mean ×{rows[name]['mean_ratio']:.3f}", flush=True)
         results[entry["id"]] = {"window": [lo, hi], "cpus": pinned, "no_aslr": no_aslr,
-                                "variants": rows}
+                                "variants": rows, "paired": _paired(within)}
         (out / "observer_causes.json").write_text(json.dumps(results, indent=1))
     return 0
 

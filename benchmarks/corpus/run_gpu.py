@@ -188,11 +188,13 @@ def _pack(kept: Path, out: Path, name: str) -> None:
 
 
 def _tool(entry: dict[str, Any], base: list[str], folder: Path, env: dict[str, str], out: Path,
-          flags: list[str], name: str, kept: Path) -> dict[str, Any]:
-    """The command under `jupyter gpuprof run` (with `flags`): its report, kept under `kept`."""
+          flags: list[str], name: str, kept: Path, stop: bool = True) -> dict[str, Any]:
+    """The command under `jupyter gpuprof run` (with `flags`): its report, kept under `kept`;
+    `stop`: the script ends once the capture is written, else it runs to its own end."""
     runs = out / "runs" / entry["id"] / name
     tool = _run([PY, "-m", "jupyter_gpuprof", "run", "--runs-root", str(runs), "--name",
-                 entry["id"], "--stop-after-capture", *entry.get("capture", CAPTURE), *flags,
+                 entry["id"], *(["--stop-after-capture"] if stop else []),
+                 *entry.get("capture", CAPTURE), *flags,
                  *(["--try", TRY] if TRY and name == "tool" else []),
                  "--", *base], folder, env, TOOL_TIMEOUT_S)
     # run folders only: the runs root also holds the calibration record (calibration.jsonl)

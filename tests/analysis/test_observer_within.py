@@ -1,0 +1,73 @@
+"""The observer check within each process (benchmarks/corpus/observer.py, observer_causes.py):
+the baseline window over the same process's later iterations, tool against alone, so the
+process's own speed (10 % apart between processes) divides out."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CAPTURE = ["--steps", "60", "--warmup", "3", "--wait", "1", "--prof-warmup", "1", "--active", "3"]
+
+
+def _load(name):
+    sys.path.insert(0, str(ROOT / "benchmarks" / "corpus"))
+    path = ROOT / "benchmarks" / "corpus" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def observer():
+    return _load("observer")
+
+
+def _own(level, window_extra, n=62, per=5, skip=2):
+    """A word-LM-like log (a value per 5 iterations, from iteration 1), `level` ms, the values
+    inside the baseline window (iterations 5-63) `window_extra` times slower."""
+    series = []
+    for i in range(skip, n):
+        start = 1 + i * per
+        series.append(level * (window_extra if 5 <= start and start + per - 1 <= 63 else 1.0))
+    return {"series_ms": series, "skip": skip}
+
+
+def test_the_later_iterations_start_after_the_capture_and_its_write(observer):
+    # warm-up 3 + baseline 60 + wait 1 + profiler warm-up 1 + traced 3, then the margin
+    assert observer.after_capture(CAPTURE) == 68 + observer.AFTER_MARGIN
+
+
+def test_a_slower_process_reads_the_same_within_itself(observer):
+    # two processes 30 % apart in their own speed, neither observed: the same ratio (1.0)
+    fast = observer.within_process(_own(5.0, 1.0), CAPTURE, 5, 1)
+    slow = observer.within_process(_own(6.5, 1.0), CAPTURE, 5, 1)
+    assert fast == pytest.approx(1.0) and slow == pytest.approx(1.0)
+    # observed 4 % slower in its window: 1.04, whatever its own speed
+    assert observer.within_process(_own(6.5, 1.04), CAPTURE, 5, 1) == pytest.approx(1.04)
+
+
+def test_no_later_iterations_no_ratio(observer):
+    # a run stopped after its capture has no control of its own
+    own = _own(5.0, 1.0, n=14)
+    assert observer.within_process(own, CAPTURE, 5, 1) is None
+
+
+def test_pairs_divide_the_alone_drift_out():
+    causes = _load("observer_causes")
+    # alone drifts 2 % (early iterations slower) in every process; the tool adds 3 %
+    alone = [1.02, 1.02, 1.02]
+    tool = [1.02 * 1.03, 1.02 * 1.03, 1.02 * 1.03]
+    out = causes._paired({"alone": alone, "tool-on": tool})["tool-on"]
+    assert out["ratio"] == pytest.approx(1.03, rel=1e-9)
+    assert out["ci95"][0] == pytest.approx(1.03) and out["ci95"][1] == pytest.approx(1.03)
+    noisy = causes._paired({"alone": [1.0, 1.0, 1.0], "tool-on": [1.0, 1.1, 0.95]})["tool-on"]
+    lo, hi = noisy["ci95"]
+    assert lo < noisy["ratio"] < hi and hi / lo > 1.1
+    assert noisy["ratio"] == pytest.approx(math.exp((math.log(1.1) + math.log(0.95)) / 3))
