@@ -15,6 +15,7 @@ from . import outcome
 from .callsites import CallSites
 from .capture_cost import COST
 from .conditions import PhaseConditions
+from .cupti_release import release_cupti_on_stop
 from .driver import BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, StepDriver
 from .eager_probe import EagerProbeStep
 from .flops import StepFlops
@@ -69,6 +70,8 @@ class ProfileSession(StepMarks, StepBudget):
         self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event)
         self.ranges: Any = None
         self.finalized = False
+        #: why CUPTI stays attached after the trace (None: torn down, or no trace yet)
+        self.cupti_kept: str | None = None
         self.closed = False
         self._hook_handle: Any = None
         self._optimizer_id: int | None = None
@@ -132,6 +135,8 @@ class ProfileSession(StepMarks, StepBudget):
         if torch.cuda.is_available():
             activities.append(ProfilerActivity.CUDA)
         s = self.settings
+        # the steps after the capture must not pay CUPTI's callbacks (capture/cupti_release.py)
+        self.cupti_kept = release_cupti_on_stop(self.training.graph_replays)
         # one cycle only: keeping its events (where torch has the option) changes nothing but
         # silences torch's warning that a new cycle would clear them
         accepts = inspect.signature(profile).parameters
