@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from pandas.testing import assert_frame_equal
 from kineto_layout import TRICKY, kineto_layout
 from kineto_layout import trace_doc as _trace_doc
+from pandas.testing import assert_frame_equal
 
 from jupyter_gpuprof.analysis import piece_pool, trace, trace_stream, tracefile
 from jupyter_gpuprof.analysis.trace import TraceError, load_trace
+
 
 @pytest.fixture
 def small_chunks(monkeypatch):
