@@ -92,13 +92,15 @@ def piece_columns(events: list[KinetoEvent], keep_python: bool) -> PieceColumns:
     # kept: a kept category, then "X" among those (no (ph, cat) tuple per event)
     of_kept = list(compress(events, map(_KEPT_CATS[keep_python].__contains__, cats)))
     evs = list(compress(of_kept, map("X".__eq__, map(attrgetter("ph"), of_kept))))
-    mems = [e for e in compress(events, map("i".__eq__, phs))
-            if e.name == "[memory]" and e.args is not None]
+    instants = list(compress(events, map("i".__eq__, phs)))
+    mems = list(compress(instants, map("[memory]".__eq__, map(attrgetter("name"), instants))))
+    if None in map(attrgetter("args"), mems):
+        mems = [e for e in mems if e.args is not None]
     out.thread_names = thread_names(list(compress(events, map("M".__eq__, phs))))
     if evs:
         _event_rows(out, evs)
     if mems:
-        args = [e.args or NO_ARGS for e in mems]
+        args = list(map(attrgetter("args"), mems))
         out.memory["ts"] = event_column(mems, "ts", np.float64)
         for attr in ("device_type", "device_id", "mem_bytes", "total_allocated"):
             out.memory[attr] = event_column(args, attr)
