@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from . import piece_skip
 from . import trace_formats as formats
 from . import trace_stream as stream_reader
 from .event_table import (
@@ -33,13 +34,11 @@ from .kineto_json import KEPT_CATEGORIES, NO_ARGS, KinetoEvent, thread_names
 JSON_COLUMNS = {"input_dims": ("input_dims", "ops"), "input_types": ("input_type", "ops"),
                 "grid": ("grid", "gpu"), "block": ("block", "gpu")}
 _OP_CODE = CAT_CODE["cpu_op"]
-#: (ph, name) of an allocator instant, of a thread's name
-_MEMORY, _THREAD_NAME = {("i", "[memory]")}, {("M", "thread_name")}
 #: categories counted into `TraceInfo.held`
 HELD = (*formats.FOREIGN_CATEGORIES, "cuda_runtime")
 _LINKED_CODES = [*GPU_CODES, CAT_CODE["cuda_runtime"], CAT_CODE["cuda_driver"]]
-_KEPT = {False: {("X", c) for c in KEPT_CATEGORIES[:-1]},
-         True: {("X", c) for c in KEPT_CATEGORIES}}
+#: the categories kept in the table, without and with Python functions
+_KEPT_CATS = {False: frozenset(KEPT_CATEGORIES[:-1]), True: frozenset(KEPT_CATEGORIES)}
 
 
 @dataclass
@@ -71,6 +70,10 @@ def _local_codes(values: Any, n: int, first: tuple[Any, ...] = ()) -> tuple[np.n
 def decode_piece_columns(piece: bytes | bytearray, keep_python: bool) -> PieceColumns:
     """A piece's bytes (`trace_stream.split_events`) decoded into its columns (NotStreamable
     when they do not decode as events)."""
+    skipped = piece_skip.skipped_counts(piece, keep_python)
+    if skipped is not None:  # no event read: only counted
+        n, counts = skipped
+        return PieceColumns(n_total=n, held={c: counts[c] for c in HELD if c in counts})
     return piece_columns(stream_reader.decode_piece(piece), keep_python)
 
 
@@ -78,22 +81,26 @@ def piece_columns(events: list[KinetoEvent], keep_python: bool) -> PieceColumns:
     """What `kineto_json.select`, `thread_names` and `foreign_counts` pick from the events, as
     columns (the events normalised in place), in passes kept in C."""
     out = PieceColumns(n_total=len(events))
-    cats = Counter(map(attrgetter("cat"), events))
-    if not cats.keys().isdisjoint(formats.CATEGORY_ALIASES):
+    cats = list(map(attrgetter("cat"), events))
+    counts = Counter(cats)  # hashes each category once; the passes below reuse the hash
+    if not counts.keys().isdisjoint(formats.CATEGORY_ALIASES):
         formats.normalise_categories(events)
-        cats = Counter(map(attrgetter("cat"), events))
-    out.held = {c: cats[c] for c in HELD if c in cats}
-    evs = list(compress(events, map(_KEPT[keep_python].__contains__,
-                                    map(attrgetter("ph", "cat"), events))))
-    ph_name = list(map(attrgetter("ph", "name"), events))
-    mems = [e for e in compress(events, map(_MEMORY.__contains__, ph_name))
-            if e.args is not None]
-    out.thread_names = thread_names(list(compress(
-        events, map(_THREAD_NAME.__contains__, ph_name))))
+        cats = list(map(attrgetter("cat"), events))
+        counts = Counter(cats)
+    out.held = {c: counts[c] for c in HELD if c in counts}
+    phs = list(map(attrgetter("ph"), events))
+    # kept: a kept category, then "X" among those (no (ph, cat) tuple per event)
+    of_kept = list(compress(events, map(_KEPT_CATS[keep_python].__contains__, cats)))
+    evs = list(compress(of_kept, map("X".__eq__, map(attrgetter("ph"), of_kept))))
+    instants = list(compress(events, map("i".__eq__, phs)))
+    mems = list(compress(instants, map("[memory]".__eq__, map(attrgetter("name"), instants))))
+    if None in map(attrgetter("args"), mems):
+        mems = [e for e in mems if e.args is not None]
+    out.thread_names = thread_names(list(compress(events, map("M".__eq__, phs))))
     if evs:
         _event_rows(out, evs)
     if mems:
-        args = [e.args or NO_ARGS for e in mems]
+        args = list(map(attrgetter("args"), mems))
         out.memory["ts"] = event_column(mems, "ts", np.float64)
         for attr in ("device_type", "device_id", "mem_bytes", "total_allocated"):
             out.memory[attr] = event_column(args, attr)

@@ -59,17 +59,19 @@ def split_events(chunks: Iterable[bytes]) -> Iterator[bytes | bytearray]:
     yield head
     parts, size, last2 = [rest], len(rest), rest[-2:]
     for chunk in it:
-        # only the new bytes are searched (and the two before them: a boundary split across)
-        window = last2 + chunk
-        cut = window.rfind(_SEP)
-        last2 = window[-2:]
+        # only the new bytes are searched, and the two before them (a boundary split across)
+        # on their own: joining them to the chunk would copy it
+        cut: int | None = chunk.rfind(_SEP)
+        if cut == -1:
+            junction = (last2 + chunk[:2]).rfind(_SEP)
+            cut = junction - len(last2) if junction >= 0 else None  # -2 or -1: begun before
+        last2 = chunk[-2:] if len(chunk) >= 2 else (last2 + chunk)[-2:]
         parts.append(chunk)
         size += len(chunk)
-        if cut < 0:
+        if cut is None:
             if size > PIECE_LIMIT:
                 raise NotStreamable("no event boundary in a large piece")
             continue
-        cut -= len(window) - len(chunk)  # where the boundary is in the chunk
         if cut >= 0:  # the piece built as the JSON array it is decoded as, in one copy
             piece = bytearray(b"[")
             for part in parts[:-1]:
