@@ -221,7 +221,7 @@ def in_window(rows: pd.DataFrame, window: Window) -> pd.DataFrame:
 
 def _op_lookup(trace: Trace) -> tuple[pd.Series, pd.Series]:
     """External id -> op name and -> input shapes, for hovering GPU activity."""
-    ops = trace.of("cpu_op")
+    ops = trace.of("cpu_op", columns=["name", "external_id", "input_dims"])
     ops = ops[ops["external_id"] >= 0].drop_duplicates("external_id")
     idx = ops["external_id"].to_numpy()
     return (pd.Series(ops["name"].astype(str).to_numpy(), index=idx),
@@ -270,6 +270,12 @@ def stream_label(dev: int, stream: int, rows: pd.DataFrame, several_gpus: bool) 
     return f"{'GPU ' + str(dev) + ' ' if several_gpus else ''}stream {stream} {what}"
 
 
+#: the columns a host lane's rows keep (what the lanes and their step detail read; the GPU-only
+#: columns would be copied for nothing)
+HOST_LANE_COLUMNS = ["cat", "name", "ts_us", "dur_us", "end_us", "pid", "tid", "external_id",
+                     "correlation"]
+
+
 def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
     """Every lane the timeline draws, in order: host ranges, threads, syncs, GPU streams."""
     pid = window.pid
@@ -278,7 +284,7 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
         return df if pid < 0 else df[df["pid"].to_numpy() == pid]
 
     specs: list[LaneSpec] = []
-    marks = mine(trace.of("user_annotation", "cpu_op"))
+    marks = mine(trace.of("user_annotation", "cpu_op", columns=["name", "pid", "tid"]))
     is_step = names_where(marks, lambda n: STEP_NAME.match(n) is not None)
     main_tid = marks["tid"].to_numpy()[is_step][0] if is_step.any() else None
     ann = mine(trace.of("user_annotation"))
@@ -288,7 +294,7 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
         specs.append(LaneSpec("cpu:ranges", "CPU ranges (phases, data)", "ranges",
                               ann[outermost(ann["ts_us"].to_numpy(), ann["end_us"].to_numpy())],
                               False))
-    host = mine(trace.of("cpu_op", "cuda_runtime"))
+    host = mine(trace.of("cpu_op", "cuda_runtime", columns=HOST_LANE_COLUMNS))
     threads = {t: g for t, g in host.groupby("tid", sort=False)}
     busiest = _busiest(threads, MAX_CPU_THREADS)
     if main_tid is None and busiest:
@@ -301,7 +307,7 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
         label = thread_label(tid, threads[tid], main_tid, number,
                              own_names.get((tpid, str(tid))))
         specs.append(LaneSpec(f"cpu:{tid}", label, "cpu", g, False))
-    runtime = mine(trace.of("cuda_runtime", "cuda_driver"))
+    runtime = mine(trace.of("cuda_runtime", "cuda_driver", columns=HOST_LANE_COLUMNS))
     sync = runtime[runtime["name"].isin(SYNC_APIS).to_numpy()]
     if len(sync):
         specs.append(LaneSpec("cpu:sync", "sync calls", "sync", sync, False))
