@@ -75,7 +75,8 @@ _OP_COLUMNS = ["pid", "tid", "ts_us", "end_us"]
 def classify_host(trace: Trace, pid: int) -> HostWork:
     """Build the host-side coverages for the process that drives the GPU."""
     def mine(df: pd.DataFrame) -> pd.DataFrame:
-        return df if pid < 0 else df[df["pid"].to_numpy() == pid]
+        keep = df["pid"].to_numpy() == pid
+        return df if pid < 0 or keep.all() else df[keep]  # all of them: no copy
 
     def cov(df: pd.DataFrame) -> Coverage:
         return Coverage.of(df["ts_us"].to_numpy(), df["end_us"].to_numpy())

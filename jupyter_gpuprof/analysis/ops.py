@@ -73,6 +73,7 @@ def _nest(ops: pd.DataFrame) -> np.ndarray:
     lane = np.concatenate(([0], np.cumsum(t_sorted[1:] != t_sorted[:-1])))
     span = float(end_a.max() - ts_a.min()) + 1.0
     end = end_a[order] - ts_a.min() + lane * 2 * span
+    del thread, t_sorted, lane
     need = end - 1e-3  # a child may end a hair after its parent (rounding)
     levels = 1
     while (1 << levels) <= n:
@@ -121,7 +122,7 @@ def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFra
     parent = _nest(ops)
     dur = ops["dur_us"].to_numpy()
     child_sum = np.bincount(parent[parent >= 0], weights=dur[parent >= 0], minlength=len(ops))
-    gpu = trace.of(*GPU_CATEGORIES)
+    gpu = trace.of(*GPU_CATEGORIES, columns=["external_id", "dur_us"])
     gpu_by_ext = gpu[gpu["external_id"] >= 0].groupby("external_id")["dur_us"].sum()
     cuda_self = ops["external_id"].map(gpu_by_ext).fillna(0.0).to_numpy()
     # every op's GPU time also counts for each of its ancestors: climb one level per pass

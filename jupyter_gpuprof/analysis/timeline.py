@@ -281,7 +281,8 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
     pid = window.pid
 
     def mine(df: pd.DataFrame) -> pd.DataFrame:
-        return df if pid < 0 else df[df["pid"].to_numpy() == pid]
+        keep = df["pid"].to_numpy() == pid
+        return df if pid < 0 or keep.all() else df[keep]  # all of them: no copy
 
     specs: list[LaneSpec] = []
     marks = mine(trace.of("user_annotation", "cpu_op", columns=["name", "pid", "tid"]))
@@ -295,18 +296,25 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
                               ann[outermost(ann["ts_us"].to_numpy(), ann["end_us"].to_numpy())],
                               False))
     host = mine(trace.of("cpu_op", "cuda_runtime", columns=HOST_LANE_COLUMNS))
-    threads = {t: g for t, g in host.groupby("tid", sort=False)}
-    busiest = _busiest(threads, MAX_CPU_THREADS)
+    tids, starts, ends = (host[c].to_numpy() for c in ("tid", "ts_us", "end_us"))
+    # threads ranked on their summed durations (in order of appearance on ties); only the
+    # threads drawn are taken whole
+    dur = host["dur_us"]
+    total = {tid: float(dur[tids == tid].sum()) for tid in pd.unique(tids).tolist()}
+    busiest = sorted(total, key=lambda tid: -total[tid])[:MAX_CPU_THREADS]
     if main_tid is None and busiest:
         main_tid = busiest[0]
     own_names = trace.info.thread_names
     for number, tid in enumerate(busiest, start=1):
-        g = threads[tid].sort_values("ts_us", kind="stable")
-        g = g[outermost(g["ts_us"].to_numpy(), g["end_us"].to_numpy())]
+        mine_rows = np.flatnonzero(tids == tid)
+        # in time order (stable), the outermost calls: positions first, one copy of those
+        in_order = mine_rows[np.argsort(starts[mine_rows], kind="stable")]
+        g = host.iloc[in_order[outermost(starts[in_order], ends[in_order])]]
         tpid = str(g["pid"].iloc[0]) if len(g) else ""
-        label = thread_label(tid, threads[tid], main_tid, number,
+        label = thread_label(tid, host[["name"]].iloc[mine_rows], main_tid, number,
                              own_names.get((tpid, str(tid))))
         specs.append(LaneSpec(f"cpu:{tid}", label, "cpu", g, False))
+    del host, tids, starts, ends
     runtime = mine(trace.of("cuda_runtime", "cuda_driver", columns=HOST_LANE_COLUMNS))
     sync = runtime[runtime["name"].isin(SYNC_APIS).to_numpy()]
     if len(sync):
