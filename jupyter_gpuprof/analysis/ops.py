@@ -112,7 +112,8 @@ _KEPT_LEVELS = 4
 def _doubled(level: np.ndarray, k: int) -> np.ndarray:
     """Level k of the table of range maxima from level k − 1: maxima of 2**k ends."""
     step = 1 << (k - 1)
-    return np.maximum(level[:-step], level[step:])
+    out: np.ndarray = np.maximum(level[:-step], level[step:])
+    return out
 
 
 def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFrame:
