@@ -348,6 +348,7 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
     top = gaps.nlargest(MAX_GAPS, "dur_us").sort_values("start_us") if len(gaps) else gaps
     keep = top[["start_us", "end_us"]].to_numpy(dtype=float) if len(top) else None
     lanes = [_lane(s, budget, window, names, op_names, op_shapes, keep) for s in specs]
+    del op_names, op_shapes  # one entry per op, and their hash tables: not needed below
     step_rows = steps[steps["step"] >= 0] if steps is not None and len(steps) else None
     strings = NameTable()
     detail: list[StepEvents | None] = inline_detail(
