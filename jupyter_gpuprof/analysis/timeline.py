@@ -22,6 +22,7 @@ from typing import Any, NotRequired, TypedDict
 import numpy as np
 import pandas as pd
 
+from .allocator import give_back_freed
 from .hostwork import SYNC_APIS, is_input_range
 from .kineto_json import GPU_CATEGORIES
 from .name_masks import names_where
@@ -340,6 +341,7 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
     """
     from .timeline_detail import PHASES, inline_detail
 
+    give_back_freed()  # what the analysis before freed: the lanes copy host rows again
     names = NameTable()
     specs = lane_specs(trace, window) if specs is None else specs
     budget = max(MIN_LANE_RECTS, max_rects // max(len(specs), 1))
@@ -349,6 +351,7 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
     keep = top[["start_us", "end_us"]].to_numpy(dtype=float) if len(top) else None
     lanes = [_lane(s, budget, window, names, op_names, op_shapes, keep) for s in specs]
     del op_names, op_shapes  # one entry per op, and their hash tables: not needed below
+    give_back_freed()
     step_rows = steps[steps["step"] >= 0] if steps is not None and len(steps) else None
     strings = NameTable()
     detail: list[StepEvents | None] = inline_detail(
