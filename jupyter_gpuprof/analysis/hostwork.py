@@ -66,31 +66,43 @@ def _launching_ops(ops: pd.DataFrame, runtime: pd.DataFrame) -> np.ndarray:
     return mask
 
 
+#: the columns the host classes read (each subset taken with just these: `Trace.of`)
+_RANGE_COLUMNS = ["name", "pid", "ts_us", "end_us"]
+_CALL_COLUMNS = ["name", "pid", "tid", "ts_us", "dur_us", "end_us", "correlation"]
+_OP_COLUMNS = ["pid", "tid", "ts_us", "end_us"]
+
+
 def classify_host(trace: Trace, pid: int) -> HostWork:
     """Build the host-side coverages for the process that drives the GPU."""
     def mine(df: pd.DataFrame) -> pd.DataFrame:
-        return df if pid < 0 else df[df["pid"].to_numpy() == pid]
-
-    ann = mine(trace.of("user_annotation", "cpu_op"))
-    inp = ann[names_where(ann, is_input_range)]
-    runtime = mine(trace.of("cuda_runtime", "cuda_driver"))
-    is_sync = runtime["name"].isin(SYNC_APIS).to_numpy()
-    syncs = runtime[is_sync]
-    copies = runtime[names_where(runtime, lambda n: "Memcpy" in n) & ~is_sync]
-    gpu_copy = trace.of("gpu_memcpy")
-    big = set(gpu_copy.loc[gpu_copy["bytes"] >= TRANSFER_MIN_BYTES, "correlation"].tolist())
-    transfers = copies[copies["correlation"].isin(big)]
-    ops = mine(trace.of("cpu_op"))
-    launching = ops[_launching_ops(ops, runtime)]
-    busy = pd.concat([ops, runtime])
+        keep = df["pid"].to_numpy() == pid
+        return df if pid < 0 or keep.all() else df[keep]  # all of them: no copy
 
     def cov(df: pd.DataFrame) -> Coverage:
         return Coverage.of(df["ts_us"].to_numpy(), df["end_us"].to_numpy())
 
-    launch_iv = pd.concat([launching, runtime.drop(syncs.index).drop(transfers.index)])
-    c_input = cov(inp)
+    ann = mine(trace.of("user_annotation", "cpu_op", columns=_RANGE_COLUMNS))
+    c_input = cov(ann[names_where(ann, is_input_range)])
+    del ann
+    runtime = mine(trace.of("cuda_runtime", "cuda_driver", columns=_CALL_COLUMNS))
+    is_sync = runtime["name"].isin(SYNC_APIS).to_numpy()
+    syncs = runtime[is_sync]
+    gpu_copy = trace.of("gpu_memcpy")
+    big = set(gpu_copy.loc[gpu_copy["bytes"] >= TRANSFER_MIN_BYTES, "correlation"].tolist())
+    is_transfer = (names_where(runtime, lambda n: "Memcpy" in n) & ~is_sync
+                   & runtime["correlation"].isin(big).to_numpy())
+    ops = mine(trace.of("cpu_op", columns=_OP_COLUMNS))
+    launching = _launching_ops(ops, runtime)
+    starts, ends = ops["ts_us"].to_numpy(), ops["end_us"].to_numpy()
+    call_starts, call_ends = runtime["ts_us"].to_numpy(), runtime["end_us"].to_numpy()
+    # launching ops, then every call but the syncs and the transfers
+    launch_calls = ~is_sync & ~is_transfer
+    c_launch = Coverage.of(np.concatenate([starts[launching], call_starts[launch_calls]]),
+                           np.concatenate([ends[launching], call_ends[launch_calls]]))
+    c_busy = Coverage.of(np.concatenate([starts, call_starts]), np.concatenate([ends, call_ends]))
     c_sync = subtract(cov(syncs), c_input)
-    c_transfer = subtract(cov(transfers), c_input, c_sync)
-    c_launch = subtract(cov(launch_iv), c_input, c_sync, c_transfer)
+    c_transfer = subtract(Coverage.of(call_starts[is_transfer], call_ends[is_transfer]),
+                          c_input, c_sync)
+    c_launch = subtract(c_launch, c_input, c_sync, c_transfer)
     return HostWork(input=c_input, sync=c_sync, transfer=c_transfer, launch=c_launch,
-                    busy=cov(busy), sync_raw=cov(syncs), sync_calls=syncs)
+                    busy=c_busy, sync_raw=cov(syncs), sync_calls=syncs)

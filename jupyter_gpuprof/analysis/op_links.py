@@ -46,8 +46,9 @@ def op_kernels(calls: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
 def op_shapes(calls: pd.DataFrame) -> pd.DataFrame:
     """Every op's input shapes with their call counts (`OP_SHAPE_COLUMNS`), most calls first;
     autograd wrappers are left out as in the op table."""
-    if "wrapper" in calls:
-        calls = calls[~calls["wrapper"].to_numpy(dtype=bool)]
+    if "wrapper" in calls:  # only the columns read here are copied
+        calls = calls[["name", "input_dims", "cuda_self_us"]][~calls["wrapper"].to_numpy(
+            dtype=bool)]
     if calls.empty:
         return pd.DataFrame(columns=list(OP_SHAPE_COLUMNS))
     # grouped on codes in order of appearance (hashing every call's two texts took most of it)

@@ -39,6 +39,10 @@ PER_STEP_COLUMNS = {
     "gpu_pct_of_step": "own GPU time as % of the real step",
     "cpu_pct_of_step": "host self time as % of the real step",
 }
+#: the event table's columns an op call keeps (`op_rows`): what the op, sync and link tables
+#: read; the GPU-only columns would only be copied
+OP_ROW_COLUMNS = ["name", "ts_us", "dur_us", "end_us", "pid", "tid", "external_id",
+                  "input_dims", "input_types"]
 #: an autograd node: PyTorch's backward function objects and the engine's wrapper around them
 AUTOGRAD_NODE = re.compile(
     r"^(autograd::engine::evaluate_function: )?"
@@ -69,33 +73,57 @@ def _nest(ops: pd.DataFrame) -> np.ndarray:
     lane = np.concatenate(([0], np.cumsum(t_sorted[1:] != t_sorted[:-1])))
     span = float(end_a.max() - ts_a.min()) + 1.0
     end = end_a[order] - ts_a.min() + lane * 2 * span
+    del thread, t_sorted, lane
     need = end - 1e-3  # a child may end a hair after its parent (rounding)
-    table = [end]
-    while (1 << len(table)) <= n:
-        prev, step = table[-1], 1 << (len(table) - 1)
-        table.append(np.maximum(prev[:-step], prev[step:]))
+    levels = 1
+    while (1 << levels) <= n:
+        levels += 1
+    # level k holds the maxima of 2**k ends; only every _KEPT_LEVELS-th level is kept, the
+    # ones between are rebuilt from it when the search reaches them (n·log n floats otherwise)
+    kept = {0: end}
+    level = end
+    for k in range(1, levels):
+        level = _doubled(level, k)
+        if k % _KEPT_LEVELS == 0:
+            kept[k] = level
+    del level
     pos = np.arange(n)  # search [pos, i): every op there ends before `need`
-    for k in range(len(table) - 1, -1, -1):
-        width = 1 << k
-        cand = pos - width
-        ok = cand >= 0
-        idx = np.where(ok, cand, 0)
-        level = table[k]
-        jump = ok & (level[np.minimum(idx, len(level) - 1)] < need)
-        pos = np.where(jump, cand, pos)
+    for base in sorted(kept, reverse=True):
+        group = [kept.pop(base)]
+        for k in range(base + 1, min(base + _KEPT_LEVELS, levels)):
+            group.append(_doubled(group[-1], k))
+        for k in range(base + len(group) - 1, base - 1, -1):
+            width = 1 << k
+            cand = pos - width
+            ok = cand >= 0
+            idx = np.where(ok, cand, 0)
+            level = group.pop()
+            jump = ok & (level[np.minimum(idx, len(level) - 1)] < need)
+            pos = np.where(jump, cand, pos)
     has = (pos > 0) & (end[np.maximum(pos - 1, 0)] >= need)
     parent[order[has]] = order[pos[has] - 1]
     return parent
 
 
+#: `_nest` keeps one level of its table of range maxima in this many (memory: n·log n / 4)
+_KEPT_LEVELS = 4
+
+
+def _doubled(level: np.ndarray, k: int) -> np.ndarray:
+    """Level k of the table of range maxima from level k − 1: maxima of 2**k ends."""
+    step = 1 << (k - 1)
+    out: np.ndarray = np.maximum(level[:-step], level[step:])
+    return out
+
+
 def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFrame:
     """One row per op call in [lo, hi] with self/total CPU and CUDA time and its parent."""
-    ops = trace.of("cpu_op")
+    ops = trace.of("cpu_op", columns=OP_ROW_COLUMNS)
     ops = ops[(ops["ts_us"] >= lo) & (ops["ts_us"] <= hi)].reset_index(drop=True)
     parent = _nest(ops)
     dur = ops["dur_us"].to_numpy()
     child_sum = np.bincount(parent[parent >= 0], weights=dur[parent >= 0], minlength=len(ops))
-    gpu = trace.of(*GPU_CATEGORIES)
+    gpu = trace.of(*GPU_CATEGORIES, columns=["external_id", "dur_us"])
     gpu_by_ext = gpu[gpu["external_id"] >= 0].groupby("external_id")["dur_us"].sum()
     cuda_self = ops["external_id"].map(gpu_by_ext).fillna(0.0).to_numpy()
     # every op's GPU time also counts for each of its ancestors: climb one level per pass
@@ -149,8 +177,10 @@ def _most_common(rows: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
 
 def op_table(rows: pd.DataFrame, by_shape: bool = False) -> pd.DataFrame:
     """Aggregate op calls by name (and shapes): columns in `OP_COLUMNS`, slowest on GPU first."""
-    if "wrapper" in rows:
-        rows = rows[~rows["wrapper"].to_numpy(dtype=bool)]
+    if "wrapper" in rows:  # only the columns read here are copied
+        read = ["name", "input_dims", "input_types", "dur_us", "cpu_self_us", "cuda_total_us",
+                "cuda_self_us", "autograd"]
+        rows = rows[[c for c in read if c in rows]][~rows["wrapper"].to_numpy(dtype=bool)]
     if rows.empty:
         return pd.DataFrame(columns=list(OP_COLUMNS))
     keys = ["name", "input_dims"] if by_shape else ["name"]

@@ -70,7 +70,7 @@ def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSumm
     comp, comm = gpu[~coll], gpu[coll]
     compute = Coverage.of(comp["ts_us"].to_numpy(), comp["end_us"].to_numpy())
     busy = Coverage.of(gpu["ts_us"].to_numpy(), gpu["end_us"].to_numpy())
-    ann = trace.of("user_annotation", "cpu_op")
+    ann = trace.of("user_annotation", "cpu_op", columns=["name", "ts_us", "end_us"])
     inp = ann[names_where(ann, is_input_range)]
     input_cov = Coverage.of(inp["ts_us"].to_numpy(), inp["end_us"].to_numpy())
     rows = []

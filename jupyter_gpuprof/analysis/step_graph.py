@@ -172,7 +172,7 @@ def _labels(col: pd.Series) -> pd.Categorical:
 
 def _optimizer_ranges(trace: Trace) -> Coverage:
     """Host ranges of the optimizer's step and zero_grad (torch names them Optimizer.*)."""
-    ann = trace.of("user_annotation", "cpu_op")
+    ann = trace.of("user_annotation", "cpu_op", columns=["name", "ts_us", "end_us"])
     opt = ann[names_where(ann, lambda n: n.startswith("Optimizer."))]
     return Coverage.of(opt["ts_us"].to_numpy(), opt["end_us"].to_numpy())
 

@@ -72,10 +72,14 @@ def optimizer_classes(trace: Trace) -> tuple[str, ...]:
     """The optimizer classes whose step() ran in the trace (torch names each step's range
     `Optimizer.step#<Class>.step`), in order of first appearance: the fix for the optimizer is
     written for the one the loop uses, and for none when the loop updates its parameters itself."""
-    host = trace.of("user_annotation", "cpu_op")
+    host = trace.of("user_annotation", "cpu_op", columns=["name", "ts_us"])
     steps = host[names_where(host, lambda n: n.startswith(OPTIMIZER_STEP))].sort_values("ts_us")
     return tuple(dict.fromkeys(str(n)[len(OPTIMIZER_STEP):].removesuffix(".step")
                                for n in steps["name"]))
+
+
+#: the host ranges' columns a step marker keeps (the step table reads no other)
+MARK_COLUMNS = ["cat", "name", "ts_us", "dur_us", "end_us", "pid", "tid"]
 
 
 def step_markers(trace: Trace) -> tuple[pd.DataFrame, str]:
@@ -84,7 +88,7 @@ def step_markers(trace: Trace) -> tuple[pd.DataFrame, str]:
     ProfilerStep#N first; a trace without them (a profiler driven by hand) falls back to the
     optimizer's steps, then to a range the user annotated on the GPU that repeats.
     """
-    host = trace.of("user_annotation", "cpu_op")
+    host = trace.of("user_annotation", "cpu_op", columns=MARK_COLUMNS)
     ev = host[names_where(host, lambda n: STEP_NAME.match(n) is not None)]
     if len(ev):
         number = ev["name"].astype(str).str.extract(STEP_NAME, expand=False)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..categories import GAP_CAUSES
 from ..stats import StepStats, describe_steps
+from .allocator import give_back_freed
 from .hardware import GpuArch, gpu_arch, mfu_dtype, peak_tflops
 from .hostwork import classify_host
 from .idle import gap_table, gpu_coverage, stream_table
@@ -247,13 +248,15 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
     steps, window = step_table(trace)
     has_marks = bool(len(steps)) and int(steps["step"].iloc[0]) >= 0
     n = len(steps) if has_marks else 1
-    gpu_rows = trace.of(*GPU_CATEGORIES)
+    gpu_rows = trace.of(*GPU_CATEGORIES, columns=["device"])
     device = int(gpu_rows["device"].mode().iloc[0]) if len(gpu_rows) else None
     cov = gpu_coverage(trace, device)
     busy_us = float(cov.overlap(np.array([window.start_us]), np.array([window.end_us]))[0])
     host = classify_host(trace, window.pid)
     gaps = gap_table(trace, window, host, cov)
+    give_back_freed()  # the passes' copies of host rows: a 4 GB trace's heap keeps GBs else
     calls = op_rows(trace, window.start_us, window.end_us)
+    give_back_freed()
     every_kernel = kernel_rows(trace)  # the graph's GPU table is taken from it too
     krows = every_kernel
     if has_marks:  # per-step figures count the work the profiled steps launched
@@ -264,14 +267,21 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
     profiled = step_stats((steps["step_us"] / 1e3).tolist() if has_marks else [])
     step_busy_us = float(steps["gpu_busy_us"].sum()) if has_marks else busy_us
     real = _reconcile(baseline, profiled, step_busy_us, n, window, gaps, gpu_spread)
+    # the op calls are the largest table of the analysis: the tables made from them first,
+    # then the calls freed before the passes that follow copy rows of their own
+    ops = per_step(op_table(calls), n, real.step_ms, _host_scale(real))
+    syncs = sync_table(host, calls, gaps)
+    links, shapes = op_kernels(calls, krows), op_shapes(calls)
+    del calls
+    give_back_freed()
     input_us = host.input.overlap(np.array([window.start_us]), np.array([window.end_us]))[0]
     dtype = _matmul_dtype(krows)
     arch = gpu_arch(trace.info.devices)
     return Analysis(
         info=trace.info, window=window, steps=steps, streams=stream_table(trace, window),
-        gaps=gaps, ops=per_step(op_table(calls), n, real.step_ms, _host_scale(real)),
+        gaps=gaps, ops=ops,
         kernels=kernel_table(krows), kinds=kind_summary(krows),
-        transfers=transfer_table(trace), syncs=sync_table(host, calls, gaps),
+        transfers=transfer_table(trace), syncs=syncs,
         memory=memory_table(trace), launch=launch_stats(trace, n), baseline=baseline,
         profiled=profiled, real=real, gpu_available=bool(len(gpu_rows)),
         busy_pct=100.0 * busy_us / window.dur_us if window.dur_us > 0 else 0.0,
@@ -283,6 +293,6 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         host_probe_ms=host_probe_ms if host_probe_ms and host_probe_ms > 0 else None,
         spikes=find_spikes(list(baseline_step_ms or []), stalls, epoch_steps),
         loader=loader, optimizers=optimizer_classes(trace),
-        op_kernels=op_kernels(calls, krows), op_shapes=op_shapes(calls),
+        op_kernels=links, op_shapes=shapes,
     )
 

@@ -22,6 +22,7 @@ from typing import Any, NotRequired, TypedDict
 import numpy as np
 import pandas as pd
 
+from .allocator import give_back_freed
 from .hostwork import SYNC_APIS, is_input_range
 from .kineto_json import GPU_CATEGORIES
 from .name_masks import names_where
@@ -221,7 +222,7 @@ def in_window(rows: pd.DataFrame, window: Window) -> pd.DataFrame:
 
 def _op_lookup(trace: Trace) -> tuple[pd.Series, pd.Series]:
     """External id -> op name and -> input shapes, for hovering GPU activity."""
-    ops = trace.of("cpu_op")
+    ops = trace.of("cpu_op", columns=["name", "external_id", "input_dims"])
     ops = ops[ops["external_id"] >= 0].drop_duplicates("external_id")
     idx = ops["external_id"].to_numpy()
     return (pd.Series(ops["name"].astype(str).to_numpy(), index=idx),
@@ -270,15 +271,22 @@ def stream_label(dev: int, stream: int, rows: pd.DataFrame, several_gpus: bool) 
     return f"{'GPU ' + str(dev) + ' ' if several_gpus else ''}stream {stream} {what}"
 
 
+#: the columns a host lane's rows keep (what the lanes and their step detail read; the GPU-only
+#: columns would be copied for nothing)
+HOST_LANE_COLUMNS = ["cat", "name", "ts_us", "dur_us", "end_us", "pid", "tid", "external_id",
+                     "correlation"]
+
+
 def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
     """Every lane the timeline draws, in order: host ranges, threads, syncs, GPU streams."""
     pid = window.pid
 
     def mine(df: pd.DataFrame) -> pd.DataFrame:
-        return df if pid < 0 else df[df["pid"].to_numpy() == pid]
+        keep = df["pid"].to_numpy() == pid
+        return df if pid < 0 or keep.all() else df[keep]  # all of them: no copy
 
     specs: list[LaneSpec] = []
-    marks = mine(trace.of("user_annotation", "cpu_op"))
+    marks = mine(trace.of("user_annotation", "cpu_op", columns=["name", "pid", "tid"]))
     is_step = names_where(marks, lambda n: STEP_NAME.match(n) is not None)
     main_tid = marks["tid"].to_numpy()[is_step][0] if is_step.any() else None
     ann = mine(trace.of("user_annotation"))
@@ -288,20 +296,27 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
         specs.append(LaneSpec("cpu:ranges", "CPU ranges (phases, data)", "ranges",
                               ann[outermost(ann["ts_us"].to_numpy(), ann["end_us"].to_numpy())],
                               False))
-    host = mine(trace.of("cpu_op", "cuda_runtime"))
-    threads = {t: g for t, g in host.groupby("tid", sort=False)}
-    busiest = _busiest(threads, MAX_CPU_THREADS)
+    host = mine(trace.of("cpu_op", "cuda_runtime", columns=HOST_LANE_COLUMNS))
+    tids, starts, ends = (host[c].to_numpy() for c in ("tid", "ts_us", "end_us"))
+    # threads ranked on their summed durations (in order of appearance on ties); only the
+    # threads drawn are taken whole
+    dur = host["dur_us"]
+    total = {tid: float(dur[tids == tid].sum()) for tid in pd.unique(tids).tolist()}
+    busiest = sorted(total, key=lambda tid: -total[tid])[:MAX_CPU_THREADS]
     if main_tid is None and busiest:
         main_tid = busiest[0]
     own_names = trace.info.thread_names
     for number, tid in enumerate(busiest, start=1):
-        g = threads[tid].sort_values("ts_us", kind="stable")
-        g = g[outermost(g["ts_us"].to_numpy(), g["end_us"].to_numpy())]
+        mine_rows = np.flatnonzero(tids == tid)
+        # in time order (stable), the outermost calls: positions first, one copy of those
+        in_order = mine_rows[np.argsort(starts[mine_rows], kind="stable")]
+        g = host.iloc[in_order[outermost(starts[in_order], ends[in_order])]]
         tpid = str(g["pid"].iloc[0]) if len(g) else ""
-        label = thread_label(tid, threads[tid], main_tid, number,
+        label = thread_label(tid, host[["name"]].iloc[mine_rows], main_tid, number,
                              own_names.get((tpid, str(tid))))
         specs.append(LaneSpec(f"cpu:{tid}", label, "cpu", g, False))
-    runtime = mine(trace.of("cuda_runtime", "cuda_driver"))
+    del host, tids, starts, ends
+    runtime = mine(trace.of("cuda_runtime", "cuda_driver", columns=HOST_LANE_COLUMNS))
     sync = runtime[runtime["name"].isin(SYNC_APIS).to_numpy()]
     if len(sync):
         specs.append(LaneSpec("cpu:sync", "sync calls", "sync", sync, False))
@@ -326,6 +341,7 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
     """
     from .timeline_detail import PHASES, inline_detail
 
+    give_back_freed()  # what the analysis before freed: the lanes copy host rows again
     names = NameTable()
     specs = lane_specs(trace, window) if specs is None else specs
     budget = max(MIN_LANE_RECTS, max_rects // max(len(specs), 1))
@@ -334,6 +350,8 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
     top = gaps.nlargest(MAX_GAPS, "dur_us").sort_values("start_us") if len(gaps) else gaps
     keep = top[["start_us", "end_us"]].to_numpy(dtype=float) if len(top) else None
     lanes = [_lane(s, budget, window, names, op_names, op_shapes, keep) for s in specs]
+    del op_names, op_shapes  # one entry per op, and their hash tables: not needed below
+    give_back_freed()
     step_rows = steps[steps["step"] >= 0] if steps is not None and len(steps) else None
     strings = NameTable()
     detail: list[StepEvents | None] = inline_detail(

@@ -93,7 +93,7 @@ def phase_at(trace: Trace, window: Window, steps: pd.DataFrame | None,
     Without the capture's "forward" ranges (a third-party trace), the stretch of each step
     before its first backward range counts as forward.
     """
-    rng = trace.of("user_annotation", "cpu_op")
+    rng = trace.of("user_annotation", "cpu_op", columns=["name", "pid", "ts_us", "end_us"])
     if window.pid >= 0:
         rng = rng[rng["pid"].to_numpy() == window.pid]
     codes = rng["name"].cat.codes.to_numpy()
@@ -125,7 +125,8 @@ class _Lookups:
     @cached_property
     def calls(self) -> pd.DataFrame:
         """The launch calls, one per correlation id, indexed by it."""
-        calls = self.trace.of("cuda_runtime", "cuda_driver")
+        calls = self.trace.of("cuda_runtime", "cuda_driver",
+                              columns=["correlation", "ts_us", "tid"])
         calls = calls[calls["correlation"] >= 0].drop_duplicates("correlation")
         return pd.DataFrame({"ts_us": calls["ts_us"].to_numpy(dtype=float),
                              "tid": calls["tid"].to_numpy()}, index=calls["correlation"])
@@ -133,7 +134,7 @@ class _Lookups:
     @cached_property
     def ops(self) -> pd.DataFrame:
         """Each op's name and input shapes as text, indexed by its External id."""
-        ops = self.trace.of("cpu_op")
+        ops = self.trace.of("cpu_op", columns=["name", "external_id", "input_dims"])
         ops = ops[ops["external_id"] >= 0].drop_duplicates("external_id")
         return pd.DataFrame({"name": ops["name"].astype(str).to_numpy(),
                              "dims": ops["input_dims"].astype(str).to_numpy()},
