@@ -78,8 +78,11 @@ def _checkpointing(step: MemoryStep, forward_ms: float | None) -> MemoryFix | No
     heavy = step.heavy
     if heavy is None or heavy.saved_bytes <= 0:
         return None
-    # in backward one layer at a time is recomputed: all but one layer's activations are freed
-    saves = int(heavy.saved_bytes * (1 - 1 / heavy.calls))
+    if step.checkpointed_peak_bytes is not None:
+        # replayed: each layer keeps its input only, until the backward reaches it
+        saves = step.peak_bytes - step.checkpointed_peak_bytes
+    else:  # no layer split: all but one layer's saved activations freed
+        saves = int(heavy.saved_bytes * (1 - 1 / heavy.calls))
     total = step.kind_high["saved_activations"]
     share = heavy.saved_bytes / total if total else 1.0
     time_ms = forward_ms * share if forward_ms is not None else None
@@ -149,7 +152,8 @@ def _expandable(step: MemoryStep) -> MemoryFix | None:
 
 
 def _set_to_none(step: MemoryStep) -> MemoryFix | None:
-    kept = step.by_kind["gradients"] if step.peak_phase != "optimizer" else 0
+    # gradients a step of its own allocated are held with set_to_none too (accumulation)
+    kept = step.gradients_kept_bytes if step.peak_phase != "optimizer" else 0
     if kept <= 0 or not step.known_addresses:
         return None
     return MemoryFix(
@@ -176,14 +180,22 @@ def memory_fixes(
     return sorted((f for f in fixes if f is not None), key=lambda f: -f.saves_bytes)
 
 
+def oom_growth(pm: OomPostMortem) -> float:
+    """How many times what the failed step held it would have needed at its peak: the rest of
+    its layers (the layers it ran priced per layer) times the growth after the forward."""
+    lp = pm.layers
+    if lp is None or not lp.total or lp.done <= 0 or lp.begun > lp.total:
+        return OOM_STEP_GROWTH
+    return OOM_STEP_GROWTH * max(lp.total / lp.done, 1.0)
+
+
 def oom_fixes(pm: OomPostMortem) -> list[MemoryFix]:
     """The fixes that would have let the failed step fit, each with the memory it frees."""
     out: list[MemoryFix] = []
     if pm.limit_bytes is None:
         return out
-    need_full = pm.state_bytes + OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes)
-    over = int(need_full - pm.limit_bytes)
-    whole = OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes)
+    whole = oom_growth(pm) * (pm.step_bytes + pm.requested_bytes)
+    over = int(pm.state_bytes + whole - pm.limit_bytes)
     if (split := _split(whole, over, "not priced: the same work in smaller kernels")) is not None:
         out.append(split)
     frag = pm.fragmentation
