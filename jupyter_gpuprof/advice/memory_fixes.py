@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..analysis.autocast_dtypes import AutocastReplay
 from ..analysis.memory_oom import OomPostMortem
 from ..analysis.memory_step import MemoryStep
 from .thresholds import OOM_STEP_GROWTH, SLACK_SHARE
@@ -102,17 +103,32 @@ def _checkpointing(step: MemoryStep, forward_ms: float | None) -> MemoryFix | No
     )
 
 
-def _autocast(step: MemoryStep, activation_dtype_bytes: int | None) -> MemoryFix | None:
+def _autocast(
+    step: MemoryStep, activation_dtype_bytes: int | None, replay: AutocastReplay | None
+) -> MemoryFix | None:
     saved = step.by_kind["saved_activations"]
     if activation_dtype_bytes != FP32_BYTES or saved <= 0:
         return None
-    saves = int(saved * (1 - BF16_BYTES / FP32_BYTES))
+    if replay is not None and replay.low_precision:
+        return None  # autocast (or bf16) already runs
+    if replay is not None and replay.saved_bytes > 0:
+        # the step's graph replayed under autocast's op lists, the weights' bf16 copies included;
+        # a peak before the backward holds only part of the saved tensors
+        saves = replay.saved_bytes - replay.autocast_bytes
+        if step.peak_phase != "backward":
+            saves = int(saves * min(saved / replay.saved_bytes, 1.0))
+        how = "the step's saved tensors replayed under autocast"
+    else:
+        saves = int(saved * (1 - BF16_BYTES / FP32_BYTES))
+        how = "at most: half the saved activations (no graph recorded)"
+    if saves <= 0:
+        return None
     return MemoryFix(
         "autocast",
         "bf16 activations (autocast)",
         saves,
         None,
-        "not priced here: bf16 matmuls are faster; the precision finding prices them",
+        f"not priced here: bf16 matmuls are faster; the precision finding prices them ({how})",
         AUTOCAST,
     )
 
@@ -167,12 +183,16 @@ def _set_to_none(step: MemoryStep) -> MemoryFix | None:
 
 
 def memory_fixes(
-    step: MemoryStep, *, forward_ms: float | None = None, activation_dtype_bytes: int | None = None
+    step: MemoryStep,
+    *,
+    forward_ms: float | None = None,
+    activation_dtype_bytes: int | None = None,
+    autocast: AutocastReplay | None = None,
 ) -> list[MemoryFix]:
     """The priced fixes for a step's peak, largest saving first."""
     fixes = [
         _checkpointing(step, forward_ms),
-        _autocast(step, activation_dtype_bytes),
+        _autocast(step, activation_dtype_bytes, autocast),
         _micro_batches(step, None),
         _expandable(step),
         _set_to_none(step),

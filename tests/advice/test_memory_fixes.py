@@ -15,6 +15,7 @@ from jupyter_gpuprof.advice.memory_fixes import (
 )
 from jupyter_gpuprof.advice.thresholds import OOM_STEP_GROWTH
 from jupyter_gpuprof.analysis import memory_attribution as attr
+from jupyter_gpuprof.analysis.autocast_dtypes import AutocastReplay
 from jupyter_gpuprof.analysis.memory_oom import OomPostMortem, oom_post_mortem
 from jupyter_gpuprof.analysis.memory_step import Fragmentation, memory_step
 from jupyter_gpuprof.analysis.memory_whatif import LayerProgress
@@ -48,10 +49,26 @@ def test_checkpointing_keeps_each_layers_input_and_costs_their_forward() -> None
     assert unpriced.time_ms is None and "not priced" in unpriced.time_note
 
 
-def test_autocast_halves_fp32_saved_activations_only() -> None:
+def test_autocast_priced_from_the_replayed_graph() -> None:
+    """With the step's graph replayed under autocast: its saved bytes less theirs (the peak is in
+    the backward, every saved tensor live); without one: half the saved activations, at most."""
     step = _gpt2()
-    fp32 = {f.id: f for f in memory_fixes(step, activation_dtype_bytes=4)}
-    assert fp32["autocast"].saves_bytes == step.by_kind["saved_activations"] // 2
+    assert step.peak_phase == "backward"
+    replay = AutocastReplay(saved_bytes=3_000_000_000, autocast_bytes=2_400_000_000, nodes=9,
+                            low_precision=False)
+    fix = {f.id: f for f in memory_fixes(step, activation_dtype_bytes=4, autocast=replay)}
+    assert fix["autocast"].saves_bytes == 600_000_000
+    assert "replayed" in fix["autocast"].time_note
+    step.peak_phase = "forward"  # a forward peak holds the saved tensors made so far
+    part = {f.id: f for f in memory_fixes(step, activation_dtype_bytes=4, autocast=replay)}
+    assert part["autocast"].saves_bytes == int(
+        600_000_000 * min(step.by_kind["saved_activations"] / 3_000_000_000, 1.0))
+    replay.low_precision = True  # autocast already on: nothing to offer
+    assert "autocast" not in {f.id for f in memory_fixes(step, activation_dtype_bytes=4,
+                                                          autocast=replay)}
+    bound = {f.id: f for f in memory_fixes(step, activation_dtype_bytes=4)}
+    assert bound["autocast"].saves_bytes == step.by_kind["saved_activations"] // 2
+    assert "at most" in bound["autocast"].time_note
     assert "autocast" not in {f.id for f in memory_fixes(step, activation_dtype_bytes=2)}
 
 

@@ -66,6 +66,9 @@ def test_recorded_in_warmup_and_profiled_steps_not_the_baseline(tmp_path) -> Non
     # the stepped optimizer's tensors were walked (CPU ones here: no CUDA storage to name)
     assert set(saved[OURS]["addresses"]) == {"parameters", "gradients", "optimizer_state"}
     assert load_history(path).peak_bytes > 0
+    # one recorded step's autograd graph, walked at its backward (the autocast fix's price)
+    ops = {n["op"] for n in saved[OURS]["graph"]}
+    assert {"AddmmBackward0", "ReluBackward0", "NllLossBackward0"} <= ops
 
 
 def test_no_memory_history_option_records_nothing(tmp_path) -> None:
