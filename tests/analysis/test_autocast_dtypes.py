@@ -73,7 +73,8 @@ def test_each_op_casts_its_own_copy_but_a_weight_is_cast_once() -> None:
     weight shared by two matmuls is cast once (autocast's cast cache)."""
     norm = GraphNode(3, "NativeLayerNormBackward0", [None], [])
     weight = _s(9, 8, None, parameter=True)
-    projections = [GraphNode(i, "MmBackward0", [3, None], [_s(4, 10, 3), weight]) for i in (0, 1, 2)]
+    projections = [GraphNode(i, "MmBackward0", [3, None], [_s(4, 10, 3), weight])
+                   for i in (0, 1, 2)]
     fp32, amp = autocast_saving([*projections, norm])
     assert fp32 == 10 * MB
     assert amp == (3 * 5 + 4) * MB
