@@ -15,6 +15,40 @@ from ..store.memory_snapshot import GraphRecord, SavedRecord
 
 #: nodes walked at most (a transformer step's graph is hundreds to thousands)
 MAX_NODES = 50_000
+#: node names of torch.utils.checkpoint (non-reentrant, reentrant): their saved tensors unpack
+#: by recomputing the layer, which must not run outside the step's own backward
+CHECKPOINT_NODES = ("_NoopSaveInputs", "CheckpointFunction")
+
+
+class HookWatch:
+    """Counts saved-tensor hooks entered while installed (non-reentrant checkpointing, CPU
+    offload): a graph whose saved tensors unpack through them is not walked (it would recompute
+    the layers, or copy them back, outside the step's backward)."""
+
+    def __init__(self) -> None:
+        self.entered = 0
+        self._orig: Any = None
+        self._ours: Any = None
+
+    def install(self) -> None:
+        if self._orig is not None:
+            return
+        cls = torch.autograd.graph.saved_tensors_hooks
+        orig = cls.__enter__
+        watch = self
+
+        def enter(hooks: Any) -> Any:
+            watch.entered += 1
+            return orig(hooks)
+
+        self._orig, self._ours = orig, enter
+        cls.__enter__ = enter  # type: ignore[method-assign]
+
+    def remove(self) -> None:
+        cls = torch.autograd.graph.saved_tensors_hooks
+        if self._orig is not None and cls.__enter__ is self._ours:
+            cls.__enter__ = self._orig  # type: ignore[method-assign]
+        self._orig = self._ours = None
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -61,7 +95,7 @@ def _inner(fn: Any) -> bool:
 
 def graph_nodes(loss: Any) -> list[GraphRecord]:
     """The autograd graph behind `loss` (a tensor), each node with its saved tensors (empty: no
-    graph, or more than `MAX_NODES` nodes)."""
+    graph, more than `MAX_NODES` nodes, or checkpointed layers in it)."""
     root = getattr(loss, "grad_fn", None)
     if root is None:
         return []
@@ -74,6 +108,8 @@ def graph_nodes(loss: Any) -> list[GraphRecord]:
                 order.append(nxt)
         if len(order) > MAX_NODES:
             return []
+    if any(type(fn).__name__.startswith(CHECKPOINT_NODES) for fn in order):
+        return []  # checkpointed: reading its saved tensors would recompute the layers
     return [
         {"id": ids[fn], "op": type(fn).__name__,
          "inputs": [ids.get(n) if _inner(n) else None for n, _ in fn.next_functions],

@@ -39,3 +39,14 @@ def test_replay_prices_an_fp32_step_and_not_one_already_in_bf16() -> None:
     assert 0 < fp32.autocast_bytes < fp32.saved_bytes
     already = autocast_replay(graph_nodes(_step(autocast=True)))
     assert already is not None and already.low_precision
+
+
+def test_reentrant_checkpointing_is_not_walked() -> None:
+    from torch.utils.checkpoint import checkpoint
+
+    layer = nn.Sequential(nn.Linear(8, 8), nn.GELU())
+    x = torch.randn(4, 8, requires_grad=True)
+    loss = checkpoint(layer, x, use_reentrant=True).sum()
+    assert graph_nodes(loss) == []
+    loss.backward()
+    assert x.grad is not None
