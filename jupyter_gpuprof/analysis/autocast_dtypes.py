@@ -5,14 +5,14 @@ CUDA autocast (torch.amp) runs the lower-precision ops (matmuls, convolutions, a
 bf16: they cast their floating inputs to bf16, save those copies (a weight's copy is new
 memory: the cast cache) and return bf16. The float32 ops (pow, exp, norms, softmax, the
 losses, sums…) cast their inputs to fp32, save those and return fp32. Every other op returns
-the widest floating dtype of its inputs (a bf16 tensor added to the fp32 residual stream is
-fp32), masks and indices keep their dtype. A cast copy of an activation is one per op that casts
-it (three projections of one normalised input save three bf16 copies); a weight's copy is one
-(autocast's cast cache). The graph (`GraphNode`s, walked by the capture from
-the loss) carries the op of each node, its inputs' producers and what it saved, with the
-storages they share; the saving is the saved bytes in fp32 minus the same storages' bytes in the
-dtypes autocast would save them in (a storage saved both as itself and as a cast copy counts
-both).
+the widest floating dtype of its inputs: a bf16 tensor added to the fp32 residual stream is
+fp32, a Python number does not widen (`0.5 * x` stays bf16); masks and indices keep theirs. A
+cast copy of an activation is one per op that casts it (three projections of one normalised
+input save three bf16 copies); a weight's copy is one (autocast's cast cache). The graph
+(`GraphNode`s, walked by the capture from the loss) carries the op of each node, its inputs'
+producers and what it saved, with the storages they share; the saving is the saved bytes in
+fp32 minus the same storages' bytes in the dtypes autocast would save them in (a storage saved
+both as itself and as a cast copy counts both).
 """
 
 from __future__ import annotations
@@ -87,10 +87,11 @@ def output_dtypes(nodes: list[GraphNode]) -> dict[int, int]:
                 out[j] = BF16
             elif kind == "fp32":
                 out[j] = FP32
-            else:  # the widest input: parameters, non-grad floating inputs are fp32
+            else:  # the widest input: a weight or a saved non-grad tensor (a rotary table) is
+                # fp32; a Python number (`0.5 * x`, saved as a one-element tensor) is not
                 sizes = [out[p] for p in node.inputs if p is not None and p in out]
-                sizes += [FP32 for p in node.inputs if p is None]
-                sizes += [FP32 for s in node.saved if s.floating and s.producer is None]
+                sizes += [FP32 for s in node.saved
+                          if s.floating and s.producer is None and s.view_elems > 1]
                 out[j] = max(sizes) if sizes else FP32
         return out[i]
 

@@ -78,3 +78,13 @@ def test_each_op_casts_its_own_copy_but_a_weight_is_cast_once() -> None:
     fp32, amp = autocast_saving([*projections, norm])
     assert fp32 == 10 * MB
     assert amp == (3 * 5 + 4) * MB
+
+
+def test_a_python_number_does_not_widen_a_saved_table_does() -> None:
+    """`0.5 * h` (the scalar saved as one element) stays bf16; `q * cos` (a saved fp32 rotary
+    table without grad) is fp32."""
+    half = GraphNode(0, "MulBackward0", [1, None], [Saved(5, 4, 1, True, None)])
+    rotary = GraphNode(2, "MulBackward0", [1, None], [Saved(6, 4096, 1024, True, None)])
+    matmul = GraphNode(1, "MmBackward0", [None], [])
+    dt = output_dtypes([half, rotary, matmul])
+    assert dt[0] == 2 and dt[2] == 4
