@@ -224,12 +224,16 @@ def spawn(kind: str, args: dict[str, Any], alloc_conf: str = "") -> dict[str, An
         Path(result).unlink(missing_ok=True)
 
 
-def part_a(name: str, quick: bool, history_off: bool = True) -> dict[str, Any]:
+def part_a(name: str, quick: bool, history_off: bool = True,
+           runs: Path | None = None) -> dict[str, Any]:
     """One model: capture (history on; `history_off`: also off), the plain step with the
-    history's cost, each fix (`ALWAYS`, and the others the report offers)."""
+    history's cost, each fix (`ALWAYS`, and the others the report offers); the captures' run
+    folders (their allocator histories: `memory_rescore.py` prices them again) under `runs`,
+    the autocast variant's capture beside (the bf16 history, block by block against fp32)."""
     base = {"model": name, **MODELS[name], **(QUICK_SPEC if quick else {})}
     model: dict[str, Any] = {"spec": base}
-    model["capture"] = spawn("capture", {"spec": base})
+    kept = {"runs_root": str(runs / name)} if runs else {}
+    model["capture"] = spawn("capture", {"spec": base, **kept})
     if history_off:
         model["capture_off"] = spawn("capture", {"spec": base, "memory_history": False})
     model["plain"] = spawn("plain", {"spec": base, "overhead": True})
@@ -241,16 +245,21 @@ def part_a(name: str, quick: bool, history_off: bool = True) -> dict[str, Any]:
         spec, conf = variant_spec(base, fix_id, k)
         model["fixes"][fix_id] = {**spawn("plain", {"spec": spec}, conf), "spec": spec,
                                   "alloc_conf": conf}
+    if runs:
+        spec, _ = variant_spec(base, "autocast")
+        model["autocast_capture"] = spawn("capture", {"spec": spec,
+                                                      "runs_root": str(runs / f"{name}-autocast")})
     return model
 
 
-def part_b() -> dict[str, Any]:
+def part_b(runs: Path | None = None) -> dict[str, Any]:
     """The GPT-2 with a batch too large for the cap; then the fix the post-mortem recommends
     (and, when it does not fit, the larger splits in turn: the smallest that fits, measured)."""
     spec = {"model": "gpt2", "batch": OOM_BATCH, "set_to_none": True}
     cap = {"cap_bytes": OOM_CAP_BYTES}
     out: dict[str, Any] = {"cap_bytes": OOM_CAP_BYTES, "batch": OOM_BATCH}
-    out["capture"] = spawn("capture", {"spec": spec, **cap})
+    kept = {"runs_root": str(runs / "oom")} if runs else {}
+    out["capture"] = spawn("capture", {"spec": spec, **cap, **kept})
     fixes = ((out["capture"].get("memory") or {}).get("oom") or {}).get("fixes") or []
     out["fix_title"] = fixes[0]["title"] if fixes else None
     if not fixes:
@@ -286,13 +295,14 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     if "A" in parts:
         for i, name in enumerate(a.models.split(",")):  # the baseline without the history:
-            results["models"][name] = part_a(name, a.quick, history_off=i == 0)  # first only
+            results["models"][name] = part_a(name, a.quick, history_off=i == 0,  # first only
+                                             runs=a.out / "runs")
             print(f"A {name}: {time.perf_counter() - t0:.0f} s", flush=True)
     for part, what in (("B", "the OOM under a cap"), ("C", "the corpus scripts")):
         if part in parts and (a.quick or not cuda):
             print(f"{part} ({what}): needs CUDA; skipped")
     if "B" in parts and cuda and not a.quick:
-        results["oom"] = part_b()
+        results["oom"] = part_b(a.out / "runs")
         print(f"B: {time.perf_counter() - t0:.0f} s", flush=True)
     if "C" in parts and cuda and not a.quick:
         from memory_acceptance_corpus import run_corpus

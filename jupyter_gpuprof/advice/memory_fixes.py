@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..analysis.autocast_dtypes import AutocastReplay
 from ..analysis.memory_oom import OomPostMortem
 from ..analysis.memory_step import MemoryStep
 from .thresholds import OOM_STEP_GROWTH, SLACK_SHARE
@@ -78,8 +79,11 @@ def _checkpointing(step: MemoryStep, forward_ms: float | None) -> MemoryFix | No
     heavy = step.heavy
     if heavy is None or heavy.saved_bytes <= 0:
         return None
-    # in backward one layer at a time is recomputed: all but one layer's activations are freed
-    saves = int(heavy.saved_bytes * (1 - 1 / heavy.calls))
+    if step.checkpointed_peak_bytes is not None:
+        # replayed: each layer keeps its input only, until the backward reaches it
+        saves = step.peak_bytes - step.checkpointed_peak_bytes
+    else:  # no layer split: all but one layer's saved activations freed
+        saves = int(heavy.saved_bytes * (1 - 1 / heavy.calls))
     total = step.kind_high["saved_activations"]
     share = heavy.saved_bytes / total if total else 1.0
     time_ms = forward_ms * share if forward_ms is not None else None
@@ -99,17 +103,32 @@ def _checkpointing(step: MemoryStep, forward_ms: float | None) -> MemoryFix | No
     )
 
 
-def _autocast(step: MemoryStep, activation_dtype_bytes: int | None) -> MemoryFix | None:
+def _autocast(
+    step: MemoryStep, activation_dtype_bytes: int | None, replay: AutocastReplay | None
+) -> MemoryFix | None:
     saved = step.by_kind["saved_activations"]
     if activation_dtype_bytes != FP32_BYTES or saved <= 0:
         return None
-    saves = int(saved * (1 - BF16_BYTES / FP32_BYTES))
+    if replay is not None and replay.low_precision:
+        return None  # autocast (or bf16) already runs
+    if replay is not None and replay.saved_bytes > 0:
+        # the step's graph replayed under autocast's op lists, the weights' bf16 copies included;
+        # a peak before the backward holds only part of the saved tensors
+        saves = replay.saved_bytes - replay.autocast_bytes
+        if step.peak_phase != "backward":
+            saves = int(saves * min(saved / replay.saved_bytes, 1.0))
+        how = "the step's saved tensors replayed under autocast"
+    else:
+        saves = int(saved * (1 - BF16_BYTES / FP32_BYTES))
+        how = "at most: half the saved activations (no graph recorded)"
+    if saves <= 0:
+        return None
     return MemoryFix(
         "autocast",
         "bf16 activations (autocast)",
         saves,
         None,
-        "not priced here: bf16 matmuls are faster; the precision finding prices them",
+        f"not priced here: bf16 matmuls are faster; the precision finding prices them ({how})",
         AUTOCAST,
     )
 
@@ -149,7 +168,8 @@ def _expandable(step: MemoryStep) -> MemoryFix | None:
 
 
 def _set_to_none(step: MemoryStep) -> MemoryFix | None:
-    kept = step.by_kind["gradients"] if step.peak_phase != "optimizer" else 0
+    # gradients a step of its own allocated are held with set_to_none too (accumulation)
+    kept = step.gradients_kept_bytes if step.peak_phase != "optimizer" else 0
     if kept <= 0 or not step.known_addresses:
         return None
     return MemoryFix(
@@ -163,12 +183,16 @@ def _set_to_none(step: MemoryStep) -> MemoryFix | None:
 
 
 def memory_fixes(
-    step: MemoryStep, *, forward_ms: float | None = None, activation_dtype_bytes: int | None = None
+    step: MemoryStep,
+    *,
+    forward_ms: float | None = None,
+    activation_dtype_bytes: int | None = None,
+    autocast: AutocastReplay | None = None,
 ) -> list[MemoryFix]:
     """The priced fixes for a step's peak, largest saving first."""
     fixes = [
         _checkpointing(step, forward_ms),
-        _autocast(step, activation_dtype_bytes),
+        _autocast(step, activation_dtype_bytes, autocast),
         _micro_batches(step, None),
         _expandable(step),
         _set_to_none(step),
@@ -176,14 +200,22 @@ def memory_fixes(
     return sorted((f for f in fixes if f is not None), key=lambda f: -f.saves_bytes)
 
 
+def oom_growth(pm: OomPostMortem) -> float:
+    """How many times what the failed step held it would have needed at its peak: the rest of
+    its layers (the layers it ran priced per layer) times the growth after the forward."""
+    lp = pm.layers
+    if lp is None or not lp.total or lp.done <= 0 or lp.begun > lp.total:
+        return OOM_STEP_GROWTH
+    return OOM_STEP_GROWTH * max(lp.total / lp.done, 1.0)
+
+
 def oom_fixes(pm: OomPostMortem) -> list[MemoryFix]:
     """The fixes that would have let the failed step fit, each with the memory it frees."""
     out: list[MemoryFix] = []
     if pm.limit_bytes is None:
         return out
-    need_full = pm.state_bytes + OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes)
-    over = int(need_full - pm.limit_bytes)
-    whole = OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes)
+    whole = oom_growth(pm) * (pm.step_bytes + pm.requested_bytes)
+    over = int(pm.state_bytes + whole - pm.limit_bytes)
     if (split := _split(whole, over, "not priced: the same work in smaller kernels")) is not None:
         out.append(split)
     frag = pm.fragmentation

@@ -131,6 +131,9 @@ MAX_LOADER_WORKERS = 8
 #: memory fixes (`advice/memory_fixes.py`): reserved memory above the peak allocation worth
 #: a fix (below it the allocator's slack is normal), as a share of the peak
 SLACK_SHARE = 0.10
-#: a step that failed part-way holds only what it had allocated so far: the whole step is assumed
-#: to need this many times the step's allocations at the failure (forward half done, backward after)
+#: a step that failed part-way holds only what it had allocated so far: at the end of its layers
+#: it would hold that × (layers / layers run) (`analysis/memory_whatif.layers_run`), and its peak
+#: (the output head, the loss and the backward after the layers) this many times more; without a
+#: layer loop, this many times what it held. GPT-2 at batch 16 on the H200 (issue 26): the
+#: measured split's peak implies 1.65× the layers' activations
 OOM_STEP_GROWTH = 2.0

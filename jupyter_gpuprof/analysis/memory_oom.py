@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from . import memory_attribution as attr
 from .memory_history import MemoryHistory
 from .memory_step import NO_LINE, Fragmentation, fragmentation
+from .memory_whatif import LayerProgress, layers_run
 
 #: how many of the largest allocations the post-mortem names
 TOP_ALLOCATIONS = 3
@@ -46,6 +47,7 @@ class OomPostMortem:
     fragmentation: Fragmentation
     fits_in_free_block: bool  # the largest free block could have held the request
     error: str
+    layers: LayerProgress | None = None  # how far the failed forward got through its layers
 
 
 def _size(match: re.Match[str] | None) -> int | None:
@@ -86,4 +88,5 @@ def oom_post_mortem(history: MemoryHistory, error: str = "") -> OomPostMortem | 
         fragmentation=frag,
         fits_in_free_block=frag.largest_free_bytes >= requested,
         error=error.splitlines()[0] if error else "",
+        layers=layers_run(history),
     )

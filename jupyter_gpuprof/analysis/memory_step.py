@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from . import memory_attribution as attr
+from . import memory_whatif as whatif
 from .memory_history import MemoryHistory
 
 #: how many source lines / module calls the breakdown keeps
@@ -66,6 +67,8 @@ class MemoryStep:
     fragmentation: Fragmentation
     events: int
     known_addresses: bool
+    checkpointed_peak_bytes: int | None = None  # the peak replayed with the layers checkpointed
+    gradients_kept_bytes: int = 0  # gradients at the peak alive through an optimizer step
     series_us: list[int] = field(default_factory=list)  # a thinned allocated-over-time line
     series_bytes: list[int] = field(default_factory=list)
 
@@ -157,6 +160,7 @@ def memory_step(history: MemoryHistory, known: attr.KnownAddresses | None = None
     modules = pd.Series([(attr.module_path(f) or ("",))[-1] for f in frames], index=live.index)
     has_module = modules != ""
     us, held = _thin(history)
+    heavy = _heavy(history, kinds)
     return MemoryStep(
         peak_bytes=history.peak_bytes,
         peak_us=history.peak_us,
@@ -166,10 +170,14 @@ def memory_step(history: MemoryHistory, known: attr.KnownAddresses | None = None
         kind_high={k: int(v.max()) if len(v) else 0 for k, v in series.items()},
         lines=_holders(lines, live["bytes"]),
         modules=_holders(modules[has_module], live.loc[has_module, "bytes"]),
-        heavy=_heavy(history, kinds),
+        heavy=heavy,
         fragmentation=fragmentation(history),
         events=history.n_events,
         known_addresses=bool(known),
+        checkpointed_peak_bytes=whatif.checkpointed_peak(history, kinds, heavy.call)
+        if heavy
+        else None,
+        gradients_kept_bytes=whatif.gradients_kept_across_steps(history, kinds),
         series_us=us,
         series_bytes=held,
     )

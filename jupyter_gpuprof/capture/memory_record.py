@@ -22,7 +22,7 @@ from typing import Any, Protocol, cast
 
 from ..oneline import error_line
 from ..store.layout import MEMORY_HISTORY_KEY
-from ..store.memory_snapshot import CaptureAdditions, Snapshot
+from ..store.memory_snapshot import CaptureAdditions, GraphRecord, Snapshot
 
 #: most allocator events kept (the newest): a 6-layer GPT-2 step makes ~1,470 (the H200 recording)
 MAX_ENTRIES = 100_000
@@ -128,6 +128,8 @@ class MemoryRecorder:
         self.oom_requested: int | None = None
         self.kept: Snapshot | None = None  # the history up to the traced steps
         self._optimizer: Any = None
+        self.graph: list[GraphRecord] | None = None  # one recorded step's autograd graph
+        self._hooks: Any = None  # autograd_graph.HookWatch while recording
 
     def start(self) -> None:
         """Record from now on (warm-up, profiled steps); no-op off, on CPU or when recording."""
@@ -142,11 +144,22 @@ class MemoryRecorder:
             _Observer.recorder = self
             self.api.record(self.max_entries)
             self.recording = True
+            self._watch_hooks(True)
         except Exception as e:  # noqa: BLE001 - the history is optional: say why it is missing
             self.error = f"memory history unavailable: {error_line(e, with_type=True)}"
 
+    def _watch_hooks(self, on: bool) -> None:
+        if on and self.graph is None:
+            from .autograd_graph import HookWatch
+
+            self._hooks = self._hooks or HookWatch()
+            self._hooks.install()
+        elif self._hooks is not None:
+            self._hooks.remove()
+
     def pause(self) -> None:
         """Stop recording (the timed baseline runs without it)."""
+        self._watch_hooks(False)
         if self.recording:
             self.recording = False
             with contextlib.suppress(Exception):
@@ -174,6 +187,25 @@ class MemoryRecorder:
             with contextlib.suppress(TypeError):
                 self._optimizer = weakref.ref(optimizer)
 
+    def note_loss(self, tensors: Any) -> None:
+        """At a recorded step's backward, once: its autograd graph with what each node saved
+        (`analysis.autocast_dtypes` replays it under autocast)."""
+        if not self.recording or self.graph is not None:
+            return
+        from .autograd_graph import graph_nodes
+
+        if self._hooks is not None and self._hooks.entered:
+            self.graph = []  # checkpointed or offloaded: its saved tensors are not read
+            self._watch_hooks(False)
+            return
+        loss = tensors[0] if isinstance(tensors, (tuple, list)) and tensors else tensors
+        try:
+            self.graph = graph_nodes(loss)
+        except Exception as e:  # noqa: BLE001 - the graph is optional: say why it is missing
+            self.graph = []
+            self.error = f"autograd graph not walked: {error_line(e)}"
+        self._watch_hooks(False)
+
     def on_oom(self, requested: int) -> None:
         """At the failing allocation: keep the snapshot before the step's tensors unwind."""
         if self.oom_snapshot is not None:
@@ -200,6 +232,8 @@ class MemoryRecorder:
         if opt is not None:
             with contextlib.suppress(Exception):
                 ours["addresses"], ours["param_element_size"] = live_addresses(opt)
+        if self.graph:
+            ours["graph"] = self.graph
         if self.oom_snapshot is not None:
             ours["oom"] = {"requested": self.oom_requested, "error": error or ""}
         return cast("Snapshot", {**snap, OURS: ours})

@@ -54,6 +54,9 @@ class PhaseRanges:
         self._wrapped_backward: Callable[..., Any] | None = None
         self._wrapped_next: Callable[..., Any] | None = None
         self._step: Any = None
+        #: called with `torch.autograd.backward`'s tensors before each backward (the memory
+        #: recorder walks the step's graph there)
+        self.on_backward: Callable[[Any], None] | None = None
 
     # ranges -----------------------------------------------------------------
     def _begin(self, name: str) -> None:
@@ -127,6 +130,8 @@ class PhaseRanges:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if not ranges.active or name in ranges._open or not ranges._on_thread():
                 return fn(*args, **kwargs)
+            if name == BACKWARD and ranges.on_backward is not None and args:
+                ranges.on_backward(args[0])
             ranges._begin(name)
             try:
                 return fn(*args, **kwargs)

@@ -117,6 +117,7 @@ class ProfileSession(StepMarks, StepBudget):
             from .phases import PhaseRanges
 
             self.ranges = PhaseRanges()
+            self.ranges.on_backward = self.memory.note_loss
             self.ranges.install()  # before the step hook, so "optimizer" closes before a boundary
         from torch.optim.optimizer import register_optimizer_step_post_hook
 

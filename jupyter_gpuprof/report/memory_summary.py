@@ -10,6 +10,7 @@ from typing import cast
 import msgspec
 
 from ..advice import memory_fixes as fixes
+from ..analysis.autocast_dtypes import autocast_replay
 from ..analysis.memory_attribution import KINDS, KnownAddresses
 from ..analysis.memory_history import MemoryHistoryError, read_snapshot, replay
 from ..analysis.memory_oom import oom_post_mortem
@@ -114,7 +115,8 @@ def memory_blocks(
     step = memory_step(history, _known(ours))
     elem = ours.get("param_element_size")
     elem_bytes = elem if isinstance(elem, int) else None
-    priced = fixes.memory_fixes(step, forward_ms=forward_ms, activation_dtype_bytes=elem_bytes)
+    priced = fixes.memory_fixes(step, forward_ms=forward_ms, activation_dtype_bytes=elem_bytes,
+                                autocast=autocast_replay(ours.get("graph")))
     frag, heavy = step.fragmentation, step.heavy
     over = MemoryOverStep(
         peak_bytes=step.peak_bytes,

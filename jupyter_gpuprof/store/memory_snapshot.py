@@ -57,14 +57,38 @@ class OomInfo(TypedDict, total=False):
     error: str
 
 
+class SavedRecord(TypedDict):
+    """A tensor an autograd node saved for backward (`capture/autograd_graph.py`)."""
+
+    storage: int  # storage identity (data pointer), shared by views
+    storage_bytes: int
+    view_elems: int  # elements of the saved view
+    floating: bool
+    element_size: int
+    producer: int | None  # id of the node that produced it (None: a leaf or no grad)
+    parameter: bool  # a leaf that requires grad (a weight)
+    output: bool  # the node's own result
+
+
+class GraphRecord(TypedDict):
+    """An autograd node of one recorded step: its op, its inputs' producers, what it saved."""
+
+    id: int
+    op: str  # the node's class name, e.g. 'AddmmBackward0'
+    inputs: list[int | None]
+    saved: list[SavedRecord]
+
+
 class CaptureAdditions(TypedDict, total=False):
     """What the capture adds (`MEMORY_HISTORY_KEY`): addresses of the model's tensors by kind
-    ([address, bytes] pairs), the parameters' element size, the OOM, the history's bound."""
+    ([address, bytes] pairs), the parameters' element size, the OOM, the history's bound, one
+    recorded step's autograd graph with what each node saved."""
 
     max_entries: int
     addresses: dict[str, list[tuple[int, int]]]
     param_element_size: int | None
     oom: OomInfo
+    graph: list[GraphRecord]
 
 
 class Snapshot(TypedDict, total=False):

@@ -2,38 +2,73 @@
 
 from __future__ import annotations
 
-from memory_recordings import history, known, truth
+import json
+
+from memory_recordings import MEMORY, history, known, truth
 
 from jupyter_gpuprof.advice.memory_fixes import (
     activation_bytes,
     headroom,
     memory_fixes,
     oom_fixes,
+    oom_growth,
 )
 from jupyter_gpuprof.advice.thresholds import OOM_STEP_GROWTH
-from jupyter_gpuprof.analysis.memory_oom import oom_post_mortem
-from jupyter_gpuprof.analysis.memory_step import memory_step
+from jupyter_gpuprof.analysis import memory_attribution as attr
+from jupyter_gpuprof.analysis.autocast_dtypes import AutocastReplay
+from jupyter_gpuprof.analysis.memory_oom import OomPostMortem, oom_post_mortem
+from jupyter_gpuprof.analysis.memory_step import Fragmentation, memory_step
+from jupyter_gpuprof.analysis.memory_whatif import LayerProgress
 
 
 def _gpt2():  # type: ignore[no-untyped-def]
     return memory_step(history("gpt2"), known("gpt2"))
 
 
-def test_checkpointing_frees_all_but_one_layer_and_costs_their_forward() -> None:
+def test_checkpointing_keeps_each_layers_input_and_costs_their_forward() -> None:
+    """The recorded peak is the loss's backward, before any layer is recomputed: every layer's
+    saved activations go but its output (8 x 512 tokens x 768 fp32 = 12.6 MB), not all but one
+    layer's (the old rule's 5/6 of them, 1.92 GB: on the H200 it missed GPT-2's by -32 %)."""
     step = _gpt2()
     fix = {f.id: f for f in memory_fixes(step, forward_ms=5.0)}["checkpointing"]
     assert step.heavy is not None
-    assert fix.saves_bytes == int(step.heavy.saved_bytes * 5 / 6)
+    h = history("gpt2")
+    kinds = attr.classify(h, known("gpt2"))
+    live = h.live_at(h.peak_i)
+    saved = live[kinds[live.index] == "saved_activations"]
+    in_layers = sum(
+        int(r.bytes) for _, r in saved.iterrows()
+        if step.heavy.call in attr.module_path(h.frames[int(r.frame_i)] if r.frame_i >= 0 else [])
+    )
+    layer_input = 8 * 512 * 768 * 4
+    assert fix.saves_bytes == in_layers - 6 * layer_input
+    assert fix.saves_bytes > step.heavy.saved_bytes * 5 / 6
     share = step.heavy.saved_bytes / step.kind_high["saved_activations"]
     assert fix.time_ms is not None and abs(fix.time_ms - 5.0 * share) < 1e-9
     unpriced = {f.id: f for f in memory_fixes(step)}["checkpointing"]
     assert unpriced.time_ms is None and "not priced" in unpriced.time_note
 
 
-def test_autocast_halves_fp32_saved_activations_only() -> None:
+def test_autocast_priced_from_the_replayed_graph() -> None:
+    """With the step's graph replayed under autocast: its saved bytes less theirs (the peak is in
+    the backward, every saved tensor live); without one: half the saved activations, at most."""
     step = _gpt2()
-    fp32 = {f.id: f for f in memory_fixes(step, activation_dtype_bytes=4)}
-    assert fp32["autocast"].saves_bytes == step.by_kind["saved_activations"] // 2
+    assert step.peak_phase == "backward"
+    replay = AutocastReplay(saved_bytes=3_000_000_000, autocast_bytes=2_400_000_000, nodes=9,
+                            low_precision=False)
+    fix = {f.id: f for f in memory_fixes(step, activation_dtype_bytes=4, autocast=replay)}
+    assert fix["autocast"].saves_bytes == 600_000_000
+    assert "replayed" in fix["autocast"].time_note
+    step.peak_phase = "forward"  # a forward peak holds the saved tensors made so far
+    part = {f.id: f for f in memory_fixes(step, activation_dtype_bytes=4, autocast=replay)}
+    assert part["autocast"].saves_bytes == int(
+        600_000_000 * min(step.by_kind["saved_activations"] / 3_000_000_000, 1.0))
+    replay.low_precision = True  # autocast already on: nothing to offer
+    assert "autocast" not in {f.id for f in memory_fixes(step, activation_dtype_bytes=4,
+                                                          autocast=replay)}
+    bound = {f.id: f for f in memory_fixes(step, activation_dtype_bytes=4)}
+    assert bound["autocast"].saves_bytes == step.by_kind["saved_activations"] // 2
+    assert "at most" in bound["autocast"].time_note
     assert "autocast" not in {f.id for f in memory_fixes(step, activation_dtype_bytes=2)}
 
 
@@ -59,10 +94,13 @@ def test_set_to_none_only_where_gradients_are_kept() -> None:
     step = _gpt2()  # the recording frees them (set_to_none=True): nothing to offer
     assert "set_to_none" not in {f.id for f in memory_fixes(step)}
     # as with zero_grad(): the gradients, at their known addresses, live through the peak
-    step.by_kind["gradients"] = truth("gpt2")["gradients_bytes"]
+    step.gradients_kept_bytes = truth("gpt2")["gradients_bytes"]
     assert {f.id: f for f in memory_fixes(step)}["set_to_none"].saves_bytes == truth("gpt2")[
         "gradients_bytes"
     ]
+    # gradients live at the peak but from this step's own first micro-batch: not offered
+    step.gradients_kept_bytes, step.by_kind["gradients"] = 0, truth("gpt2")["gradients_bytes"]
+    assert "set_to_none" not in {f.id for f in memory_fixes(step)}
 
 
 def test_headroom_grows_activations_only() -> None:
@@ -77,8 +115,36 @@ def test_headroom_grows_activations_only() -> None:
 def test_oom_fix_frees_what_the_step_was_over() -> None:
     t = truth("oom")
     pm = oom_post_mortem(history("oom"), t["error"])
-    assert pm is not None and pm.limit_bytes is not None
+    assert pm is not None and pm.limit_bytes is not None and pm.layers is not None
+    # it failed in the 2nd of 6 layers: the step would have held 6/1.3 times more by their end
+    assert (pm.layers.begun, pm.layers.total) == (2, 6) and 1 < pm.layers.done < 2
+    growth = oom_growth(pm)
+    assert growth == OOM_STEP_GROWTH * 6 / pm.layers.done
     fixes = {f.id: f for f in oom_fixes(pm)}
-    over = pm.state_bytes + OOM_STEP_GROWTH * (pm.step_bytes + pm.requested_bytes) - pm.limit_bytes
+    over = pm.state_bytes + growth * (pm.step_bytes + pm.requested_bytes) - pm.limit_bytes
     assert fixes["micro_batches"].saves_bytes >= over
+    assert fixes["micro_batches"].title.startswith("16 ")  # twice what it held: 4
     assert "expandable_segments" not in fixes  # 776 KiB reserved-but-free: not fragmentation
+
+
+def _acceptance_oom(done: float) -> OomPostMortem:
+    """The H200 acceptance's failure (GPT-2, 12 layers, batch 16, 8 GiB cap) as its report
+    recorded it; it failed in the MLP of the 6th layer (20 GELU blocks: 5 layers' 4 each)."""
+    o = json.loads((MEMORY / "acceptance_h200.json").read_text())["oom"]
+    rec = o["capture"]["memory"]["oom"]
+    frag = Fragmentation(rec["reserved_bytes"], rec["allocated_bytes"], 0,
+                         rec["largest_free_bytes"], None, False)
+    return OomPostMortem(rec["requested_bytes"], rec["allocated_bytes"], rec["limit_bytes"],
+                         rec["step_bytes"], rec["state_bytes"], [], frag, False, "",
+                         LayerProgress("modeling_gpt2.py:305", 6, done, 12))
+
+
+def test_oom_split_priced_from_the_layers_run_fits_where_twice_did_not() -> None:
+    """Measured on the H200: 4 micro-batches (twice what it held) ran out of memory, 8 fit."""
+    o = json.loads((MEMORY / "acceptance_h200.json").read_text())["oom"]
+    assert o["fix_title"].startswith("4 ") and "out of memory" in o["fixed"]["oom"]
+    fit = {s["k"]: s for s in o["larger_splits"]}[8]
+    assert fit["max_memory_allocated"] < o["cap_bytes"]
+    for done in (5.0, 6.0):  # the failing layer not begun / complete: either way
+        fix = {f.id: f for f in oom_fixes(_acceptance_oom(done))}["micro_batches"]
+        assert fix.title.startswith("8 ")

@@ -157,3 +157,23 @@ def test_the_recorded_h200_run(bench):
     assert bench.overhead_row(gpt2)["overhead_pct"] == pytest.approx(0.10, abs=0.005)
     text = bench.table(results)
     assert "does NOT fit" in text and "8 micro-batches: peak 5.476 GB, fits" in text
+
+
+def test_rescore_prices_the_kept_histories_again(tmp_path):
+    """memory_rescore.py: the OOM's split priced by the current code from the kept run folder
+    (here the recorded OOM history), against the splits measured under the cap."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import memory_rescore
+
+    data = ROOT / "tests" / "data" / "memory"
+    (tmp_path / "memory_acceptance.json").write_text((data / "acceptance_h200.json").read_text())
+    run = tmp_path / "runs" / "oom" / "r1"
+    run.mkdir(parents=True)
+    (run / "memory_history.json.gz").write_bytes((data / "oom.snapshot.json.gz").read_bytes())
+    results = memory_rescore.rescore(memory_rescore.load_results(tmp_path), tmp_path)
+    oom = results["oom"]
+    fixes = oom["capture"]["memory"]["oom"]["fixes"]
+    assert fixes[0]["title"].startswith("16 ")  # the recorded failure: 1.3 of 6 layers run
+    assert memory_rescore.oom_verdict(oom).endswith("not measured")
+    oom["larger_splits"].append({"k": 16, "max_memory_allocated": 3_000_000_000})
+    assert "measured: fits" in memory_rescore.oom_verdict(oom)

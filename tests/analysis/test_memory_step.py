@@ -127,3 +127,36 @@ def test_each_kind_rule_on_a_tiny_history() -> None:
                      4: "optimizer_state", 0: "before_recording", 9: "before_recording"}
     named = dict(zip(h.blocks["addr"], attr.classify(h, {"parameters": [(9, 100)]}), strict=True))
     assert named[9] == "parameters" and named[0] == "before_recording"
+
+
+def test_gradients_kept_only_when_they_lived_through_an_optimizer_step() -> None:
+    """Two micro-batches then the optimizer: the first micro-batch's gradients are live at the
+    second's peak under set_to_none too (not kept); a gradient from before the last optimizer
+    step (zero_grad() zeroes it in place) is."""
+    from jupyter_gpuprof.analysis.memory_history import replay
+    from jupyter_gpuprof.analysis.memory_whatif import gradients_kept_across_steps
+
+    def ev(action: str, addr: int, t: int) -> dict[str, object]:
+        return {"action": action, "addr": addr, "size": 10 * (addr + 1), "time_us": t, "frames": []}
+
+    def ranges(*spans: tuple[str, int, int]) -> list[dict[str, object]]:
+        return [{"stage": stage, "name": n, "time_us": t} for n, a, b in spans
+                for stage, t in (("START", a), ("END", b))]
+
+    trace = [ev("alloc", 1, 2), ev("alloc", 2, 12), ev("free_completed", 1, 13),
+             ev("alloc", 3, 22), ev("alloc", 4, 31), ev("free_completed", 3, 32)]
+    snap = {"segments": [{"device": 0, "total_size": 10_000, "blocks": [
+        {"address": 0, "size": 10, "state": "active_allocated"},
+        {"address": 2, "size": 30, "state": "active_allocated"},
+        {"address": 4, "size": 50, "state": "active_allocated"}]}],
+        "device_traces": [trace]}
+    micro = replay({**snap, "external_annotations": ranges(
+        ("forward", 0, 5), ("backward", 10, 15), ("forward", 20, 25), ("backward", 30, 35))})
+    kinds = attr.classify(micro, {"gradients": [(2, 30), (4, 50)]})
+    assert set(kinds[micro.blocks["addr"].isin([2, 4])]) == {"gradients"}
+    assert gradients_kept_across_steps(micro, kinds) == 0
+    zeroed = replay({**snap, "external_annotations": ranges(
+        ("forward", 0, 5), ("backward", 10, 15), ("optimizer", 16, 18), ("forward", 20, 25),
+        ("backward", 30, 35))})
+    kinds = attr.classify(zeroed, {"gradients": [(0, 10), (2, 30), (4, 50)]})
+    assert gradients_kept_across_steps(zeroed, kinds) == 10 + 30  # from before it and step 1's

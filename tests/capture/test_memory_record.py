@@ -66,6 +66,9 @@ def test_recorded_in_warmup_and_profiled_steps_not_the_baseline(tmp_path) -> Non
     # the stepped optimizer's tensors were walked (CPU ones here: no CUDA storage to name)
     assert set(saved[OURS]["addresses"]) == {"parameters", "gradients", "optimizer_state"}
     assert load_history(path).peak_bytes > 0
+    # one recorded step's autograd graph, walked at its backward (the autocast fix's price)
+    ops = {n["op"] for n in saved[OURS]["graph"]}
+    assert {"AddmmBackward0", "ReluBackward0", "NllLossBackward0"} <= ops
 
 
 def test_no_memory_history_option_records_nothing(tmp_path) -> None:
@@ -196,3 +199,29 @@ def test_no_untraced_capture_steps_no_history_over_the_trace(tmp_path) -> None:
     finally:
         session.finish()
     assert api.calls.count(f"record {memory_record.MAX_ENTRIES}") == 1  # warm-up only
+
+
+def test_graph_walked_once_and_never_through_saved_tensor_hooks() -> None:
+    """A recorded step's graph is walked at its backward; a step that ran saved-tensor hooks
+    (non-reentrant checkpointing) is not, its backward untouched, and torch is put back."""
+    from torch import nn
+    from torch.utils.checkpoint import checkpoint
+
+    enter = torch.autograd.graph.saved_tensors_hooks.__enter__
+    layer = nn.Sequential(nn.Linear(8, 8), nn.GELU())
+    x = torch.randn(4, 8, requires_grad=True)
+    plain = MemoryRecorder(api=FakeApi())
+    plain.start()
+    loss = layer(x).sum()
+    plain.note_loss((loss,))
+    assert plain.graph and {n["op"] for n in plain.graph} >= {"AddmmBackward0", "GeluBackward0"}
+    plain.close()
+    ckpt = MemoryRecorder(api=FakeApi())
+    ckpt.start()
+    loss = checkpoint(layer, x, use_reentrant=False).sum()
+    ckpt.note_loss((loss,))
+    assert ckpt.graph == []
+    loss.backward()
+    assert x.grad is not None
+    ckpt.close()
+    assert torch.autograd.graph.saved_tensors_hooks.__enter__ is enter
