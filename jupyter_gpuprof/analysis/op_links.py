@@ -7,9 +7,10 @@ op its own device time: the links here add up to the op table's `cuda_self_us`.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from .kernels import codes_in_order, short_kernel_name
+from .kernels import codes_in_order, short_kernel_names
 
 OP_KERNEL_COLUMNS = {
     "op": "the launching operator (the innermost op, as in the op table)",
@@ -27,20 +28,43 @@ def op_kernels(calls: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
     (`ops.op_rows`, autograd wrappers included, as they launch nothing), `kernels` GPU rows."""
     if calls.empty or kernels.empty:
         return pd.DataFrame(columns=list(OP_KERNEL_COLUMNS))
+    # grouped on the names' codes (hashing 2 M name texts per pair took most of it), each
+    # kernel's short name taken once
     ops = calls[calls["external_id"] >= 0]
-    op_of = pd.Series(ops["name"].astype(str).to_numpy(), index=ops["external_id"].to_numpy())
+    op, op_text = codes_in_order(ops["name"])
+    op_of = pd.Series(op, index=ops["external_id"].to_numpy())
     op_of = op_of[~op_of.index.duplicated()]
     linked = kernels[kernels["external_id"] >= 0]
-    pairs = pd.DataFrame({"op": linked["external_id"].map(op_of).to_numpy(),
-                          "kernel": linked["name"].astype(str).to_numpy(),
-                          "dur_us": linked["dur_us"].to_numpy(dtype=float)}).dropna()
+    kernel, kernel_text = codes_in_order(linked["name"])
+    pairs = pd.DataFrame({"op": linked["external_id"].map(op_of).to_numpy(dtype=float),
+                          "kernel": kernel, "dur_us": linked["dur_us"].to_numpy(dtype=float)})
+    # as dropping missing values did: no op, an unnamed op or kernel, no duration
+    pairs = pairs[(pairs["op"].fillna(-1) >= 0) & (pairs["kernel"] >= 0)
+                  & pairs["dur_us"].notna()]
     if pairs.empty:
         return pd.DataFrame(columns=list(OP_KERNEL_COLUMNS))
-    out = (pairs.groupby(["op", "kernel"], sort=False)["dur_us"]
-           .agg(calls="size", total_us="sum").reset_index())
-    out["short_name"] = [short_kernel_name(k) for k in out["kernel"]]
-    return out[list(OP_KERNEL_COLUMNS)].sort_values(["op", "total_us"], ascending=[True, False],
-                                                     ignore_index=True)
+    pair = pairs["op"].to_numpy(dtype=np.int64) * len(kernel_text) + pairs["kernel"].to_numpy()
+    out = (pairs.assign(pair=pair).groupby("pair", sort=False)
+           .agg(op=("op", "first"), kernel=("kernel", "first"), calls=("dur_us", "size"),
+                total_us=("dur_us", "sum")))
+    op_code = out["op"].to_numpy(dtype=np.int64)
+    kernel_code = out["kernel"].to_numpy(dtype=np.int64)
+    shorts = short_kernel_names(kernel_text[np.unique(kernel_code)])
+    short_of = np.empty(len(kernel_text), dtype=object)
+    short_of[np.unique(kernel_code)] = shorts
+    out = pd.DataFrame({"op": op_text[op_code], "kernel": kernel_text[kernel_code],
+                        "short_name": short_of[kernel_code], "calls": out["calls"].to_numpy(),
+                        "total_us": out["total_us"].to_numpy()})
+    return _by_text_then(out, "op", "total_us", ascending=False)
+
+
+def _by_text_then(table: pd.DataFrame, text: str, *then: str, ascending: bool) -> pd.DataFrame:
+    """`table` sorted by the `text` column, then by `then`: the texts ranked once among their
+    distinct values (sorting every row's text compared 666 k strings again and again)."""
+    _, codes = np.unique(table[text].to_numpy(dtype=object), return_inverse=True)
+    keyed = table.assign(_rank=codes)
+    return (keyed.sort_values(["_rank", *then], ascending=[True] + [ascending] * len(then))
+            .drop(columns="_rank").reset_index(drop=True))
 
 
 def op_shapes(calls: pd.DataFrame) -> pd.DataFrame:
@@ -60,6 +84,5 @@ def op_shapes(calls: pd.DataFrame) -> pd.DataFrame:
            .agg(calls="size", cuda_self_us="sum").reset_index())
     out["op"] = op_text[out["op"].to_numpy()]
     out["input_dims"] = dims_text[out["input_dims"].to_numpy()]
-    return out[list(OP_SHAPE_COLUMNS)].sort_values(["op", "calls", "cuda_self_us"],
-                                                   ascending=[True, False, False],
-                                                   ignore_index=True)
+    return _by_text_then(out[list(OP_SHAPE_COLUMNS)], "op", "calls", "cuda_self_us",
+                         ascending=False)
