@@ -16,6 +16,7 @@ import pandas as pd
 
 from .grouping import first_rows, group_codes, most_common_rows, values_at
 from .kineto_json import GPU_CATEGORIES
+from .name_masks import per_name
 from .trace import Trace
 
 OP_COLUMNS = {
@@ -143,10 +144,8 @@ def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFra
 
 def _autograd(ops: pd.DataFrame, parent: np.ndarray) -> dict[str, np.ndarray]:
     """`wrapper` (the op is an autograd node) and `autograd` (the node an op ran under)."""
-    cats = ops["name"].cat.categories if hasattr(ops["name"], "cat") else None
-    if cats is not None:
-        per = np.array([autograd_node(str(c)) for c in cats] or [""], dtype=object)
-        node = per[ops["name"].cat.codes.to_numpy()] if len(ops) else np.array([], dtype=object)
+    if hasattr(ops["name"], "cat"):
+        node = per_name(ops, lambda names: [autograd_node(str(n)) for n in names], "")
     else:
         node = np.array([autograd_node(str(n)) for n in ops["name"]], dtype=object)
     wrapper = node != ""

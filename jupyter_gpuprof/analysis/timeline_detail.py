@@ -18,6 +18,7 @@ import pandas as pd
 
 from .hostwork import is_input_range
 from .intervals import union
+from .name_masks import per_name
 from .steps import Window
 from .trace import Trace
 
@@ -96,9 +97,8 @@ def phase_at(trace: Trace, window: Window, steps: pd.DataFrame | None,
     rng = trace.of("user_annotation", "cpu_op", columns=["name", "pid", "ts_us", "end_us"])
     if window.pid >= 0:
         rng = rng[rng["pid"].to_numpy() == window.pid]
-    codes = rng["name"].cat.codes.to_numpy()
-    per_name = np.array([_phase_of_range(str(c)) for c in rng["name"].cat.categories] or [-1])
-    phase_of = per_name[codes] if len(codes) else np.zeros(0, dtype=int)
+    phase_of = per_name(rng, lambda names: [_phase_of_range(str(n)) for n in names], -1,
+                        np.int64)
     ts, end = rng["ts_us"].to_numpy(dtype=float), rng["end_us"].to_numpy(dtype=float)
     out = np.full(len(t), PHASES.index("other"), dtype=np.int64)
     fwd = PHASES.index("forward")

@@ -19,7 +19,7 @@ from jupyter_gpuprof.analysis.kernels import (
     uses_tensor_cores,
 )
 from jupyter_gpuprof.analysis.name_masks import names_where, per_name
-from jupyter_gpuprof.analysis.op_links import op_kernels, op_shapes
+from jupyter_gpuprof.analysis.op_links import op_kernels, op_shapes, text_rank
 from jupyter_gpuprof.analysis.ops import op_table
 from jupyter_gpuprof.analysis.trace import load_trace
 
@@ -192,3 +192,13 @@ def test_kernel_rows_kind_and_tensor_cores_are_the_rules_row_by_row(tmp_path):
     want = [uses_tensor_cores(n, k, d)
             for n, k, d in zip(texts, rows["kind"], rows["dtype"], strict=True)]
     assert list(rows["tensor_core"]) == want and any(want) and not all(want)
+
+
+def test_text_ranks_order_as_sorting_the_texts_and_tie_equal_texts():
+    texts = np.array(NAMES, dtype=object)  # with repeated names
+    rank = text_rank(texts)
+    assert list(texts[np.argsort(rank, kind="stable")]) == sorted(NAMES)
+    for i, j in [(0, len(NAMES) - 1), (5, 9), (17, 4008 + 17), (20, 4008 + 20)]:
+        assert (rank[i] == rank[j]) == (texts[i] == texts[j])
+        assert (rank[i] < rank[j]) == (texts[i] < texts[j])
+    assert len(text_rank(np.array([], dtype=object))) == 0
