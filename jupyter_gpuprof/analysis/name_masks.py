@@ -7,7 +7,7 @@ varied shapes) for each small slice; only the names present in the slice are tes
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,8 +24,8 @@ def used_names(names: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return used, cat.categories.to_numpy(dtype=object)[used]
 
 
-def per_name(df: pd.DataFrame, rule: Callable[[np.ndarray], np.ndarray], missing: Any,
-             dtype: Any = object) -> np.ndarray:
+def per_name(df: pd.DataFrame, rule: Callable[[np.ndarray], Sequence[Any] | np.ndarray],
+             missing: Any, dtype: Any = object) -> np.ndarray:
     """`rule` (names -> one value each) for every row's name, evaluated once per distinct
     name the rows use; rows without a name get `missing`."""
     cat = df["name"].cat
@@ -38,7 +38,42 @@ def per_name(df: pd.DataFrame, rule: Callable[[np.ndarray], np.ndarray], missing
     return values[codes]
 
 
-def names_where(df: pd.DataFrame, predicate: Callable[[str], bool]) -> np.ndarray:
-    """Boolean mask of rows whose name satisfies `predicate`, evaluated once per distinct name."""
-    return per_name(df, lambda names: np.fromiter((bool(predicate(n)) for n in names),
-                                                  dtype=bool, count=len(names)), False, bool)
+def names_where(df: pd.DataFrame, predicate: Callable[[str], bool],
+                needle: str | None = None) -> np.ndarray:
+    """Boolean mask of rows whose name satisfies `predicate`, evaluated once per distinct name;
+    with `needle`, a text that every name satisfying it contains (its prefix, a word of it),
+    only the names containing the needle are tested (found in one scan of the names)."""
+    def rule(names: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(names), dtype=bool)
+        todo = np.arange(len(names)) if needle is None else containing(names, needle)
+        out[todo] = np.fromiter((bool(predicate(n)) for n in names[todo]), dtype=bool,
+                                count=len(todo))
+        return out
+    return per_name(df, rule, False, bool)
+
+
+def names_in(df: pd.DataFrame, values: frozenset[str]) -> np.ndarray:
+    """Boolean mask of rows whose name is one of `values` (hashed, not compared per name)."""
+    return per_name(df, lambda names: pd.Index(names, dtype=object).isin(values), False, bool)
+
+
+def containing(names: np.ndarray, needle: str) -> np.ndarray:
+    """Positions of the names that contain `needle`: the names are joined and the needle
+    searched, each hit's name taken and the search resumed at the next name, so the cost is
+    one pass of `str.find` (a per-name test cost 0.3 µs a name on 666 k names). A hit that
+    spans two names (a needle or a name with the separator) is checked on its own name."""
+    try:
+        joined = "\n".join(names)
+    except TypeError:  # a name that is not text
+        return np.flatnonzero([isinstance(n, str) and needle in n for n in names])
+    ends = np.cumsum(np.fromiter(map(len, names), dtype=np.int64, count=len(names)) + 1)
+    hits: list[int] = []
+    pos = joined.find(needle)
+    while pos >= 0:
+        i = int(np.searchsorted(ends, pos, side="right"))
+        if needle in names[i]:
+            hits.append(i)
+        if i + 1 >= len(names):
+            break
+        pos = joined.find(needle, int(ends[i]))
+    return np.array(hits, dtype=np.int64)

@@ -18,7 +18,7 @@ from jupyter_gpuprof.analysis.kernels import (
     short_kernel_names,
     uses_tensor_cores,
 )
-from jupyter_gpuprof.analysis.name_masks import names_where, per_name
+from jupyter_gpuprof.analysis.name_masks import containing, names_in, names_where, per_name
 from jupyter_gpuprof.analysis.op_links import op_kernels, op_shapes, text_rank
 from jupyter_gpuprof.analysis.ops import op_table
 from jupyter_gpuprof.analysis.trace import load_trace
@@ -67,7 +67,8 @@ def _categorical_slice(names: list[str], seed: int) -> pd.DataFrame:
     """A slice of an event table: a name column whose categories hold names the slice does
     not use, and some missing names."""
     rng = np.random.default_rng(seed)
-    categories = pd.unique(pd.Series(NAMES + ["unused one", "unused two"], dtype=object))
+    categories = pd.unique(pd.Series(list(names) + NAMES + ["unused one", "unused two"],
+                                     dtype=object))
     picks = rng.choice(len(names), size=3000)
     values = np.array(names, dtype=object)[picks]
     values[rng.random(len(values)) < 0.05] = None
@@ -202,3 +203,26 @@ def test_text_ranks_order_as_sorting_the_texts_and_tie_equal_texts():
         assert (rank[i] == rank[j]) == (texts[i] == texts[j])
         assert (rank[i] < rank[j]) == (texts[i] < texts[j])
     assert len(text_rank(np.array([], dtype=object))) == 0
+
+
+@pytest.mark.parametrize("needle", ["Kernel", "\x00", ":", "void ", "日本", "\n", "x\nvo", "",
+                                    "HtoD", "no such text"])
+def test_a_needle_tests_only_names_containing_it_and_finds_them_all(needle):
+    names = np.array(NAMES + ["a\nb", "\n", "Kernel\n\nKernel"], dtype=object)
+    assert list(containing(names, needle)) == [i for i, n in enumerate(names) if needle in n]
+    df = _categorical_slice(list(names), 11)
+    texts = df["name"].astype(object).to_numpy()
+
+    def rule(n: str) -> bool:
+        return n.startswith(needle) or n.endswith(needle + "\x00")
+
+    want = [isinstance(n, str) and rule(n) for n in texts]
+    assert list(names_where(df, rule, needle)) == want == list(names_where(df, rule))
+
+
+def test_names_in_a_set_are_the_membership_rule_row_by_row():
+    df = _categorical_slice(NAMES[:300], 12)
+    chosen = frozenset(NAMES[:40:3]) | {"not in the trace"}
+    texts = df["name"].astype(object).to_numpy()
+    got = names_in(df, chosen)
+    assert list(got) == [isinstance(n, str) and n in chosen for n in texts] and got.any()
