@@ -21,6 +21,7 @@ from jupyter_gpuprof.analysis.kernels import (
 from jupyter_gpuprof.analysis.name_masks import containing, names_in, names_where, per_name
 from jupyter_gpuprof.analysis.op_links import op_kernels, op_shapes, text_rank
 from jupyter_gpuprof.analysis.ops import op_table
+from jupyter_gpuprof.analysis.timeline_detail import _phase_of_range, _phases_of_ranges
 from jupyter_gpuprof.analysis.trace import load_trace
 
 PIECES = ["void ", "at::native::", "(anonymous namespace)::", "<", ">", "(", ")", "::", ":",
@@ -226,3 +227,14 @@ def test_names_in_a_set_are_the_membership_rule_row_by_row():
     texts = df["name"].astype(object).to_numpy()
     got = names_in(df, chosen)
     assert list(got) == [isinstance(n, str) and n in chosen for n in texts] and got.any()
+
+
+def test_phases_of_host_ranges_are_the_rule_name_by_name():
+    words = ["forward", "FORWARD", "Backward", "data", "DATA", "optimizer", "İ", "ẞ",
+             "Optimizer.step#SGD.step", "Optimizer.zero_grad#x", "Optimizer.other",
+             "autograd::engine::evaluate_function: MmBackward0", "enumerate(DataLoader)#_"
+             "SingleProcessDataLoaderIter.__next__", "__next__", "DataLoader", "other"]
+    names = np.array(NAMES + words + [w + "\x00" for w in words], dtype=object)
+    got = _phases_of_ranges(names)
+    assert list(got) == [_phase_of_range(n) for n in names]
+    assert set(got) == {-1, 0, 1, 2, 3}
