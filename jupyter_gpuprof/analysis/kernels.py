@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .kineto_json import GPU_CATEGORIES
+from .name_masks import per_name
 from .trace import Trace
 
 KERNEL_COLUMNS = {
@@ -74,6 +75,21 @@ def short_kernel_name(name: str) -> str:
     return own
 
 
+#: what `short_kernel_name` cuts: a template or argument list, a namespace, `void `, space
+#: around the name; a name with none of them is its own short name
+_CUT = re.compile(r"[<(:]")
+
+
+def short_kernel_names(names: np.ndarray | pd.Series) -> np.ndarray:
+    """`short_kernel_name` of each name (object strings), the rule run only on the names it
+    would change: generated kernels (666 k distinct Triton names) are mostly plain words."""
+    out = np.array(names, dtype=object)
+    todo = [i for i, n in enumerate(out) if not isinstance(n, str) or _CUT.search(n)
+            or n.startswith("void ") or n != n.strip()]
+    out[todo] = [short_kernel_name(n) for n in out[todo]]
+    return out
+
+
 def launch_shape(raw: str) -> str:
     """`[65536, 1, 1]` (a trace's grid or block) as `65536×1×1`; '' when absent."""
     parts = [p.strip() for p in str(raw).strip("[] ").split(",") if p.strip()]
@@ -87,6 +103,12 @@ def kind_of(name: str, cat: str = "kernel") -> str:
     if cat == "gpu_memset":
         return "memset"
     return _kind_of_shape(_DIGITS.sub("0", name))
+
+
+def kernel_kinds(names: np.ndarray) -> np.ndarray:
+    """`kind_of` of kernel names (object strings): each shape (numbers masked) matched once."""
+    codes, shapes = pd.factorize(np.array([_DIGITS.sub("0", n) for n in names], dtype=object))
+    return np.array([_kind_of_shape(s) for s in shapes], dtype=object)[codes]
 
 
 @functools.lru_cache(maxsize=65536)
@@ -122,9 +144,7 @@ def kernel_rows(trace: Trace, op_types: pd.Series | None = None) -> pd.DataFrame
     """GPU activity rows with `kind`, `dtype` and `tensor_core` columns added."""
     gpu = trace.of(*GPU_CATEGORIES)
     cat = gpu["cat"].astype(str).to_numpy()
-    names = gpu["name"].cat
-    by_name = np.array([kind_of(n) for n in names.categories], dtype=object)
-    kind = by_name[names.codes.to_numpy()] if len(by_name) else np.array([], dtype=object)
+    kind = per_name(gpu, kernel_kinds, "other")
     kind = np.where(cat == "gpu_memcpy", "memcpy", np.where(cat == "gpu_memset", "memset", kind))
     if op_types is None:
         ops = trace.of("cpu_op")
@@ -133,13 +153,20 @@ def kernel_rows(trace: Trace, op_types: pd.Series | None = None) -> pd.DataFrame
         op_types = op_types[~op_types.index.duplicated()]
     text = gpu["external_id"].map(op_types).fillna("")
     dtype = text.map({t: first_float_dtype(t) for t in text.unique()}).to_numpy()
-    keys = pd.DataFrame({"code": names.codes.to_numpy(), "kind": kind, "dtype": dtype})
-    uniq = keys.drop_duplicates()
-    cats_list = list(names.categories)
-    uniq = uniq.assign(tensor_core=[uses_tensor_cores(cats_list[c], k, d) for c, k, d in
-                                    zip(uniq["code"], uniq["kind"], uniq["dtype"], strict=True)])
-    tc = keys.merge(uniq, on=["code", "kind", "dtype"], how="left")["tensor_core"].to_numpy()
-    return gpu.assign(kind=kind, dtype=dtype, tensor_core=tc.astype(bool))
+    # only a matmul-like kind can run on Tensor Cores: the name test runs on those alone
+    tc = np.zeros(len(gpu), dtype=bool)
+    matmul = pd.Series(kind, dtype=object).isin(MATMUL_KINDS).to_numpy()
+    if matmul.any():
+        names = gpu["name"].cat
+        keys = pd.DataFrame({"code": names.codes.to_numpy()[matmul], "kind": kind[matmul],
+                             "dtype": dtype[matmul]})
+        uniq = keys.drop_duplicates()
+        cats = names.categories.to_numpy(dtype=object)
+        uniq = uniq.assign(tensor_core=[uses_tensor_cores(cats[c], k, d) for c, k, d in zip(
+            uniq["code"], uniq["kind"], uniq["dtype"], strict=True)])
+        tc[matmul] = keys.merge(uniq, on=["code", "kind", "dtype"],
+                                how="left")["tensor_core"].to_numpy(dtype=bool)
+    return gpu.assign(kind=kind, dtype=dtype, tensor_core=tc)
 
 
 def codes_in_order(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -172,7 +199,7 @@ def kernel_table(rows: pd.DataFrame) -> pd.DataFrame:
     out.insert(0, "name", labels[out["key"].to_numpy()])
     total = float(out["total_us"].sum())
     out["pct_of_gpu"] = 100.0 * out["total_us"] / total if total else np.nan
-    out["short_name"] = [short_kernel_name(n) for n in out["name"]]
+    out["short_name"] = short_kernel_names(out["name"])
     out["tensor_core_eligible"] = out["kind"].isin(MATMUL_KINDS)
     for col in ("grid", "block"):
         out[col] = _most_common_text(keyed, col).reindex(out["key"]).fillna("").to_numpy()
@@ -192,7 +219,8 @@ def _most_common_text(rows: pd.DataFrame, column: str) -> pd.Series:
     top = (pairs.groupby(["key", "v"], sort=False).size().sort_values(ascending=False,
                                                                     kind="stable")
            .reset_index().drop_duplicates("key"))
-    return pd.Series([launch_shape(v) for v in top["v"]], index=top["key"].to_numpy())
+    shapes = {v: launch_shape(v) for v in top["v"].unique()}  # few distinct shapes
+    return pd.Series(top["v"].map(shapes).to_numpy(dtype=object), index=top["key"].to_numpy())
 
 
 def kind_summary(rows: pd.DataFrame) -> pd.DataFrame:

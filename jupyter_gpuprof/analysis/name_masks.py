@@ -1,4 +1,4 @@
-"""Row masks from a test on event names, paid once per distinct name that the rows use.
+"""Row masks and values from a rule on event names, paid once per distinct name the rows use.
 
 Every slice of the event table shares the whole trace's name categories, so testing every
 category would cost a pass over all distinct names of the trace (666 k with `with_stack` and
@@ -7,20 +7,73 @@ varied shapes) for each small slice; only the names present in the slice are tes
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 
-def names_where(df: pd.DataFrame, predicate: Callable[[str], bool]) -> np.ndarray:
-    """Boolean mask of rows whose name satisfies `predicate`, evaluated once per distinct name."""
+def used_names(names: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The category codes a categorical name column uses, and their names (object strings)."""
+    cat = names.cat
+    codes = cat.codes.to_numpy()
+    if len(codes) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(cat.categories)))
+    return used, cat.categories.to_numpy(dtype=object)[used]
+
+
+def per_name(df: pd.DataFrame, rule: Callable[[np.ndarray], Sequence[Any] | np.ndarray],
+             missing: Any, dtype: Any = object) -> np.ndarray:
+    """`rule` (names -> one value each) for every row's name, evaluated once per distinct
+    name the rows use; rows without a name get `missing`."""
     cat = df["name"].cat
     codes = cat.codes.to_numpy()
     if len(codes) == 0:
-        return np.zeros(0, dtype=bool)
-    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(cat.categories)))
-    names = cat.categories.to_numpy()[used]
-    flags = np.zeros(len(cat.categories) + 1, dtype=bool)  # the last slot: a missing name
-    flags[used] = np.fromiter((bool(predicate(n)) for n in names), dtype=bool, count=len(used))
-    return flags[codes]
+        return np.zeros(0, dtype=dtype)
+    used, names = used_names(df["name"])
+    values = np.full(len(cat.categories) + 1, missing, dtype=dtype)  # the last: a missing name
+    values[used] = rule(names)
+    return values[codes]
+
+
+def names_where(df: pd.DataFrame, predicate: Callable[[str], bool],
+                needle: str | None = None) -> np.ndarray:
+    """Boolean mask of rows whose name satisfies `predicate`, evaluated once per distinct name;
+    with `needle`, a text that every name satisfying it contains (its prefix, a word of it),
+    only the names containing the needle are tested (found in one scan of the names)."""
+    def rule(names: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(names), dtype=bool)
+        todo = np.arange(len(names)) if needle is None else containing(names, needle)
+        out[todo] = np.fromiter((bool(predicate(n)) for n in names[todo]), dtype=bool,
+                                count=len(todo))
+        return out
+    return per_name(df, rule, False, bool)
+
+
+def names_in(df: pd.DataFrame, values: frozenset[str]) -> np.ndarray:
+    """Boolean mask of rows whose name is one of `values` (hashed, not compared per name)."""
+    return per_name(df, lambda names: pd.Index(names, dtype=object).isin(values), False, bool)
+
+
+def containing(names: np.ndarray, needle: str) -> np.ndarray:
+    """Positions of the names that contain `needle`: the names are joined and the needle
+    searched, each hit's name taken and the search resumed at the next name, so the cost is
+    one pass of `str.find` (a per-name test cost 0.3 µs a name on 666 k names). A hit that
+    spans two names (a needle or a name with the separator) is checked on its own name."""
+    try:
+        joined = "\n".join(names)
+    except TypeError:  # a name that is not text
+        return np.flatnonzero([isinstance(n, str) and needle in n for n in names])
+    ends = np.cumsum(np.fromiter(map(len, names), dtype=np.int64, count=len(names)) + 1)
+    hits: list[int] = []
+    pos = joined.find(needle)
+    while pos >= 0:
+        i = int(np.searchsorted(ends, pos, side="right"))
+        if needle in names[i]:
+            hits.append(i)
+        if i + 1 >= len(names):
+            break
+        pos = joined.find(needle, int(ends[i]))
+    return np.array(hits, dtype=np.int64)

@@ -59,8 +59,8 @@ def one_time_table(trace: Trace) -> pd.DataFrame:
             for n, s, e, b in zip(long["name"], long["ts_us"], long["end_us"], busy, strict=True)
             if (kind := kind_of_call(str(n))) != "other"
             and b <= ONE_TIME_MAX_GPU_BUSY * (e - s)]
-    begins = rt[names_where(rt, lambda n: n.endswith("StreamBeginCapture"))]
-    ends = rt[names_where(rt, lambda n: n.endswith("StreamEndCapture"))]
+    begins = rt[names_where(rt, lambda n: n.endswith("StreamBeginCapture"), "StreamBeginCapture")]
+    ends = rt[names_where(rt, lambda n: n.endswith("StreamEndCapture"), "StreamEndCapture")]
     for s in begins["ts_us"].to_numpy():  # the whole capture range: its kernels never ran
         after = ends["end_us"].to_numpy()
         after = after[after >= s]

@@ -10,12 +10,13 @@ kernels never appear two or three times.
 from __future__ import annotations
 
 import re
-from typing import cast
 
 import numpy as np
 import pandas as pd
 
+from .grouping import first_rows, group_codes, most_common_rows, values_at
 from .kineto_json import GPU_CATEGORIES
+from .name_masks import per_name
 from .trace import Trace
 
 OP_COLUMNS = {
@@ -143,10 +144,8 @@ def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFra
 
 def _autograd(ops: pd.DataFrame, parent: np.ndarray) -> dict[str, np.ndarray]:
     """`wrapper` (the op is an autograd node) and `autograd` (the node an op ran under)."""
-    cats = ops["name"].cat.categories if hasattr(ops["name"], "cat") else None
-    if cats is not None:
-        per = np.array([autograd_node(str(c)) for c in cats] or [""], dtype=object)
-        node = per[ops["name"].cat.codes.to_numpy()] if len(ops) else np.array([], dtype=object)
+    if hasattr(ops["name"], "cat"):
+        node = per_name(ops, lambda names: [autograd_node(str(n)) for n in names], "")
     else:
         node = np.array([autograd_node(str(n)) for n in ops["name"]], dtype=object)
     wrapper = node != ""
@@ -165,46 +164,53 @@ def _autograd(ops: pd.DataFrame, parent: np.ndarray) -> dict[str, np.ndarray]:
     return {"wrapper": wrapper, "autograd": under}
 
 
-def _most_common(rows: pd.DataFrame, keys: list[str], column: str) -> pd.Series:
-    """Most frequent value of `column` per key group (vectorised mode)."""
-    counts = rows.groupby(keys + [column], sort=False, observed=True).size()
-    counts = counts.sort_values(ascending=False, kind="stable")
-    index = cast(pd.MultiIndex, counts.index)
-    top = counts[~index.droplevel(column).duplicated()]
-    top_index = cast(pd.MultiIndex, top.index)
-    return pd.Series(top_index.get_level_values(column), index=top_index.droplevel(column))
-
-
 def op_table(rows: pd.DataFrame, by_shape: bool = False) -> pd.DataFrame:
-    """Aggregate op calls by name (and shapes): columns in `OP_COLUMNS`, slowest on GPU first."""
+    """Aggregate op calls by name (and shapes): columns in `OP_COLUMNS`, slowest on GPU first.
+
+    Grouped on codes (`grouping`): a trace of 666 k distinct op names paid pandas' recoding
+    of its names per grouping, and a lookup per op for each most common value."""
     if "wrapper" in rows:  # only the columns read here are copied
         read = ["name", "input_dims", "input_types", "dur_us", "cpu_self_us", "cuda_total_us",
                 "cuda_self_us", "autograd"]
         rows = rows[[c for c in read if c in rows]][~rows["wrapper"].to_numpy(dtype=bool)]
     if rows.empty:
         return pd.DataFrame(columns=list(OP_COLUMNS))
+    rows = rows.reset_index(drop=True)
     keys = ["name", "input_dims"] if by_shape else ["name"]
-    g = rows.groupby(keys, sort=False, observed=True)
-    out = g.agg(
+    group = group_codes(rows, keys)
+    n = int(group.max()) + 1 if len(group) else 0
+    out = pd.DataFrame({"g": group, **{c: rows[c].to_numpy() for c in _SUMMED}})
+    out = out[group >= 0].groupby("g", sort=False).agg(
         calls=("dur_us", "size"), cpu_total_us=("dur_us", "sum"),
         cpu_self_us=("cpu_self_us", "sum"), cuda_total_us=("cuda_total_us", "sum"),
         cuda_self_us=("cuda_self_us", "sum"),
-    ).reset_index()
+    ).reset_index(drop=True)
+    first = first_rows(group)
+    for key in keys:
+        out[key] = values_at(rows[key], first)
     if not by_shape:
-        out["input_dims"] = out["name"].map(_most_common(rows, keys, "input_dims"))
-    types = _most_common(rows, keys, "input_types")
-    lookup = dict(zip(types.index, types.to_numpy(), strict=True))  # Series.get per row is slow
-    out["input_types"] = [lookup.get(tuple(r) if by_shape else r[0], "") for r in out[keys].values]
+        out["input_dims"] = values_at(rows["input_dims"],
+                                      most_common_rows(group, rows["input_dims"], n))
+    out["input_types"] = _most_common_text(group, rows["input_types"], n)
     if "autograd" in rows:
-        under = rows[rows["autograd"].astype(str).to_numpy() != ""]
-        nodes = _most_common(under.assign(autograd=under["autograd"].astype(str)), keys,
-                             "autograd") if len(under) else pd.Series(dtype=object)
-        out["autograd"] = [nodes.get(tuple(r) if by_shape else r[0], "")
-                           for r in out[keys].values]
+        node = rows["autograd"].astype(str)
+        out["autograd"] = _most_common_text(np.where(node.to_numpy() != "", group, -1), node, n)
     else:
         out["autograd"] = ""
     out = out[list(OP_COLUMNS)].astype({"name": str})
     return out.sort_values(["cuda_self_us", "cpu_self_us"], ascending=False, ignore_index=True)
+
+
+_SUMMED = ("dur_us", "cpu_self_us", "cuda_total_us", "cuda_self_us")
+
+
+def _most_common_text(group: np.ndarray, values: pd.Series, n: int) -> list[str]:
+    """Each group's most frequent value of `values` as text ('' where it has none)."""
+    best = most_common_rows(group, values, n)
+    if not len(values):
+        return [""] * n
+    taken = values.to_numpy(dtype=object)[np.where(best >= 0, best, 0)]
+    return [str(v) if b >= 0 else "" for v, b in zip(taken, best, strict=True)]
 
 
 def per_step(table: pd.DataFrame, n_steps: int, real_step_ms: float,

@@ -21,7 +21,7 @@ from .hostwork import SYNC_APIS, HostWork
 from .intervals import Coverage
 from .kernels import kernel_rows
 from .kineto_json import GPU_CATEGORIES
-from .name_masks import names_where
+from .name_masks import names_in, names_where
 from .steps import Window
 from .trace import Trace
 
@@ -151,16 +151,18 @@ def _gpu_table(trace: Trace, corr: np.ndarray, rows: pd.DataFrame) -> pd.DataFra
     """GPU operations launched by the given correlation ids, with what a fix needs to know."""
     rows = rows[rows["correlation"].isin(corr)].drop_duplicates("correlation")
     name = rows["name"].astype(str)
-    copy = np.select([names_where(rows, lambda n: "HtoD" in n),
-                      names_where(rows, lambda n: "DtoH" in n),
-                      names_where(rows, lambda n: "DtoD" in n)], ["HtoD", "DtoH", "DtoD"], "")
+    copy = np.select([names_where(rows, lambda n: "HtoD" in n, "HtoD"),
+                      names_where(rows, lambda n: "DtoH" in n, "DtoH"),
+                      names_where(rows, lambda n: "DtoD" in n, "DtoD")], ["HtoD", "DtoH", "DtoD"],
+                     "")
     flops = rows["external_id"].map(_op_flops(trace, rows["external_id"].unique())).fillna(0.0)
     return pd.DataFrame({
         "ts_us": rows["ts_us"].to_numpy(), "dur_us": rows["dur_us"].to_numpy(),
         "stream": rows["stream"].to_numpy(), "kind": _labels(rows["kind"]),
         "name": name.to_numpy(), "dtype": _labels(rows["dtype"]),
         "tensor_core": rows["tensor_core"].to_numpy(), "bytes": rows["bytes"].to_numpy(),
-        "copy": pd.Categorical(copy), "pageable": names_where(rows, lambda n: "Pageable" in n),
+        "copy": pd.Categorical(copy),
+        "pageable": names_where(rows, lambda n: "Pageable" in n, "Pageable"),
         "flops": flops.to_numpy(dtype=np.float64), "correlation": rows["correlation"].to_numpy(),
     })
 
@@ -173,7 +175,7 @@ def _labels(col: pd.Series) -> pd.Categorical:
 def _optimizer_ranges(trace: Trace) -> Coverage:
     """Host ranges of the optimizer's step and zero_grad (torch names them Optimizer.*)."""
     ann = trace.of("user_annotation", "cpu_op", columns=["name", "ts_us", "end_us"])
-    opt = ann[names_where(ann, lambda n: n.startswith("Optimizer."))]
+    opt = ann[names_where(ann, lambda n: n.startswith("Optimizer."), "Optimizer.")]
     return Coverage.of(opt["ts_us"].to_numpy(), opt["end_us"].to_numpy())
 
 
@@ -182,14 +184,14 @@ def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray) -> np.nda
     marked the forward passes, every call outside them and outside the autograd engine's
     backward nodes (whichever thread ran those), and the ops Dynamo breaks its graph at."""
     ann = trace.of("user_annotation")
-    forward = ann[names_where(ann, lambda n: n in MODEL_PHASES)]
+    forward = ann[names_in(ann, MODEL_PHASES)]
     if not len(forward):
         return in_optimizer
     ops = trace.of("cpu_op")
-    nodes = ops[names_where(ops, lambda n: n.startswith(BACKWARD_NODE))]
+    nodes = ops[names_where(ops, lambda n: n.startswith(BACKWARD_NODE), BACKWARD_NODE)]
     model = pd.concat([forward[["ts_us", "end_us"]], nodes[["ts_us", "end_us"]]])
     inside = Coverage.of(model["ts_us"].to_numpy(), model["end_us"].to_numpy()).contains(starts)
-    rnn = ops[names_where(ops, lambda n: n in GRAPH_BREAK_OPS)]
+    rnn = ops[names_in(ops, GRAPH_BREAK_OPS)]
     broken = Coverage.of(rnn["ts_us"].to_numpy(), rnn["end_us"].to_numpy()).contains(starts)
     out: np.ndarray = in_optimizer | ~inside | broken
     return out
@@ -200,7 +202,7 @@ def _model_entries(trace: Trace, starts: np.ndarray, launches: np.ndarray) -> np
     be the model (a loss function's forward is a top-level module call too)."""
     entry = np.zeros(len(starts), dtype=bool)
     ann = trace.of("user_annotation")
-    forward = ann[names_where(ann, lambda n: n == FORWARD_PHASE)]
+    forward = ann[names_in(ann, frozenset({FORWARD_PHASE}))]
     if not len(forward) or not len(starts):
         return entry
     lo = np.searchsorted(starts, forward["ts_us"].to_numpy(), side="left")
@@ -214,7 +216,7 @@ def _model_entries(trace: Trace, starts: np.ndarray, launches: np.ndarray) -> np
 def _optimizer_fused(trace: Trace) -> bool:
     """Whether the optimizer steps with fused kernels (`fused=True`: one launch per group)."""
     ops = trace.of("cpu_op")
-    return bool(names_where(ops, lambda n: n.startswith("aten::_fused_")).any())
+    return bool(names_where(ops, lambda n: n.startswith("aten::_fused_"), "aten::_fused_").any())
 
 
 def _launch_latency(host: pd.DataFrame, gpu: pd.DataFrame) -> float:

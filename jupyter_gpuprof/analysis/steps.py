@@ -23,6 +23,7 @@ from .one_time import one_time_table, steady_start
 from .trace import Trace
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+STEP_PREFIX = "ProfilerStep#"  # what every step name contains
 OPTIMIZER_STEP = "Optimizer.step#"
 #: where the steps came from, in the order they are tried
 STEP_SOURCES = ("ProfilerStep", "Optimizer.step", "gpu_user_annotation", "none")
@@ -73,7 +74,8 @@ def optimizer_classes(trace: Trace) -> tuple[str, ...]:
     `Optimizer.step#<Class>.step`), in order of first appearance: the fix for the optimizer is
     written for the one the loop uses, and for none when the loop updates its parameters itself."""
     host = trace.of("user_annotation", "cpu_op", columns=["name", "ts_us"])
-    steps = host[names_where(host, lambda n: n.startswith(OPTIMIZER_STEP))].sort_values("ts_us")
+    steps = host[names_where(host, lambda n: n.startswith(OPTIMIZER_STEP),
+                             OPTIMIZER_STEP)].sort_values("ts_us")
     return tuple(dict.fromkeys(str(n)[len(OPTIMIZER_STEP):].removesuffix(".step")
                                for n in steps["name"]))
 
@@ -89,12 +91,12 @@ def step_markers(trace: Trace) -> tuple[pd.DataFrame, str]:
     optimizer's steps, then to a range the user annotated on the GPU that repeats.
     """
     host = trace.of("user_annotation", "cpu_op", columns=MARK_COLUMNS)
-    ev = host[names_where(host, lambda n: STEP_NAME.match(n) is not None)]
+    ev = host[names_where(host, lambda n: STEP_NAME.match(n) is not None, STEP_PREFIX)]
     if len(ev):
         number = ev["name"].astype(str).str.extract(STEP_NAME, expand=False)
         marks = ev.assign(step=number.astype(int))
         return marks.drop_duplicates("step").sort_values("ts_us"), "ProfilerStep"
-    opt = host[names_where(host, lambda n: n.startswith(OPTIMIZER_STEP))]
+    opt = host[names_where(host, lambda n: n.startswith(OPTIMIZER_STEP), OPTIMIZER_STEP)]
     if len(opt):
         return _between_optimizer_steps(opt.drop_duplicates("ts_us").sort_values("ts_us")), \
             "Optimizer.step"

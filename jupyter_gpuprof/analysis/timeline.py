@@ -26,7 +26,7 @@ from .allocator import give_back_freed
 from .hostwork import SYNC_APIS, is_input_range
 from .kineto_json import GPU_CATEGORIES
 from .name_masks import names_where
-from .steps import STEP_NAME, Window
+from .steps import STEP_NAME, STEP_PREFIX, Window
 from .timeline_counters import CounterTrack, counter_tracks
 from .timeline_detail import StepEvents
 from .trace import Trace
@@ -287,10 +287,10 @@ def lane_specs(trace: Trace, window: Window) -> list[LaneSpec]:
 
     specs: list[LaneSpec] = []
     marks = mine(trace.of("user_annotation", "cpu_op", columns=["name", "pid", "tid"]))
-    is_step = names_where(marks, lambda n: STEP_NAME.match(n) is not None)
+    is_step = names_where(marks, lambda n: STEP_NAME.match(n) is not None, STEP_PREFIX)
     main_tid = marks["tid"].to_numpy()[is_step][0] if is_step.any() else None
     ann = mine(trace.of("user_annotation"))
-    ann = ann[~names_where(ann, lambda n: STEP_NAME.match(n) is not None)]
+    ann = ann[~names_where(ann, lambda n: STEP_NAME.match(n) is not None, STEP_PREFIX)]
     if len(ann):
         ann = ann.sort_values("ts_us", kind="stable")
         specs.append(LaneSpec("cpu:ranges", "CPU ranges (phases, data)", "ranges",

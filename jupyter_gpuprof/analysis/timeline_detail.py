@@ -16,8 +16,9 @@ from typing import Any, NotRequired, Protocol, TypedDict
 import numpy as np
 import pandas as pd
 
-from .hostwork import is_input_range
+from .hostwork import INPUT_MARKERS, INPUT_PHASES, is_input_range
 from .intervals import union
+from .name_masks import containing, per_name
 from .steps import Window
 from .trace import Trace
 
@@ -77,6 +78,23 @@ def _phase_of_range(name: str) -> int:
     return -1
 
 
+#: what every name with a phase contains, short phase words aside (`_phases_of_ranges`)
+_PHASE_NEEDLES = (INPUT_MARKERS[-1], "Optimizer.", "autograd::engine::evaluate_function")
+_PHASE_WORD_LEN = max(len(w) for w in (*PHASES[:4], *INPUT_PHASES))
+
+
+def _phases_of_ranges(names: np.ndarray) -> np.ndarray:
+    """`_phase_of_range` of each name, the rule run only where it can find a phase: a name
+    longer than every phase word (lower-casing never shortens one) that holds none of the
+    needles has none (666 k distinct op names paid the rule each, twice per report)."""
+    out = np.full(len(names), -1, dtype=np.int64)
+    short = np.fromiter(map(len, names), dtype=np.int64, count=len(names)) <= _PHASE_WORD_LEN
+    todo = np.unique(np.concatenate([np.flatnonzero(short),
+                                     *(containing(names, n) for n in _PHASE_NEEDLES)]))
+    out[todo] = [_phase_of_range(str(n)) for n in names[todo]]
+    return out
+
+
 def _inside(t: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Mask of times inside the union of [starts, ends)."""
     if len(starts) == 0:
@@ -96,9 +114,7 @@ def phase_at(trace: Trace, window: Window, steps: pd.DataFrame | None,
     rng = trace.of("user_annotation", "cpu_op", columns=["name", "pid", "ts_us", "end_us"])
     if window.pid >= 0:
         rng = rng[rng["pid"].to_numpy() == window.pid]
-    codes = rng["name"].cat.codes.to_numpy()
-    per_name = np.array([_phase_of_range(str(c)) for c in rng["name"].cat.categories] or [-1])
-    phase_of = per_name[codes] if len(codes) else np.zeros(0, dtype=int)
+    phase_of = per_name(rng, _phases_of_ranges, -1, np.int64)
     ts, end = rng["ts_us"].to_numpy(dtype=float), rng["end_us"].to_numpy(dtype=float)
     out = np.full(len(t), PHASES.index("other"), dtype=np.int64)
     fwd = PHASES.index("forward")

@@ -91,8 +91,11 @@ def _shapes(a: Analysis, ops: set[str]) -> dict[str, list[OpShape]]:
 
 def _by_op(table: pd.DataFrame, n: int) -> dict[str, list[dict[str, Any]]]:
     """The first `n` records of each op, ops in order of appearance: one conversion of the
-    whole table (a frame and a conversion per op cost most of the report's tables)."""
+    rows kept (a frame and a conversion per op cost most of the report's tables; converting
+    every row, an op of 83 k kernels' 83 k rows to ship 20)."""
     out: dict[str, list[dict[str, Any]]] = {}
+    if len(table):
+        table = table.groupby("op", sort=False, observed=True).head(n)
     for r in _records(table, len(table)):
         op = r["op"]
         if op is None or (isinstance(op, float) and op != op):  # grouping left these out
