@@ -135,10 +135,19 @@ def layers_run(history: MemoryHistory) -> LayerProgress | None:
     step = live[live["alloc_i"] >= 0]
     if step.empty:
         return None
-    call, _ = attr.heaviest_module(_paths(history, step["frame_i"]), step["bytes"])
+    paths = _paths(history, step["frame_i"])
+    call, _ = attr.heaviest_module(paths, step["bytes"])
     if not call:
         return None
-    per_layer = [int(b["bytes"].sum()) for b in split_layers(history, step, call).blocks]
+    # a failure inside a layer leaves its innermost call (GPT-2's GELU: half the bytes, one
+    # line, one block) heaviest: the loop is the deepest call on its way out that repeats
+    path = next(p for p in paths if call in p)
+    per_layer: list[int] = []
+    for candidate in reversed(path[: path.index(call) + 1]):
+        per_layer = [int(b["bytes"].sum()) for b in split_layers(history, step, candidate).blocks]
+        if len(per_layer) >= 2:
+            call = candidate
+            break
     if not per_layer:
         return None
     full = float(np.median(per_layer[:-1])) if len(per_layer) > 1 else 0.0

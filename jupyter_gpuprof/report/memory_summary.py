@@ -115,8 +115,11 @@ def memory_blocks(
     step = memory_step(history, _known(ours))
     elem = ours.get("param_element_size")
     elem_bytes = elem if isinstance(elem, int) else None
-    priced = fixes.memory_fixes(step, forward_ms=forward_ms, activation_dtype_bytes=elem_bytes,
-                                autocast=autocast_replay(ours.get("graph")))
+    # a step that ran out of memory never reached its peak: the post-mortem's fixes stand for
+    # it, and fixes priced on the part that ran (a split of that part) would contradict them
+    priced = [] if pm is not None else fixes.memory_fixes(
+        step, forward_ms=forward_ms, activation_dtype_bytes=elem_bytes,
+        autocast=autocast_replay(ours.get("graph")))
     frag, heavy = step.fragmentation, step.heavy
     over = MemoryOverStep(
         peak_bytes=step.peak_bytes,
@@ -138,7 +141,7 @@ def memory_blocks(
         largest_free_bytes=frag.largest_free_bytes,
         expandable_segments=frag.expandable,
         fixes=_fixes(priced),
-        headroom_x=fixes.headroom(step, gpu_total_bytes),
+        headroom_x=None if pm is not None else fixes.headroom(step, gpu_total_bytes),
         known_addresses=step.known_addresses,
         events=step.events,
         series_us=step.series_us,

@@ -44,3 +44,28 @@ def test_limit_from_error_text() -> None:
 
 def test_no_oom_no_post_mortem() -> None:
     assert oom_post_mortem(history("gpt2")) is None
+
+
+def test_a_failure_inside_a_layer_is_placed_in_its_layer_loop() -> None:
+    """GPT-2 on the H200 ran out of memory in its 6th layer's GELU: that innermost call holds
+    half the step's bytes in one block; the layer loop is the call on its way out that
+    repeats, and how far the forward got sets the split."""
+    from jupyter_gpuprof.analysis.memory_whatif import layers_run
+
+    t = truth("oom_layers")
+    progress = layers_run(history("oom_layers"))
+    assert progress is not None
+    assert progress.call == t["layer_loop"]
+    assert progress.begun == t["layers_begun"] and progress.total == t["layers"]
+
+
+def test_the_recommended_split_is_one_that_fit_by_hand() -> None:
+    """By hand under the same cap, 4 micro-batches still ran out of memory and 8 fit."""
+    from jupyter_gpuprof.advice.memory_fixes import oom_fixes
+
+    t = truth("oom_layers")
+    pm = oom_post_mortem(history("oom_layers"), t["error"])
+    assert pm is not None
+    (split,) = [f for f in oom_fixes(pm) if f.id == "micro_batches"]
+    k = int(split.title.split()[0])
+    assert "fits" in t["by_hand_under_the_same_cap"][str(k)]

@@ -63,6 +63,9 @@ def test_an_out_of_memory_run_has_its_post_mortem(tmp_path) -> None:
     assert oom is not None and oom["requested_bytes"] == t["observer_requested"]
     assert len(oom["top"]) == 3 and oom["fixes"]
     assert "Out of memory: 0.20 GB requested with 8.86 GB allocated" in report.to_text()
+    # the failed step's own fixes would price a split of the part that ran: one recommendation
+    over = report.to_json()["memory"]["over_step"]
+    assert over is not None and over["fixes"] == [] and over["headroom_x"] is None
 
 
 def test_an_unreadable_history_is_one_warning(tmp_path) -> None:
