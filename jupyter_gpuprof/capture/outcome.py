@@ -37,6 +37,7 @@ class ProfileSession(Protocol):
     framework: FrameworkMeta | None
     fitted: str | None
     memory: MemoryRecorder
+    cupti_kept: str | None
 
     @property
     def manual(self) -> bool:
@@ -105,6 +106,7 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     meta.framework = session.framework.copy() if session.framework else {}
     meta.callsites = session.callsites.result()
     meta.profiler_messages = driver.profiler_log.lines()
+    meta.cupti_kept = session.cupti_kept
 
 
 def incomplete_reason(session: ProfileSession) -> str:

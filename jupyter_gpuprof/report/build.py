@@ -80,6 +80,7 @@ class Report:
         said = [f"the profiler printed: {m}"
                 for m in (self.meta.profiler_messages if self.meta else [])]
         said += self.meta.problems if self.meta else []  # what the run's reader dropped
+        said += _cupti_warning(self.meta.cupti_kept if self.meta else None)
         if not self.ranks:
             return list(self.analysis.info.warnings) + self.analysis.window.notes() + said
         return self.job_warnings + [f"rank {r.info.rank if r.info.rank is not None else i}: {w}"
@@ -277,6 +278,15 @@ def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
     report = Report(a, finish(_context(a, meta)), meta, str(path), timeline=_timeline(trace, a))
     report.baseline_ms = list(baseline_step_ms or [])
     return report
+
+
+def _cupti_warning(why: str | None) -> list[str]:
+    """The report's line when CUPTI stayed attached after the trace (capture/cupti_release.py)
+    for a reason the user can act on: the training after the capture pays its callbacks."""
+    if not why or why == "no CUDA build":
+        return []
+    return [f"CUPTI stays attached after the capture ({why}): steps after it may run slower "
+            f"than before it (the word-level LM: 14 % on the H200) until the process restarts"]
 
 
 def analyze_run(run: Run) -> Report:

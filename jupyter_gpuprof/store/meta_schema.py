@@ -58,6 +58,7 @@ class MetaSchema(msgspec.Struct):
     stack: StackMeta | None = None
     callsites: list[CallSiteMeta] = []
     profiler_messages: list[str] = []
+    cupti_kept: str | None = None
 
 
 #: blocks a run can be shown without: a wrongly shaped entry of one (a try, a phase's GPU

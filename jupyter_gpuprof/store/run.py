@@ -88,6 +88,8 @@ class RunMeta:
     callsites: list[CallSiteMeta] = field(default_factory=list)  # capture/callsites.py
     # what the profiler printed while it ran (capture/profiler_log.py): report warnings
     profiler_messages: list[str] = field(default_factory=list)
+    # why CUPTI stayed attached after the trace (capture/cupti_release.py; None: let go)
+    cupti_kept: str | None = None
     # what the reader dropped as wrongly shaped (meta_schema.salvage), one line each: shown
     # in the run's list row and report, never written back
     problems: list[str] = field(default_factory=list, compare=False)

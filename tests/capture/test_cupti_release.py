@@ -54,3 +54,25 @@ def test_the_capture_asks_before_its_profiler_starts(monkeypatch, tmp_path):
         assert os.environ.get(TEARDOWN) == "1" and session.cupti_kept is None
     finally:
         os.environ.pop(TEARDOWN, None)
+
+
+def test_the_report_says_when_cupti_stayed_attached(tmp_path):
+    """A capture that could not let CUPTI go (CUDA graphs, an older CUDA, torch.compile's own
+    TEARDOWN_CUPTI=0) says so: the training after it may run slower until a restart."""
+    import json
+    import shutil
+
+    from paths import ROOT
+
+    from jupyter_gpuprof.report import analyze_path
+
+    folder = tmp_path / "run"
+    shutil.copytree(ROOT / "tests" / "data" / "corpus" / "word-lm", folder)
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["cupti_kept"] = "TEARDOWN_CUPTI=0 was already set"
+    (folder / "meta.json").write_text(json.dumps(meta))
+    said = [w for w in analyze_path(folder).warnings if w.startswith("CUPTI stays attached")]
+    assert said and "TEARDOWN_CUPTI=0" in said[0]
+    meta["cupti_kept"] = None
+    (folder / "meta.json").write_text(json.dumps(meta))
+    assert not [w for w in analyze_path(folder).warnings if "CUPTI" in w]
