@@ -43,7 +43,7 @@ class HeavyModule(Model):
 
 
 class MemoryPhase(Model):
-    """A recorded forward / backward / optimizer range, in the clock of `series_us`: the lane's bands."""
+    """A recorded forward / backward / optimizer range in the clock of `series_us` (lane bands)."""
 
     name: str
     start_us: int

@@ -29,7 +29,8 @@ describe('memory over the step (GPT-2 recording)', () => {
     // under the timeline, in the same panel
     expect(tl.compareDocumentPosition(lane) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
     expect(peakLabel(over)).toBe(PEAK);
-    expect(lane.querySelector('.gpuprof-w-mempeak-label')?.textContent).toBe(PEAK);
+    const tspans = Array.from(lane.querySelectorAll('.gpuprof-w-mempeak-label tspan'));
+    expect(tspans.map(t => t.textContent).join(' ')).toBe(PEAK);
     expect(lane.getAttribute('aria-label')).toContain(PEAK);
     // one step of the line per point of the model's series
     const d = lane.querySelector('.gpuprof-w-memline')!.getAttribute('d')!;
@@ -105,8 +106,8 @@ describe('memory over the step (GPT-2 recording)', () => {
     const one = { ...over, series_us: [over.peak_us], series_bytes: [over.peak_bytes], phases: [] };
     const lane = memoryLane(one);
     expect(lane.querySelector('.gpuprof-w-memline')!.getAttribute('d')).not.toContain('NaN');
-    expect(lane.querySelector('.gpuprof-w-mempeak-label')?.textContent).toContain(
-      'peak 5.86 GB at 0.00 ms'
+    expect(lane.querySelector('.gpuprof-w-mempeak-label tspan')?.textContent).toBe(
+      'peak 5.86 GB at 0.00 ms (backward):'
     );
   });
 });

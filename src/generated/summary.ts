@@ -435,7 +435,7 @@ export interface MemoryFix {
   try_fix?: string | null;
 }
 /**
- * A recorded forward / backward / optimizer range, in the clock of `series_us`: the lane's bands.
+ * A recorded forward / backward / optimizer range in the clock of `series_us` (lane bands).
  */
 export interface MemoryPhase {
   name: string;

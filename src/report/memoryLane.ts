@@ -13,8 +13,8 @@ import { LEFT } from './timelineDrawing';
 export type IOverStep = NonNullable<IReportSummary['memory']['over_step']>;
 
 /** Height (px) of the lane: the line's band and its axis. */
-export const MEM_LANE_H = 88;
-const TOP = 22;
+export const MEM_LANE_H = 100;
+const TOP = 34;
 const PLOT_H = 44;
 
 /** The non-zero kinds at the peak, in the model's order ("activations saved for backward 3.16 GB"). */
@@ -25,11 +25,16 @@ export function kindsAtPeak(m: IOverStep): string {
     .join(', ');
 }
 
-/** "peak 5.86 GB at 20.67 ms (backward): parameters 0.33 GB, …", time from the lane's start. */
-export function peakLabel(m: IOverStep): string {
+/** "peak 5.86 GB at 20.26 ms (backward)", the time from the lane's start (memory_text.peak_head). */
+export function peakHead(m: IOverStep): string {
   const at = m.series_us.length ? ` at ${ms((m.peak_us - m.series_us[0]) / 1000)}` : '';
   const phase = m.peak_phase ? ` (${m.peak_phase})` : '';
-  return `peak ${gb(m.peak_bytes)}${at}${phase}: ${kindsAtPeak(m)}`;
+  return `peak ${gb(m.peak_bytes)}${at}${phase}`;
+}
+
+/** The peak mark and what is held there: "peak 5.86 GB at … (backward): parameters 0.33 GB, …". */
+export function peakLabel(m: IOverStep): string {
+  return `${peakHead(m)}: ${kindsAtPeak(m)}`;
 }
 
 /** The lane as an SVG `width` px wide (the timeline's viewBox width). */
@@ -51,7 +56,7 @@ export function memoryLane(m: IOverStep, width = 900): SVGSVGElement {
   const y = (v: number) => TOP + PLOT_H - (v / top) * PLOT_H;
   svg.append(
     s('text', { x: 4, y: TOP + 12, class: 'gpuprof-w-lane' }, 'memory allocated'),
-    s('text', { x: 4, y: TOP + 26, class: 'gpuprof-w-axis' }, `0 – ${gb(m.peak_bytes)}`)
+    s('text', { x: 4, y: TOP + 26, class: 'gpuprof-w-axis' }, `0 to ${gb(m.peak_bytes)}`)
   );
   for (const p of m.phases) {
     const band = s('rect', {
@@ -80,18 +85,16 @@ export function memoryLane(m: IOverStep, width = 900): SVGSVGElement {
     s('title', {}, label)
   );
   const right = px > LEFT + plotW / 2;
+  const at = { x: right ? px - 4 : px + 4, 'text-anchor': right ? 'end' : 'start' };
+  const text = s('text', { ...at, y: TOP - 20, class: 'gpuprof-w-axis gpuprof-w-mempeak-label' });
+  // two lines: the peak, then what is held at it
+  text.append(
+    s('tspan', { x: at.x }, `${peakHead(m)}:`),
+    s('tspan', { x: at.x, dy: 13 }, kindsAtPeak(m))
+  );
   svg.append(
     mark,
-    s(
-      'text',
-      {
-        x: right ? px - 4 : px + 4,
-        y: TOP - 8,
-        'text-anchor': right ? 'end' : 'start',
-        class: 'gpuprof-w-axis gpuprof-w-mempeak-label'
-      },
-      label
-    ),
+    text,
     s('text', { x: LEFT, y: MEM_LANE_H - 6, class: 'gpuprof-w-axis' }, '0'),
     s(
       'text',
