@@ -29,8 +29,8 @@ describe('memory over the step (GPT-2 recording)', () => {
     // under the timeline, in the same panel
     expect(tl.compareDocumentPosition(lane) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
     expect(peakLabel(over)).toBe(PEAK);
-    const tspans = Array.from(lane.querySelectorAll('.gpuprof-w-mempeak-label tspan'));
-    expect(tspans.map(t => t.textContent).join(' ')).toBe(PEAK);
+    const label = Array.from(lane.querySelectorAll('.gpuprof-w-mempeak-label'));
+    expect(label.map(t => t.textContent).join(' ')).toBe(PEAK);
     expect(lane.getAttribute('aria-label')).toContain(PEAK);
     // one step of the line per point of the model's series
     const d = lane.querySelector('.gpuprof-w-memline')!.getAttribute('d')!;
@@ -106,7 +106,7 @@ describe('memory over the step (GPT-2 recording)', () => {
     const one = { ...over, series_us: [over.peak_us], series_bytes: [over.peak_bytes], phases: [] };
     const lane = memoryLane(one);
     expect(lane.querySelector('.gpuprof-w-memline')!.getAttribute('d')).not.toContain('NaN');
-    expect(lane.querySelector('.gpuprof-w-mempeak-label tspan')?.textContent).toBe(
+    expect(lane.querySelector('.gpuprof-w-mempeak-head')?.textContent).toBe(
       'peak 5.86 GB at 0.00 ms (backward):'
     );
   });

@@ -85,16 +85,26 @@ export function memoryLane(m: IOverStep, width = 900): SVGSVGElement {
     s('title', {}, label)
   );
   const right = px > LEFT + plotW / 2;
-  const at = { x: right ? px - 4 : px + 4, 'text-anchor': right ? 'end' : 'start' };
-  const text = s('text', { ...at, y: TOP - 20, class: 'gpuprof-w-axis gpuprof-w-mempeak-label' });
-  // two lines: the peak, then what is held at it
-  text.append(
-    s('tspan', { x: at.x }, `${peakHead(m)}:`),
-    s('tspan', { x: at.x, dy: 13 }, kindsAtPeak(m))
+  // two lines: the peak beside its mark, then what is held at it from the left edge (it is long)
+  const head = s(
+    'text',
+    {
+      x: right ? px - 4 : px + 4,
+      y: TOP - 20,
+      'text-anchor': right ? 'end' : 'start',
+      class: 'gpuprof-w-axis gpuprof-w-mempeak-label gpuprof-w-mempeak-head'
+    },
+    `${peakHead(m)}:`
+  );
+  const held = s(
+    'text',
+    { x: 4, y: TOP - 6, class: 'gpuprof-w-axis gpuprof-w-mempeak-label' },
+    kindsAtPeak(m)
   );
   svg.append(
     mark,
-    text,
+    head,
+    held,
     s('text', { x: LEFT, y: MEM_LANE_H - 6, class: 'gpuprof-w-axis' }, '0'),
     s(
       'text',
