@@ -113,7 +113,7 @@ def test_export_of_a_missing_run_is_one_line_error(tmp_path, capsys):
 #: shape, each op's shapes and kernels, group-by-shape and the one cost line; together 48.8 KB
 #: (49.4 KB by issue 26's start); the memory lane under the timeline with its peak explained,
 #: "Memory over the step" (kinds, lines, modules, priced fixes) and the out-of-memory
-#: post-mortem (issue 26): +4.2 KB, 53.5 KB.
+#: post-mortem (issue 26): +4.2 KB, 53.6 KB.
 ESM_BUDGET_BYTES = 55_000
 
 
