@@ -11,8 +11,8 @@ import msgspec
 
 from ..advice import memory_fixes as fixes
 from ..analysis.autocast_dtypes import autocast_replay
-from ..analysis.memory_attribution import KINDS, KnownAddresses
-from ..analysis.memory_history import MemoryHistoryError, read_snapshot, replay
+from ..analysis.memory_attribution import KINDS, LASTING, KnownAddresses
+from ..analysis.memory_history import MemoryHistory, MemoryHistoryError, read_snapshot, replay
 from ..analysis.memory_oom import oom_post_mortem
 from ..analysis.memory_step import memory_step
 from ..store.layout import MEMORY_HISTORY_KEY, run_memory_history
@@ -24,6 +24,7 @@ from .model_memory import (
     MemoryHolder,
     MemoryKind,
     MemoryOverStep,
+    MemoryPhase,
     OomAllocation,
     OomPostMortem,
 )
@@ -69,6 +70,15 @@ def _known(ours: CaptureAdditions) -> KnownAddresses | None:
         return None
     known = {k: [(int(p), int(b)) for p, b in v] for k, v in raw.items() if isinstance(v, list)}
     return known if any(known.values()) else None
+
+
+def _lane_phases(history: MemoryHistory, series_us: list[int]) -> list[MemoryPhase]:
+    """The forward / backward / optimizer ranges that overlap the series, clipped to it."""
+    if not series_us:
+        return []
+    lo, hi = series_us[0], series_us[-1]
+    return [MemoryPhase(name=p.name, start_us=max(p.start_us, lo), end_us=min(p.end_us, hi))
+            for p in history.phases if p.name in LASTING and p.end_us >= lo and p.start_us <= hi]
 
 
 def _fixes(found: list[fixes.MemoryFix]) -> list[MemoryFix]:
@@ -123,6 +133,7 @@ def memory_blocks(
     frag, heavy = step.fragmentation, step.heavy
     over = MemoryOverStep(
         peak_bytes=step.peak_bytes,
+        peak_us=step.peak_us,
         peak_phase=step.peak_phase,
         kinds=[
             MemoryKind(
@@ -146,6 +157,7 @@ def memory_blocks(
         events=step.events,
         series_us=step.series_us,
         series_bytes=step.series_bytes,
+        phases=_lane_phases(history, step.series_us),
     )
     return over, oom, None
 

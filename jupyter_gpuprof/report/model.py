@@ -30,7 +30,7 @@ __all__ = ["Distributed", "DistributedRank", "Imbalance", "KernelKindRow", "Kern
            "KernelTable", "Model", "OpKernel", "OpRow", "OpShape", "RankBrief", "Timeline"]
 
 #: summary version (meta.json's is the store's): bump when an older cache would decode yet lack data
-SUMMARY_SCHEMA_VERSION = 7
+SUMMARY_SCHEMA_VERSION = 8
 
 
 class Source(Model):

@@ -42,10 +42,19 @@ class HeavyModule(Model):
     calls: int
 
 
+class MemoryPhase(Model):
+    """A recorded forward / backward / optimizer range in the clock of `series_us` (lane bands)."""
+
+    name: str
+    start_us: int
+    end_us: int
+
+
 class MemoryOverStep(Model):
     """The allocator's history over the profiled steps: the peak explained and the fixes priced."""
 
     peak_bytes: int
+    peak_us: int  # when the peak was reached, in the clock of `series_us`
     peak_phase: str  # forward / backward / optimizer / '' (outside the phase ranges)
     kinds: list[MemoryKind]  # in `KINDS` order; they sum to peak_bytes
     lines: list[MemoryHolder]  # the user's lines holding most at the peak
@@ -61,6 +70,7 @@ class MemoryOverStep(Model):
     events: int
     series_us: list[int]  # allocated bytes over time (thinned; the peak kept), for the lane
     series_bytes: list[int]
+    phases: list[MemoryPhase]  # the phase ranges within the series, for the lane's bands
 
 
 class OomAllocation(Model):

@@ -14,6 +14,7 @@ from pathlib import Path
 from .fallback import transfers_html
 from .html import CSS as REPORT_CSS
 from .html import head_html, kernels_html, next_html, ops_html, ranks_html
+from .memory_html import memory_html
 from .png_charts import kinds_png, step_chart_png, timeline_png
 from .summary_doc import SummaryDoc
 from .svg_canvas import SvgCanvas
@@ -60,7 +61,8 @@ def _panels(s: SummaryDoc) -> list[tuple[str, str, str]]:
         ("steps", "Step time",
          f"<h4>Step time distribution (ms per step)</h4>{step}" if step else ""),
         ("timeline", "GPU timeline",
-         f"<h4>Timeline of the profiled steps ({basis})</h4>{timeline}" if timeline else ""),
+         (f"<h4>Timeline of the profiled steps ({basis})</h4>{timeline}" if timeline else "")
+         + memory_html(s["memory"], canvas=SvgCanvas)),
         ("ops", "Operators", ranks_html(s) + ops_html(s, limit=None)),
         ("kernels", "Kernels",
          (f"<h4>GPU time by kernel kind (ms per real step)</h4>{kinds}" if kinds else "")

@@ -12,6 +12,7 @@ from html import escape
 
 from .. import units
 from .html import render_html
+from .memory_html import memory_html
 from .png_charts import kinds_png, step_chart_png, timeline_png
 from .summary_doc import SummaryDoc
 
@@ -60,7 +61,7 @@ def transfers_html(s: SummaryDoc) -> str:
 
 
 def static_report(s: SummaryDoc, notice: bool = True) -> str:
-    """The full static report fragment: numbers, verdict, findings, charts.
+    """The full static report fragment: numbers, verdict, findings, charts, memory.
 
     `notice`: start with how to open the interactive report (notebook outputs; not exports).
     """
@@ -75,6 +76,7 @@ def static_report(s: SummaryDoc, notice: bool = True) -> str:
         scale = timeline["profiled_scale"]
         basis = f"profiled time, ×{scale:.2f} of real" if scale else "profiled time"
         charts.append(f"<h4>Timeline of the profiled steps ({basis})</h4><p>{tl}</p>")
+    charts.append(memory_html(s["memory"]))
     if kinds := kinds_png(s["kernel_kinds"]):
         charts.append(f"<h4>GPU time by kernel kind (ms per real step)</h4><p>{kinds}</p>")
     head = f"<p><b>{escape(STATIC_NOTICE)}</b></p>" if notice else ""

@@ -19,6 +19,7 @@ class MemoryHolderDoc(TypedDict):
 
     where: str
     bytes: int
+    blocks: int
 
 
 class MemoryFixDoc(TypedDict):
@@ -41,10 +42,19 @@ class TryMemoryDoc(TypedDict):
     step_time_change_pct: float | None
 
 
+class MemoryPhaseDoc(TypedDict):
+    """A forward / backward / optimizer range in the series' clock (`model_memory.MemoryPhase`)."""
+
+    name: str
+    start_us: int
+    end_us: int
+
+
 class MemoryOverStepDoc(TypedDict):
     """The peak explained (`model_memory.MemoryOverStep`)."""
 
     peak_bytes: int
+    peak_us: int
     peak_phase: str
     kinds: list[MemoryKindDoc]
     lines: list[MemoryHolderDoc]
@@ -53,6 +63,10 @@ class MemoryOverStepDoc(TypedDict):
     fixes: list[MemoryFixDoc]
     headroom_x: float | None
     known_addresses: bool
+    events: int
+    series_us: list[int]
+    series_bytes: list[int]
+    phases: list[MemoryPhaseDoc]
 
 
 class OomAllocationDoc(TypedDict):

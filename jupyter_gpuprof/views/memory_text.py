@@ -46,6 +46,30 @@ def _fix_line(f: MemoryFixDoc) -> str:
     return f"  - {f['title']}: frees {units.gb(f['saves_bytes'])}; time: {cost}"
 
 
+def kinds_at_peak(m: MemoryOverStepDoc) -> str:
+    """The non-zero kinds at the peak in the model's order ("parameters 0.33 GB, …")."""
+    return ", ".join(f"{k['label']} {units.gb(k['bytes_at_peak'])}" for k in m["kinds"]
+                     if k["bytes_at_peak"] > 0)
+
+
+def peak_head(m: MemoryOverStepDoc) -> str:
+    """The memory lane's peak mark (the widget's `peakHead`): size, time from the lane's start,
+    phase."""
+    at = f" at {units.ms((m['peak_us'] - m['series_us'][0]) / 1e3)}" if m["series_us"] else ""
+    phase = f" ({m['peak_phase']})" if m["peak_phase"] else ""
+    return f"peak {units.gb(m['peak_bytes'])}{at}{phase}"
+
+
+def peak_label(m: MemoryOverStepDoc) -> str:
+    """The peak mark and what is held there (the widget's `peakLabel`)."""
+    return f"{peak_head(m)}: {kinds_at_peak(m)}"
+
+
+def fix_cost(f: MemoryFixDoc) -> str:
+    """A fix's time per step, or why it is not priced."""
+    return "+" + units.ms(f["time_ms"]) if f["time_ms"] is not None else f["time_note"]
+
+
 def over_step_lines(m: MemoryOverStepDoc | None, tries: Sequence[TryDoc] | None = None
                     ) -> list[str]:
     """The peak, who holds it (kinds, lines, modules), the fixes priced and the headroom, each
@@ -55,9 +79,7 @@ def over_step_lines(m: MemoryOverStepDoc | None, tries: Sequence[TryDoc] | None 
     phase = f" (in {m['peak_phase']})" if m["peak_phase"] else ""
     lines = ["", f"Memory over the step: peak {units.gb(m['peak_bytes'])}{phase}, "
                  f"reserved {units.gb(m['reserved_bytes'])}"]
-    held = [f"{k['label']} {units.gb(k['bytes_at_peak'])}" for k in m["kinds"]
-            if k["bytes_at_peak"] > 0]
-    lines.append("  At the peak: " + ", ".join(held))
+    lines.append("  At the peak: " + kinds_at_peak(m))
     if m["lines"]:
         lines.append("  Lines: " + ", ".join(f"{h['where']} {units.gb(h['bytes'])}"
                                              for h in m["lines"][:3]))

@@ -347,3 +347,17 @@ export function sampleSummary(): IReportSummary {
     warnings: []
   });
 }
+
+/** `summary.memory`'s blocks the model made from an H200 recording (tests/memory_fixture.py). */
+export function memoryBlocks(
+  name: 'gpt2' | 'oom'
+): Pick<IReportSummary['memory'], 'over_step' | 'oom'> {
+  const all = JSON.parse(fs.readFileSync(path.join(EXPECTED, 'memory.json'), 'utf8'));
+  return all[name];
+}
+
+/** The real compute summary with the memory blocks of recording `name`. */
+export function summaryWithMemory(name: 'gpt2' | 'oom'): IReportSummary {
+  const sm = realSummary();
+  return { ...sm, memory: { ...sm.memory, ...memoryBlocks(name) } };
+}

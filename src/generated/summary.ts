@@ -379,6 +379,7 @@ export interface MemoryPeak {
  */
 export interface MemoryOverStep {
   peak_bytes: number;
+  peak_us: number;
   peak_phase: string;
   kinds: MemoryKind[];
   lines: MemoryHolder[];
@@ -394,6 +395,7 @@ export interface MemoryOverStep {
   events: number;
   series_us: number[];
   series_bytes: number[];
+  phases: MemoryPhase[];
 }
 /**
  * One kind of memory (`analysis.memory_attribution.KINDS`): at the peak and its own high.
@@ -431,6 +433,14 @@ export interface MemoryFix {
   time_note: string;
   code: string;
   try_fix?: string | null;
+}
+/**
+ * A recorded forward / backward / optimizer range in the clock of `series_us` (lane bands).
+ */
+export interface MemoryPhase {
+  name: string;
+  start_us: number;
+  end_us: number;
 }
 /**
  * What was allocated when an allocation failed, and what would have let it fit.

@@ -1,13 +1,17 @@
-/** The "GPU timeline" panel: GPU busy in the report's one wording, idle causes, the timeline. */
+/**
+ * The "GPU timeline" panel: GPU busy in the report's one wording, idle causes, the timeline, and
+ * under it the memory lane and "Memory over the step" (or the out-of-memory post-mortem).
+ */
 import { IBasis } from './basis';
 import { linkData, timelineData } from './chartData';
 import { h } from './dom';
 import { IReportEnv } from './env';
 import { busyText } from './header';
+import { memorySections } from './memory';
 import { IReportSummary } from './summary';
 import { drawTimeline } from './timeline';
 
-/** GPU busy line, idle causes, the timeline (or why there is none). */
+/** GPU busy line, idle causes, the timeline (or why there is none), then memory over the step. */
 export function timelinePanel(
   sm: IReportSummary,
   basis: IBasis,
@@ -44,6 +48,10 @@ export function timelinePanel(
     );
   } else {
     box.append(linkData(drawTimeline(tl, env), timelineData(tl)));
+  }
+  const memory = memorySections(sm);
+  if (memory) {
+    box.append(memory);
   }
   return box;
 }

@@ -26,8 +26,8 @@ def _with_history(tmp_path: Path, case: str, ours: dict[str, object] | None = No
     return folder
 
 
-def test_schema_version_is_seven() -> None:
-    assert model.SUMMARY_SCHEMA_VERSION == 7
+def test_schema_version_is_eight() -> None:
+    assert model.SUMMARY_SCHEMA_VERSION == 8
 
 
 def test_the_peak_explained_in_the_summary_and_the_text(tmp_path) -> None:

@@ -30,6 +30,7 @@ PAIRS = {
     "StackDoc": model_cost.StackResult, "TryMemoryDoc": model_cost.TryMemory,
     "MemoryKindDoc": model_memory.MemoryKind, "MemoryHolderDoc": model_memory.MemoryHolder,
     "MemoryFixDoc": model_memory.MemoryFix, "MemoryOverStepDoc": model_memory.MemoryOverStep,
+    "MemoryPhaseDoc": model_memory.MemoryPhase,
     "OomAllocationDoc": model_memory.OomAllocation, "OomDoc": model_memory.OomPostMortem,
     "SummaryDoc": model.Summary,
 }

@@ -110,8 +110,11 @@ def test_export_of_a_missing_run_is_one_line_error(tmp_path, capsys):
 #: axis (outliers clipped and labelled, log toggle, focusable dots that open the timeline) and
 #: the timeline's tools (pinned details, search, CPU→GPU flows, loading cue; 42.6 KB alone),
 #: the Perfetto reachability check with its offline message, every kernel with its launch
-#: shape, each op's shapes and kernels, group-by-shape and the one cost line; together 48.8 KB.
-ESM_BUDGET_BYTES = 50_000
+#: shape, each op's shapes and kernels, group-by-shape and the one cost line; together 48.8 KB
+#: (49.4 KB by issue 26's start); the memory lane under the timeline with its peak explained,
+#: "Memory over the step" (kinds, lines, modules, priced fixes) and the out-of-memory
+#: post-mortem (issue 26): +4.2 KB, 53.6 KB.
+ESM_BUDGET_BYTES = 55_000
 
 
 def test_widget_front_end_is_the_built_bundle_and_no_bigger_than_before():
