@@ -33,7 +33,7 @@ if __name__ == "__main__":
     loader = torch.utils.data.DataLoader(Slow(), batch_size=8)
     print("tf32", torch.backends.cuda.matmul.allow_tf32)
     for i, (x, y) in enumerate(loader):
-        if i == 30:
+        if i == 60:
             break
         loss = nn.functional.cross_entropy(model(x), y)
         opt.zero_grad()
@@ -47,10 +47,10 @@ def test_the_best_fix_is_kept_and_the_next_one_tried_on_top_in_one_more_process(
     path = tmp_path / "train.py"
     path.write_text(TRAIN)
     root = tmp_path / "runs"
-    # 16 baseline steps: the loader fix's steps come in bursts (eight workers finish a batch
-    # each at about the same time), so 8 steps could catch one burst's slow half and read
-    # "not significant" (CI: 37.8 → 13.9 ms median, n = 8 a side)
-    argv = ["run", "--runs-root", str(root), "--steps", "16", "--warmup", "2", "--wait", "0",
+    # 32 baseline steps: the loader fix's steps come in bursts (eight workers finish a batch
+    # each at about the same time, every 8 steps), so a few bursts could read "not
+    # significant" (CI: 37.8 → 13.9 ms median at n = 8 a side; 36.5 → 20.6 ms at n = 16)
+    argv = ["run", "--runs-root", str(root), "--steps", "32", "--warmup", "2", "--wait", "0",
             "--prof-warmup", "0", "--active", "2", "--try", "tf32,loader", "--",
             sys.executable, str(path)]
     assert main(argv) == 0
