@@ -17,9 +17,11 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import cast
 
+import numpy as np
 import pandas as pd
 
 from .. import units
+from ..analysis.name_masks import containing
 from ..analysis.summary import Analysis
 from ..store.meta_blocks import CallSiteMeta
 from .findings import Finding
@@ -60,20 +62,27 @@ IN_USE_LINES = {
 
 def in_use(a: Analysis) -> set[str]:
     """What the trace shows the step already uses (so no fix recommends it again)."""
-    ops = set(a.ops["name"].astype(str)) if len(a.ops) else set()
+    # object strings in C (iterating a string column boxes each of 333 k names in Python)
+    names = a.ops["name"].astype(str).to_numpy(dtype=object) if len(a.ops) else np.zeros(0, object)
+    ops = set(names)
     kernels = " ".join(a.kernels["name"].astype(str).head(200)) if len(a.kernels) else ""
     used = set()
     if {"aten::_fused_adamw_", "aten::_fused_adam_", "aten::_fused_sgd_",
             "aten::_fused_adagrad_"} & ops:
         used.add("fused_adamw")
-    if any(o.startswith(("aten::_scaled_dot_product", "aten::scaled_dot_product")) for o in ops) \
+    if _any_starts(names, ("aten::_scaled_dot_product", "aten::scaled_dot_product")) \
             or any(k in kernels for k in ("flash", "fmha", "sdpa", "cudnn_generated_fort_native")):
         used.add("sdpa")
-    if "triton_" in kernels or any(o.startswith("Torch-Compiled Region") for o in ops):
+    if "triton_" in kernels or _any_starts(names, ("Torch-Compiled Region",)):
         used.add("compile")
     if a.launch.get("graph_launches"):
         used.add("cuda_graphs")
     return used
+
+
+def _any_starts(names: np.ndarray, prefixes: tuple[str, ...]) -> bool:
+    """Whether a name starts with one of the prefixes: tested on the names holding one."""
+    return any(names[i].startswith(prefixes) for i in containing(names, prefixes))
 
 
 def prune_fix(fix: str, used: Iterable[str]) -> str:

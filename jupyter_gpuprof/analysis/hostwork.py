@@ -29,6 +29,8 @@ TRANSFER_MIN_BYTES = 64 * 1024
 #: names of host ranges that produce the next batch
 INPUT_MARKERS = ("DataLoader", "__next__")
 INPUT_PHASES = frozenset({"data"})
+#: texts one of which every input range's name contains (`names_where`'s needles)
+INPUT_NEEDLES = (*INPUT_PHASES, INPUT_MARKERS[0])
 
 
 def is_input_range(name: str) -> bool:
@@ -82,14 +84,14 @@ def classify_host(trace: Trace, pid: int) -> HostWork:
         return Coverage.of(df["ts_us"].to_numpy(), df["end_us"].to_numpy())
 
     ann = mine(trace.of("user_annotation", "cpu_op", columns=_RANGE_COLUMNS))
-    c_input = cov(ann[names_where(ann, is_input_range)])
+    c_input = cov(ann[names_where(ann, is_input_range, INPUT_NEEDLES)])
     del ann
     runtime = mine(trace.of("cuda_runtime", "cuda_driver", columns=_CALL_COLUMNS))
     is_sync = runtime["name"].isin(SYNC_APIS).to_numpy()
     syncs = runtime[is_sync]
     gpu_copy = trace.of("gpu_memcpy")
     big = set(gpu_copy.loc[gpu_copy["bytes"] >= TRANSFER_MIN_BYTES, "correlation"].tolist())
-    is_transfer = (names_where(runtime, lambda n: "Memcpy" in n) & ~is_sync
+    is_transfer = (names_where(runtime, lambda n: "Memcpy" in n, "Memcpy") & ~is_sync
                    & runtime["correlation"].isin(big).to_numpy())
     ops = mine(trace.of("cpu_op", columns=_OP_COLUMNS))
     launching = _launching_ops(ops, runtime)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .kineto_json import GPU_CATEGORIES
-from .name_masks import per_name
+from .name_masks import containing, hits_in_order, per_name
 from .trace import Trace
 
 KERNEL_COLUMNS = {
@@ -84,10 +86,40 @@ def short_kernel_names(names: np.ndarray | pd.Series) -> np.ndarray:
     """`short_kernel_name` of each name (object strings), the rule run only on the names it
     would change: generated kernels (666 k distinct Triton names) are mostly plain words."""
     out = np.array(names, dtype=object)
-    todo = [i for i, n in enumerate(out) if not isinstance(n, str) or _CUT.search(n)
-            or n.startswith("void ") or n != n.strip()]
+    try:  # the tests in C over all names; the texts to cut found by scans of the names joined
+        spaced = np.array(list(map(str.strip, out)), dtype=object) != out
+        void = np.fromiter(map(str.startswith, out, itertools.repeat("void ")), bool,
+                           count=len(out))
+    except TypeError:  # a name that is not text
+        todo: Any = [i for i, n in enumerate(out) if not isinstance(n, str) or _CUT.search(n)
+                     or n.startswith("void ") or n != n.strip()]
+    else:
+        todo = hits_in_order(len(out), np.flatnonzero(spaced | void), containing(out, tuple("<(:")))
     out[todo] = [short_kernel_name(n) for n in out[todo]]
     return out
+
+
+def mask_digits(names: np.ndarray) -> list[str]:
+    """Each name with its numbers masked (`_DIGITS` -> "0") over the names joined by a newline
+    (no digit run crosses one): ASCII text as bytes in numpy (each digit "0", the digits after
+    a digit dropped; the regular expression took 0.4 s on 333 k names), else one substitution;
+    name by name where a name holds a newline."""
+    if len(names) == 0:
+        return []
+    try:
+        joined = "\n".join(names)
+    except TypeError:  # a name that is not text: the rule's own error, name by name
+        return [_DIGITS.sub("0", n) for n in names]
+    if joined.count("\n") != len(names) - 1:
+        return [_DIGITS.sub("0", n) for n in names]
+    if not joined.isascii():  # `\d` is every Unicode decimal digit
+        return _DIGITS.sub("0", joined).split("\n")
+    text = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    digit = (text >= ord("0")) & (text <= ord("9"))
+    first = digit.copy()
+    first[1:] &= ~digit[:-1]
+    masked = np.where(digit, np.uint8(ord("0")), text)[first | ~digit]
+    return masked.tobytes().decode("ascii").split("\n")
 
 
 def launch_shape(raw: str) -> str:
@@ -107,7 +139,7 @@ def kind_of(name: str, cat: str = "kernel") -> str:
 
 def kernel_kinds(names: np.ndarray) -> np.ndarray:
     """`kind_of` of kernel names (object strings): each shape (numbers masked) matched once."""
-    codes, shapes = pd.factorize(np.array([_DIGITS.sub("0", n) for n in names], dtype=object))
+    codes, shapes = pd.factorize(np.array(mask_digits(names), dtype=object))
     return np.array([_kind_of_shape(s) for s in shapes], dtype=object)[codes]
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .kernels import codes_in_order, short_kernel_names
+from .name_masks import hits_in_order
 
 OP_KERNEL_COLUMNS = {
     "op": "the launching operator (the innermost op, as in the op table)",
@@ -49,9 +50,9 @@ def op_kernels(calls: pd.DataFrame, kernels: pd.DataFrame) -> pd.DataFrame:
                 total_us=("dur_us", "sum")))
     op_code = out["op"].to_numpy(dtype=np.int64)
     kernel_code = out["kernel"].to_numpy(dtype=np.int64)
-    shorts = short_kernel_names(kernel_text[np.unique(kernel_code)])
+    used = hits_in_order(len(kernel_text), kernel_code)  # np.unique hashes: 0.4 s on 333 k
     short_of = np.empty(len(kernel_text), dtype=object)
-    short_of[np.unique(kernel_code)] = shorts
+    short_of[used] = short_kernel_names(kernel_text[used])
     out = pd.DataFrame({"op": op_text[op_code], "kernel": kernel_text[kernel_code],
                         "short_name": short_of[kernel_code], "calls": out["calls"].to_numpy(),
                         "total_us": out["total_us"].to_numpy()})

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .grouping import first_rows, group_codes, most_common_rows, values_at
 from .kineto_json import GPU_CATEGORIES
-from .name_masks import per_name
+from .name_masks import containing, per_name
 from .trace import Trace
 
 OP_COLUMNS = {
@@ -54,6 +54,15 @@ def autograd_node(name: str) -> str:
     """The node's name when `name` is an autograd wrapper (engine prefix dropped), else ''."""
     m = AUTOGRAD_NODE.match(name)
     return m.group(2) if m else ""
+
+
+def autograd_nodes(names: np.ndarray) -> np.ndarray:
+    """`autograd_node` of each name (object strings), the rule run only on the names holding
+    one of the texts every node's name holds ("Backward", "torch::autograd::")."""
+    out = np.full(len(names), "", dtype=object)
+    todo = containing(names, ("Backward", "torch::autograd::"))
+    out[todo] = [autograd_node(str(n)) for n in names[todo]]
+    return out
 
 
 def _nest(ops: pd.DataFrame) -> np.ndarray:
@@ -145,7 +154,7 @@ def op_rows(trace: Trace, lo: float = -np.inf, hi: float = np.inf) -> pd.DataFra
 def _autograd(ops: pd.DataFrame, parent: np.ndarray) -> dict[str, np.ndarray]:
     """`wrapper` (the op is an autograd node) and `autograd` (the node an op ran under)."""
     if hasattr(ops["name"], "cat"):
-        node = per_name(ops, lambda names: [autograd_node(str(n)) for n in names], "")
+        node = per_name(ops, autograd_nodes, "")
     else:
         node = np.array([autograd_node(str(n)) for n in ops["name"]], dtype=object)
     wrapper = node != ""

@@ -74,7 +74,24 @@ def decode_piece_columns(piece: bytes | bytearray, keep_python: bool) -> PieceCo
     if skipped is not None:  # no event read: only counted
         n, counts = skipped
         return PieceColumns(n_total=n, held={c: counts[c] for c in HELD if c in counts})
-    return piece_columns(stream_reader.decode_piece(piece), keep_python)
+    out = piece_columns(stream_reader.decode_piece(piece), keep_python)  # events freed here
+    out.names = compact(out.names, "\0")
+    out.texts = {col: compact(texts, b"\0") for col, texts in out.texts.items()}
+    return out
+
+
+def compact(values: list[Any], sep: Any) -> list[Any]:
+    """Equal copies of the values (str or bytes), made together once the piece's events are
+    freed. The decoded ones lie among the events' objects: kept (a distinct name is interned
+    for the whole read), they pin those memory pools, so every later piece's events are laid
+    out in their holes, scattered, and each pass over them runs 2x slower (measured on 666 k
+    distinct names). Kept as they are when a value holds `sep` (the split would cut it)."""
+    if len(values) < 2:
+        return values
+    joined = sep.join(values)
+    if joined.count(sep) != len(values) - 1:
+        return values
+    return joined.split(sep)
 
 
 def piece_columns(events: list[KinetoEvent], keep_python: bool) -> PieceColumns:

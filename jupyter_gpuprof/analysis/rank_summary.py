@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .hostwork import is_input_range
+from .hostwork import INPUT_NEEDLES, is_input_range
 from .intervals import Coverage, union
 from .kernels import kind_of
 from .name_masks import names_where
@@ -71,7 +71,7 @@ def summarize_rank(trace: Trace, a: Analysis, default_rank: int = 0) -> RankSumm
     compute = Coverage.of(comp["ts_us"].to_numpy(), comp["end_us"].to_numpy())
     busy = Coverage.of(gpu["ts_us"].to_numpy(), gpu["end_us"].to_numpy())
     ann = trace.of("user_annotation", "cpu_op", columns=["name", "ts_us", "end_us"])
-    inp = ann[names_where(ann, is_input_range)]
+    inp = ann[names_where(ann, is_input_range, INPUT_NEEDLES)]
     input_cov = Coverage.of(inp["ts_us"].to_numpy(), inp["end_us"].to_numpy())
     rows = []
     prev_end = float(steps["cpu_start_us"].iloc[0]) if len(steps) else 0.0

@@ -15,7 +15,6 @@ JSON (columnar lists, string tables).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
@@ -23,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from .allocator import give_back_freed
-from .hostwork import SYNC_APIS, is_input_range
+from .hostwork import INPUT_NEEDLES, SYNC_APIS, is_input_range
 from .kineto_json import GPU_CATEGORIES
-from .name_masks import names_where
+from .name_masks import names_matching, names_where
 from .steps import STEP_NAME, STEP_PREFIX, Window
 from .timeline_counters import CounterTrack, counter_tracks
 from .timeline_detail import StepEvents
@@ -239,11 +238,6 @@ _DATALOADER = re.compile("DataLoader|pin_memory|__next__")
 _NCCL = re.compile("nccl", re.IGNORECASE)
 
 
-def _matches(pattern: re.Pattern[str]) -> Callable[[str], bool]:
-    """Whether a name contains the pattern (as `str.contains` reads it)."""
-    return lambda name: pattern.search(name) is not None
-
-
 _GENERIC_THREAD = re.compile(r"^thread \d+(?: \((?P<own>.*)\))?$")
 
 
@@ -253,9 +247,9 @@ def thread_label(tid: Any, rows: pd.DataFrame, main_tid: Any, number: int = 1,
     "CPU thread N" (N: its place among the drawn threads) with the trace's name for it."""
     if tid == main_tid:
         return "main thread"
-    if names_where(rows, _matches(_AUTOGRAD)).mean() > 0.2:  # once per distinct name
+    if names_matching(rows, _AUTOGRAD).mean() > 0.2:  # one scan of the distinct names
         return "autograd thread"
-    if names_where(rows, _matches(_DATALOADER)).any():
+    if names_matching(rows, _DATALOADER).any():
         return "dataloader thread"
     generic = _GENERIC_THREAD.match(own_name or "")
     own = (generic.group("own") if generic else own_name) or ""
@@ -264,7 +258,7 @@ def thread_label(tid: Any, rows: pd.DataFrame, main_tid: Any, number: int = 1,
 
 def stream_label(dev: int, stream: int, rows: pd.DataFrame, several_gpus: bool) -> str:
     """A GPU stream named by what mostly runs on it: compute, NCCL or copies."""
-    nccl = float(rows["dur_us"].to_numpy()[names_where(rows, _matches(_NCCL))].sum())
+    nccl = float(rows["dur_us"].to_numpy()[names_matching(rows, _NCCL)].sum())
     copy = float(rows.loc[(rows["cat"] != "kernel").to_numpy(), "dur_us"].sum())
     total = float(rows["dur_us"].sum()) or 1.0
     what = "NCCL" if nccl / total > 0.5 else "copies" if copy / total > 0.5 else "compute"
@@ -375,7 +369,8 @@ def build_timeline(trace: Trace, window: Window, gaps: pd.DataFrame,
                 step_rows["step"].to_numpy(), step_rows["cpu_start_us"].to_numpy(),
                 step_rows["end_us"].to_numpy(), step_rows["step_us"].to_numpy(), strict=True))],
         "input_ranges": bool(len(specs) and specs[0].kind == "ranges"
-                             and names_where(specs[0].rows, is_input_range).any()),
+                             and names_where(specs[0].rows, is_input_range,
+                                             INPUT_NEEDLES).any()),
         "profiled_scale": None if scale is None else round(float(scale), 4),
         "phases": list(PHASES), "strings": strings.items, "detail": detail,
         "counters": counter_tracks(trace, window),

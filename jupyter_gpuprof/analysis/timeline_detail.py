@@ -18,7 +18,7 @@ import pandas as pd
 
 from .hostwork import INPUT_MARKERS, INPUT_PHASES, is_input_range
 from .intervals import union
-from .name_masks import containing, per_name
+from .name_masks import containing, hits_in_order, per_name
 from .steps import Window
 from .trace import Trace
 
@@ -89,8 +89,7 @@ def _phases_of_ranges(names: np.ndarray) -> np.ndarray:
     needles has none (666 k distinct op names paid the rule each, twice per report)."""
     out = np.full(len(names), -1, dtype=np.int64)
     short = np.fromiter(map(len, names), dtype=np.int64, count=len(names)) <= _PHASE_WORD_LEN
-    todo = np.unique(np.concatenate([np.flatnonzero(short),
-                                     *(containing(names, n) for n in _PHASE_NEEDLES)]))
+    todo = hits_in_order(len(names), np.flatnonzero(short), containing(names, _PHASE_NEEDLES))
     out[todo] = [_phase_of_range(str(n)) for n in names[todo]]
     return out
 

@@ -3,24 +3,36 @@ grouping on codes, the op links' order) give what the item-by-item rule gives, o
 hostile names: trailing NULs, unicode and its whitespace, very long and empty names."""
 
 import random
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 from tracebuilder import TraceBuilder
 
+from jupyter_gpuprof.advice.patterns import _any_starts
 from jupyter_gpuprof.analysis.grouping import group_codes, most_common_rows
 from jupyter_gpuprof.analysis.kernels import (
     kernel_kinds,
     kernel_rows,
     kind_of,
+    mask_digits,
     short_kernel_name,
     short_kernel_names,
     uses_tensor_cores,
 )
-from jupyter_gpuprof.analysis.name_masks import containing, names_in, names_where, per_name
+from jupyter_gpuprof.analysis.name_masks import (
+    containing,
+    hits_in_order,
+    matching,
+    names_in,
+    names_matching,
+    names_where,
+    per_name,
+)
 from jupyter_gpuprof.analysis.op_links import op_kernels, op_shapes, text_rank
-from jupyter_gpuprof.analysis.ops import op_table
+from jupyter_gpuprof.analysis.ops import autograd_node, autograd_nodes, op_table
+from jupyter_gpuprof.analysis.piece_columns import compact
 from jupyter_gpuprof.analysis.timeline_detail import _phase_of_range, _phases_of_ranges
 from jupyter_gpuprof.analysis.trace import load_trace
 
@@ -238,3 +250,70 @@ def test_phases_of_host_ranges_are_the_rule_name_by_name():
     got = _phases_of_ranges(names)
     assert list(got) == [_phase_of_range(n) for n in names]
     assert set(got) == {-1, 0, 1, 2, 3}
+
+
+ASCII = [n for n in NAMES if n.isascii()] + ["12", "a1b22c333", "9", "x0", "0\x00", ""]
+
+
+@pytest.mark.parametrize("names", [ASCII, NAMES, NAMES + ["a\n1", "\n"], ["٣٤ and 12"]])
+def test_masked_digits_are_the_rule_name_by_name(names):
+    # ASCII names take the numpy path, the others the joined substitution, a newline the rule
+    got = mask_digits(np.array(names, dtype=object))
+    assert got == [re.sub(r"\d+", "0", n) for n in names]
+    assert mask_digits(np.array([], dtype=object)) == []
+
+
+PATTERNS = [re.compile("nccl", re.IGNORECASE), re.compile("autograd::engine|Backward"),
+            re.compile("DataLoader|pin_memory|__next__"), re.compile(r"\d+\x00"),
+            re.compile("é|日本"), re.compile("mm|x_")]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_a_pattern_found_in_the_joined_names_is_the_search_name_by_name(pattern):
+    names = np.array(NAMES + ["NcCl", "a\nnccl", "Kernel2\nBackward", "nc\ncl", "x\n_",
+                              "enumerate(DataLoader)#", "Data\nLoader", "pin_memory\x00"],
+                     dtype=object)
+    want = [i for i, n in enumerate(names) if pattern.search(n)]
+    assert list(matching(names, pattern)) == want and want
+    df = _categorical_slice(list(names), 13)
+    texts = df["name"].astype(object).to_numpy()
+    assert list(names_matching(df, pattern)) == [
+        isinstance(n, str) and pattern.search(n) is not None for n in texts]
+
+
+def test_several_needles_find_the_names_holding_any_of_them():
+    names = np.array(NAMES + ["a\nb", "Kernel\n\nKernel"], dtype=object)
+    needles = ("Kernel", "\x00", "日本", "no such text", "\n")
+    want = [i for i, n in enumerate(names) if any(s in n for s in needles)]
+    assert list(containing(names, needles)) == want
+    assert list(containing(names, ())) == []
+    assert list(hits_in_order(6, np.array([4, 1]), np.array([1, 0]))) == [0, 1, 4]
+
+
+def test_autograd_nodes_are_the_rule_name_by_name():
+    words = ["autograd::engine::evaluate_function: MmBackward0", "MmBackward0", "Backward",
+             "torch::autograd::AccumulateGrad", "torch::autograd::CopySlices", "xBackward1y",
+             "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", "a:b"]
+    names = np.array(NAMES + words + [w + "\x00" for w in words], dtype=object)
+    got = autograd_nodes(names)
+    assert list(got) == [autograd_node(n) for n in names]
+    assert {"MmBackward0", "torch::autograd::AccumulateGrad"} <= set(got)
+
+
+@pytest.mark.parametrize("sep", ["\x00", b"\x00"])
+def test_compacted_values_are_equal_copies(sep):
+    values = NAMES[:300] if isinstance(sep, str) else [n.encode() for n in NAMES[:300]]
+    got = compact(list(values), sep)
+    assert got == list(values)
+    clean = [v for v in values if sep not in v]
+    assert compact(list(clean), sep) == clean
+    assert compact([], sep) == [] and compact(clean[:1], sep) == clean[:1]
+
+
+def test_ops_in_use_are_found_by_their_prefixes():
+    names = np.array(NAMES + ["x aten::scaled_dot_product", "aten::scaled_dot_productx"],
+                     dtype=object)
+    prefixes = ("aten::_scaled_dot_product", "aten::scaled_dot_product")
+    assert _any_starts(names, prefixes)
+    assert not _any_starts(names[:-1], prefixes)
+    assert _any_starts(names[:-1], ("Kernel",)) == any(n.startswith("Kernel") for n in names)
