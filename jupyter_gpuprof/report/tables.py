@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 import msgspec
+import numpy as np
 import pandas as pd
 
 from .. import units
@@ -46,7 +47,7 @@ def kernel_rows(a: Analysis) -> list[KernelRow]:
     ops_of: dict[str, list[str]] = {}
     if len(links):
         # the shipped kernels' top ops in one pass (a frame per kernel cost 6 s on 33 k kernels)
-        shipped = links[links["kernel"].astype(str).isin({str(r["name"]) for r in rows})]
+        shipped = links[_text_in(links["kernel"], {str(r["name"]) for r in rows})]
         ranked = shipped.sort_values("total_us", ascending=False, kind="stable")
         top = ranked.groupby("kernel", sort=False).head(OPS_PER_KERNEL)
         for kernel, op in zip(top["kernel"].astype(str), top["op"].astype(str), strict=True):
@@ -74,7 +75,14 @@ def kernel_table(a: Analysis) -> KernelTable:
 def _of_ops(table: pd.DataFrame, ops: set[str]) -> pd.DataFrame:
     """The rows of the shipped ops only: a trace of 666 k distinct names ships 200 of them,
     and grouping every op's rows cost a pandas frame per op (13× the few-names time)."""
-    return table[table["op"].astype(str).isin(ops)] if len(table) else table
+    return table[_text_in(table["op"], ops)] if len(table) else table
+
+
+def _text_in(values: pd.Series, chosen: set[str]) -> np.ndarray:
+    """Mask of the values whose text is one of `chosen`, hashed in C (a string column's
+    `isin` took 0.2 s on 333 k distinct names)."""
+    return np.fromiter(map(chosen.__contains__, map(str, values.to_numpy(dtype=object))),
+                       dtype=bool, count=len(values))
 
 
 def _shapes(a: Analysis, ops: set[str]) -> dict[str, list[OpShape]]:

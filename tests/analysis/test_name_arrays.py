@@ -317,3 +317,13 @@ def test_ops_in_use_are_found_by_their_prefixes():
     assert _any_starts(names, prefixes)
     assert not _any_starts(names[:-1], prefixes)
     assert _any_starts(names[:-1], ("Kernel",)) == any(n.startswith("Kernel") for n in names)
+
+
+def test_names_joined_for_one_table_are_not_used_for_another():
+    # the joined names are kept per categories: a slice of another table is searched anew
+    one = _categorical_slice(NAMES[:200], 21)
+    other = pd.DataFrame({"name": pd.Categorical(["zz Kernel", "Kernel", "x"] * 3)})
+    for df in (one, other, one, other):
+        texts = df["name"].astype(object).to_numpy()
+        want = [isinstance(n, str) and n.startswith("Kernel") for n in texts]
+        assert list(names_where(df, lambda n: n.startswith("Kernel"), "Kernel")) == want
