@@ -61,9 +61,21 @@ class _Interned:
             held[:] = values
             cats = pd.Index(held[at], dtype=object)
         else:
-            cats = pd.Index([text(values[i]) for i in at], dtype=object)
+            cats = pd.Index(_decoded([values[i] for i in at], text), dtype=object)
         rows = dense[np.searchsorted(used, codes)]
         return pd.Categorical.from_codes(rows[order], categories=cats)
+
+
+def _decoded(raws: list[bytes], text: Any) -> list[Any]:
+    """`text` (bytes.decode) of each raw JSON text, in one decoding of the texts joined by a
+    NUL (none occurs raw in JSON text); one by one where one holds a NUL or does not decode."""
+    joined = b"\0".join(raws)
+    if text is not bytes.decode or len(raws) < 2 or joined.count(b"\0") != len(raws) - 1:
+        return [text(r) for r in raws]
+    try:
+        return joined.decode().split("\0")
+    except UnicodeDecodeError:
+        return [text(r) for r in raws]
 
 
 class EventColumns:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from typing import Any
 
@@ -88,13 +87,12 @@ def short_kernel_names(names: np.ndarray | pd.Series) -> np.ndarray:
     out = np.array(names, dtype=object)
     try:  # the tests in C over all names; the texts to cut found by scans of the names joined
         spaced = np.array(list(map(str.strip, out)), dtype=object) != out
-        void = np.fromiter(map(str.startswith, out, itertools.repeat("void ")), bool,
-                           count=len(out))
     except TypeError:  # a name that is not text
         todo: Any = [i for i, n in enumerate(out) if not isinstance(n, str) or _CUT.search(n)
                      or n.startswith("void ") or n != n.strip()]
     else:
-        todo = hits_in_order(len(out), np.flatnonzero(spaced | void), containing(out, tuple("<(:")))
+        todo = hits_in_order(len(out), np.flatnonzero(spaced),
+                             containing(out, ("<", "(", ":", "void ")))
     out[todo] = [short_kernel_name(n) for n in out[todo]]
     return out
 

@@ -57,7 +57,7 @@ def names_where(df: pd.DataFrame, predicate: Callable[[str], bool],
     codes = cat.codes.to_numpy()
     if len(codes) == 0:
         return np.zeros(0, dtype=bool)
-    names, hits = _category_hits(cat.categories, needle)
+    names, hits = category_hits(cat.categories, needle)
     used = np.bincount(codes[codes >= 0], minlength=len(names)) > 0
     todo = hits[used[hits]]
     values = np.zeros(len(names) + 1, dtype=bool)  # the last: a missing name
@@ -66,11 +66,11 @@ def names_where(df: pd.DataFrame, predicate: Callable[[str], bool],
     return values[codes]
 
 
-#: the last categories' names joined (`_category_hits`), dropped with those categories
+#: the last categories' names joined (`category_hits`), dropped with those categories
 _JOINED: list[tuple[weakref.ref[pd.Index], np.ndarray, str | None, np.ndarray]] = []
 
 
-def _category_hits(categories: pd.Index, needle: str | Sequence[str]
+def category_hits(categories: pd.Index, needle: str | Sequence[str]
                    ) -> tuple[np.ndarray, np.ndarray]:
     """The categories as object strings, and the positions of those containing the needle (or
     one of them); the joined text is kept for the next call on the same categories (every

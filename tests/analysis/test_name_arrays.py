@@ -11,6 +11,7 @@ import pytest
 from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.advice.patterns import _any_starts
+from jupyter_gpuprof.analysis.event_columns import _decoded
 from jupyter_gpuprof.analysis.grouping import group_codes, most_common_rows
 from jupyter_gpuprof.analysis.kernels import (
     kernel_kinds,
@@ -327,3 +328,13 @@ def test_names_joined_for_one_table_are_not_used_for_another():
         texts = df["name"].astype(object).to_numpy()
         want = [isinstance(n, str) and n.startswith("Kernel") for n in texts]
         assert list(names_where(df, lambda n: n.startswith("Kernel"), "Kernel")) == want
+
+
+def test_json_texts_decoded_together_are_decoded_one_by_one():
+    raws = [n.encode() for n in NAMES[:400] if "\x00" not in n] + [b"", b"[1, 2]", "é".encode()]
+    assert _decoded(raws, bytes.decode) == [r.decode() for r in raws]
+    with_nul = [*raws, b"a\x00b"]
+    assert _decoded(with_nul, bytes.decode) == [r.decode() for r in with_nul]
+    with pytest.raises(UnicodeDecodeError):
+        _decoded([*raws, b"\xc3", b"\xa9"], bytes.decode)  # split across two: not one text
+    assert _decoded(raws, lambda r: r.hex()) == [r.hex() for r in raws]
