@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .kineto_json import GPU_CATEGORIES
-from .name_masks import containing, hits_in_order, per_name
+from .name_masks import containing, hits_in_order, name_chunks, per_name
 from .trace import Trace
 
 KERNEL_COLUMNS = {
@@ -102,22 +102,23 @@ def mask_digits(names: np.ndarray) -> list[str]:
     (no digit run crosses one): ASCII text as bytes in numpy (each digit "0", the digits after
     a digit dropped; the regular expression took 0.4 s on 333 k names), else one substitution;
     name by name where a name holds a newline."""
-    if len(names) == 0:
-        return []
+    out: list[str] = []
     try:
-        joined = "\n".join(names)
+        for start, joined, ends in name_chunks(names):
+            if joined.count("\n") != len(ends) - 1:
+                out += [_DIGITS.sub("0", n) for n in names[start:start + len(ends)]]
+            elif not joined.isascii():  # `\d` is every Unicode decimal digit
+                out += _DIGITS.sub("0", joined).split("\n")
+            else:
+                text = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+                digit = (text >= ord("0")) & (text <= ord("9"))
+                first = digit.copy()
+                first[1:] &= ~digit[:-1]
+                masked = np.where(digit, np.uint8(ord("0")), text)[first | ~digit]
+                out += masked.tobytes().decode("ascii").split("\n")
     except TypeError:  # a name that is not text: the rule's own error, name by name
         return [_DIGITS.sub("0", n) for n in names]
-    if joined.count("\n") != len(names) - 1:
-        return [_DIGITS.sub("0", n) for n in names]
-    if not joined.isascii():  # `\d` is every Unicode decimal digit
-        return _DIGITS.sub("0", joined).split("\n")
-    text = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-    digit = (text >= ord("0")) & (text <= ord("9"))
-    first = digit.copy()
-    first[1:] &= ~digit[:-1]
-    masked = np.where(digit, np.uint8(ord("0")), text)[first | ~digit]
-    return masked.tobytes().decode("ascii").split("\n")
+    return out
 
 
 def launch_shape(raw: str) -> str:

@@ -8,8 +8,7 @@ varied shapes) for each small slice; only the names present in the slice are tes
 from __future__ import annotations
 
 import re
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,46 +45,13 @@ def names_where(df: pd.DataFrame, predicate: Callable[[str], bool],
     with `needle`, a text that every name satisfying it contains (its prefix, a word of it),
     or several texts one of which each such name contains, only the names containing one are
     tested (found in one scan of the names per text)."""
-    if needle is None:
-        def rule(names: np.ndarray) -> np.ndarray:
-            return np.fromiter((bool(predicate(n)) for n in names), dtype=bool,
-                               count=len(names))
-        return per_name(df, rule, False, bool)
-    # the needles are searched in all the trace's names, joined once per trace, and the rule
-    # run on the hits the rows use (joining the used names again cost 30 ms a call)
-    cat = df["name"].cat
-    codes = cat.codes.to_numpy()
-    if len(codes) == 0:
-        return np.zeros(0, dtype=bool)
-    names, hits = category_hits(cat.categories, needle)
-    used = np.bincount(codes[codes >= 0], minlength=len(names)) > 0
-    todo = hits[used[hits]]
-    values = np.zeros(len(names) + 1, dtype=bool)  # the last: a missing name
-    values[todo] = np.fromiter((bool(predicate(n)) for n in names[todo]), dtype=bool,
-                               count=len(todo))
-    return values[codes]
-
-
-#: the last categories' names joined (`category_hits`), dropped with those categories
-_JOINED: list[tuple[weakref.ref[pd.Index], np.ndarray, str | None, np.ndarray]] = []
-
-
-def category_hits(categories: pd.Index, needle: str | Sequence[str]
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The categories as object strings, and the positions of those containing the needle (or
-    one of them); the joined text is kept for the next call on the same categories (every
-    slice of the event table shares them)."""
-    if not (_JOINED and _JOINED[0][0]() is categories):
-        names = categories.to_numpy(dtype=object)
-        try:
-            joined: str | None = "\n".join(names)
-        except TypeError:  # a name that is not text
-            joined = None
-        ends = np.cumsum(np.fromiter(map(len, names), dtype=np.int64, count=len(names)) + 1) \
-            if joined is not None else np.zeros(0, dtype=np.int64)
-        _JOINED[:] = [(weakref.ref(categories, lambda _: _JOINED.clear()), names, joined, ends)]
-    _, names, joined, ends = _JOINED[0]
-    return names, _find(names, joined, ends, needle)
+    def rule(names: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(names), dtype=bool)
+        todo = np.arange(len(names)) if needle is None else containing(names, needle)
+        out[todo] = np.fromiter((bool(predicate(n)) for n in names[todo]), dtype=bool,
+                                count=len(todo))
+        return out
+    return per_name(df, rule, False, bool)
 
 
 def names_matching(df: pd.DataFrame, pattern: re.Pattern[str]) -> np.ndarray:
@@ -103,38 +69,46 @@ def names_in(df: pd.DataFrame, values: frozenset[str]) -> np.ndarray:
     return per_name(df, lambda names: pd.Index(names, dtype=object).isin(values), False, bool)
 
 
+#: the most characters of names joined at a time: each search holds one run of names joined,
+#: a bounded copy (all of them would be a copy of every name at the analysis' peak)
+CHUNK_CHARS = 1 << 19
+
+
+def name_chunks(names: np.ndarray) -> Iterator[tuple[int, str, np.ndarray]]:
+    """Runs of the names joined by newlines, at most `CHUNK_CHARS` long (or one name): the
+    position of the run's first name, its text, and where each of its names ends in it (one
+    past its separator). TypeError where a name is not text."""
+    ends = np.cumsum(np.fromiter(map(len, names), dtype=np.int64, count=len(names)) + 1)
+    start = 0
+    while start < len(names):
+        base = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, base + CHUNK_CHARS, side="right")), start + 1)
+        yield start, "\n".join(names[start:stop]), ends[start:stop] - base
+        start = stop
+
+
 def containing(names: np.ndarray, needle: str | Sequence[str]) -> np.ndarray:
     """Positions of the names that contain `needle` (or one of several), in order: the names
-    are joined once and each needle searched, each hit's name taken and the search resumed at
-    the next name, so the cost is one join and one pass of `str.find` per needle (a per-name
-    test cost 0.3 µs a name on 666 k names). A hit that spans two names (a needle or a name
-    with the separator) is checked on its own name."""
-    try:
-        joined: str | None = "\n".join(names)
-    except TypeError:  # a name that is not text
-        return _find(names, None, np.zeros(0, dtype=np.int64), needle)
-    ends = np.cumsum(np.fromiter(map(len, names), dtype=np.int64, count=len(names)) + 1)
-    return _find(names, joined, ends, needle)
-
-
-def _find(names: np.ndarray, joined: str | None, ends: np.ndarray,
-          needle: str | Sequence[str]) -> np.ndarray:
-    """`containing` on the names joined by newlines (`joined`, None: a name is not text) and
-    the end of each name in it."""
+    are joined (`name_chunks`) and each needle searched, each hit's name taken and the search
+    resumed at the next name, so the cost is a join and a pass of `str.find` per needle (a
+    per-name test cost 0.3 µs a name on 666 k names). A hit that spans two names (a needle or
+    a name with the separator) is checked on its own name."""
     needles = (needle,) if isinstance(needle, str) else tuple(needle)
-    if joined is None:
+    hits: list[int] = []
+    try:
+        for start, joined, ends in name_chunks(names):
+            for one in needles:
+                pos = joined.find(one)
+                while pos >= 0:
+                    i = int(np.searchsorted(ends, pos, side="right"))
+                    if one in names[start + i]:
+                        hits.append(start + i)
+                    if i + 1 >= len(ends):
+                        break
+                    pos = joined.find(one, int(ends[i]))
+    except TypeError:  # a name that is not text
         return np.flatnonzero([isinstance(n, str) and any(s in n for s in needles)
                                for n in names])
-    hits: list[int] = []
-    for one in needles:
-        pos = joined.find(one)
-        while pos >= 0:
-            i = int(np.searchsorted(ends, pos, side="right"))
-            if one in names[i]:
-                hits.append(i)
-            if i + 1 >= len(names):
-                break
-            pos = joined.find(one, int(ends[i]))
     return hits_in_order(len(names), np.array(hits, dtype=np.int64))
 
 
@@ -149,26 +123,25 @@ def hits_in_order(n: int, *positions: np.ndarray) -> np.ndarray:
 
 def matching(names: np.ndarray, pattern: re.Pattern[str]) -> np.ndarray:
     """Positions of the names `pattern.search` finds a match in, in one scan of the names
-    joined (C-level; a search per name cost 0.3 µs a name on 333 k names). For a pattern
-    without anchors or look-arounds: a match within a name is then a match at the same place
-    in the joined text, so the leftmost match from a name's start is in the first name from
-    there that has one, or spans a separator; each hit's own name is searched on its own (a
-    match across two names is not one), and the scan resumes at the next name."""
+    joined (`name_chunks`; a search per name cost 0.3 µs a name on 333 k names). For a
+    pattern without anchors or look-arounds: a match within a name is then a match at the
+    same place in the joined text, so the leftmost match from a name's start is in the first
+    name from there that has one, or spans a separator; each hit's own name is searched on its
+    own (a match across two names is not one), and the scan resumes at the next name."""
+    hits: list[int] = []
     try:
-        joined = "\n".join(names)
+        for start, joined, ends in name_chunks(names):
+            found = pattern.search(joined)
+            while found is not None:
+                i = int(np.searchsorted(ends, found.start(), side="right"))
+                if i >= len(ends):
+                    break
+                if pattern.search(names[start + i]) is not None:
+                    hits.append(start + i)
+                if i + 1 >= len(ends):
+                    break
+                found = pattern.search(joined, int(ends[i]))
     except TypeError:  # a name that is not text
         return np.flatnonzero([isinstance(n, str) and pattern.search(n) is not None
                                for n in names])
-    ends = np.cumsum(np.fromiter(map(len, names), dtype=np.int64, count=len(names)) + 1)
-    hits: list[int] = []
-    found = pattern.search(joined)
-    while found is not None:
-        i = int(np.searchsorted(ends, found.start(), side="right"))
-        if i >= len(names):
-            break
-        if pattern.search(names[i]) is not None:
-            hits.append(i)
-        if i + 1 >= len(names):
-            break
-        found = pattern.search(joined, int(ends[i]))
     return np.array(hits, dtype=np.int64)

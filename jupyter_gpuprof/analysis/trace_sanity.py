@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .name_masks import category_hits
+from .name_masks import containing
 from .tracefile import TraceError
 
 #: the device property fields the analyses read, and the type each must have
@@ -70,9 +70,9 @@ def check_step_order(path: Path, events: pd.DataFrame) -> None:
     """Refuse steps whose numbers run backwards in time on their thread: the clock is broken
     (ProfilerStep#N is numbered by the profiler in the order the steps ran)."""
     names = events["name"].cat.categories
-    # the names holding the prefix first, in one scan (the joined names kept for the
-    # analysis' own searches): a trace may hold 666 k distinct names and a handful of steps
-    marks = [i for i in category_hits(names, _STEP_PREFIX)[1].tolist()
+    # the names holding the prefix first, in one scan: a trace may hold 666 k distinct names
+    # and a handful of steps
+    marks = [i for i in containing(names.to_numpy(dtype=object), _STEP_PREFIX).tolist()
              if names[i].startswith(_STEP_PREFIX) and _STEP_MARK.match(names[i])]
     if len(marks) < 2:
         return

@@ -11,6 +11,7 @@ import pytest
 from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.advice.patterns import _any_starts
+from jupyter_gpuprof.analysis import name_masks
 from jupyter_gpuprof.analysis.event_columns import _decoded
 from jupyter_gpuprof.analysis.grouping import group_codes, most_common_rows
 from jupyter_gpuprof.analysis.kernels import (
@@ -62,7 +63,7 @@ def hostile_names(n: int, seed: int) -> list[str]:
 NAMES = hostile_names(4000, 25)
 
 
-def test_short_kernel_names_are_the_rule_name_by_name():
+def test_short_kernel_names_are_the_rule_name_by_name(chunk_chars):
     got = short_kernel_names(np.array(NAMES, dtype=object))
     assert got.dtype == object
     assert list(got) == [short_kernel_name(n) for n in NAMES]
@@ -221,7 +222,7 @@ def test_text_ranks_order_as_sorting_the_texts_and_tie_equal_texts():
 
 @pytest.mark.parametrize("needle", ["Kernel", "\x00", ":", "void ", "日本", "\n", "x\nvo", "",
                                     "HtoD", "no such text"])
-def test_a_needle_tests_only_names_containing_it_and_finds_them_all(needle):
+def test_a_needle_tests_only_names_containing_it_and_finds_them_all(needle, chunk_chars):
     names = np.array(NAMES + ["a\nb", "\n", "Kernel\n\nKernel"], dtype=object)
     assert list(containing(names, needle)) == [i for i, n in enumerate(names) if needle in n]
     df = _categorical_slice(list(names), 11)
@@ -256,8 +257,15 @@ def test_phases_of_host_ranges_are_the_rule_name_by_name():
 ASCII = [n for n in NAMES if n.isascii()] + ["12", "a1b22c333", "9", "x0", "0\x00", ""]
 
 
+@pytest.fixture(params=[1 << 21, 64], ids=["one-run", "runs-of-64-chars"])
+def chunk_chars(request, monkeypatch):
+    """Names joined in one run, and in many short runs (names longer than a run alone)."""
+    monkeypatch.setattr(name_masks, "CHUNK_CHARS", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("names", [ASCII, NAMES, NAMES + ["a\n1", "\n"], ["٣٤ and 12"]])
-def test_masked_digits_are_the_rule_name_by_name(names):
+def test_masked_digits_are_the_rule_name_by_name(names, chunk_chars):
     # ASCII names take the numpy path, the others the joined substitution, a newline the rule
     got = mask_digits(np.array(names, dtype=object))
     assert got == [re.sub(r"\d+", "0", n) for n in names]
@@ -270,7 +278,7 @@ PATTERNS = [re.compile("nccl", re.IGNORECASE), re.compile("autograd::engine|Back
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
-def test_a_pattern_found_in_the_joined_names_is_the_search_name_by_name(pattern):
+def test_a_pattern_found_in_the_joined_names_is_the_search_name_by_name(pattern, chunk_chars):
     names = np.array(NAMES + ["NcCl", "a\nnccl", "Kernel2\nBackward", "nc\ncl", "x\n_",
                               "enumerate(DataLoader)#", "Data\nLoader", "pin_memory\x00"],
                      dtype=object)
@@ -282,7 +290,7 @@ def test_a_pattern_found_in_the_joined_names_is_the_search_name_by_name(pattern)
         isinstance(n, str) and pattern.search(n) is not None for n in texts]
 
 
-def test_several_needles_find_the_names_holding_any_of_them():
+def test_several_needles_find_the_names_holding_any_of_them(chunk_chars):
     names = np.array(NAMES + ["a\nb", "Kernel\n\nKernel"], dtype=object)
     needles = ("Kernel", "\x00", "日本", "no such text", "\n")
     want = [i for i, n in enumerate(names) if any(s in n for s in needles)]
