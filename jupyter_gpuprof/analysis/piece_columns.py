@@ -91,7 +91,8 @@ def compact(values: list[Any], sep: Any) -> list[Any]:
     joined = sep.join(values)
     if joined.count(sep) != len(values) - 1:
         return values
-    return joined.split(sep)
+    copies: list[Any] = joined.split(sep)
+    return copies
 
 
 def piece_columns(events: list[KinetoEvent], keep_python: bool) -> PieceColumns:
