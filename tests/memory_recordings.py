@@ -32,6 +32,12 @@ def known(
     return {k: [(int(p), int(b)) for p, b in truth(case)["addresses"][k]] for k in kinds}
 
 
+def captured(case: str) -> dict[str, list[tuple[int, int]]]:
+    """The addresses a capture saved in its own history file (the acceptance's run folders)."""
+    raw = _snapshot(case)["jupyter_gpuprof"]["addresses"]
+    return {k: [(int(p), int(b)) for p, b in v] for k, v in raw.items()}
+
+
 def within(value: float, expected: float, pct: float) -> bool:
     return abs(value - expected) <= pct / 100 * abs(expected)
 

@@ -32,11 +32,12 @@ class Holder:
 
 @dataclass
 class HeavyModule:
-    """The module call holding most saved activations: what checkpointing would wrap."""
+    """The repeated module call (the layer) holding most saved activations: what checkpointing
+    would wrap."""
 
     call: str  # 'file:line' of the call in its parent's forward
     saved_bytes: int  # saved activations it holds at the end of the forward (all its calls)
-    calls: int  # how many times that line called it in one forward (the layers)
+    calls: int  # how many times that line called it in one forward (the layers, split per call)
 
 
 @dataclass
@@ -107,7 +108,8 @@ def _holders(keys: pd.Series, bytes_: pd.Series, n: int = TOP_N) -> list[Holder]
 
 
 def _heavy(history: MemoryHistory, kinds: pd.Series) -> HeavyModule | None:
-    """Checkpointing's unit: at the end of the forward whose saved activations were highest."""
+    """Checkpointing's unit: at the end of the forward whose saved activations were highest, the
+    deepest call holding half of them, widened to the layer it is part of (`whatif.layer_call`)."""
     b = history.blocks
     saved = b[kinds == "saved_activations"]
     forwards = [p for p in history.phases if p.name == attr.FORWARD]
@@ -126,12 +128,11 @@ def _heavy(history: MemoryHistory, kinds: pd.Series) -> HeavyModule | None:
         [attr.module_path(history.frames[i]) if i >= 0 else () for i in mine["frame_i"]],
         index=mine.index,
     )
-    call, held = attr.heaviest_module(paths, mine["bytes"])
+    call, _ = attr.heaviest_module(paths, mine["bytes"])
     if not call:
         return None
-    inside = paths[paths.map(lambda p: call in p)]
-    # each layer allocates at the same lines once: the typical count of one full stack is the layers
-    calls = int(np.median(inside.value_counts().to_numpy())) if len(inside) else 1
+    call, calls = whatif.layer_call(history, mine, call)
+    held = int(mine.loc[paths.map(lambda p: call in p), "bytes"].sum())
     return HeavyModule(call=call, saved_bytes=held, calls=max(calls, 1))
 
 
