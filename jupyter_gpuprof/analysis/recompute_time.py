@@ -131,9 +131,10 @@ def recompute_cost(fwd: ForwardKernels | None, calls: int, skip: int | None,
             f"{calls} times)"))
     gpu = float(np.mean([g for g, _ in found]))
     host = float(np.mean([h for _, h in found]))
-    skipped = f", the last {skip} op(s) of each skipped (early stop)" if skip else ""
-    what = (f"the GPU time of the {calls} layers' forward kernels the backward re-runs"
-            f"{skipped}; not the embedding, head or loss")
+    skipped = (f" up to each layer's last saved tensor (its last {skip} op(s) not re-run: "
+               "early stop)" if skip else "")
+    what = (f"the GPU time of the {calls} layers' forward kernels, re-run in the backward"
+            f"{skipped}; the embedding, head and loss are not re-run")
     if fwd.gpu_bound or host <= gpu:
         return RecomputeCost(gpu, what)
     return RecomputeCost(host, f"{what}: the host's time launching them, longer on this "
