@@ -87,7 +87,7 @@ def _checkpointing(step: MemoryStep, forward: ForwardKernels | None) -> MemoryFi
         saves = int(heavy.saved_bytes * (1 - 1 / heavy.calls))
     total = step.kind_high["saved_activations"]
     share = heavy.saved_bytes / total if total else 1.0
-    cost = recompute_cost(forward, heavy.calls, step.recompute_tail_ops, share)
+    cost = recompute_cost(forward, heavy.calls, step.layer_ops, share)
     time_ms = cost.ms if cost is not None else None
     note = cost.note if cost is not None else "not priced: no forward kernels in the trace"
     return MemoryFix(

@@ -12,10 +12,11 @@ is not proportional to the bytes it saves).
 - **The layers' kernels** (`layer_run`): the trace's kernels launched in the step's forward hold
   one run of `calls` repeats of the same kernel sequence (one per layer call, the count the
   allocator history gives); that run's kernels are the layers'.
-- **The ops not re-run** (`tail_ops`): from the allocator history, each layer's blocks from its
+- **The ops not re-run** (`layer_ops`): from the allocator history, each layer's blocks from its
   last saved block (the last but its output) to its output, counted where the Python stack
   changes (a dropout's output and mask come from one call): one op each, taken as one kernel
-  at the end of the layer's sequence.
+  at the end of the layer's sequence. The layer's blocks counted the same way bound its
+  kernels from below (a run of shorter repeats is not the layers').
 - **The price** (`recompute_cost`): a GPU-bound step pays those kernels' GPU time; a step whose
   GPU is busy less than `GPU_BOUND_BUSY_FRAC` of it, the longer of that and the host's time
   launching them (profiled, scaled to real time).
@@ -60,12 +61,27 @@ class RecomputeCost:
     note: str
 
 
-def tail_ops(history: MemoryHistory, kinds: pd.Series, call: str) -> int | None:
-    """Ops a checkpointed layer runs after the one that allocated its last saved block (its
-    output aside), the median over the layers; None without layers."""
-    b = history.blocks
-    saved = b[kinds == "saved_activations"]
-    counts: list[int] = []
+@dataclass
+class LayerOps:
+    """A checkpointed layer's ops, from the allocator history (medians over the layers)."""
+
+    ops: int  # ops that allocate in the layer: each launches a kernel at least
+    tail: int  # ops after the one that allocated its last saved block: not re-run
+
+
+def _stack_runs(history: MemoryHistory, blocks: pd.DataFrame) -> int:
+    """How many runs of one Python stack the blocks make in allocation order (one call each)."""
+    stacks = [history.frames[i] if i >= 0 else [] for i in blocks["frame_i"]]
+    return 1 + sum(a != b for a, b in zip(stacks, stacks[1:], strict=False)) if stacks else 0
+
+
+def layer_ops(history: MemoryHistory, kinds: pd.Series, call: str) -> LayerOps | None:
+    """The ops a checkpointed layer allocates from, and those after its last saved block (its
+    output aside); None without layers."""
+    b = history.blocks.sort_values("alloc_i")
+    saved = b[kinds[b.index] == "saved_activations"]
+    ops: list[int] = []
+    tails: list[int] = []
     for p in history.phases:
         if p.name != attr.FORWARD:
             continue
@@ -73,22 +89,25 @@ def tail_ops(history: MemoryHistory, kinds: pd.Series, call: str) -> int | None:
         for blocks in split_layers(history, mine, call).blocks:
             if len(blocks) < 2:
                 continue
-            last, out = int(blocks["alloc_i"].iloc[-2]), int(blocks["alloc_i"].iloc[-1])
-            tail = b[(b["alloc_i"] >= last) & (b["alloc_i"] <= out)].sort_values("alloc_i")
-            stacks = [history.frames[i] if i >= 0 else [] for i in tail["frame_i"]]
-            counts.append(sum(a != b for a, b in zip(stacks, stacks[1:], strict=False)))
-    return int(np.median(counts)) if counts else None
+            first, last, out = (int(blocks["alloc_i"].iloc[k]) for k in (0, -2, -1))
+            at = b["alloc_i"]
+            ops.append(_stack_runs(history, b[(at >= first) & (at <= out)]))
+            tails.append(_stack_runs(history, b[(at >= last) & (at <= out)]) - 1)
+    if not ops:
+        return None
+    return LayerOps(int(np.median(ops)), int(np.median(tails)))
 
 
-def layer_run(keys: list[str], calls: int) -> tuple[int, int] | None:
+def layer_run(keys: list[str], calls: int, min_period: int = 1) -> tuple[int, int] | None:
     """(start, period) of `calls` back-to-back repeats of one kernel sequence, the longest
     period first, its earliest start (a final norm like a layer's first kernels extends the run
-    at its end); None when the kernels hold no such run."""
+    at its end); None when the kernels hold no such run of `min_period` kernels or more (a
+    layer launches at least one kernel per op it allocates from)."""
     if calls < 2 or len(keys) < calls:
         return None
     codes = np.unique(np.asarray(keys, dtype=object), return_inverse=True)[1]
     n = len(codes)
-    for period in range(n // calls, 0, -1):
+    for period in range(n // calls, max(min_period, 1) - 1, -1):
         need = (calls - 1) * period
         same = codes[:-period] == codes[period:]  # kernel i is kernel i + period's
         c = np.concatenate(([0], np.cumsum(same)))
@@ -98,13 +117,14 @@ def layer_run(keys: list[str], calls: int) -> tuple[int, int] | None:
     return None
 
 
-def _one_step(s: StepKernels, calls: int, skip: int, scale: float) -> tuple[float, float] | None:
+def _one_step(s: StepKernels, calls: int, ops: LayerOps, scale: float
+              ) -> tuple[float, float] | None:
     """(GPU ms, real host ms) of the kernels the recompute re-runs in one step."""
-    run = layer_run(s.keys, calls)
+    run = layer_run(s.keys, calls, ops.ops)
     if run is None:
         return None
     start, period = run
-    kept = period - min(skip, period - 1)
+    kept = period - min(ops.tail, period - 1)
     firsts = start + period * np.arange(calls)
     idx = (firsts[:, None] + np.arange(kept)[None, :]).ravel()
     ends = np.minimum(firsts + kept, len(s.keys) - 1)  # the first kernel not re-run
@@ -112,7 +132,7 @@ def _one_step(s: StepKernels, calls: int, skip: int, scale: float) -> tuple[floa
     return float(s.dur_us[idx].sum()) / 1e3, host / 1e3 / scale
 
 
-def recompute_cost(fwd: ForwardKernels | None, calls: int, skip: int | None,
+def recompute_cost(fwd: ForwardKernels | None, calls: int, ops: LayerOps | None,
                    share: float) -> RecomputeCost | None:
     """Checkpointing's time per step: the re-run kernels' GPU time (or, host-bound, their
     launch time), the mean over the profiled steps; without a run of layer kernels, the
@@ -120,7 +140,8 @@ def recompute_cost(fwd: ForwardKernels | None, calls: int, skip: int | None,
     if fwd is None or not fwd.steps:
         return None
     scale = fwd.host_scale if fwd.host_scale > 0 else 1.0
-    found = [r for s in fwd.steps if (r := _one_step(s, calls, skip or 0, scale)) is not None]
+    ops = ops or LayerOps(1, 0)
+    found = [r for s in fwd.steps if (r := _one_step(s, calls, ops, scale)) is not None]
     if not found:
         gpu = float(np.mean([s.dur_us.sum() for s in fwd.steps])) / 1e3
         if gpu <= 0:
@@ -131,8 +152,8 @@ def recompute_cost(fwd: ForwardKernels | None, calls: int, skip: int | None,
             f"{calls} times)"))
     gpu = float(np.mean([g for g, _ in found]))
     host = float(np.mean([h for _, h in found]))
-    skipped = (f" up to each layer's last saved tensor (its last {skip} op(s) not re-run: "
-               "early stop)" if skip else "")
+    skipped = (f" up to each layer's last saved tensor (its last {ops.tail} op(s) not re-run: "
+               "early stop)" if ops.tail else "")
     what = (f"the GPU time of the {calls} layers' forward kernels, re-run in the backward"
             f"{skipped}; the embedding, head and loss are not re-run")
     if fwd.gpu_bound or host <= gpu:

@@ -105,12 +105,12 @@ def test_checkpointing_priced_from_the_traces_forward_kernels(tmp_path) -> None:
     busy = (summary.gpu.busy_pct_real or 0) / 100
     fwd = forward_kernels(summary.timeline, busy >= GPU_BOUND_BUSY_FRAC)
     assert fwd is not None
-    tail = memory_step(history("gpt2"), known("gpt2")).recompute_tail_ops
+    ops = memory_step(history("gpt2"), known("gpt2")).layer_ops
     over = summary.memory.over_step
     assert over is not None and over.heavy is not None
     fix = {f.id: f for f in over.fixes}["checkpointing"]
     share = over.heavy.saved_bytes / next(k.high_bytes for k in over.kinds
                                           if k.kind == "saved_activations")
-    cost = recompute_cost(fwd, over.heavy.calls, tail, share)
+    cost = recompute_cost(fwd, over.heavy.calls, ops, share)
     assert cost is not None and 0 < cost.ms < (summary.steps.median_ms or 0)
     assert fix.time_ms == cost.ms and fix.time_note == cost.note
