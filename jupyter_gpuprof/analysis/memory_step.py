@@ -14,6 +14,7 @@ import pandas as pd
 from . import memory_attribution as attr
 from . import memory_whatif as whatif
 from .memory_history import MemoryHistory
+from .recompute_time import LayerOps, layer_ops
 
 #: how many source lines / module calls the breakdown keeps
 TOP_N = 5
@@ -69,6 +70,8 @@ class MemoryStep:
     events: int
     known_addresses: bool
     checkpointed_peak_bytes: int | None = None  # the peak replayed with the layers checkpointed
+    #: each checkpointed layer's ops: all, and those after its last saved tensor (not re-run)
+    layer_ops: LayerOps | None = None
     gradients_kept_bytes: int = 0  # gradients at the peak alive through an optimizer step
     series_us: list[int] = field(default_factory=list)  # a thinned allocated-over-time line
     series_bytes: list[int] = field(default_factory=list)
@@ -178,6 +181,7 @@ def memory_step(history: MemoryHistory, known: attr.KnownAddresses | None = None
         checkpointed_peak_bytes=whatif.checkpointed_peak(history, kinds, heavy.call)
         if heavy
         else None,
+        layer_ops=layer_ops(history, kinds, heavy.call) if heavy else None,
         gradients_kept_bytes=whatif.gradients_kept_across_steps(history, kinds),
         series_us=us,
         series_bytes=held,

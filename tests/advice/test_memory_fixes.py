@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memory_recordings import MEMORY, captured, history, known, truth, within
+from memory_recordings import MEMORY, captured, history, known, one_kernel_forward, truth, within
 
 from jupyter_gpuprof.advice.memory_fixes import (
     activation_bytes,
@@ -30,7 +30,7 @@ def test_checkpointing_keeps_each_layers_input_and_costs_their_forward() -> None
     saved activations go but its output (8 x 512 tokens x 768 fp32 = 12.6 MB), not all but one
     layer's (the old rule's 5/6 of them, 1.92 GB: on the H200 it missed GPT-2's by -32 %)."""
     step = _gpt2()
-    fix = {f.id: f for f in memory_fixes(step, forward_ms=5.0)}["checkpointing"]
+    fix = {f.id: f for f in memory_fixes(step, forward=one_kernel_forward(5.0))}["checkpointing"]
     assert step.heavy is not None
     h = history("gpt2")
     kinds = attr.classify(h, known("gpt2"))
