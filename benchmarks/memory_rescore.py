@@ -67,8 +67,10 @@ def oom_verdict(oom: dict[str, Any]) -> str:
     if not fixes or fixes[0]["id"] != "micro_batches":
         return "recommended now: no micro-batch split"
     k = split_k(fixes[0])
-    measured = [{"k": split_k({"title": oom.get("fix_title") or ""}), **(oom.get("fixed") or {})},
-                *(oom.get("larger_splits") or [])]
+    # a B part whose post-mortem offered no split measured none by hand (no fix_title)
+    by_hand = ([{"k": split_k({"title": oom["fix_title"]}), **(oom.get("fixed") or {})}]
+               if oom.get("fix_title") else [])
+    measured = [*by_hand, *(oom.get("larger_splits") or [])]
     seen = {m["k"]: m.get("max_memory_allocated") for m in measured}
     word = ("not measured" if k not in seen
             else "measured: does NOT fit" if seen[k] is None else f"measured: fits ({seen[k]} B)")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from memory_recordings import MEMORY, known, truth
+from memory_recordings import MEMORY, known, one_kernel_forward, truth
 from paths import TESTS
 
 from jupyter_gpuprof.report.memory_summary import memory_blocks
@@ -28,7 +28,7 @@ def _block(case: str, ours: dict[str, Any]) -> dict[str, Any]:
     snap[MEMORY_HISTORY_KEY] = ours
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / MEMORY_HISTORY_FILE).write_bytes(gzip.compress(json.dumps(snap).encode()))
-        over, oom, problem = memory_blocks(tmp, GPU_TOTAL, forward_ms=40.0)
+        over, oom, problem = memory_blocks(tmp, GPU_TOTAL, forward=one_kernel_forward(40.0))
     assert problem is None, problem
     return dict(msgspec.to_builtins({"over_step": over, "oom": oom}))
 

@@ -7,10 +7,12 @@ import json
 from functools import cache
 from typing import Any
 
+import numpy as np
 import torch
 from paths import TESTS
 
 from jupyter_gpuprof.analysis.memory_history import MemoryHistory, load_history
+from jupyter_gpuprof.analysis.recompute_time import ForwardKernels, StepKernels
 
 MEMORY = TESTS / "data" / "memory"
 
@@ -30,6 +32,17 @@ def known(
 ) -> dict[str, list[tuple[int, int]]]:
     """The addresses the capture would walk live (parameters and state are alive at the end)."""
     return {k: [(int(p), int(b)) for p, b in truth(case)["addresses"][k]] for k in kinds}
+
+
+def captured(case: str) -> dict[str, list[tuple[int, int]]]:
+    """The addresses a capture saved in its own history file (the acceptance's run folders)."""
+    raw = _snapshot(case)["jupyter_gpuprof"]["addresses"]
+    return {k: [(int(p), int(b)) for p, b in v] for k, v in raw.items()}
+
+
+def one_kernel_forward(ms: float) -> ForwardKernels:
+    """A forward of one kernel taking `ms` (repeating nothing: checkpointing priced by share)."""
+    return ForwardKernels([StepKernels(["k"], np.array([ms * 1e3]), np.array([0.0]))], 1.0, True)
 
 
 def within(value: float, expected: float, pct: float) -> bool:

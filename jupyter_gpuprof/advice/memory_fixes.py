@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..analysis.autocast_dtypes import AutocastReplay
 from ..analysis.memory_oom import OomPostMortem
 from ..analysis.memory_step import MemoryStep
+from ..analysis.recompute_time import ForwardKernels, recompute_cost
 from .thresholds import OOM_STEP_GROWTH, SLACK_SHARE
 
 #: bytes per element of fp32, and of the bf16 that autocast keeps saved activations in
@@ -75,7 +76,7 @@ def headroom(step: MemoryStep, gpu_bytes: int | None) -> float | None:
     return max((gpu_bytes - fixed) / act, 0.0)
 
 
-def _checkpointing(step: MemoryStep, forward_ms: float | None) -> MemoryFix | None:
+def _checkpointing(step: MemoryStep, forward: ForwardKernels | None) -> MemoryFix | None:
     heavy = step.heavy
     if heavy is None or heavy.saved_bytes <= 0:
         return None
@@ -86,13 +87,9 @@ def _checkpointing(step: MemoryStep, forward_ms: float | None) -> MemoryFix | No
         saves = int(heavy.saved_bytes * (1 - 1 / heavy.calls))
     total = step.kind_high["saved_activations"]
     share = heavy.saved_bytes / total if total else 1.0
-    time_ms = forward_ms * share if forward_ms is not None else None
-    note = (
-        "one extra forward of those layers (the trace's forward time × their share of "
-        "saved activations)"
-        if time_ms is not None
-        else "not priced: no forward time in the trace"
-    )
+    cost = recompute_cost(forward, heavy.calls, step.layer_ops, share)
+    time_ms = cost.ms if cost is not None else None
+    note = cost.note if cost is not None else "not priced: no forward kernels in the trace"
     return MemoryFix(
         "checkpointing",
         f"activation checkpointing of the {heavy.calls} layers called at {heavy.call}",
@@ -185,13 +182,13 @@ def _set_to_none(step: MemoryStep) -> MemoryFix | None:
 def memory_fixes(
     step: MemoryStep,
     *,
-    forward_ms: float | None = None,
+    forward: ForwardKernels | None = None,
     activation_dtype_bytes: int | None = None,
     autocast: AutocastReplay | None = None,
 ) -> list[MemoryFix]:
     """The priced fixes for a step's peak, largest saving first."""
     fixes = [
-        _checkpointing(step, forward_ms),
+        _checkpointing(step, forward),
         _autocast(step, activation_dtype_bytes, autocast),
         _micro_batches(step, None),
         _expandable(step),

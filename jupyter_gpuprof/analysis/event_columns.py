@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .allocator import give_back_freed
-from .event_table import ALL_CATEGORIES, GPU_CODES, MEMORY_COLUMNS
+from .event_fields import ALL_CATEGORIES, GPU_CODES, MEMORY_COLUMNS
 from .kineto_json import MEMORY_DEVICE_TYPE_CUDA, KinetoEvent
 from .piece_columns import JSON_COLUMNS, PieceColumns, piece_columns
 from .trace_validate import Drops, valid_times

@@ -14,6 +14,7 @@ import pandas as pd
 from . import memory_attribution as attr
 from . import memory_whatif as whatif
 from .memory_history import MemoryHistory
+from .recompute_time import LayerOps, layer_ops
 
 #: how many source lines / module calls the breakdown keeps
 TOP_N = 5
@@ -32,11 +33,12 @@ class Holder:
 
 @dataclass
 class HeavyModule:
-    """The module call holding most saved activations: what checkpointing would wrap."""
+    """The repeated module call (the layer) holding most saved activations: what checkpointing
+    would wrap."""
 
     call: str  # 'file:line' of the call in its parent's forward
     saved_bytes: int  # saved activations it holds at the end of the forward (all its calls)
-    calls: int  # how many times that line called it in one forward (the layers)
+    calls: int  # how many times that line called it in one forward (the layers, split per call)
 
 
 @dataclass
@@ -68,6 +70,8 @@ class MemoryStep:
     events: int
     known_addresses: bool
     checkpointed_peak_bytes: int | None = None  # the peak replayed with the layers checkpointed
+    #: each checkpointed layer's ops: all, and those after its last saved tensor (not re-run)
+    layer_ops: LayerOps | None = None
     gradients_kept_bytes: int = 0  # gradients at the peak alive through an optimizer step
     series_us: list[int] = field(default_factory=list)  # a thinned allocated-over-time line
     series_bytes: list[int] = field(default_factory=list)
@@ -107,7 +111,8 @@ def _holders(keys: pd.Series, bytes_: pd.Series, n: int = TOP_N) -> list[Holder]
 
 
 def _heavy(history: MemoryHistory, kinds: pd.Series) -> HeavyModule | None:
-    """Checkpointing's unit: at the end of the forward whose saved activations were highest."""
+    """Checkpointing's unit: at the end of the forward whose saved activations were highest, the
+    deepest call holding half of them, widened to the layer it is part of (`whatif.layer_call`)."""
     b = history.blocks
     saved = b[kinds == "saved_activations"]
     forwards = [p for p in history.phases if p.name == attr.FORWARD]
@@ -126,12 +131,11 @@ def _heavy(history: MemoryHistory, kinds: pd.Series) -> HeavyModule | None:
         [attr.module_path(history.frames[i]) if i >= 0 else () for i in mine["frame_i"]],
         index=mine.index,
     )
-    call, held = attr.heaviest_module(paths, mine["bytes"])
+    call, _ = attr.heaviest_module(paths, mine["bytes"])
     if not call:
         return None
-    inside = paths[paths.map(lambda p: call in p)]
-    # each layer allocates at the same lines once: the typical count of one full stack is the layers
-    calls = int(np.median(inside.value_counts().to_numpy())) if len(inside) else 1
+    call, calls = whatif.layer_call(history, mine, call)
+    held = int(mine.loc[paths.map(lambda p: call in p), "bytes"].sum())
     return HeavyModule(call=call, saved_bytes=held, calls=max(calls, 1))
 
 
@@ -177,6 +181,7 @@ def memory_step(history: MemoryHistory, known: attr.KnownAddresses | None = None
         checkpointed_peak_bytes=whatif.checkpointed_peak(history, kinds, heavy.call)
         if heavy
         else None,
+        layer_ops=layer_ops(history, kinds, heavy.call) if heavy else None,
         gradients_kept_bytes=whatif.gradients_kept_across_steps(history, kinds),
         series_us=us,
         series_bytes=held,

@@ -1,6 +1,6 @@
 """One piece of a streamed trace's events -> numpy columns, with its names coded locally.
 
-This is the work a decoding process does on its own (`piece_pool`): it needs no state from the
+This is the work a decoding process does on its own (`piece_share`): it needs no state from the
 other pieces, and what it returns pickles as a few arrays and the piece's distinct names, so
 `event_columns.EventColumns` joins pieces decoded anywhere, in file order.
 """
@@ -19,7 +19,7 @@ import numpy as np
 from . import piece_skip
 from . import trace_formats as formats
 from . import trace_stream as stream_reader
-from .event_table import (
+from .event_fields import (
     CAT_CODE,
     GPU_CODES,
     event_column,

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import closing
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import piece_pool
+from . import piece_share
 from . import trace_formats as formats
 from . import trace_sanity as sanity
 from . import trace_stream as stream_reader
 from .event_columns import EventColumns
+from .event_fields import MEMORY_COLUMNS
 from .event_table import (
-    MEMORY_COLUMNS,
     build_table,
     memory_events,
     n_gpu_rows,
@@ -33,6 +33,7 @@ from .event_table import (
     valid_ts,
 )
 from .kineto_json import GPU_CATEGORIES, KinetoFile, decode, select, thread_names
+from .piece_columns import decode_piece_columns
 from .trace_validate import Drops, strip_bom
 from .tracefile import MAX_EVENTS, Prefetch, TraceError, read_trace_bytes, too_many_events
 
@@ -155,18 +156,24 @@ def load_trace(path: str | Path, *, keep_python: bool = False,
     """
     path = Path(path)
     stream = data if data is not None else Prefetch(path)
+    share = stream.share if stream.share is not None and (
+        stream.share.keep_python == keep_python) else None
     try:
-        return _load_streamed(path, stream.chunks(), keep_python)
+        return _load_streamed(path, stream.chunks(), keep_python, share)
     except stream_reader.NotStreamable:
         pass
     finally:
         stream.close()
+        if stream.share is not None:
+            stream.share.close()
     return _load_whole(path, keep_python)
 
 
-def _load_streamed(path: Path, chunks: Iterator[bytes], keep_python: bool) -> Trace:
+def _load_streamed(path: Path, chunks: Iterator[bytes], keep_python: bool,
+                   share: piece_share.PieceShare | None = None) -> Trace:
     """The trace decoded piece by piece into the table's columns (NotStreamable when it is not
-    laid out as the profiler writes it: read it whole then)."""
+    laid out as the profiler writes it: read it whole then); `share`: forked processes decoding
+    pieces beside this one (`piece_share`)."""
     warnings: list[str] = []
     drops = Drops()
     columns = EventColumns(keep_python)
@@ -174,11 +181,13 @@ def _load_streamed(path: Path, chunks: Iterator[bytes], keep_python: bool) -> Tr
     header = stream_reader.decode_head(next(pieces))
     tail: list[bytes | bytearray] = []
     body = stream_reader.all_but_last(pieces, tail)
-    with closing(piece_pool.decoded_pieces(body, keep_python)) as decoded:  # workers stopped
-        for piece in decoded:
-            columns.add_piece(piece)
-            if columns.n_total > MAX_EVENTS:  # a piece at a time: the excess is never held
-                raise too_many_events(path, columns.n_total, MAX_EVENTS)
+    decode = partial(decode_piece_columns, keep_python=keep_python)
+    for piece in (share.columns(body, decode) if share is not None else map(decode, body)):
+        columns.add_piece(piece)
+        if columns.n_total > MAX_EVENTS:  # a piece at a time: the excess is never held
+            raise too_many_events(path, columns.n_total, MAX_EVENTS)
+    if share is not None:
+        share.close()  # every piece is here: the decoders have nothing left to do
     last = stream_reader.decode_tail(tail[0] if tail else b"")
     columns.add(last.traceEvents)
     if columns.n_total > MAX_EVENTS:

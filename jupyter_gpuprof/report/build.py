@@ -289,10 +289,11 @@ def _cupti_warning(why: str | None) -> list[str]:
             f"than before it (the word-level LM: 14 % on the H200) until the process restarts"]
 
 
-def analyze_run(run: Run) -> Report:
+def analyze_run(run: Run, data: Prefetch | None = None) -> Report:
     """Report for a run folder; caches it as the run's summary.json.
 
-    A trace that cannot be read is recorded in the run (listed `broken` with the reason);
+    `data`: its trace already being read ahead (`tracefile.Prefetch`). A trace that cannot
+    be read is recorded in the run (listed `broken` with the reason);
     failing to write either cache (a read-only runs folder) never fails the analysis.
     """
     traces = run.trace_paths()  # refuses symlinked traces before anything opens them
@@ -303,7 +304,8 @@ def analyze_run(run: Run) -> Report:
         if len(traces) > 1:
             report = _multi_rank(traces, m, str(run.path))
         else:
-            trace = load_trace(traces[0])
+            ahead = data if data is not None and data.path == traces[0] else None
+            trace = load_trace(traces[0], data=ahead)
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step,
                         m.baseline.get("host_probe_ms"), *_stalls(m.baseline),
                         gpu_spread=_spread(m.conditions))
@@ -338,7 +340,7 @@ def analyze_path(path: str | Path, data: Prefetch | None = None) -> Report:
     if not p.is_dir():
         raise TraceError(f"{p}: no such file or folder")
     if is_run_folder(p):
-        return analyze_run(open_run(p))
+        return analyze_run(open_run(p), data)
     traces = folder_traces(p)
     if not traces:
         raise TraceError(f"{p}: no trace files (*.json or *.json.gz) here")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import cast
 
 import msgspec
+import numpy as np
 
 from ..advice import memory_fixes as fixes
 from ..analysis.autocast_dtypes import autocast_replay
@@ -15,6 +16,7 @@ from ..analysis.memory_attribution import KINDS, LASTING, KnownAddresses
 from ..analysis.memory_history import MemoryHistory, MemoryHistoryError, read_snapshot, replay
 from ..analysis.memory_oom import oom_post_mortem
 from ..analysis.memory_step import memory_step
+from ..analysis.recompute_time import ForwardKernels, StepKernels
 from ..store.layout import MEMORY_HISTORY_KEY, run_memory_history
 from ..store.memory_snapshot import CaptureAdditions
 from .model import Timeline
@@ -40,19 +42,34 @@ KIND_LABELS = {
 }
 
 
-def forward_gpu_ms(timeline: Timeline | None) -> float | None:
-    """GPU time per step of the kernels launched in `forward` ranges, in real time: the price
-    of one extra forward (activation checkpointing). None without the steps' events."""
+def forward_kernels(timeline: Timeline | None, gpu_bound: bool = True) -> ForwardKernels | None:
+    """The inline steps' kernels launched in `forward` ranges, in launch order (what
+    checkpointing's recompute is priced from); None without the steps' GPU events. A kernel
+    whose launch the trace did not record (queued before it started: the previous step's
+    backward) is no step's forward."""
     if timeline is None or "forward" not in timeline.phases:
         return None
     fwd = timeline.phases.index("forward")
     gpu = {i for i, lane in enumerate(timeline.lanes) if lane.kind == "gpu"}
-    per_step = [sum(d for lane, d, ph in zip(s.lane, s.dur_us, s.phase, strict=True)
-                    if ph == fwd and lane in gpu) for s in timeline.detail if s is not None]
-    if not per_step or not any(per_step):
+    steps: list[StepKernels] = []
+    for s in timeline.detail:
+        if s is None or not isinstance(s.launch_us, list) or not isinstance(s.op, list):
+            continue
+        rows = [i for i, (lane, ph, at) in enumerate(zip(s.lane, s.phase, s.launch_us,
+                                                         strict=True))
+                if ph == fwd and lane in gpu and at >= 0]
+        if not rows:
+            continue
+        rows.sort(key=lambda i: (s.launch_us[i], s.start_us[i]))  # type: ignore[index]
+        names = timeline.strings
+        steps.append(StepKernels(
+            keys=[f"{names[s.op[i]] if s.op[i] >= 0 else ''}|{names[s.name[i]]}"
+                  for i in rows],
+            dur_us=np.array([s.dur_us[i] for i in rows], dtype=float),
+            launch_us=np.array([s.launch_us[i] for i in rows], dtype=float)))
+    if not steps:
         return None
-    scale = timeline.profiled_scale or 1.0
-    return sum(per_step) / len(per_step) / 1e3 / scale
+    return ForwardKernels(steps, timeline.profiled_scale or 1.0, gpu_bound)
 
 
 def history_file(path: str | Path | None) -> Path | None:
@@ -87,7 +104,7 @@ def _fixes(found: list[fixes.MemoryFix]) -> list[MemoryFix]:
 
 def memory_blocks(
     path: str | Path | None, gpu_total_bytes: int | None = None, error: str | None = None,
-    forward_ms: float | None = None,
+    forward: ForwardKernels | None = None,
 ) -> tuple[MemoryOverStep | None, OomPostMortem | None, str | None]:
     """The memory-over-step block, the OOM post-mortem and a one-line warning (any may be None)."""
     file = history_file(path)
@@ -128,7 +145,7 @@ def memory_blocks(
     # a step that ran out of memory never reached its peak: the post-mortem's fixes stand for
     # it, and fixes priced on the part that ran (a split of that part) would contradict them
     priced = [] if pm is not None else fixes.memory_fixes(
-        step, forward_ms=forward_ms, activation_dtype_bytes=elem_bytes,
+        step, forward=forward, activation_dtype_bytes=elem_bytes,
         autocast=autocast_replay(ours.get("graph")))
     frag, heavy = step.fragmentation, step.heavy
     over = MemoryOverStep(

@@ -12,6 +12,7 @@ from .. import units
 from ..advice.cost import whatif_blocks
 from ..advice.distributed_rules import rank_table, straggler_of
 from ..advice.fix_table import TRIES_OF
+from ..advice.thresholds import GPU_BOUND_BUSY_FRAC
 from ..advice.verdict import Advice, verdict_label
 from ..analysis.distributed import Distributed as DistributedAnalysis
 from ..analysis.ops import sort_for, sort_key
@@ -30,7 +31,7 @@ from .basis import (
 )
 from .calibration import run_calibration
 from .finding_line import cost_line
-from .memory_summary import forward_gpu_ms, memory_blocks
+from .memory_summary import forward_kernels, memory_blocks
 from .model import (
     Basis,
     Comm,
@@ -154,8 +155,9 @@ def _memory(a: Analysis, m: RunMeta | None, path: str | None = None,
     top = max(peaks, key=lambda p: p.peak_allocated_bytes or 0) if peaks else None
     captured = m.max_memory_allocated_bytes if m else None
     total = (top.total_bytes if top else None) or None
+    gpu_bound = a.real.busy_frac >= GPU_BOUND_BUSY_FRAC
     over, oom, problem = memory_blocks(path, total, m.error if m else None,
-                                       forward_gpu_ms(timeline))
+                                       forward_kernels(timeline, gpu_bound))
     if problem and warnings is not None:
         warnings.append(problem)
     return Memory(peaks=peaks, max_memory_allocated_bytes=captured,

@@ -75,6 +75,15 @@ def run_traces(folder: Path) -> list[Path]:
     return [p for r, p in sorted((r, p) for r, p in ranked if r is not None)]
 
 
+def single_trace(path: Path) -> Path | None:
+    """The one trace file that analysing `path` reads: the file itself, or a run folder's
+    single-process trace (None for a folder of ranks or no trace): what can be read ahead."""
+    if path.is_file():
+        return path
+    single = path / TRACE_FILE
+    return single if path.is_dir() and single.is_file() and is_run_folder(path) else None
+
+
 _RANK_HISTORY = re.compile(r"^memory_history\.rank(\d+)\.json\.gz$")
 
 

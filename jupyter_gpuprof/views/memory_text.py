@@ -42,7 +42,9 @@ def _measured(f: MemoryFixDoc, tries: Sequence[TryDoc]) -> list[str]:
 
 
 def _fix_line(f: MemoryFixDoc) -> str:
-    cost = (units.ms(f["time_ms"]) + " per step" if f["time_ms"] is not None else f["time_note"])
+    # a priced time says how it was priced (checkpointing: which kernels the recompute re-runs)
+    cost = (f"{units.ms(f['time_ms'])} per step ({f['time_note']})" if f["time_ms"] is not None
+            else f["time_note"])
     return f"  - {f['title']}: frees {units.gb(f['saves_bytes'])}; time: {cost}"
 
 

@@ -4,7 +4,7 @@ control's beside the predicted saving, and the text says what was measured (neve
 from __future__ import annotations
 
 import msgspec
-from memory_recordings import history, known
+from memory_recordings import history, known, one_kernel_forward
 
 from jupyter_gpuprof.advice.fix_table import BY_NAME
 from jupyter_gpuprof.advice.memory_fixes import memory_fixes
@@ -21,7 +21,7 @@ GB = 10**9
 def _memory_block() -> dict:
     """The summary's `memory` block as JSON, its fixes priced from the GPT-2 recording."""
     step = memory_step(history("gpt2"), known("gpt2"))
-    fixes = msgspec.to_builtins(_fixes(memory_fixes(step, forward_ms=5.0,
+    fixes = msgspec.to_builtins(_fixes(memory_fixes(step, forward=one_kernel_forward(5.0),
                                                     activation_dtype_bytes=4)))
     return {"over_step": {"peak_bytes": step.peak_bytes, "peak_phase": "backward", "kinds": [],
                           "lines": [], "modules": [], "reserved_bytes": step.peak_bytes,

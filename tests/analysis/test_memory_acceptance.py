@@ -177,3 +177,31 @@ def test_rescore_prices_the_kept_histories_again(tmp_path):
     assert memory_rescore.oom_verdict(oom).endswith("not measured")
     oom["larger_splits"].append({"k": 16, "max_memory_allocated": 3_000_000_000})
     assert "measured: fits" in memory_rescore.oom_verdict(oom)
+
+
+def test_rescore_of_the_second_h200_run_from_its_committed_histories(bench, tmp_path):
+    """The second H200 run's raw results (docs/evidence) re-priced from its own histories
+    (tests/data/memory: gpt2_12l, llama_8l, oom_layers): every saving row within the bar, the
+    GPT-2's checkpointing included (-27.3 % as run, the MLP taken for the layer), and a B part
+    whose post-mortem offered no split (no fix_title) scored without a crash."""
+    import json
+
+    import memory_rescore
+
+    data = ROOT / "tests" / "data" / "memory"
+    run2 = json.loads((ROOT / "docs" / "evidence" / "memory_acceptance_h200_run2.json").read_text())
+    for part, raw in run2["parts"].items():
+        (tmp_path / f"memory_acceptance_{part}.json").write_text(json.dumps(raw))
+    for name, case in (("gpt2", "gpt2_12l"), ("llama", "llama_8l"), ("oom", "oom_layers")):
+        run = tmp_path / "runs" / name / "r1"
+        run.mkdir(parents=True)
+        snapshot = (data / f"{case}.snapshot.json.gz").read_bytes()
+        (run / "memory_history.json.gz").write_bytes(snapshot)
+    results = memory_rescore.rescore(memory_rescore.load_results(tmp_path), tmp_path)
+    for model in ("gpt2", "llama"):
+        rows = {r["fix"]: r for r in bench.fix_rows(results["models"][model])}
+        assert all(r["ok"] for r in rows.values()), (model, rows)
+        assert "checkpointing" in rows
+    assert results["oom"]["fix_title"] is None
+    assert memory_rescore.oom_verdict(results["oom"]) == (
+        "recommended now: 8 micro-batches; not measured")

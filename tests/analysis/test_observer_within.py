@@ -71,3 +71,23 @@ def test_pairs_divide_the_alone_drift_out():
     lo, hi = noisy["ci95"]
     assert lo < noisy["ratio"] < hi and hi / lo > 1.1
     assert noisy["ratio"] == pytest.approx(math.exp((math.log(1.1) + math.log(0.95)) / 3))
+
+
+@pytest.fixture(scope="module")
+def concurrent():
+    return _load("observer_concurrent")
+
+
+def test_concurrent_pairs_judge_the_bar_only_with_the_whole_interval(concurrent):
+    """Within 3 % only when the 95 % interval of the pairs' geometric mean lies inside
+    [0.97, 1.03]; outside when it lies wholly beyond; else not shown, with the pairs needed."""
+    tight = [1.01, 1.00, 1.02, 0.99, 1.01, 1.00, 1.02, 1.01]
+    assert concurrent.pooled(tight)["verdict"] == "within"
+    assert concurrent.pooled([r * 1.08 for r in tight])["verdict"] == "outside"
+    wide = [0.92, 1.10, 0.97, 1.12, 0.95, 1.08]
+    got = concurrent.pooled(wide)
+    assert got["verdict"] == "not shown" and got["pairs_for_bar"] > len(wide)
+    lo, hi = got["ci95"]
+    assert lo < got["ratio"] < hi and math.isclose(
+        got["ratio"], math.exp(sum(map(math.log, wide)) / len(wide)))
+    assert concurrent.pooled([1.0])["verdict"] == "not shown"  # one pair judges nothing

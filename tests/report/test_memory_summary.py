@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from memory_recordings import MEMORY, known, truth, within
+from memory_recordings import MEMORY, history, known, truth, within
 from runs_fixtures import real_run
 
 from jupyter_gpuprof.report import analyze_run, model
@@ -91,18 +91,26 @@ def test_analyze_prints_the_post_mortem_of_a_run_without_trace(tmp_path, capsys)
     assert "micro-batches with gradient accumulation" in out
 
 
-def test_checkpointing_priced_from_the_traces_forward_gpu_time(tmp_path) -> None:
-    from jupyter_gpuprof.report.memory_summary import forward_gpu_ms
+def test_checkpointing_priced_from_the_traces_forward_kernels(tmp_path) -> None:
+    """The report prices checkpointing from its own timeline's forward kernels: the kernels the
+    recompute re-runs, or (this trace's model is not the history's) the forward by share."""
+    from jupyter_gpuprof.advice.thresholds import GPU_BOUND_BUSY_FRAC
+    from jupyter_gpuprof.analysis.memory_step import memory_step
+    from jupyter_gpuprof.analysis.recompute_time import recompute_cost
+    from jupyter_gpuprof.report.memory_summary import forward_kernels
 
     folder = _with_history(tmp_path, "gpt2", {"addresses": known("gpt2")})
     report = analyze_run(open_run(folder))
     summary = report.summary()
-    fwd = forward_gpu_ms(summary.timeline)
-    assert fwd is not None and 0 < fwd < (summary.steps.median_ms or 0)
+    busy = (summary.gpu.busy_pct_real or 0) / 100
+    fwd = forward_kernels(summary.timeline, busy >= GPU_BOUND_BUSY_FRAC)
+    assert fwd is not None
+    ops = memory_step(history("gpt2"), known("gpt2")).layer_ops
     over = summary.memory.over_step
     assert over is not None and over.heavy is not None
     fix = {f.id: f for f in over.fixes}["checkpointing"]
     share = over.heavy.saved_bytes / next(k.high_bytes for k in over.kinds
                                           if k.kind == "saved_activations")
-    assert fix.time_ms is not None and abs(fix.time_ms - fwd * share) < 1e-9
-    assert forward_gpu_ms(None) is None
+    cost = recompute_cost(fwd, over.heavy.calls, ops, share)
+    assert cost is not None and 0 < cost.ms < (summary.steps.median_ms or 0)
+    assert fix.time_ms == cost.ms and fix.time_note == cost.note
