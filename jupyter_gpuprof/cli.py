@@ -44,17 +44,15 @@ def _print_report(path: Path, as_json: bool, baseline_ms: list[float] | None = N
     # forked before any thread and before pandas: small decoders that decode while this
     # process imports; decompressing releases the GIL, so it overlaps the imports too
     trace = single_trace(path)
-    prefetch = Prefetch(trace, piece_share.start(trace)) if trace is not None else None
+    ahead = (piece_share.start(trace) or Prefetch(trace)) if trace is not None else None
     try:
         from .report import analyze_path, analyze_trace
 
-        report = (analyze_trace(path, baseline_ms, data=prefetch) if baseline_ms
-                  else analyze_path(path, data=prefetch))
+        report = (analyze_trace(path, baseline_ms, data=ahead) if baseline_ms
+                  else analyze_path(path, data=ahead))
     finally:
-        if prefetch is not None:  # read already (closed there), or not read at all
-            prefetch.close()
-            if prefetch.share is not None:
-                prefetch.share.close()
+        if ahead is not None:  # read already (closed there), or not read at all
+            ahead.close()
     if as_json:
         say(json.dumps(report.to_json()))
     else:

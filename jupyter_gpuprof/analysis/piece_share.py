@@ -5,16 +5,19 @@ JSON decoding holds the GIL, so threads do not help. Each decoder is forked befo
 imports pandas (it only needs numpy and msgspec: `event_fields`), so it starts small and decodes
 while this process is still importing. It inflates and splits the file itself (no piece crosses
 a pipe), claims the next piece through a counter every process shares, decodes the pieces it
-claims into columns (`piece_columns`) and sends them back through its own pipe. This process
-walks the pieces in file order too: a piece nobody has claimed it claims and decodes itself, any
-other it takes from the decoder that claimed it. What a decoder cannot deliver (it failed or
-died, its piece was cut elsewhere, or the trace is not laid out as the profiler writes it) this
-process decodes itself, so every error reads as it does without decoders. A decoder claims at
-most `AHEAD` pieces past the one this process is at: memory holds a few pieces' columns.
+claims into columns (`piece_columns`) and sends them back through its own pipe; the first
+decoder also sends the reader the chunks it inflates, so the file is inflated once less (the
+reader inflates it itself only from where that decoder stopped, if it did). This process
+splits those chunks and walks the pieces in file order too: a piece nobody has claimed it
+claims and decodes itself, any other it takes from the decoder that claimed it. What a
+decoder cannot deliver (it failed or died, its piece was cut elsewhere, or the trace is not
+laid out as the profiler writes it) this process decodes itself, so every error reads as it
+does without decoders. A decoder claims at most `AHEAD` pieces past the one this process is
+at: memory holds a few pieces' columns, and chunks.
 
-No decoders: fewer than 2 cores, no `fork` (macOS, Windows), other threads running here (a
-kernel, the server: a forked child inherits their held locks), a small file, or
-$JUPYTER_GPUPROF_DECODERS=0.
+No decoders: fewer than 3 cores (unless asked), no `fork` (macOS, Windows), other threads
+running here (a kernel, the server: a forked child inherits their held locks), a small file,
+or $JUPYTER_GPUPROF_DECODERS=0.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import signal
 import struct
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +41,8 @@ from typing import Any
 DECODERS_ENV = "JUPYTER_GPUPROF_DECODERS"
 #: at most this many decoders, whatever the cores (each inflates the whole file itself)
 MAX_DECODERS = 8
+#: fewer cores than this: no decoders by default (see `decoders_wanted`)
+MIN_CORES = 3
 #: a decoder claims no piece further than this past the one this process is at
 AHEAD = 8
 #: a file of fewer bytes than this (decompressed, estimated) is not worth a process
@@ -46,14 +52,17 @@ GZIP_RATIO = 8
 #: pieces the board tracks (one byte each: who claimed it); past them this process decodes
 SLOTS = 1 << 20
 _FRAME = struct.Struct("<qqq")  # piece index, piece length, payload length (-1: not decoded)
+_CHUNK, _END = -1, -2  # frames of the first decoder's inflated chunks, and their end
 _NEXT, _HERE = 0, 8  # the board's counters: next unclaimed piece, the piece this process is at
 _OWNERS = 16
 
 
 def decoders_wanted(path: Path) -> int:
     """How many decoders for this file: $JUPYTER_GPUPROF_DECODERS, else one per core this
-    process may use but one (on 2 cores: one, and this process decodes its share too), at most
-    MAX_DECODERS; 0 where fork is unavailable or unsafe, or the file is small."""
+    process may use but one, at most MAX_DECODERS, from 3 cores on (on a 2-vCPU machine that
+    was measured, two busy processes each ran 1.9x slower than one alone: a decoder there only
+    adds its own inflating and the pipes, 5.2 s against 4.4 s on the 300 MB trace); 0 where
+    fork is unavailable or unsafe, or the file is small."""
     if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
         return 0
     try:
@@ -72,7 +81,7 @@ def decoders_wanted(path: Path) -> int:
         return 0
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
         os.cpu_count() or 1)
-    return max(0, min(cores - 1, MAX_DECODERS))
+    return min(cores - 1, MAX_DECODERS) if cores >= MIN_CORES else 0
 
 
 class _Board:
@@ -111,11 +120,13 @@ class PieceShare:
     """The decoders of one trace file, and the pieces' columns they sent back."""
 
     def __init__(self, path: Path, n: int, keep_python: bool = False) -> None:
+        self.path = path
         self.keep_python = keep_python
+        self.chunkq: deque[bytearray | None] = deque()  # the first decoder's chunks (None: all)
         self.board = _Board()
         self.pids: list[int] = []
         self.done: set[int] = set()  # decoders whose pipe has closed
-        self.got: dict[int, tuple[int, bytes | None]] = {}
+        self.got: dict[int, tuple[int, bytearray | None]] = {}
         self.taken = 0  # pieces a decoder delivered
         self.exits: dict[int, int] = {}  # pid -> exit status of the decoders reaped
         self.cond = threading.Condition()
@@ -134,36 +145,58 @@ class PieceShare:
         self.drain.start()
 
     def _drain(self, reads: list[int]) -> None:
-        """Read every decoder's frames as they come (os.read lets the GIL go)."""
+        """Read every decoder's frames as they come, each into a buffer of its size (os.readv
+        lets the GIL go and copies once)."""
         sel = selectors.DefaultSelector()
         for me, fd in enumerate(reads, 1):
-            sel.register(fd, selectors.EVENT_READ, me)
-        bufs = {fd: bytearray() for fd in reads}
+            sel.register(fd, selectors.EVENT_READ, _Frame(me))
         while sel.get_map():
             for key, _ in sel.select():
-                fd, me = key.fd, key.data
-                data = os.read(fd, 1 << 20)
-                buf = bufs[fd]
-                if not data:
-                    sel.unregister(fd)
-                    os.close(fd)
+                frame: _Frame = key.data
+                if not frame.read(key.fd):
+                    sel.unregister(key.fd)
+                    os.close(key.fd)
                     with self.cond:
-                        self.done.add(me)
+                        self.done.add(frame.me)
                         self.cond.notify_all()
                     continue
-                buf += data
-                while len(buf) >= _FRAME.size:
-                    k, length, size = _FRAME.unpack_from(buf)
-                    end = _FRAME.size + max(size, 0)
-                    if len(buf) < end:
-                        break
-                    payload = bytes(buf[_FRAME.size:end]) if size >= 0 else None
-                    del buf[:end]
+                if frame.complete():
+                    k, length, size, body = frame.take()
                     with self.cond:
-                        self.got[k] = (length, payload)
+                        if k == _CHUNK:
+                            self.chunkq.append(body)
+                        elif k == _END:
+                            self.chunkq.append(None)
+                        else:
+                            self.got[k] = (length, body if size >= 0 else None)
                         self.cond.notify_all()
 
-    def _take(self, k: int) -> tuple[int, bytes | None] | None:
+    def chunks(self) -> Iterator[bytes | bytearray]:
+        """The file's inflated chunks, as the first decoder sent them; from where it stopped
+        (it died, or the file is corrupt there), inflated here, so errors are raised here."""
+        from .tracefile import trace_chunks
+
+        sent = 0
+        while True:
+            with self.cond:
+                while not self.chunkq and 1 not in self.done:
+                    self.cond.wait(0.1)
+                if not self.chunkq:  # its pipe closed before the end: the rest read here
+                    break
+                item = self.chunkq.popleft()
+            if item is None:
+                return
+            sent += len(item)
+            yield item
+        skip = sent
+        for chunk in trace_chunks(self.path):
+            if skip >= len(chunk):
+                skip -= len(chunk)
+                continue
+            yield chunk[skip:] if skip else chunk
+            skip = 0
+
+    def _take(self, k: int) -> tuple[int, bytearray | None] | None:
         """Piece k as its decoder sent it; None when it never will (its decoder is gone)."""
         owner = self.board.owner(k)
         with self.cond:
@@ -201,6 +234,38 @@ class PieceShare:
         self.drain.join(timeout=5)  # their pipes are closed: it ends
 
 
+class _Frame:
+    """One pipe's frame being read: its header, then its payload, each filled in place."""
+
+    def __init__(self, me: int) -> None:
+        self.me = me
+        self.head = bytearray(_FRAME.size)
+        self.body: bytearray | None = None
+        self.filled = 0
+
+    def read(self, fd: int) -> bool:
+        """Read what the pipe has for this frame; False at its end."""
+        into = memoryview(self.head if self.body is None else self.body)[self.filled:]
+        if not len(into):
+            return True
+        got = os.readv(fd, [into])
+        self.filled += got
+        if self.body is None and self.filled == _FRAME.size:
+            self.body, self.filled = bytearray(max(_FRAME.unpack(self.head)[2], 0)), 0
+        return got > 0
+
+    def complete(self) -> bool:
+        return self.body is not None and self.filled == len(self.body)
+
+    def take(self) -> tuple[int, int, int, bytearray]:
+        """(piece index or _CHUNK/_END, piece length, payload size, payload); the next
+        frame begins."""
+        k, length, size = _FRAME.unpack(self.head)
+        body = self.body if self.body is not None else bytearray()
+        self.body, self.filled = None, 0
+        return k, length, size, body
+
+
 def start(path: Path, keep_python: bool = False) -> PieceShare | None:
     """Decoders for this trace file where the machine has cores to spare (`decoders_wanted`)."""
     n = decoders_wanted(path)
@@ -216,7 +281,8 @@ def _decoder(path: Path, keep_python: bool, me: int, board: _Board, w: int) -> N
         from .piece_columns import decode_piece_columns
         from .tracefile import trace_chunks
 
-        pieces = trace_stream.split_events(trace_chunks(path))
+        chunks = trace_chunks(path)
+        pieces = trace_stream.split_events(_handed(chunks, w) if me == 1 else chunks)
         next(pieces)  # the head: the parent's
         tail: list[bytes | bytearray] = []
         for k, piece in enumerate(trace_stream.all_but_last(pieces, tail)):
@@ -228,11 +294,22 @@ def _decoder(path: Path, keep_python: bool, me: int, board: _Board, w: int) -> N
             except BaseException:  # noqa: BLE001 - the parent decodes it and says why
                 _send(w, _FRAME.pack(k, len(piece), -1))
                 break
-            _send(w, _FRAME.pack(k, len(piece), len(payload)) + payload)
+            _send(w, _FRAME.pack(k, len(piece), len(payload)))
+            _send(w, payload)
     except BaseException:  # noqa: BLE001, S110 - the parent decodes what was not sent
         pass
     finally:
         os._exit(0)
+
+
+def _handed(chunks: Iterator[bytes], w: int) -> Iterator[bytes]:
+    """The chunks, each sent to the reader before it is split here; the end said once all
+    are (an error while inflating ends them unsaid: the reader inflates the rest itself)."""
+    for chunk in chunks:
+        _send(w, _FRAME.pack(_CHUNK, 0, len(chunk)))
+        _send(w, chunk)
+        yield chunk
+    _send(w, _FRAME.pack(_END, 0, 0))
 
 
 def _send(fd: int, data: bytes) -> None:

@@ -148,28 +148,29 @@ def trace_info(file: KinetoFile, path: Path, n_total: int, n_kept: int,
 
 
 def load_trace(path: str | Path, *, keep_python: bool = False,
-               data: Prefetch | None = None) -> Trace:
+               data: Prefetch | piece_share.PieceShare | None = None) -> Trace:
     """Parse one Kineto trace file (`.json` or `.json.gz`) into a `Trace`.
 
     Read as a stream of pieces (`trace_stream`) when laid out as the profiler writes it, else
-    whole. `data`: the file already being read in the background (see `tracefile.Prefetch`).
+    whole. `data`: the file already being read in the background (`tracefile.Prefetch`), or
+    decoded by forked processes as well (`piece_share.PieceShare`).
     """
     path = Path(path)
+    share = data if isinstance(data, piece_share.PieceShare) else None
+    if share is not None and share.keep_python != keep_python:
+        share.close()  # decoding other events than asked: of no use
+        share = data = None
     stream = data if data is not None else Prefetch(path)
-    share = stream.share if stream.share is not None and (
-        stream.share.keep_python == keep_python) else None
     try:
         return _load_streamed(path, stream.chunks(), keep_python, share)
     except stream_reader.NotStreamable:
         pass
     finally:
         stream.close()
-        if stream.share is not None:
-            stream.share.close()
     return _load_whole(path, keep_python)
 
 
-def _load_streamed(path: Path, chunks: Iterator[bytes], keep_python: bool,
+def _load_streamed(path: Path, chunks: Iterator[bytes | bytearray], keep_python: bool,
                    share: piece_share.PieceShare | None = None) -> Trace:
     """The trace decoded piece by piece into the table's columns (NotStreamable when it is not
     laid out as the profiler writes it: read it whole then); `share`: forked processes decoding

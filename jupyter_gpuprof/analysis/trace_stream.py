@@ -32,7 +32,7 @@ class NotStreamable(Exception):
     """The file is not laid out as the stream reader expects: read it whole."""
 
 
-def _head(chunks: Iterator[bytes]) -> tuple[bytes, bytes]:
+def _head(chunks: Iterator[bytes | bytearray]) -> tuple[bytes, bytes]:
     """The bytes up to and including the events array's `[`, and the rest read so far."""
     buf = b""
     for chunk in chunks:
@@ -51,13 +51,15 @@ def _head(chunks: Iterator[bytes]) -> tuple[bytes, bytes]:
     raise NotStreamable("no 'traceEvents' array")
 
 
-def split_events(chunks: Iterable[bytes]) -> Iterator[bytes | bytearray]:
+def split_events(chunks: Iterable[bytes | bytearray]) -> Iterator[bytes | bytearray]:
     """The head (`{...,"traceEvents": [`), then pieces of whole events as JSON arrays
     (`[{..},\\n {..}]`), then the tail (the last events, `]` and the fields after them)."""
     it = iter(chunks)
-    head, rest = _head(it)
+    head, first = _head(it)
     yield head
-    parts, size, last2 = [rest], len(rest), rest[-2:]
+    rest: bytes | bytearray = first
+    parts: list[bytes | bytearray] = [rest]
+    size, last2 = len(rest), rest[-2:]
     for chunk in it:
         # only the new bytes are searched, and the two before them (a boundary split across)
         # on their own: joining them to the chunk would copy it

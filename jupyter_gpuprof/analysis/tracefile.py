@@ -171,10 +171,8 @@ class Prefetch:
 
     AHEAD = 4  # chunks inflated ahead of the decoder
 
-    def __init__(self, path: Path, share: Any = None) -> None:
-        """`share`: the file's forked piece decoders (`piece_share.start`), for the reader."""
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.share = share
         self._queue: queue.Queue[bytes | BaseException | None] = queue.Queue(self.AHEAD)
         self._stop = threading.Event()
         self._taken = False

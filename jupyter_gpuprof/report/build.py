@@ -21,6 +21,7 @@ from ..analysis.conditions import gpu_time_spread
 from ..analysis.distributed import Distributed, analyze_ranks
 from ..analysis.loader_pace import LoaderPace, loader_pace
 from ..analysis.one_job import job_warning, not_one_job
+from ..analysis.piece_share import PieceShare
 from ..analysis.rank_loading import load_ranks
 from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
@@ -256,7 +257,8 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
 
 def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
                   flops_per_step: float | None = None, meta: RunMeta | None = None,
-                  data: Prefetch | None = None, host_probe_ms: float | None = None) -> Report:
+                  data: Prefetch | PieceShare | None = None,
+                  host_probe_ms: float | None = None) -> Report:
     """Report for one trace file (baseline from the arguments or a sibling meta file); a
     baseline given as an argument must be plausible for the trace's steps (`BaselineError`)."""
     path = Path(path)
@@ -289,7 +291,7 @@ def _cupti_warning(why: str | None) -> list[str]:
             f"than before it (the word-level LM: 14 % on the H200) until the process restarts"]
 
 
-def analyze_run(run: Run, data: Prefetch | None = None) -> Report:
+def analyze_run(run: Run, data: Prefetch | PieceShare | None = None) -> Report:
     """Report for a run folder; caches it as the run's summary.json.
 
     `data`: its trace already being read ahead (`tracefile.Prefetch`). A trace that cannot
@@ -329,7 +331,7 @@ def _quietly(write: Callable[[], None]) -> None:
         pass
 
 
-def analyze_path(path: str | Path, data: Prefetch | None = None) -> Report:
+def analyze_path(path: str | Path, data: Prefetch | PieceShare | None = None) -> Report:
     """Report for a trace file, a run folder, or a folder of per-rank traces.
 
     `data`: a trace file already being read in the background.

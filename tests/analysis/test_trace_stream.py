@@ -33,7 +33,8 @@ def _streamed(path: Path, n: int = 0) -> trace.Trace:
     """The streamed reader, with n forked decoders beside it (closed after)."""
     share = piece_share.PieceShare(path, n) if n else None
     try:
-        return trace._load_streamed(path, tracefile.Prefetch(path).chunks(), False, share)
+        chunks = share.chunks() if share is not None else tracefile.Prefetch(path).chunks()
+        return trace._load_streamed(path, chunks, False, share)
     finally:
         if share is not None:
             share.close()
@@ -189,11 +190,60 @@ def test_decoders_are_gone_once_the_trace_is_read(tmp_path, monkeypatch):
     path = _one_event_pieces(tmp_path, monkeypatch)
     share = piece_share.PieceShare(path, 2)
     pids = list(share.pids)
-    trace._load_streamed(path, tracefile.Prefetch(path).chunks(), False, share)
+    trace._load_streamed(path, share.chunks(), False, share)
     assert share.pids == [] and not share.drain.is_alive()
     for pid in pids:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # reaped: no zombie, no orphan left running
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_the_first_decoder_hands_over_the_files_bytes(tmp_path, monkeypatch, gz):
+    """The reader's chunks are the first decoder's: together, the file's JSON."""
+    monkeypatch.setattr(tracefile, "CHUNK", 97)
+    data = kineto_layout(_trace_doc())
+    path = tmp_path / ("t.json.gz" if gz else "t.json")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    share = piece_share.PieceShare(path, 1)
+    share.board.at(1 << 40)  # no reader walks the pieces here: the decoder need not wait
+    try:
+        assert b"".join(share.chunks()) == data
+    finally:
+        share.close()
+
+
+def test_chunks_go_on_from_where_a_dead_first_decoder_stopped(tmp_path, monkeypatch):
+    """The first decoder dies after three chunks: the reader inflates the rest itself."""
+    monkeypatch.setattr(tracefile, "CHUNK", 97)
+    data = kineto_layout(_trace_doc())
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(data))
+    handed = piece_share._handed
+
+    def three_then_die(chunks, w):
+        for i, chunk in enumerate(handed(chunks, w)):
+            if i == 3:
+                os._exit(4)
+            yield chunk
+
+    monkeypatch.setattr(piece_share, "_handed", three_then_die)
+    share = piece_share.PieceShare(path, 1)
+    share.board.at(1 << 40)
+    try:
+        got = list(share.chunks())
+    finally:
+        share.close()
+    assert b"".join(got) == data and len(got) > 4
+    assert list(share.exits.values()) == [4]
+
+
+def test_a_corrupt_gzip_under_decoders_is_the_same_one_line_error(tmp_path, small_chunks):
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(kineto_layout(_trace_doc()))[:-40])
+    share = piece_share.PieceShare(path, 2)
+    with pytest.raises(TraceError, match="truncated or corrupt gzip"):
+        load_trace(path, data=share)
+    assert share.pids == []
 
 
 def test_a_decoder_whose_reader_is_gone_stops(monkeypatch):
@@ -206,7 +256,7 @@ def test_a_decoder_whose_reader_is_gone_stops(monkeypatch):
 
 
 @pytest.mark.parametrize(("cores", "env", "n"), [
-    (1, "", 0), (2, "", 1), (3, "", 2), (16, "", 8), (64, "", 8), (2, "3", 3), (16, "0", 0),
+    (1, "", 0), (2, "", 0), (3, "", 2), (16, "", 8), (64, "", 8), (2, "3", 3), (16, "0", 0),
     (16, "many", 8)])
 def test_decoders_leave_a_core_to_the_reader(tmp_path, monkeypatch, cores, env, n):
     path = tmp_path / "t.json"
