@@ -34,6 +34,37 @@ FIX_ARGS: dict[str, dict[str, list[str]]] = {
                      "autocast": ["--dtype=bfloat16"]},
     "imagenet-resnet50-dummy": {"micro_batches": ["-b", "{b}"]},
 }
+#: per script: the fixes applied by hand where it has no option (fix id -> (file, old, new)
+#: text replacements in a copy of the script's folder, `<id>-<fix>` beside it, made when the
+#: run starts: the fetched files are read, never committed). The ResNet: its training forward
+#: and loss under bf16 autocast; its 16 bottleneck blocks (the layers the report names, called
+#: by their nn.Sequential) each under non-reentrant checkpointing. nanoGPT: its 12 blocks (the
+#: layer loop of GPT.forward) each under non-reentrant checkpointing.
+FIX_EDITS: dict[str, dict[str, list[tuple[str, str, str]]]] = {
+    "imagenet-resnet50-dummy": {
+        "autocast": [("main.py",
+                      "\n        output = model(images)\n"
+                      "        loss = criterion(output, target)\n",
+                      "\n        with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+                      "            output = model(images)\n"
+                      "            loss = criterion(output, target)\n")],
+        "checkpointing": [("main.py", "\n        model = models.__dict__[args.arch]()\n",
+                           "\n        model = models.__dict__[args.arch]()\n"
+                           "        import torch.utils.checkpoint as _ckpt\n"
+                           "        for _stage in (model.layer1, model.layer2, model.layer3, "
+                           "model.layer4):\n"
+                           "            for _block in _stage:\n"
+                           "                _block.forward = (lambda f: lambda x: _ckpt.checkpoint("
+                           "f, x, use_reentrant=False))(_block.forward)\n")],
+    },
+    "nanogpt-fp32": {
+        "checkpointing": [("model.py", "\n            x = block(x)\n",
+                           "\n            x = torch.utils.checkpoint.checkpoint(block, x, "
+                           "use_reentrant=False)\n"),
+                          ("model.py", "\nimport torch\n",
+                           "\nimport torch\nimport torch.utils.checkpoint\n")],
+    },
+}
 #: the manifest command's batch and accumulation steps, per script
 BATCH = {"nanogpt-fp32": (8, 4), "imagenet-resnet50-dummy": (64, 1)}
 TOOL_TIMEOUT_S = 150
@@ -88,6 +119,56 @@ def fix_args(script_id: str, fix: dict[str, Any]) -> list[str]:
     return [a.format(b=batch // k, a=accumulation * k) for a in FIX_ARGS[script_id][fix["id"]]]
 
 
+def edited(entry: dict[str, Any], folder: Path, fix_id: str) -> Path:
+    """A copy of the script's folder with the fix's edits (each must match once: a script that
+    moved on fails here, not by measuring the unchanged script)."""
+    import shutil
+
+    copy = folder.parent / f"{entry['id']}-{fix_id}"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(folder, copy, symlinks=True)
+    for name, old, new in FIX_EDITS[entry["id"]][fix_id]:
+        text = (copy / name).read_text()
+        if text.count(old) != 1:
+            raise ValueError(f"{entry['id']}: the {fix_id} edit of {name} matches "
+                             f"{text.count(old)} times")
+        (copy / name).write_text(text.replace(old, new))
+    return copy
+
+
+#: runs a script as its own `__main__` and prints the process's max_memory_allocated at exit
+PLAIN_RUNNER = ("import atexit, runpy, sys, torch\n"
+                "atexit.register(lambda: print('MAX_MEMORY_ALLOCATED', "
+                "torch.cuda.max_memory_allocated(), flush=True))\n"
+                "sys.argv = sys.argv[1:]\n"
+                "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
+def plain_peak(entry: dict[str, Any], folder: Path, extra: list[str]) -> int | None:
+    """The script alone (no tool), its run's `max_memory_allocated`: the tool's own hooks
+    cannot be what moved a fix's peak. A script that trains for longer than its manifest's
+    `stop_after_s` (the ResNet's epoch) is interrupted there (SIGINT: its exit hook still
+    prints)."""
+    import os
+    import signal
+
+    env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
+    proc = subprocess.Popen([PY, "-c", PLAIN_RUNNER, *entry["command"], *extra], cwd=folder,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    try:
+        said, _ = proc.communicate(timeout=entry.get("stop_after_s", TOOL_TIMEOUT_S))
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        try:
+            said, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            said, _ = proc.communicate()
+    peaks = [ln.split()[1] for ln in said.splitlines() if ln.startswith("MAX_MEMORY_ALLOCATED ")]
+    return int(peaks[-1]) if peaks else None
+
+
 def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[str, Any]:
     """One script under the tool, then up to `max_fixes` of its offered fixes by hand."""
     entry = _entry(script_id)
@@ -104,6 +185,17 @@ def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[
     for f in [f for f in offered if f["id"] in FIX_ARGS[script_id]][:max_fixes]:
         res["fixes"][f["id"]] = _under_tool(entry, folder, runs / f["id"],
                                             fix_args(script_id, f), ["--no-memory-history"])
+    for fix_id in [f["id"] for f in offered if f["id"] in FIX_EDITS.get(script_id, {})]:
+        res["fixes"][fix_id] = _under_tool(entry, edited(entry, folder, fix_id),
+                                           runs / fix_id, [], ["--no-memory-history"])
+        res["fixes"][fix_id]["args"] = [f"(by hand: {fix_id} edit)"]
+    res["plain"] = {"base": plain_peak(entry, folder, [])}
+    for f in offered:
+        if f["id"] in FIX_ARGS[script_id] and f["id"] in res["fixes"]:
+            res["plain"][f["id"]] = plain_peak(entry, folder, fix_args(script_id, f))
+        elif f["id"] in FIX_EDITS.get(script_id, {}):
+            res["plain"][f["id"]] = plain_peak(entry, folder.parent / f"{script_id}-{f['id']}",
+                                               [])
     print(f"C {script_id}: {res['tool'].get('code')}, fixes {list(res['fixes'])}", flush=True)
     return res
 
@@ -136,6 +228,12 @@ def corpus_lines(corpus: dict[str, Any]) -> list[str]:
             lines.append(f"   {fix_id} ({' '.join(run['args'])}): predicted {_gb(p)} GB, "
                          f"measured {_gb(measured)} GB ({_pct(error_pct(p, measured))}); step "
                          f"{run.get('median_ms')} ms vs {tool.get('median_ms')} ms")
+            plain = res.get("plain") or {}
+            if plain.get("base") is not None and plain.get(fix_id) is not None:
+                alone = plain["base"] - plain[fix_id]
+                lines.append(f"      alone (no tool): {_gb(plain['base'])} → "
+                             f"{_gb(plain[fix_id])} GB, measured {_gb(alone)} GB "
+                             f"({_pct(error_pct(p, alone))})")
         if not res.get("fixes"):
             lines.append("   no offered fix the script has an option for: "
                          + ", ".join(f["id"] for f in res.get("offered") or []))

@@ -115,6 +115,10 @@ def _autocast(
         if step.peak_phase != "backward":
             saves = int(saves * min(saved / replay.saved_bytes, 1.0))
         how = "the step's saved tensors replayed under autocast"
+        if step.autocast_held_bytes:
+            # outputs the loop holds through the backward, and their gradients at the peak
+            saves += step.autocast_held_bytes
+            how += ", with the outputs the loop holds and their gradients"
     else:
         saves = int(saved * (1 - BF16_BYTES / FP32_BYTES))
         how = "at most: half the saved activations (no graph recorded)"

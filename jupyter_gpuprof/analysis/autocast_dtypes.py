@@ -4,7 +4,8 @@ replayed under CUDA autocast's rules, from the op that saved it and the ops that
 CUDA autocast (torch.amp) runs the lower-precision ops (matmuls, convolutions, attention) in
 bf16: they cast their floating inputs to bf16, save those copies (a weight's copy is new
 memory: the cast cache) and return bf16. The float32 ops (pow, exp, norms, softmax, the
-losses, sums…) cast their inputs to fp32, save those and return fp32. Every other op returns
+losses, sums…) cast their inputs to fp32, save those and return fp32. The batch norms return
+their data input's dtype (bf16 in, fp32 weights and statistics). Every other op returns
 the widest floating dtype of its inputs: a bf16 tensor added to the fp32 residual stream is
 fp32, a Python number does not widen (`0.5 * x` stays bf16); masks and indices keep theirs. A
 cast copy of an activation is one per op that casts it (three projections of one normalised
@@ -33,6 +34,9 @@ FP32_OPS = ("Pow", "Exp", "Expm1", "Log", "Log2", "Log10", "Log1P", "Acos", "Asi
             "LogSoftmax", "NllLoss", "NllLoss2D", "MseLoss", "L1Loss", "SmoothL1Loss",
             "HuberLoss", "BinaryCrossEntropyWithLogits", "KlDiv", "CosineSimilarity", "Cumsum",
             "Cumprod", "Prod", "Sum", "Dist", "Cdist", "Renorm", "Logsumexp")
+#: ... and the batch norms, on neither list, whose kernels take a bf16 input with fp32 weights
+#: and statistics and return the input's dtype (the widest-input rule would make them fp32)
+AS_INPUT = ("NativeBatchNorm", "CudnnBatchNorm", "MiopenBatchNorm", "BatchNorm")
 
 
 @dataclass
@@ -60,10 +64,13 @@ class GraphNode:
 
 
 def op_kind(op: str) -> str:
-    """'lower', 'fp32' or 'follow' (widest input) for an autograd node's class name."""
+    """'lower', 'fp32', 'input' (its data input's dtype) or 'follow' (widest input) for an
+    autograd node's class name."""
     base = op.split("Backward")[0]
     if base in LOWER or "Attention" in base or base.startswith(LOWER):
         return "lower"
+    if base in AS_INPUT:
+        return "input"
     return "fp32" if base in FP32_OPS else "follow"
 
 
@@ -87,6 +94,9 @@ def output_dtypes(nodes: list[GraphNode]) -> dict[int, int]:
                 out[j] = BF16
             elif kind == "fp32":
                 out[j] = FP32
+            elif kind == "input":
+                first = next((p for p in node.inputs if p is not None and p in out), None)
+                out[j] = out[first] if first is not None else FP32
             else:  # the widest input: a weight or a saved non-grad tensor (a rotary table) is
                 # fp32; a Python number (`0.5 * x`, saved as a one-element tensor) is not
                 sizes = [out[p] for p in node.inputs if p is not None and p in out]

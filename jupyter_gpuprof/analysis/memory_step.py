@@ -13,6 +13,7 @@ import pandas as pd
 
 from . import memory_attribution as attr
 from . import memory_whatif as whatif
+from .autocast_held import held_autocast_saving
 from .memory_history import MemoryHistory
 from .recompute_time import LayerOps, layer_ops
 
@@ -73,6 +74,8 @@ class MemoryStep:
     #: each checkpointed layer's ops: all, and those after its last saved tensor (not re-run)
     layer_ops: LayerOps | None = None
     gradients_kept_bytes: int = 0  # gradients at the peak alive through an optimizer step
+    #: what autocast would also free at a backward peak outside the graph's saves
+    autocast_held_bytes: int = 0
     series_us: list[int] = field(default_factory=list)  # a thinned allocated-over-time line
     series_bytes: list[int] = field(default_factory=list)
 
@@ -183,6 +186,9 @@ def memory_step(history: MemoryHistory, known: attr.KnownAddresses | None = None
         else None,
         layer_ops=layer_ops(history, kinds, heavy.call) if heavy else None,
         gradients_kept_bytes=whatif.gradients_kept_across_steps(history, kinds),
+        autocast_held_bytes=held_autocast_saving(
+            history, (kinds == "saved_activations").to_numpy(),
+            (kinds == "temporaries").to_numpy()),
         series_us=us,
         series_bytes=held,
     )
