@@ -22,6 +22,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "corpus"))
 from layout import make_data  # noqa: E402 - the corpus folder's own helper
+from run_gpu import script_env  # noqa: E402 - one environment for every corpus run
 
 MANIFEST = HERE / "corpus" / "manifest.json"
 PY = sys.executable
@@ -33,37 +34,6 @@ FIX_ARGS: dict[str, dict[str, list[str]]] = {
     "nanogpt-fp32": {"micro_batches": ["--batch_size={b}", "--gradient_accumulation_steps={a}"],
                      "autocast": ["--dtype=bfloat16"]},
     "imagenet-resnet50-dummy": {"micro_batches": ["-b", "{b}"]},
-}
-#: per script: the fixes applied by hand where it has no option (fix id -> (file, old, new)
-#: text replacements in a copy of the script's folder, `<id>-<fix>` beside it, made when the
-#: run starts: the fetched files are read, never committed). The ResNet: its training forward
-#: and loss under bf16 autocast; its 16 bottleneck blocks (the layers the report names, called
-#: by their nn.Sequential) each under non-reentrant checkpointing. nanoGPT: its 12 blocks (the
-#: layer loop of GPT.forward) each under non-reentrant checkpointing.
-FIX_EDITS: dict[str, dict[str, list[tuple[str, str, str]]]] = {
-    "imagenet-resnet50-dummy": {
-        "autocast": [("main.py",
-                      "\n        output = model(images)\n"
-                      "        loss = criterion(output, target)\n",
-                      "\n        with torch.autocast('cuda', dtype=torch.bfloat16):\n"
-                      "            output = model(images)\n"
-                      "            loss = criterion(output, target)\n")],
-        "checkpointing": [("main.py", "\n        model = models.__dict__[args.arch]()\n",
-                           "\n        model = models.__dict__[args.arch]()\n"
-                           "        import torch.utils.checkpoint as _ckpt\n"
-                           "        for _stage in (model.layer1, model.layer2, model.layer3, "
-                           "model.layer4):\n"
-                           "            for _block in _stage:\n"
-                           "                _block.forward = (lambda f: lambda x: _ckpt.checkpoint("
-                           "f, x, use_reentrant=False))(_block.forward)\n")],
-    },
-    "nanogpt-fp32": {
-        "checkpointing": [("model.py", "\n            x = block(x)\n",
-                           "\n            x = torch.utils.checkpoint.checkpoint(block, x, "
-                           "use_reentrant=False)\n"),
-                          ("model.py", "\nimport torch\n",
-                           "\nimport torch\nimport torch.utils.checkpoint\n")],
-    },
 }
 #: the manifest command's batch and accumulation steps, per script
 BATCH = {"nanogpt-fp32": (8, 4), "imagenet-resnet50-dummy": (64, 1)}
@@ -78,12 +48,11 @@ def _entry(script_id: str) -> dict[str, Any]:
 def _under_tool(entry: dict[str, Any], folder: Path, runs: Path, extra: list[str],
                 flags: list[str]) -> dict[str, Any]:
     """The script (with `extra` arguments) under the tool; its run's memory part and peak."""
-    import os
 
     from jupyter_gpuprof.report.build import analyze_path
     from jupyter_gpuprof.store import open_run
 
-    env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
+    env = script_env(entry)
     base = [PY, *entry.get("launcher", []), *entry["command"], *extra]
     t0 = time.perf_counter()
     try:
@@ -119,20 +88,20 @@ def fix_args(script_id: str, fix: dict[str, Any]) -> list[str]:
     return [a.format(b=batch // k, a=accumulation * k) for a in FIX_ARGS[script_id][fix["id"]]]
 
 
-def edited(entry: dict[str, Any], folder: Path, fix_id: str) -> Path:
-    """A copy of the script's folder with the fix's edits (each must match once: a script that
-    moved on fails here, not by measuring the unchanged script)."""
-    import shutil
+def by_hand(entry: dict[str, Any]) -> dict[str, Any]:
+    """The memory fixes the script has no option for, applied by hand: the manifest's
+    `memory_fixes` (text patches of a copy of its folder, made as its speed fixes are:
+    `run_gpu._variant`). The ResNet: its training forward and loss under bf16 autocast, its 16
+    bottleneck blocks (the layers the report names) each under non-reentrant checkpointing;
+    nanoGPT: its 12 blocks under non-reentrant checkpointing."""
+    return dict(entry.get("memory_fixes") or {})
 
-    copy = folder.parent / f"{entry['id']}-{fix_id}"
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(folder, copy, symlinks=True)
-    for name, old, new in FIX_EDITS[entry["id"]][fix_id]:
-        text = (copy / name).read_text()
-        if text.count(old) != 1:
-            raise ValueError(f"{entry['id']}: the {fix_id} edit of {name} matches "
-                             f"{text.count(old)} times")
-        (copy / name).write_text(text.replace(old, new))
+
+def edited(entry: dict[str, Any], folder: Path, fix_id: str) -> Path:
+    """The folder with the fix made by hand (its copy, beside it)."""
+    from run_gpu import _variant
+
+    copy, _ = _variant(folder, f"memory-{fix_id}", by_hand(entry)[fix_id])
     return copy
 
 
@@ -149,10 +118,9 @@ def plain_peak(entry: dict[str, Any], folder: Path, extra: list[str]) -> int | N
     cannot be what moved a fix's peak. A script that trains for longer than its manifest's
     `stop_after_s` (the ResNet's epoch) is interrupted there (SIGINT: its exit hook still
     prints)."""
-    import os
     import signal
 
-    env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
+    env = script_env(entry)
     proc = subprocess.Popen([PY, "-c", PLAIN_RUNNER, *entry["command"], *extra], cwd=folder,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True)
@@ -185,7 +153,7 @@ def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[
     for f in [f for f in offered if f["id"] in FIX_ARGS[script_id]][:max_fixes]:
         res["fixes"][f["id"]] = _under_tool(entry, folder, runs / f["id"],
                                             fix_args(script_id, f), ["--no-memory-history"])
-    for fix_id in [f["id"] for f in offered if f["id"] in FIX_EDITS.get(script_id, {})]:
+    for fix_id in [f["id"] for f in offered if f["id"] in by_hand(entry)]:
         res["fixes"][fix_id] = _under_tool(entry, edited(entry, folder, fix_id),
                                            runs / fix_id, [], ["--no-memory-history"])
         res["fixes"][fix_id]["args"] = [f"(by hand: {fix_id} edit)"]
@@ -193,9 +161,8 @@ def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[
     for f in offered:
         if f["id"] in FIX_ARGS[script_id] and f["id"] in res["fixes"]:
             res["plain"][f["id"]] = plain_peak(entry, folder, fix_args(script_id, f))
-        elif f["id"] in FIX_EDITS.get(script_id, {}):
-            res["plain"][f["id"]] = plain_peak(entry, folder.parent / f"{script_id}-{f['id']}",
-                                               [])
+        elif f["id"] in by_hand(entry):
+            res["plain"][f["id"]] = plain_peak(entry, edited(entry, folder, f["id"]), [])
     print(f"C {script_id}: {res['tool'].get('code')}, fixes {list(res['fixes'])}", flush=True)
     return res
 

@@ -163,7 +163,7 @@ def main() -> int:
         folder = corpus / entry["id"]
         obs = entry.get("observer", {})
         cmd = obs.get("command", entry["command"])
-        env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
+        env = run_gpu.script_env(entry)
         run_gpu.make_data(entry, folder)
         capture = obs.get("capture", entry.get("capture", run_gpu.CAPTURE))
         lo, hi = observer.window(capture)

@@ -114,7 +114,7 @@ def main() -> int:
         if entry["id"] not in wanted:
             continue
         folder = corpus / entry["id"]
-        env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
+        env = run_gpu.script_env(entry)
         run_gpu.make_data(entry, folder)
         rows = []
         for i in range(n):

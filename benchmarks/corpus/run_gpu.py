@@ -119,14 +119,22 @@ def _variant(folder: Path, name: str, fix: Any) -> tuple[Path, list[str]]:
     return copy, list(fix.get("args", []))
 
 
+def script_env(entry: dict[str, Any]) -> dict[str, str]:
+    """The environment a corpus script runs in: ours with its manifest's `env`, a PYTHONPATH of
+    its own put before ours (minGPT's `.`: the tool must still import)."""
+    own = {k: str(v) for k, v in entry.get("env", {}).items()}
+    env = dict(os.environ, **own)
+    paths = (own.get("PYTHONPATH", ""), os.environ.get("PYTHONPATH", ""))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    return env
+
+
 def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
               tool_only: bool = False, no_tool: bool = False) -> dict[str, Any]:
     """One script alone, under the tool (and its `tool_variants`: capture options whose
     observer effect is measured), and with each fix; `tool_only`: the tool runs alone."""
     folder = corpus / entry["id"]
-    env = dict(os.environ, **{k: str(v) for k, v in entry.get("env", {}).items()})
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""),
-                                                    os.environ.get("PYTHONPATH", "")) if p)
+    env = script_env(entry)
     make_data(entry, folder)
     for prep in entry.get("prepare", []):
         _run([PY, prep], folder, env, 120)

@@ -91,3 +91,19 @@ def test_concurrent_pairs_judge_the_bar_only_with_the_whole_interval(concurrent)
     assert lo < got["ratio"] < hi and math.isclose(
         got["ratio"], math.exp(sum(map(math.log, wide)) / len(wide)))
     assert concurrent.pooled([1.0])["verdict"] == "not shown"  # one pair judges nothing
+
+
+def test_a_scripts_own_pythonpath_goes_before_ours_not_instead(monkeypatch):
+    """minGPT's manifest sets PYTHONPATH=. (its package is in its folder): replacing ours with it
+    made `python -m jupyter_gpuprof` fail under the observer runs ("No module named
+    jupyter_gpuprof"). Every corpus run takes its environment from `run_gpu.script_env`."""
+    run_gpu = _load("run_gpu")
+    monkeypatch.setenv("PYTHONPATH", "/ours")
+    sep = __import__("os").pathsep
+    assert run_gpu.script_env({"env": {"PYTHONPATH": "."}})["PYTHONPATH"] == f".{sep}/ours"
+    assert run_gpu.script_env({})["PYTHONPATH"] == "/ours"
+    env = run_gpu.script_env({"env": {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}})
+    assert env["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8" and env["PYTHONPATH"] == "/ours"
+    for name in ("observer_concurrent", "observer_causes"):
+        source = (ROOT / "benchmarks" / "corpus" / f"{name}.py").read_text()
+        assert "run_gpu.script_env(entry)" in source and "os.environ, **" not in source
