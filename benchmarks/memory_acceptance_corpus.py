@@ -48,7 +48,6 @@ def _entry(script_id: str) -> dict[str, Any]:
 def _under_tool(entry: dict[str, Any], folder: Path, runs: Path, extra: list[str],
                 flags: list[str]) -> dict[str, Any]:
     """The script (with `extra` arguments) under the tool; its run's memory part and peak."""
-
     from jupyter_gpuprof.report.build import analyze_path
     from jupyter_gpuprof.store import open_run
 
@@ -153,16 +152,18 @@ def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[
     for f in [f for f in offered if f["id"] in FIX_ARGS[script_id]][:max_fixes]:
         res["fixes"][f["id"]] = _under_tool(entry, folder, runs / f["id"],
                                             fix_args(script_id, f), ["--no-memory-history"])
-    for fix_id in [f["id"] for f in offered if f["id"] in by_hand(entry)]:
-        res["fixes"][fix_id] = _under_tool(entry, edited(entry, folder, fix_id),
-                                           runs / fix_id, [], ["--no-memory-history"])
+    copies = {f["id"]: edited(entry, folder, f["id"]) for f in offered
+              if f["id"] in by_hand(entry)}
+    for fix_id, copy in copies.items():
+        res["fixes"][fix_id] = _under_tool(entry, copy, runs / fix_id, [],
+                                           ["--no-memory-history"])
         res["fixes"][fix_id]["args"] = [f"(by hand: {fix_id} edit)"]
     res["plain"] = {"base": plain_peak(entry, folder, [])}
     for f in offered:
-        if f["id"] in FIX_ARGS[script_id] and f["id"] in res["fixes"]:
+        if f["id"] in copies:
+            res["plain"][f["id"]] = plain_peak(entry, copies[f["id"]], [])
+        elif f["id"] in res["fixes"]:
             res["plain"][f["id"]] = plain_peak(entry, folder, fix_args(script_id, f))
-        elif f["id"] in by_hand(entry):
-            res["plain"][f["id"]] = plain_peak(entry, edited(entry, folder, f["id"]), [])
     print(f"C {script_id}: {res['tool'].get('code')}, fixes {list(res['fixes'])}", flush=True)
     return res
 
