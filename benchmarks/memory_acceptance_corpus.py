@@ -38,6 +38,8 @@ FIX_ARGS: dict[str, dict[str, list[str]]] = {
 #: the manifest command's batch and accumulation steps, per script
 BATCH = {"nanogpt-fp32": (8, 4), "imagenet-resnet50-dummy": (64, 1)}
 TOOL_TIMEOUT_S = 150
+#: the expandable-segments fix as the report writes it (an environment variable)
+EXPANDABLE_ENV = {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
 
 
 def _entry(script_id: str) -> dict[str, Any]:
@@ -104,27 +106,36 @@ def edited(entry: dict[str, Any], folder: Path, fix_id: str) -> Path:
     return copy
 
 
-#: runs a script as its own `__main__` and prints the process's max_memory_allocated at exit
+#: runs a script as its own `__main__` and prints the process's max_memory_allocated and
+#: max_memory_reserved at exit
 PLAIN_RUNNER = ("import atexit, runpy, sys, torch\n"
                 "atexit.register(lambda: print('MAX_MEMORY_ALLOCATED', "
-                "torch.cuda.max_memory_allocated(), flush=True))\n"
+                "torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved(), "
+                "flush=True))\n"
                 "sys.argv = sys.argv[1:]\n"
                 "runpy.run_path(sys.argv[0], run_name='__main__')\n")
 
 
 def plain_peak(entry: dict[str, Any], folder: Path, extra: list[str]) -> int | None:
+    """The script alone: its `max_memory_allocated` (`plain_peaks`)."""
+    return plain_peaks(entry, folder, extra)[0]
+
+
+def plain_peaks(entry: dict[str, Any], folder: Path, extra: list[str],
+                env_extra: dict[str, str] | None = None) -> tuple[int | None, int | None]:
     """The script alone (no tool), its run's `max_memory_allocated`: the tool's own hooks
     cannot be what moved a fix's peak. A script that trains for longer than its manifest's
-    `stop_after_s` (the ResNet's epoch) is interrupted there (SIGINT: its exit hook still
-    prints)."""
+    `memory_stop_after_s` (else `stop_after_s`; the ResNet's epoch) is interrupted there
+    (SIGINT: its exit hook still prints)."""
     import signal
 
-    env = script_env(entry)
+    env = {**script_env(entry), **(env_extra or {})}
     proc = subprocess.Popen([PY, "-c", PLAIN_RUNNER, *entry["command"], *extra], cwd=folder,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True)
     try:
-        said, _ = proc.communicate(timeout=entry.get("stop_after_s", TOOL_TIMEOUT_S))
+        said, _ = proc.communicate(timeout=entry.get("memory_stop_after_s",
+                                                     entry.get("stop_after_s", TOOL_TIMEOUT_S)))
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGINT)
         try:
@@ -132,12 +143,14 @@ def plain_peak(entry: dict[str, Any], folder: Path, extra: list[str]) -> int | N
         except subprocess.TimeoutExpired:
             proc.kill()
             said, _ = proc.communicate()
-    peaks = [ln.split()[1] for ln in said.splitlines() if ln.startswith("MAX_MEMORY_ALLOCATED ")]
-    return int(peaks[-1]) if peaks else None
+    peaks = [ln.split()[1:3] for ln in said.splitlines() if ln.startswith("MAX_MEMORY_ALLOCATED ")]
+    return (int(peaks[-1][0]), int(peaks[-1][1])) if peaks else (None, None)
 
 
-def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[str, Any]:
-    """One script under the tool, then up to `max_fixes` of its offered fixes by hand."""
+def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int,
+               only: set[str] | None = None) -> dict[str, Any]:
+    """One script under the tool, then up to `max_fixes` of its offered fixes by hand (those
+    in `only`, when given: one question per call when device time is short)."""
     entry = _entry(script_id)
     folder = corpus / entry["id"]
     if not folder.is_dir():
@@ -148,6 +161,7 @@ def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[
     offered = ((res["tool"].get("memory") or {}).get("over_step") or {}).get("fixes") or []
     res["offered"] = [{k: f[k] for k in ("id", "title", "saves_bytes", "time_ms")}
                       for f in offered]
+    offered = [f for f in offered if only is None or f["id"] in only]
     res["fixes"] = {}
     for f in [f for f in offered if f["id"] in FIX_ARGS[script_id]][:max_fixes]:
         res["fixes"][f["id"]] = _under_tool(entry, folder, runs / f["id"],
@@ -164,12 +178,27 @@ def run_script(script_id: str, corpus: Path, out: Path, max_fixes: int) -> dict[
             res["plain"][f["id"]] = plain_peak(entry, copies[f["id"]], [])
         elif f["id"] in res["fixes"]:
             res["plain"][f["id"]] = plain_peak(entry, folder, fix_args(script_id, f))
+    if any(f["id"] == "expandable_segments" for f in offered):
+        # what it frees is reserved memory: the reserved peak alone, with and without it
+        res["plain_reserved"] = {
+            "base": plain_peaks(entry, folder, [])[1],
+            "expandable_segments": plain_peaks(entry, folder, [], EXPANDABLE_ENV)[1]}
     print(f"C {script_id}: {res['tool'].get('code')}, fixes {list(res['fixes'])}", flush=True)
     return res
 
 
-def run_corpus(corpus: Path, out: Path, max_fixes: int = 2) -> dict[str, Any]:
-    return {sid: run_script(sid, corpus, out, max_fixes) for sid in FIX_ARGS}
+def run_corpus(corpus: Path, out: Path, max_fixes: int = 2, only: set[str] | None = None,
+               scripts: list[str] | None = None) -> dict[str, Any]:
+    """Every script in turn; each one's results written as soon as it is done (a call cut
+    short by its time limit keeps the scripts it finished)."""
+    from bench_analyze_vs_hta import write_json
+
+    done: dict[str, Any] = {}
+    for sid in scripts or list(FIX_ARGS):
+        done[sid] = run_script(sid, corpus, out, max_fixes, only)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(str(out / "memory_acceptance_C_partial.json"), {"corpus": done})
+    return done
 
 
 def corpus_lines(corpus: dict[str, Any]) -> list[str]:
@@ -202,6 +231,13 @@ def corpus_lines(corpus: dict[str, Any]) -> list[str]:
                 lines.append(f"      alone (no tool): {_gb(plain['base'])} → "
                              f"{_gb(plain[fix_id])} GB, measured {_gb(alone)} GB "
                              f"({_pct(error_pct(p, alone))})")
+        reserved = res.get("plain_reserved") or {}
+        if reserved.get("base") is not None and reserved.get("expandable_segments") is not None:
+            p = predicted["expandable_segments"]["saves_bytes"]
+            got = reserved["base"] - reserved["expandable_segments"]
+            lines.append(f"   expandable_segments (alone, reserved): predicted {_gb(p)} GB, "
+                         f"{_gb(reserved['base'])} → {_gb(reserved['expandable_segments'])} GB, "
+                         f"measured {_gb(got)} GB ({_pct(error_pct(p, got))})")
         if not res.get("fixes"):
             lines.append("   no offered fix the script has an option for: "
                          + ", ".join(f["id"] for f in res.get("offered") or []))

@@ -1,6 +1,7 @@
 """Issue 26's acceptance on one GPU: the peak explained, the fixes priced and measured, the OOM.
 
     python benchmarks/memory_acceptance_gpu.py OUTDIR [--parts A,B,C] [--corpus .corpus]
+        [--fixes checkpointing,autocast] [--scripts nanogpt-fp32]   (part C: only these)
     python benchmarks/memory_acceptance_gpu.py OUTDIR --quick      (CPU: tiny models, no CUDA)
 
 A (GPT-2 and a Llama-style model, random tokens, AdamW): the step under the real capture path
@@ -285,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default="gpt2,llama")
     ap.add_argument("--corpus", type=Path, default=Path(".corpus"), help="laid-out corpus")
     ap.add_argument("--quick", action="store_true", help="CPU check: tiny models, no CUDA parts")
+    ap.add_argument("--fixes", default="", help="part C: only these offered fixes (comma list)")
+    ap.add_argument("--scripts", default="", help="part C: only these corpus scripts (comma list)")
     a = ap.parse_args(argv)
     parts = set(a.parts.upper().split(","))
     cuda = _cuda()
@@ -307,7 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     if "C" in parts and cuda and not a.quick:
         from memory_acceptance_corpus import run_corpus
 
-        results["corpus"] = run_corpus(a.corpus, a.out)
+        only = set(a.fixes.split(",")) if a.fixes else None
+        results["corpus"] = run_corpus(a.corpus, a.out, only=only,
+                                       scripts=a.scripts.split(",") if a.scripts else None)
         print(f"C: {time.perf_counter() - t0:.0f} s", flush=True)
     results["wall_s"] = time.perf_counter() - t0
     a.out.mkdir(parents=True, exist_ok=True)

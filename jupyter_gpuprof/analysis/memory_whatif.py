@@ -38,10 +38,20 @@ class Layers:
 
     blocks: list[pd.DataFrame]  # each layer's saved blocks, allocation order
 
-    @property
-    def outputs(self) -> list[int]:
-        """Each layer's last saved block (its output: the next layer's input), by block index."""
-        return [int(b.index[-1]) for b in self.blocks]
+
+def layer_output(blocks: pd.DataFrame, backward_i: int, n_events: int) -> object:
+    """The layer's output (the next layer's input, which checkpointing keeps), by block index:
+    its first block freed in the backward, the largest of those freed at that moment. The next
+    layer's backward lets its input go before this layer's backward frees anything (a GPT-2
+    residual), or this layer's first backward op is the one that read it (a ResNet block's
+    in-place ReLU); the last block allocated is not it (a batch norm's statistics, a downsample
+    branch). With nothing freed in the backward (a recording that ends before it does): the last
+    block allocated."""
+    freed = blocks[(blocks["free_i"] >= backward_i) & (blocks["free_i"] < n_events)]
+    if freed.empty:
+        return blocks.index[-1]
+    first = freed[freed["free_i"] == freed["free_i"].min()]
+    return first["bytes"].idxmax()
 
 
 def _paths(history: MemoryHistory, frame_i: pd.Series) -> pd.Series:
@@ -111,7 +121,7 @@ def checkpointed_allocated(history: MemoryHistory, kinds: pd.Series,
             nxt = layers.blocks[k + 1]["alloc_i"].min() if k + 1 < len(layers.blocks) else None
             end = int(nxt) if nxt is not None else int(blocks["alloc_i"].max()) + 1
             first_free = int(blocks["free_i"].where(blocks["free_i"] >= backward_i, n).min())
-            dropped = blocks.drop(index=blocks.index[-1])  # the layer's output stays
+            dropped = blocks.drop(index=layer_output(blocks, backward_i, n))  # the output stays
             start = np.maximum(dropped["alloc_i"].to_numpy(), end)
             stop = np.minimum(dropped["free_i"].to_numpy(), first_free)
             ok = stop > start

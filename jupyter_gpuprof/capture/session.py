@@ -76,6 +76,7 @@ class ProfileSession(StepMarks, StepBudget):
         self._hook_handle: Any = None
         self._optimizer_id: int | None = None
         self._manual = False
+        self._probed = False  # the probed warm-up step is running (its memory is not the program's)
         self.boundaries = 0  # steps marked by the hook or step(): > 1 in one run means a loop
         self.training = TrainingCounters(on_backward_step=self._loop_boundary)
         # epochs, saves, full GC passes and evals, by the baseline step they ran in
@@ -187,6 +188,10 @@ class ProfileSession(StepMarks, StepBudget):
             self.memory.start()  # the profiler's wait and warm-up steps: phases on, untraced
         if event == LAST_WARMUP:
             if self.eager.begin():
+                # the probes' modes change what the step holds (FLOP counting keeps much of what
+                # a checkpointed layer frees): the probed step is kept out of the memory record
+                self.memory.pause()
+                self._probed = True
                 if self.settings.count_flops:
                     self.flops.begin()
                 self.callsites.begin()
@@ -270,10 +275,16 @@ class ProfileSession(StepMarks, StepBudget):
         return self.run  # type: ignore[return-value]
 
     def _end_probes(self) -> None:
-        """The probed warm-up step is over: keep its FLOPs and call sites, give back the stance."""
+        """The probed warm-up step is over: keep its FLOPs and call sites, give back the stance;
+        the peak starts again after it (the run's peak is the program's, not the probes')."""
         self.flops.end()
         self.callsites.end()
         self.eager.end()
+        if self._probed:
+            from .environment import reset_peak_memory
+
+            self._probed = False
+            reset_peak_memory()
 
     def _remove_hooks(self) -> None:
         self.memory.close()  # a discarded session never leaves the allocator recording

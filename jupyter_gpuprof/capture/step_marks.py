@@ -37,6 +37,7 @@ class MarkedSession(Protocol):
     store: RunStore
     run: Run | None
     _manual: bool
+    _probed: bool
     _optimizer_id: int | None
     _shared_folder: bool
 
@@ -98,7 +99,7 @@ class StepMarks:
         counted = id(optimizer) == self._optimizer_id
         if counted:
             self.memory.note_optimizer(optimizer)
-            if self.driver.phase in (Phase.IDLE, Phase.WARMUP):
+            if self.driver.phase in (Phase.IDLE, Phase.WARMUP) and not self._probed:
                 self.memory.start()  # a script touches CUDA after the capture began: from now
         self.training.on_optimizer_step(id(optimizer), counted)
         if counted:

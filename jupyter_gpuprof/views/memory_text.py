@@ -42,10 +42,7 @@ def _measured(f: MemoryFixDoc, tries: Sequence[TryDoc]) -> list[str]:
 
 
 def _fix_line(f: MemoryFixDoc) -> str:
-    # a priced time says how it was priced (checkpointing: which kernels the recompute re-runs)
-    cost = (f"{units.ms(f['time_ms'])} per step ({f['time_note']})" if f["time_ms"] is not None
-            else f["time_note"])
-    return f"  - {f['title']}: frees {units.gb(f['saves_bytes'])}; time: {cost}"
+    return f"  - {f['title']}: frees {units.gb(f['saves_bytes'])}; time per step: {fix_cost(f)}"
 
 
 def kinds_at_peak(m: MemoryOverStepDoc) -> str:
@@ -68,8 +65,12 @@ def peak_label(m: MemoryOverStepDoc) -> str:
 
 
 def fix_cost(f: MemoryFixDoc) -> str:
-    """A fix's time per step, or why it is not priced."""
-    return "+" + units.ms(f["time_ms"]) if f["time_ms"] is not None else f["time_note"]
+    """A fix's time per step and how it was priced (checkpointing: which kernels the recompute
+    re-runs), or why it is not priced (the widget's `fixCost`)."""
+    if f["time_ms"] is None:
+        return f["time_note"]
+    how = f" ({f['time_note']})" if f["time_note"] else ""
+    return f"+{units.ms(f['time_ms'])}{how}"
 
 
 def over_step_lines(m: MemoryOverStepDoc | None, tries: Sequence[TryDoc] | None = None

@@ -24,6 +24,14 @@ function table(caption: string, head: string[], rows: string[][], cls: string): 
   );
 }
 
+/** A fix's time per step and how it was priced, or why it is not priced (`fix_cost`). */
+export function fixCost(f: IMemoryFix): string {
+  if (f.time_ms === null) {
+    return f.time_note;
+  }
+  return `+${ms(f.time_ms)}${f.time_note ? ` (${f.time_note})` : ''}`;
+}
+
 /** The fixes with the memory each frees, their time per step (or why unpriced), their `--try`. */
 export function fixesTable(fixes: readonly IMemoryFix[], caption: string): HTMLTableElement {
   return table(
@@ -32,7 +40,7 @@ export function fixesTable(fixes: readonly IMemoryFix[], caption: string): HTMLT
     fixes.map(f => [
       f.title,
       gb(f.saves_bytes),
-      f.time_ms !== null ? `+${ms(f.time_ms)}` : f.time_note,
+      fixCost(f),
       f.try_fix ? `--try ${f.try_fix}` : ''
     ]),
     'gpuprof-w-memfixes'
