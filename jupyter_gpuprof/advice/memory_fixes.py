@@ -154,8 +154,11 @@ def _micro_batches(step: MemoryStep, need_bytes: int | None) -> MemoryFix | None
 
 
 def _expandable(step: MemoryStep) -> MemoryFix | None:
+    # what it frees is the reserved bytes less what the replayed expandable segment reserves
+    # (its holes stay mapped), not all the slack above the peak
     frag = step.fragmentation
-    slack = frag.reserved_bytes - step.peak_bytes
+    after = step.expandable_reserved_bytes
+    slack = frag.reserved_bytes - (after if after is not None else step.peak_bytes)
     if frag.expandable or slack < SLACK_SHARE * max(step.peak_bytes, 1):
         return None
     return MemoryFix(

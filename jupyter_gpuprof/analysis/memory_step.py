@@ -14,6 +14,7 @@ import pandas as pd
 from . import memory_attribution as attr
 from . import memory_whatif as whatif
 from .autocast_held import held_autocast_saving
+from .expandable_replay import expandable_reserved
 from .memory_history import MemoryHistory
 from .recompute_time import LayerOps, layer_ops
 
@@ -76,6 +77,8 @@ class MemoryStep:
     gradients_kept_bytes: int = 0  # gradients at the peak alive through an optimizer step
     #: what autocast would also free at a backward peak outside the graph's saves
     autocast_held_bytes: int = 0
+    #: what the allocator would reserve with expandable segments (None: it already has them)
+    expandable_reserved_bytes: int | None = None
     series_us: list[int] = field(default_factory=list)  # a thinned allocated-over-time line
     series_bytes: list[int] = field(default_factory=list)
 
@@ -186,6 +189,7 @@ def memory_step(history: MemoryHistory, known: attr.KnownAddresses | None = None
         else None,
         layer_ops=layer_ops(history, kinds, heavy.call) if heavy else None,
         gradients_kept_bytes=whatif.gradients_kept_across_steps(history, kinds),
+        expandable_reserved_bytes=None if history.expandable else expandable_reserved(history),
         autocast_held_bytes=held_autocast_saving(
             history, (kinds == "saved_activations").to_numpy(),
             (kinds == "temporaries").to_numpy()),

@@ -17,6 +17,8 @@ is not proportional to the bytes it saves).
   changes (a dropout's output and mask come from one call): one op each, taken as one kernel
   at the end of the layer's sequence. The layer's blocks counted the same way bound its
   kernels from below (a run of shorter repeats is not the layers').
+- **Every forward of the step** (`layer_calls`): each place the layer's kernel sequence runs
+  (a step of 4 micro-batches runs, and recomputes, its layers 4 times).
 - **The price** (`recompute_cost`): a GPU-bound step pays those kernels' GPU time; a step whose
   GPU is busy less than `GPU_BOUND_BUSY_FRAC` of it, the longer of that and the host's time
   launching them (profiled, scaled to real time).
@@ -117,19 +119,35 @@ def layer_run(keys: list[str], calls: int, min_period: int = 1) -> tuple[int, in
     return None
 
 
+def layer_calls(keys: list[str], start: int, period: int) -> np.ndarray:
+    """Where the layer's kernel sequence (`period` kernels from `start`) runs in the step, each
+    start once, not overlapping: every forward of the step (micro-batches under gradient
+    accumulation each run the layers, and each recomputes them)."""
+    codes = np.unique(np.asarray(keys, dtype=object), return_inverse=True)[1]
+    n = len(codes)
+    match = np.ones(n - period + 1, dtype=bool)
+    for j in range(period):
+        match &= codes[j:n - period + 1 + j] == codes[start + j]
+    out: list[int] = []
+    for i in np.flatnonzero(match):
+        if not out or i >= out[-1] + period:
+            out.append(int(i))
+    return np.asarray(out, dtype="int64")
+
+
 def _one_step(s: StepKernels, calls: int, ops: LayerOps, scale: float
-              ) -> tuple[float, float] | None:
-    """(GPU ms, real host ms) of the kernels the recompute re-runs in one step."""
+              ) -> tuple[float, float, int] | None:
+    """(GPU ms, real host ms, layer calls) of the kernels the recompute re-runs in one step."""
     run = layer_run(s.keys, calls, ops.ops)
     if run is None:
         return None
     start, period = run
     kept = period - min(ops.tail, period - 1)
-    firsts = start + period * np.arange(calls)
+    firsts = layer_calls(s.keys, start, period)
     idx = (firsts[:, None] + np.arange(kept)[None, :]).ravel()
     ends = np.minimum(firsts + kept, len(s.keys) - 1)  # the first kernel not re-run
     host = float((s.launch_us[ends] - s.launch_us[firsts]).sum())
-    return float(s.dur_us[idx].sum()) / 1e3, host / 1e3 / scale
+    return float(s.dur_us[idx].sum()) / 1e3, host / 1e3 / scale, len(firsts)
 
 
 def recompute_cost(fwd: ForwardKernels | None, calls: int, ops: LayerOps | None,
@@ -150,11 +168,13 @@ def recompute_cost(fwd: ForwardKernels | None, calls: int, ops: LayerOps | None,
             "one extra forward of those layers: the forward's GPU time × their share of saved "
             f"activations ({share:.0%}; the trace's forward kernels repeat no sequence "
             f"{calls} times)"))
-    gpu = float(np.mean([g for g, _ in found]))
-    host = float(np.mean([h for _, h in found]))
+    gpu = float(np.mean([g for g, _, _ in found]))
+    host = float(np.mean([h for _, h, _ in found]))
+    forwards = max(round(max(k for _, _, k in found) / calls), 1)
+    each = f" in each of the step's {forwards} forwards" if forwards > 1 else ""
     skipped = (f" up to each layer's last saved tensor (its last {ops.tail} op(s) not re-run: "
                "early stop)" if ops.tail else "")
-    what = (f"the GPU time of the {calls} layers' forward kernels, re-run in the backward"
+    what = (f"the GPU time of the {calls} layers' forward kernels{each}, re-run in the backward"
             f"{skipped}; the embedding, head and loss are not re-run")
     if fwd.gpu_bound or host <= gpu:
         return RecomputeCost(gpu, what)
