@@ -74,7 +74,9 @@ def test_the_notebook_copy_has_the_lane_and_the_peak_explained(blocks) -> None:
          "not priced: the same work in smaller kernels (a little slower per sample)", ""],
         ["activation checkpointing of the 6 layers called at modeling_gpt2.py:608", "2.23 GB",
          "+29.20 ms (one extra forward of those layers: the forward's GPU time × their share of "
-         "saved activations (73%; the trace's forward kernels repeat no sequence 6 times))",
+         "saved activations (73%; the trace's forward kernels repeat no sequence 6 times); GPU "
+         "time: the step may pay host time too, the checkpoint's hooks and the recompute's "
+         "launches (--try checkpoint measures it))",
          "--try checkpoint"],
         ["bf16 activations (autocast)", "1.58 GB",
          "not priced here: bf16 matmuls are faster; the precision finding prices them (at most: "
