@@ -80,10 +80,10 @@ describe('memory over the step (GPT-2 recording)', () => {
       [
         'activation checkpointing of the 6 layers called at modeling_gpt2.py:608',
         '2.23 GB',
-        '+29.20 ms (one extra forward of those layers: the forward\'s GPU time × their share ' +
-          'of saved activations (73%; the trace\'s forward kernels repeat no sequence 6 times); ' +
-          'GPU time: the step may pay host time too, the checkpoint\'s hooks and the ' +
-          'recompute\'s launches (--try checkpoint measures it))',
+        "+29.20 ms (one extra forward of those layers: the forward's GPU time × their share " +
+          "of saved activations (73%; the trace's forward kernels repeat no sequence 6 times); " +
+          "GPU time: the step may pay host time too, the checkpoint's hooks and the " +
+          "recompute's launches (--try checkpoint measures it))",
         '--try checkpoint'
       ],
       [

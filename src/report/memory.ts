@@ -37,12 +37,7 @@ export function fixesTable(fixes: readonly IMemoryFix[], caption: string): HTMLT
   return table(
     caption,
     ['fix', 'frees', 'time per step', 'measure it'],
-    fixes.map(f => [
-      f.title,
-      gb(f.saves_bytes),
-      fixCost(f),
-      f.try_fix ? `--try ${f.try_fix}` : ''
-    ]),
+    fixes.map(f => [f.title, gb(f.saves_bytes), fixCost(f), f.try_fix ? `--try ${f.try_fix}` : '']),
     'gpuprof-w-memfixes'
   );
 }
