@@ -114,3 +114,27 @@ def test_a_wait_holds_the_next_launch_on_another_stream(short_run):
     """Without the record/wait, the 10 µs kernel on stream 1 would end at 118 µs."""
     g = graph([LAUNCH, RECORD, WAIT, LAUNCH], [500.0, 10.0], [0, 1], [1.0] * 4, [1.0] * 4)
     assert replay(g) * 2e3 == pytest.approx(516.0)  # kernel 106–606, then 606–616 µs
+
+
+def test_a_calibration_reads_the_graphs_frames_once_and_a_changed_copy_its_own(monkeypatch):
+    """The unscaled arrays are taken from the frames once per graph (a calibration replays the
+    same graph some 27 times), and a transformed copy (`with_`) replays its own frames."""
+    g = random_graph(np.random.default_rng(7), 400, 0.05, 2)
+    reads = []
+    frame_to_numpy = pd.Series.to_numpy
+
+    def counted(self, *args, **kwargs):
+        reads.append(self.name)
+        return frame_to_numpy(self, *args, **kwargs)
+
+    lo, hi = step_replay.SCALE_RANGE
+    real = (reference(g, lo) + reference(g, hi)) / 2  # reached by bisection
+    monkeypatch.setattr(pd.Series, "to_numpy", counted)
+    step_replay.calibrate(g, real)
+    first = len(reads)
+    assert first > 0
+    assert reads.count("dur_us") <= 4  # once per graph, not per replay (27 replays)
+    changed = g.with_(host=g.host.assign(dur_us=g.host["dur_us"] * 2.0))
+    for f in (0.5, 1.0, 2.0):
+        assert replay(changed, f) == pytest.approx(reference(changed, f), rel=1e-12)
+        assert replay(g, f) == pytest.approx(reference(g, f), rel=1e-12)
