@@ -1,6 +1,7 @@
-"""The observer check with both sides of a pair running at once, on two GPUs of one host.
+"""The observer check with both sides of a pair running at once, on two GPUs of one host (or one).
 
     python benchmarks/corpus/observer_concurrent.py CORPUS OUT [ID ...]     (a 2-GPU host)
+    OBSERVER_GPUS=0,0 python benchmarks/corpus/observer_concurrent.py ...  (a 1-GPU host)
 
 Interleaved pairs could not judge the 3 % bar on a host-bound script: the word LM's own step
 time moves 10 % between processes run one after the other (docs/benchmarks.md §21), with the
@@ -12,6 +13,11 @@ baseline window (observer.py). $OBSERVER_PAIRS pairs (default 12); $OBSERVER_AA=
 script alone on both GPUs instead (the A/A control: the pairs' spread with no tool at all).
 Prints each pair's ratio (tool / alone, ratio of medians), their geometric mean with a 95 % t
 interval, and whether the interval lies within the bar. Writes OUT/observer_concurrent.json.
+
+$OBSERVER_GPUS names the two GPUs the sides alternate on (default `0,1`). With `0,0` both sides
+share one GPU: each also meets the other's kernels there, which a host-bound script (the GPU
+idle most of its step) barely feels and which falls on both sides alike; the A/A run on the same
+placement measures what that sharing spreads, and it is the control the pairs are read against.
 """
 
 from __future__ import annotations
@@ -72,19 +78,31 @@ def _side(entry: dict[str, Any], cmd: list[str], folder: Path, env: dict[str, st
     return {"code": ran["code"], "gpu": gpu, "tool": tool, "own": run_gpu.own_times(entry, ran)}
 
 
+def placement(i: int, gpus: tuple[int, int] = (0, 1)) -> tuple[int, int]:
+    """The GPUs of pair `i`'s tool side and alone side: swapped every pair (over two pairs
+    each side has had each GPU); `gpus` from $OBSERVER_GPUS, `(0, 0)` on a one-GPU host."""
+    return (gpus[i % 2], gpus[1 - i % 2])
+
+
+def gpus_from_env() -> tuple[int, int]:
+    """$OBSERVER_GPUS as two GPU indices (`0,1` when unset)."""
+    first, second = (int(x) for x in os.environ.get("OBSERVER_GPUS", "0,1").split(","))
+    return first, second
+
+
 def pair(entry: dict[str, Any], folder: Path, env: dict[str, str], i: int, out: Path,
-         aa: bool) -> dict[str, Any]:
-    """Both sides at once; the tool (or, A/A, the second alone) on GPU i % 2."""
+         aa: bool, gpus: tuple[int, int] = (0, 1)) -> dict[str, Any]:
+    """Both sides at once; the tool (or, A/A, the second alone) on `placement(i, gpus)[0]`."""
     obs = entry.get("observer", {})
     cmd = [run_gpu.PY, *obs.get("command", entry["command"])]
-    tool_gpu = i % 2
+    tool_gpu, alone_gpu = placement(i, gpus)
     sides: dict[str, dict[str, Any]] = {}
 
     def go(name: str, gpu: int, tool: bool) -> None:
         sides[name] = _side(entry, cmd, folder, env, gpu, tool, out, f"{name}{i}")
 
     threads = [threading.Thread(target=go, args=("tool", tool_gpu, not aa)),
-               threading.Thread(target=go, args=("alone", 1 - tool_gpu, False))]
+               threading.Thread(target=go, args=("alone", alone_gpu, False))]
     for t in threads:
         t.start()
     for t in threads:
@@ -108,8 +126,9 @@ def main() -> int:
     wanted = set(sys.argv[3:]) or {"word-lm"}
     n = int(os.environ.get("OBSERVER_PAIRS", "12"))
     aa = os.environ.get("OBSERVER_AA") == "1"
+    gpus = gpus_from_env()
     out.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {"aa": aa}
+    results: dict[str, Any] = {"aa": aa, "gpus": list(gpus)}
     for entry in json.loads(run_gpu.MANIFEST.read_text())["scripts"]:
         if entry["id"] not in wanted:
             continue
@@ -118,7 +137,7 @@ def main() -> int:
         run_gpu.make_data(entry, folder)
         rows = []
         for i in range(n):
-            rows.append(pair(entry, folder, env, i, out, aa))
+            rows.append(pair(entry, folder, env, i, out, aa, gpus))
             r = rows[-1]
             print(f"{entry['id']} pair {i} (tool on GPU {r['tool_gpu']}): "
                   f"{r.get('tool_ms')} / {r.get('alone_ms')} ms = {r.get('ratio')}", flush=True)

@@ -107,3 +107,15 @@ def test_a_scripts_own_pythonpath_goes_before_ours_not_instead(monkeypatch):
     for name in ("observer_concurrent", "observer_causes"):
         source = (ROOT / "benchmarks" / "corpus" / f"{name}.py").read_text()
         assert "run_gpu.script_env(entry)" in source and "os.environ, **" not in source
+
+
+def test_concurrent_sides_swap_gpus_every_pair_and_can_share_one(concurrent, monkeypatch):
+    """Each side has each GPU over two pairs; `OBSERVER_GPUS=0,0` runs both on one GPU (the
+    only kind a one-GPU host lends), `2,3` on two others."""
+    assert [concurrent.placement(i) for i in range(4)] == [(0, 1), (1, 0), (0, 1), (1, 0)]
+    assert {concurrent.placement(i, (0, 0)) for i in range(3)} == {(0, 0)}
+    monkeypatch.setenv("OBSERVER_GPUS", "2,3")
+    assert [concurrent.placement(i, concurrent.gpus_from_env()) for i in range(2)] == [
+        (2, 3), (3, 2)]
+    monkeypatch.delenv("OBSERVER_GPUS")
+    assert concurrent.gpus_from_env() == (0, 1)
