@@ -16,12 +16,14 @@ child's peak RSS), `--repeat` times, medians:
    a real straggler injected: wall, the parent's and the largest worker's peak, the verdict.
 
 It prints one table and writes every figure to `--json-out`. The big traces are the reference
-repeated (times and ids shifted): `--scale 4,14` makes them with `make_scaled_trace.py` (once,
-into `--work`); or pass any with `--big` (the cap on a trace's decompressed size is lifted for the
-measured runs: `JUPYTER_GPUPROF_MAX_TRACE_MB`).
+repeated (times and ids shifted): `--sizes 1.2,4` makes the smallest such traces of at least those
+many GB of JSON with `make_scaled_trace.py` (once, into `--work`; a repeat is not the reference's
+size: the copies are written compactly), `--scale 5,16` by repeat count; or pass any with
+`--big` (the cap on a trace's decompressed size is lifted for the measured runs:
+`JUPYTER_GPUPROF_MAX_TRACE_MB`).
 
-    python benchmarks/bench_scale.py --trace .bigtrace/gpt2_52steps.pt.trace.json.gz \\
-        --scale 4,14 --ranks 8,32,128,256 --work .bench --json-out scale.json
+    python benchmarks/bench_scale.py --trace .bigtrace/gpt2n_40steps.pt.trace.json.gz \\
+        --sizes 1.2,4 --ranks 8,32,128,256 --work .bench --json-out scale.json
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -148,6 +152,27 @@ def scaled(trace: str, n: int, work: str) -> str:
     return out
 
 
+def repeats_for(sizes_gb: list[float], ref_bytes: int, made_bytes: Callable[[int], int]
+                ) -> list[int]:
+    """The fewest repeats of the reference whose scaled trace holds at least each size (GB of
+    JSON): the first guess from the reference's size, then from the bytes a repeat measured to
+    take (`made_bytes(n)`: make the trace of n repeats once, return its JSON bytes)."""
+    out: list[int] = []
+    per: float | None = None
+    for size in sorted(sizes_gb):
+        want = size * 1e9
+        n = max(1, math.ceil(want / (per or ref_bytes)))
+        while True:
+            got = made_bytes(n)
+            per = got / n
+            fewest = max(1, math.ceil(want / per))
+            if got >= want and fewest >= n:
+                break
+            n = fewest if fewest != n else n + 1
+        out.append(n)
+    return out
+
+
 def many_names(a: argparse.Namespace) -> dict:
     """The 666 k-distinct-names trace against its 16-name twin (made once into --work)."""
     found = {}
@@ -253,8 +278,10 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trace", required=True, help="the reference trace (300 MB of JSON)")
     ap.add_argument("--big", action="append", default=[], help="a big trace (repeatable)")
-    ap.add_argument("--scale", default="", help="repeat counts, e.g. 4,14 (1.2 and 4 GB from a "
-                    "300 MB trace): big traces made from --trace by make_scaled_trace.py, once")
+    ap.add_argument("--sizes", default="", help="GB of JSON, e.g. 1.2,4: the smallest scaled "
+                    "traces of --trace at least that big (make_scaled_trace.py, once)")
+    ap.add_argument("--scale", default="", help="repeat counts, e.g. 5,16 (1.3 and 4.2 GB from "
+                    "the 305 MB GPT-2 trace): big traces made from --trace, once")
     ap.add_argument("--ranks", default="8,32,128,256", help="rank counts ('' for none)")
     ap.add_argument("--rank-modes", default="pool,pool-summaries,files",
                     help=f"bench_multirank modes, of {','.join(RANK_MODES)}")
@@ -272,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("JUPYTER_GPUPROF_MAX_TRACE_MB", str(64 * 1024))
     os.makedirs(a.work, exist_ok=True)
     a.big += [scaled(a.trace, int(n), a.work) for n in a.scale.split(",") if n]
+    if a.sizes:
+        made = repeats_for([float(x) for x in a.sizes.split(",") if x], json_bytes(a.trace),
+                           lambda n: json_bytes(scaled(a.trace, n, a.work)))
+        a.big += [scaled(a.trace, n, a.work) for n in made]
     compiled_once(a)
     use_hta = not a.skip_hta and os.path.exists(a.hta_python)
     res: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "

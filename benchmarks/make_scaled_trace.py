@@ -7,7 +7,8 @@ flow ids and ProfilerStep numbers past the source's, so kernels still link to th
 and steps stay in order; thread names and other metadata are written once. Streamed: the source
 is read piece by piece (twice: once to measure its span and ids, then once per repetition) and
 the output written as it goes, in the profiler's layout; `OUT` ending in `.gz` is gzipped. A
-300 MB trace repeated 4 times makes the 1.2 GB benchmark trace, 14 times the 4 GB one.
+305 MB trace repeated 5 times makes the 1.31 GB benchmark trace, 16 times the 4.2 GB one
+(the copies are compact: `bench_scale.py --sizes` picks the count).
 """
 
 from __future__ import annotations

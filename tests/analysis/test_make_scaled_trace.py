@@ -41,3 +41,23 @@ def test_repeated_steps_read_as_one_longer_run(tmp_path):
 
     assert linked(three) == 3 * linked(one) > 0
     assert three.of("kernel")["dur_us"].sum() == 3 * one.of("kernel")["dur_us"].sum()
+
+
+def test_the_benchmark_makes_the_sizes_the_issue_names_not_a_repeat_count():
+    """A repeat is written compactly (the 305 MB GPT-2 trace repeats at 262 MB): 4 and 14
+    repeats made 1.05 and 3.67 GB, short of the 1.2 and 4 GB asked. `--sizes` learns a repeat's
+    bytes from the first trace it makes and takes the fewest repeats at or past each size."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_scale", ROOT / "benchmarks" / "bench_scale.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    made: list[int] = []
+
+    def make(n: int) -> int:
+        made.append(n)
+        return n * 262_000_000
+
+    assert mod.repeats_for([4, 1.2], 305_000_000, make) == [5, 16]
+    assert made == [4, 5, 16]  # the first guess from the reference's size, then measured
+    made.clear()  # a reference smaller than a repeat: the first guess overshoots, then fewer
+    assert mod.repeats_for([1.2], 200_000_000, make) == [5] and made == [6, 5]
