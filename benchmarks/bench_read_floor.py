@@ -5,9 +5,9 @@ own in one process: inflating the file (`tracefile.trace_chunks`), cutting it in
 whole events (`trace_stream.split_events`), scanning the JSON (msgspec, each event kept as its
 raw bytes: parsing with no Python object made), and decoding the events into the typed structs
 the tables are built from (`KinetoEvent`, freed as they come; a piece the reader only counts,
-`piece_skip`, is timed as its light decode, as the reader does it). Then the reader itself
-(`build.load_trace`: the structs turned into columns and the table), and the phases after it as
-`bench_phases.py` times them.
+`piece_skip`, is timed as its light decode, as the reader does it). Then `bench_phases.py`'s
+phases in the same process: the reader itself (`build.load_trace`: the structs turned into
+columns and the table), the analysis, the advice and the report.
 
 `floor_s` adds what must be paid even if the structs became the table for free: the imports,
 inflating, cutting, decoding, the analysis, the advice and the report. With `--hta-s` (the
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_phases import timed
+from bench_phases import phases, timed
 
 
 def _drain(parts: Any) -> int:
@@ -41,14 +41,13 @@ def floor_parts(path: str) -> dict[str, Any]:
     def imports() -> tuple[Any, ...]:
         import msgspec
 
-        from jupyter_gpuprof.advice import whatif  # noqa: F401
+        from jupyter_gpuprof.advice import whatif  # noqa: F401 (what `analyze` imports)
         from jupyter_gpuprof.analysis import piece_skip, trace_stream, tracefile
         from jupyter_gpuprof.analysis.kineto_json import KinetoEvent
-        from jupyter_gpuprof.report import build
-        return build, msgspec, piece_skip, trace_stream, tracefile, KinetoEvent
+        from jupyter_gpuprof.report import build  # noqa: F401
+        return msgspec, piece_skip, trace_stream, tracefile, KinetoEvent
 
-    build, msgspec, piece_skip, trace_stream, tracefile, KinetoEvent = timed(out, "imports",
-                                                                            imports)
+    msgspec, piece_skip, trace_stream, tracefile, KinetoEvent = timed(out, "imports", imports)
     src = Path(path)
     out["json_bytes"] = timed(out, "inflate", lambda: _drain(tracefile.trace_chunks(src)))
     timed(out, "inflate_split", lambda: _drain(trace_stream.split_events(
@@ -77,11 +76,7 @@ def floor_parts(path: str) -> dict[str, Any]:
     out["events"] = timed(out, "scan", decoding(msgspec.Raw, pieces))
     timed(out, "decode", decoding(KinetoEvent, pieces))
     pieces.clear()
-    trace = timed(out, "read", lambda: build.load_trace(path))
-    a = timed(out, "analysis", lambda: build.analyze(trace))
-    advice = timed(out, "advice", lambda: build.finish(build._context(a, None)))
-    timed(out, "report", lambda: build.Report(a, advice, None, path,
-                                              timeline=build._timeline(trace, a)).to_text())
+    out.update({k: v for k, v in phases(path).items() if not k.startswith("imports")})
     for kind in ("", "_cpu"):
         def s(part: str, k: str = kind) -> float:
             return float(out[f"{part}{k}_s"])

@@ -69,8 +69,8 @@ class _Clock:
     free: dict[int, float]
 
 
-#: memo keys of a graph's unscaled replay arrays (`_items`)
-_ARRAYS, _REAL = "replay_arrays", "replay_real_us"
+#: memo key of a graph's unscaled replay arrays and its unprofiled costs (`_items`)
+_ARRAYS = "replay_arrays"
 
 
 @dataclass
@@ -91,25 +91,21 @@ class _Items:
 def _items(g: StepGraph, f: float) -> _Items:
     """The arrays one replay reads, host times multiplied by `f` (the unscaled arrays taken
     from the graph's frames once: a calibration replays the same graph some 27 times)."""
-    base = g.memo.get(_ARRAYS)
-    if base is None:
+    if _ARRAYS not in g.memo:
         t = g.host
-        base = g.memo[_ARRAYS] = _Items(
-            pre=(t["pre_input_us"] + t["pre_dispatch_us"] + t["pre_host_us"]).to_numpy(
+        g.memo[_ARRAYS] = (
+            (t["pre_input_us"] + t["pre_dispatch_us"] + t["pre_host_us"]).to_numpy(
                 dtype=np.float64),
-            dur=t["dur_us"].to_numpy(dtype=np.float64),
-            kind=t["kind"].to_numpy(dtype=np.int64), gpu=t["gpu"].to_numpy(dtype=np.int64),
-            gdur=g.gpu["dur_us"].to_numpy(dtype=np.float64),
-            gstream=g.gpu["stream"].to_numpy(dtype=np.int64), lat=g.launch_latency_us,
-            h0=g.start_us, sync_call=0.0)
-        real = g.host[REAL_COLUMN].to_numpy() if REAL_COLUMN in t.columns else None
-        g.memo[_REAL] = real
-    pre = base.pre * f
-    real = g.memo[_REAL]
+            t["dur_us"].to_numpy(dtype=np.float64),
+            t[REAL_COLUMN].to_numpy(dtype=np.float64) if REAL_COLUMN in t.columns else None,
+            t["kind"].to_numpy(dtype=np.int64), t["gpu"].to_numpy(dtype=np.int64),
+            g.gpu["dur_us"].to_numpy(dtype=np.float64),
+            g.gpu["stream"].to_numpy(dtype=np.int64))
+    pre, dur, real, kind, gpu, gdur, gstream = g.memo[_ARRAYS]
+    pre = pre * f
     if real is not None:  # a fix's costs measured unprofiled are not rescaled
         pre = pre + real
-    return _Items(pre=np.asarray(pre, dtype=np.float64), dur=base.dur * f, kind=base.kind,
-                  gpu=base.gpu, gdur=base.gdur, gstream=base.gstream,
+    return _Items(pre=pre, dur=dur * f, kind=kind, gpu=gpu, gdur=gdur, gstream=gstream,
                   lat=g.launch_latency_us, h0=g.start_us, sync_call=SYNC_CALL_US * f)
 
 
