@@ -12,12 +12,26 @@ moments. Each side is timed by the script's own log at the same positions inside
 baseline window (observer.py). $OBSERVER_PAIRS pairs (default 12); $OBSERVER_AA=1 runs the
 script alone on both GPUs instead (the A/A control: the pairs' spread with no tool at all).
 Prints each pair's ratio (tool / alone, ratio of medians), their geometric mean with a 95 % t
-interval, and whether the interval lies within the bar. Writes OUT/observer_concurrent.json.
+interval, and whether the interval lies within the bar. Writes OUT/observer_concurrent.json
+(OUT/observer_concurrent_aa.json for the A/A control) after every pair, so a run cut short by
+a time limit keeps the pairs it finished.
 
 $OBSERVER_GPUS names the two GPUs the sides alternate on (default `0,1`). With `0,0` both sides
 share one GPU: each also meets the other's kernels there, which a host-bound script (the GPU
 idle most of its step) barely feels and which falls on both sides alike; the A/A run on the same
 placement measures what that sharing spreads, and it is the control the pairs are read against.
+
+$OBSERVER_CORES=1 pins each side to a physical core of its own (the core's hyperthreads, from
+the host's CPU topology; the same two cores every pair, swapped with the GPUs): a host-bound
+step's speed depends on the core it lands on and on what runs on that core's other hyperthread,
+which the scheduler decides per process.
+
+$OBSERVER_WHOLE=1 lets the tool side's script run to its end (no `--stop-after-capture`) and
+also scores each pair within its processes: each side's baseline window over its own later
+iterations (from $OBSERVER_LATE iterations after the capture, default 100, once the trace is
+written and analysed), tool over alone. A process's own speed divides out of that ratio: the
+word LM's processes each run in one of two speeds (about 4.1 and 6.1 ms a batch, whichever GPU
+or core they are on), which no pairing across processes cancels.
 """
 
 from __future__ import annotations
@@ -64,18 +78,62 @@ def pooled(ratios: list[float], bar: float = observer.BAR) -> dict[str, Any]:
             "verdict": verdict, "pairs_for_bar": need}
 
 
+def physical_cores(root: Path = Path("/sys/devices/system/cpu")) -> list[list[int]]:
+    """The host's physical cores, each as the sorted CPUs (hyperthreads) it holds, in order."""
+    cores: set[tuple[int, ...]] = set()
+    for top in root.glob("cpu[0-9]*/topology/thread_siblings_list"):
+        cpus: set[int] = set()
+        for part in top.read_text().strip().split(","):
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+        cores.add(tuple(sorted(cpus)))
+    return [list(c) for c in sorted(cores)]
+
+
+def side_cores(cores: list[list[int]]) -> tuple[list[int], list[int]] | None:
+    """Two physical cores for the two sides, away from core 0 (the host's interrupts and
+    daemons land there most): the last two. None with fewer than three cores."""
+    return (cores[-2], cores[-1]) if len(cores) >= 3 else None
+
+
+def pinned(cmd: list[str], cpus: list[int] | None) -> list[str]:
+    """`cmd` started on `cpus` only (inherited by everything it starts), else unchanged."""
+    if not cpus:
+        return cmd
+    cpu_set = ", ".join(map(str, cpus))
+    pin = (f"import os, sys; os.sched_setaffinity(0, {{{cpu_set}}}); "
+           "os.execvp(sys.argv[1], sys.argv[1:])")
+    return [run_gpu.PY, "-c", pin, *cmd]
+
+
+def capture_flags(entry: dict[str, Any]) -> list[str]:
+    """The tool side's capture flags: the manifest's observer flags, with $OBSERVER_STEPS (when
+    set) as the baseline's length; a longer window averages over the slow wander of a
+    host-bound step inside one process (the word LM's 10-value windows move ±20 %)."""
+    flags = list(entry.get("observer", {}).get("capture", entry.get("capture", run_gpu.CAPTURE)))
+    if steps := os.environ.get("OBSERVER_STEPS"):
+        if "--steps" in flags:
+            flags[flags.index("--steps") + 1] = steps
+        else:
+            flags += ["--steps", steps]
+    return flags
+
+
 def _side(entry: dict[str, Any], cmd: list[str], folder: Path, env: dict[str, str],
-          gpu: int, tool: bool, out: Path, tag: str) -> dict[str, Any]:
-    """One side of a pair on one GPU: the script's own log, alone or under the tool."""
+          gpu: int, tool: bool, out: Path, tag: str, cpus: list[int] | None = None
+          ) -> dict[str, Any]:
+    """One side of a pair on one GPU (and `cpus`): the script's own log, alone or under the
+    tool."""
     env = dict(env, CUDA_VISIBLE_DEVICES=str(gpu))
     if tool:
         runs = out / "runs" / entry["id"] / tag
-        capture = entry.get("observer", {}).get("capture", entry.get("capture", run_gpu.CAPTURE))
+        stop = [] if os.environ.get("OBSERVER_WHOLE") == "1" else ["--stop-after-capture"]
         cmd = [run_gpu.PY, "-m", "jupyter_gpuprof", "run", "--runs-root", str(runs),
-               "--stop-after-capture", *capture, "--", *cmd]
-    ran = run_gpu._run(cmd, folder, env, run_gpu.TOOL_TIMEOUT_S if tool
+               *stop, *capture_flags(entry), "--", *cmd]
+    ran = run_gpu._run(pinned(cmd, cpus), folder, env, run_gpu.TOOL_TIMEOUT_S if tool
                        else entry.get("stop_after_s", run_gpu.PLAIN_TIMEOUT_S))
-    return {"code": ran["code"], "gpu": gpu, "tool": tool, "own": run_gpu.own_times(entry, ran)}
+    return {"code": ran["code"], "gpu": gpu, "cpus": cpus, "tool": tool,
+            "own": run_gpu.own_times(entry, ran)}
 
 
 def placement(i: int, gpus: tuple[int, int] = (0, 1)) -> tuple[int, int]:
@@ -90,34 +148,62 @@ def gpus_from_env() -> tuple[int, int]:
     return first, second
 
 
+def late_start(capture: list[str]) -> int:
+    """First iteration of a process's own control: $OBSERVER_LATE iterations after the capture
+    and its trace write, when the tool no longer observes and its analysis is done."""
+    return observer.after_capture(capture) + int(os.environ.get("OBSERVER_LATE", "100"))
+
+
+def within_ratio(own: dict[str, Any], capture: list[str], per: int, first: int
+                 ) -> float | None:
+    """One process's baseline window over its own later iterations (None without both)."""
+    lo, hi = observer.window(capture)
+    inside = [ms for _, ms in observer.in_window(own, lo, hi, per, first)]
+    later = observer.after(own, late_start(capture), per, first)
+    if not inside or len(later) < 3:
+        return None
+    return statistics.median(inside) / statistics.median(later)
+
+
 def pair(entry: dict[str, Any], folder: Path, env: dict[str, str], i: int, out: Path,
-         aa: bool, gpus: tuple[int, int] = (0, 1)) -> dict[str, Any]:
-    """Both sides at once; the tool (or, A/A, the second alone) on `placement(i, gpus)[0]`."""
+         aa: bool, gpus: tuple[int, int] = (0, 1),
+         cores: tuple[list[int], list[int]] | None = None) -> dict[str, Any]:
+    """Both sides at once; the tool (or, A/A, the second alone) on `placement(i, gpus)[0]`
+    and, with `cores`, on the core `placement` gives it the same way."""
     obs = entry.get("observer", {})
     cmd = [run_gpu.PY, *obs.get("command", entry["command"])]
     tool_gpu, alone_gpu = placement(i, gpus)
     sides: dict[str, dict[str, Any]] = {}
 
-    def go(name: str, gpu: int, tool: bool) -> None:
-        sides[name] = _side(entry, cmd, folder, env, gpu, tool, out, f"{name}{i}")
+    tool_cpus, alone_cpus = ((cores[i % 2], cores[1 - i % 2]) if cores else (None, None))
 
-    threads = [threading.Thread(target=go, args=("tool", tool_gpu, not aa)),
-               threading.Thread(target=go, args=("alone", alone_gpu, False))]
+    def go(name: str, gpu: int, tool: bool, cpus: list[int] | None) -> None:
+        sides[name] = _side(entry, cmd, folder, env, gpu, tool, out, f"{name}{i}", cpus)
+
+    threads = [threading.Thread(target=go, args=("tool", tool_gpu, not aa, tool_cpus)),
+               threading.Thread(target=go, args=("alone", alone_gpu, False, alone_cpus))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    capture = obs.get("capture", entry.get("capture", run_gpu.CAPTURE))
+    capture = capture_flags(entry)
     lo, hi = observer.window(capture)
     per, first = obs.get("iters_per_value", 1), obs.get("first_iter", 0)
     got = {k: dict(observer.in_window(s["own"], lo, hi, per, first)) for k, s in sides.items()}
     both = sorted(set(got["tool"]) & set(got["alone"]))
-    row: dict[str, Any] = {"pair": i, "tool_gpu": tool_gpu, "values": len(both),
+    row: dict[str, Any] = {"pair": i, "tool_gpu": tool_gpu, "tool_cpus": tool_cpus,
+                           "values": len(both),
                            "codes": {k: s["code"] for k, s in sides.items()}}
     if both:
         t = statistics.median(got["tool"][j] for j in both)
         a = statistics.median(got["alone"][j] for j in both)
-        row.update(tool_ms=t, alone_ms=a, ratio=t / a)
+        row.update(tool_ms=t, alone_ms=a, ratio=t / a,
+                   series={k: [got[k][j] for j in both] for k in got})
+    if os.environ.get("OBSERVER_WHOLE") == "1":
+        own = {k: within_ratio(s["own"], capture, per, first) for k, s in sides.items()}
+        row.update(within=own, whole={k: s["own"]["series_ms"] for k, s in sides.items()})
+        if own["tool"] and own["alone"]:
+            row["within_ratio"] = own["tool"] / own["alone"]
     return row
 
 
@@ -127,26 +213,37 @@ def main() -> int:
     n = int(os.environ.get("OBSERVER_PAIRS", "12"))
     aa = os.environ.get("OBSERVER_AA") == "1"
     gpus = gpus_from_env()
+    cores = side_cores(physical_cores()) if os.environ.get("OBSERVER_CORES") == "1" else None
     out.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {"aa": aa, "gpus": list(gpus)}
+    results: dict[str, Any] = {"aa": aa, "gpus": list(gpus), "cores": cores,
+                               "steps": os.environ.get("OBSERVER_STEPS")}
+    name = "observer_concurrent_aa.json" if aa else "observer_concurrent.json"
     for entry in json.loads(run_gpu.MANIFEST.read_text())["scripts"]:
         if entry["id"] not in wanted:
             continue
         folder = corpus / entry["id"]
         env = run_gpu.script_env(entry)
         run_gpu.make_data(entry, folder)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for i in range(n):
-            rows.append(pair(entry, folder, env, i, out, aa, gpus))
+            rows.append(pair(entry, folder, env, i, out, aa, gpus, cores))
             r = rows[-1]
             print(f"{entry['id']} pair {i} (tool on GPU {r['tool_gpu']}): "
-                  f"{r.get('tool_ms')} / {r.get('alone_ms')} ms = {r.get('ratio')}", flush=True)
-        summary = pooled([r["ratio"] for r in rows if r.get("ratio")])
-        results[entry["id"]] = {"pairs": rows, "pooled": summary}
+                  f"{r.get('tool_ms')} / {r.get('alone_ms')} ms = {r.get('ratio')}"
+                  f"; within its processes {r.get('within_ratio')}", flush=True)
+            summary = pooled([r["ratio"] for r in rows if r.get("ratio")])
+            results[entry["id"]] = {"pairs": rows, "pooled": summary}
+            if any("within_ratio" in r for r in rows):
+                results[entry["id"]]["pooled_within"] = pooled(
+                    [r["within_ratio"] for r in rows if r.get("within_ratio")])
+            (out / name).write_text(json.dumps(results, indent=1))
         print(f"{entry['id']}: {'alone/alone' if aa else 'tool/alone'} "
               f"×{summary.get('ratio', float('nan')):.3f} (95 % CI {summary.get('ci95')}), "
               f"{summary['pairs']} pairs: {summary['verdict']}", flush=True)
-        (out / "observer_concurrent.json").write_text(json.dumps(results, indent=1))
+        if within := results[entry["id"]].get("pooled_within"):
+            print(f"{entry['id']}: within its processes ×{within.get('ratio', float('nan')):.3f}"
+                  f" (95 % CI {within.get('ci95')}), {within['pairs']} pairs: "
+                  f"{within['verdict']}", flush=True)
     return 0
 
 

@@ -119,3 +119,68 @@ def test_concurrent_sides_swap_gpus_every_pair_and_can_share_one(concurrent, mon
         (2, 3), (3, 2)]
     monkeypatch.delenv("OBSERVER_GPUS")
     assert concurrent.gpus_from_env() == (0, 1)
+
+
+def test_a_longer_baseline_moves_the_command_and_the_window_together(concurrent, monkeypatch):
+    """$OBSERVER_STEPS lengthens the tool's baseline: the flags the tool runs with and the window
+    of log values it is scored on must both move, or the pairs compare the wrong iterations."""
+    entry = {"observer": {"capture": ["--steps", "60", "--warmup", "3"]}}
+    monkeypatch.delenv("OBSERVER_STEPS", raising=False)
+    assert concurrent.capture_flags(entry) == ["--steps", "60", "--warmup", "3"]
+    monkeypatch.setenv("OBSERVER_STEPS", "400")
+    flags = concurrent.capture_flags(entry)
+    assert flags == ["--steps", "400", "--warmup", "3"]
+    assert entry["observer"]["capture"][1] == "60"  # the manifest entry is not changed
+    assert concurrent.observer.window(flags) == (5, 403)
+    assert concurrent.capture_flags({"capture": ["--warmup", "2"]})[-2:] == ["--steps", "400"]
+
+
+def test_each_side_gets_a_physical_core_of_its_own_away_from_core_0(concurrent, tmp_path):
+    """Cores are read from the CPU topology (hyperthreads of one core together); the sides take
+    the last two, never core 0; the pin is inherited by what the pinned command starts."""
+    for cpu, siblings in {0: "0,4", 1: "1,5", 2: "2-3", 3: "2-3", 4: "0,4", 5: "1,5",
+                          6: "6"}.items():
+        top = tmp_path / f"cpu{cpu}" / "topology"
+        top.mkdir(parents=True)
+        (top / "thread_siblings_list").write_text(siblings + "\n")
+    cores = concurrent.physical_cores(tmp_path)
+    assert cores == [[0, 4], [1, 5], [2, 3], [6]]
+    assert concurrent.side_cores(cores) == ([2, 3], [6])
+    assert concurrent.side_cores(cores[:2]) is None
+    assert concurrent.pinned(["python", "x.py"], None) == ["python", "x.py"]
+    got = concurrent.pinned(["/usr/bin/python3", "x.py"], [2, 3])
+    assert got[-2:] == ["/usr/bin/python3", "x.py"] and "sched_setaffinity(0, {2, 3})" in got[2]
+
+
+def test_a_pinned_command_runs_on_its_cores_only(concurrent):
+    """The pin really holds in the started process (Linux: sched_getaffinity)."""
+    import os
+    import subprocess
+    import sys
+
+    mine = sorted(os.sched_getaffinity(0))
+    show = "import os; print(sorted(os.sched_getaffinity(0)))"
+    cmd = concurrent.pinned([sys.executable, "-c", show], mine[:1])
+    assert subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip() == str(
+        mine[:1])
+
+
+def test_within_its_process_a_slow_process_reads_like_a_fast_one(concurrent, monkeypatch):
+    """A process that runs every iteration 1.5x slower (the word LM's slow mode) reads the same
+    baseline-over-later ratio as a fast one; the later iterations start $OBSERVER_LATE after
+    the capture, so iterations just after it (the trace being written) are not the control."""
+    monkeypatch.setenv("OBSERVER_LATE", "20")
+    capture = ["--steps", "20", "--warmup", "3", "--wait", "1", "--prof-warmup", "1",
+               "--active", "3"]
+    start = concurrent.late_start(capture)
+    assert start == concurrent.observer.after_capture(capture) + 20
+    # one value per iteration, skip 2: value i is iteration i + 2; the tool's window 1.03x
+    fast = [1.0] * 3 + [1.03] * 21 + [9.0] * (start - 26) + [1.0] * 10
+    own = {"skip": 2, "series_ms": fast}
+    slow = {"skip": 2, "series_ms": [1.5 * v for v in fast]}
+    got_fast = concurrent.within_ratio(own, capture, 1, 0)
+    assert got_fast == pytest.approx(1.03)
+    assert concurrent.within_ratio(slow, capture, 1, 0) == pytest.approx(got_fast)
+    assert concurrent.within_ratio({"skip": 2, "series_ms": fast[:40]}, capture, 1, 0) is None
+    monkeypatch.setenv("OBSERVER_LATE", "0")  # the slow iterations after the capture count
+    assert concurrent.within_ratio(own, capture, 1, 0) < 1.0
