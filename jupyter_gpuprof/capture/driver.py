@@ -60,8 +60,11 @@ class CudaEventClock:
 
         self._new: Callable[[], Any] = lambda: torch.cuda.Event(enable_timing=True)
         self._sync = torch.cuda.synchronize
-        # Created up front so a boundary only pops and records (creation allocates a CUDA event).
+        # Created up front so a boundary only pops and records: torch creates an event's CUDA
+        # event at its first record, so each is recorded once here, off the timed steps.
         self._pool = [self._new() for _ in range(expected_marks)]
+        for ev in self._pool:
+            ev.record()
         self._used: list[Any] = []
 
     def mark(self) -> None:
@@ -260,10 +263,12 @@ class StepDriver:
         while plan and plan[0][0] == self.n:
             _, event = plan.pop(0)
             if event == BASELINE_START:
-                # the listener's own work (the warm-up probes ending) before the baseline's
-                # clock starts: it is not part of the user's first timed step
+                # the clock's events made first, then the listener's own work (the warm-up
+                # probes ending, the capture's cost account started), then the baseline's
+                # clock starts: neither is part of the user's first timed step
+                clock = self._clock_factory(self.schedule.steps + 1)
                 self._listener(event)
-                self._on_baseline()
+                self._on_baseline(clock)
                 continue
             getattr(self, "_on_" + event)()
             self._listener(event)
@@ -272,9 +277,9 @@ class StepDriver:
     def _on_last_warmup(self) -> None:
         pass
 
-    def _on_baseline(self) -> None:
+    def _on_baseline(self, clock: StepClock) -> None:
         self.phase = Phase.BASELINE
-        self._clock = self._clock_factory(self.schedule.steps + 1)
+        self._clock = clock
         self.timing = self._clock.timing
         self._clock.mark()
 

@@ -185,14 +185,15 @@ def test_cuda_event_clock_synchronizes_once(monkeypatch):
     syncs = []
 
     class FakeEvent:
-        created = 0
+        created = 0  # CUDA events made: as in torch, at an event's first record, not __init__
 
         def __init__(self, enable_timing: bool = False) -> None:
             assert enable_timing
-            FakeEvent.created += 1
             self.t = None
 
         def record(self, stream=None) -> None:
+            if self.t is None:
+                FakeEvent.created += 1
             gpu_time[0] += 1.5
             self.t = gpu_time[0]
 
@@ -206,6 +207,7 @@ def test_cuda_event_clock_synchronizes_once(monkeypatch):
     assert FakeEvent.created == 4  # created before the first boundary, not on the hot path
     for _ in range(4):
         c.mark()
+    assert FakeEvent.created == 4  # a mark only records: no CUDA event made in a timed step
     assert syncs == []  # no synchronize per step
     assert c.durations_ms() == [1.5, 1.5, 1.5]
     assert syncs == [1] and c.timing == "cuda_event"
@@ -232,3 +234,24 @@ def test_no_host_probe_with_fewer_than_two_warmup_steps(monkeypatch):
     d.start()
     run_steps(d, now, [1.0, 1.0, 1.0])
     assert d.host_probe_ms is None
+
+
+def test_the_baseline_clock_is_made_before_the_baseline_event_and_marked_after_it():
+    """Making the clock (a CUDA event per step) is set-up: it comes before the listener starts
+    the capture's cost account on the 'baseline' event, and the first mark comes after the
+    listener's own work, so neither is charged to the hooks nor timed in a step."""
+    d, log, now, clocks = make(Schedule(warmup=1, steps=2, wait=0, prof_warmup=0, active=1))
+    made: list[int] = []
+    original = d._clock_factory
+
+    def clock(expected: int):
+        made.append(len(log))
+        return original(expected)
+
+    d._clock_factory = clock
+    d.start()
+    run_steps(d, now, [1.0])
+    at_event = log.index("event:baseline")
+    assert made and made[0] <= at_event
+    first_mark = next(i for i, line in enumerate(log) if "mark" in line)
+    assert first_mark > at_event
