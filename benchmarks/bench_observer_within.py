@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import subprocess
 import sys
@@ -26,7 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
+sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
+from observer_concurrent import pooled  # noqa: E402 - the pairs' geometric mean and interval
 
 
 def _loop(device: str) -> Any:
@@ -87,17 +87,6 @@ def child(tool: bool, steps: int, runs_root: str) -> dict[str, float]:
     return {"before_ms": a, "inside_ms": b, "ratio": b / a, "n": len(inside)}
 
 
-def geo(ratios: list[float]) -> dict[str, Any]:
-    """Geometric mean of `ratios` with its 95 % t interval."""
-    logs = [math.log(r) for r in ratios]
-    mean = statistics.fmean(logs)
-    if len(logs) < 2:
-        return {"ratio": math.exp(mean), "n": len(logs)}
-    half = T95.get(len(logs) - 1, 2.2) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return {"ratio": math.exp(mean), "ci95": [math.exp(mean - half), math.exp(mean + half)],
-            "n": len(logs)}
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--processes", type=int, default=4, help="processes of each kind")
@@ -109,6 +98,8 @@ def main() -> int:
     if args.child:
         print(json.dumps(child(args.child == "tool", args.steps, args.runs_root)))
         return 0
+    if args.processes < 2:
+        ap.error("--processes: at least 2 of each kind (an interval needs two)")
     rows: dict[str, list[dict[str, float]]] = {"tool": [], "plain": []}
     with tempfile.TemporaryDirectory() as runs:
         for i in range(args.processes):
@@ -120,7 +111,8 @@ def main() -> int:
                 rows[kind].append(row)
                 print(f"{kind:5} process {i}: before {row['before_ms']:.4f} ms, inside "
                       f"{row['inside_ms']:.4f} ms, inside/before {row['ratio']:.4f}", flush=True)
-    tool, plain = geo([r["ratio"] for r in rows["tool"]]), geo([r["ratio"] for r in rows["plain"]])
+    tool = pooled([r["ratio"] for r in rows["tool"]])
+    plain = pooled([r["ratio"] for r in rows["plain"]])
     cost = tool["ratio"] / plain["ratio"]
     print(f"inside/before: under the capture x{tool['ratio']:.4f} {tool.get('ci95')}, "
           f"controls x{plain['ratio']:.4f} {plain.get('ci95')}; the capture's cost "
