@@ -9,6 +9,7 @@ time, so the observer effect is a measurement, not a claim.
 from __future__ import annotations
 
 import functools
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -16,6 +17,8 @@ from typing import Any, TypeVar
 from ..store.meta_blocks import CaptureCostMeta
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: calls whose single times are kept (a long baseline of a many-hook loop stays bounded)
+MAX_CALLS = 200_000
 
 
 class HookCost:
@@ -24,6 +27,7 @@ class HookCost:
     def __init__(self) -> None:
         self.ns = 0
         self.calls = 0
+        self._each: list[int] = []  # each call's ns, the first MAX_CALLS (their spread)
         self._at_baseline: tuple[int, int] | None = None
         self.baseline: tuple[int, int] | None = None
         self._event_ns = 0  # when the last phase began: a call spanning it is charged after it
@@ -36,6 +40,8 @@ class HookCost:
         """Charge `ns` nanoseconds of one hook call."""
         self.ns += ns
         self.calls += 1
+        if self.calls <= MAX_CALLS:
+            self._each.append(ns)
 
     def timed(self, fn: F) -> F:
         """`fn` (a hook wholly ours) charging its own time on every call."""
@@ -67,8 +73,15 @@ class HookCost:
             done = (self.ns - self._at_baseline[0], self.calls - self._at_baseline[1])
         if done is None:
             return None
-        return {"hooks_ms": round(done[0] / 1e6, 4), "hook_calls": done[1],
-                "sampler_cpu_ms": round(sampler_cpu_ms or 0.0, 4)}
+        out: CaptureCostMeta = {"hooks_ms": round(done[0] / 1e6, 4), "hook_calls": done[1],
+                                "sampler_cpu_ms": round(sampler_cpu_ms or 0.0, 4)}
+        first = self._at_baseline[1] if self._at_baseline is not None else 0
+        if each := self._each[first:first + done[1]]:
+            # a total made of one long call (a collector pass that our allocation started)
+            # reads differently from a cost every step pays: the median call tells them apart
+            out["median_call_us"] = round(statistics.median(each) / 1e3, 2)
+            out["max_call_us"] = round(max(each) / 1e3, 1)
+        return out
 
 
 #: the process's one account (one capture runs per process: capture/session.py)

@@ -123,9 +123,15 @@ def _capture_cost(m: RunMeta | None, baseline: Any) -> CaptureCost | None:
         return None  # more than the longest step it is part of: not a measurement of ours
     pct = 100.0 * total / median if median else None
     share = f" ({units.pct(pct, 1)} of the median)" if pct is not None else ""
+    calls = ""
+    median_us, max_us = cost.get("median_call_us"), cost.get("max_call_us")
+    if (isinstance(median_us, int | float) and isinstance(max_us, int | float)
+            and math.isfinite(median_us) and math.isfinite(max_us) and 0 <= median_us <= max_us):
+        calls = (f" (one call: {units.ms(median_us / 1e3)} the median, "
+                 f"{units.ms(max_us / 1e3)} the longest)")
     sentence = (f"The capture's own cost in the baseline, measured: {units.ms(total)} a step"
-                f"{share}: its hooks {units.ms(hooks)}, the GPU-conditions sampler at most "
-                f"{units.ms(sampler)} of CPU")
+                f"{share}: its hooks {units.ms(hooks)}{calls}, the GPU-conditions sampler at "
+                f"most {units.ms(sampler)} of CPU")
     return CaptureCost(ms_per_step=round(total, 5), hooks_ms_per_step=round(hooks, 5),
                        sampler_ms_per_step=round(sampler, 5),
                        pct_of_median=round(pct, 3) if pct is not None else None,

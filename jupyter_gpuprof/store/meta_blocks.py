@@ -7,7 +7,7 @@ key by key or older runs lack keys. `meta_schema.MetaSchema` checks a meta.json 
 
 from __future__ import annotations
 
-from typing import Required, TypedDict
+from typing import NotRequired, Required, TypedDict
 
 from ..step_definition import StepCounts
 
@@ -85,6 +85,8 @@ class CaptureCostMeta(TypedDict):
     hooks_ms: float  # host time inside the capture's hooks, all baseline steps together
     hook_calls: int
     sampler_cpu_ms: float  # CPU time of the GPU-conditions sampler thread in the baseline
+    median_call_us: NotRequired[float]  # one hook call's time, the median (runs before: none)
+    max_call_us: NotRequired[float]  # and the longest
 
 
 class BaselineMeta(TypedDict, total=False):

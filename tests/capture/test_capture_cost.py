@@ -157,3 +157,31 @@ def test_a_wrapped_call_whose_after_starts_a_phase_charges_only_what_follows(mon
     owner.work()
     cost.on_event("capture")
     assert 1.0 <= cost.to_meta(None)["hooks_ms"] < 100.0
+
+
+def test_the_median_call_tells_a_steady_cost_from_one_long_call():
+    """Nine 5 µs calls and one 5 ms call (a collector pass that started inside a hook) total
+    5.045 ms; the median call (5 µs) and the longest (5 ms) say which it is. Calls before the
+    baseline and after it are not among them."""
+    cost = HookCost()
+    cost.add(900_000)  # a warm-up call
+    cost.on_event("baseline")
+    for ns in [5_000] * 9 + [5_000_000]:
+        cost.add(ns)
+    cost.on_event("capture")
+    cost.add(700_000)  # a profiled step's call
+    meta = cost.to_meta(None)
+    assert meta["hooks_ms"] == pytest.approx(5.045) and meta["hook_calls"] == 10
+    assert meta["median_call_us"] == 5.0 and meta["max_call_us"] == 5000.0
+    idle = HookCost()
+    idle.on_event("baseline")
+    idle.on_event("capture")
+    assert "median_call_us" not in idle.to_meta(None)  # no call: nothing to state
+
+
+def test_the_report_says_the_median_and_longest_call(tmp_path):
+    run = _run(tmp_path)
+    meta = run.meta.baseline["capture_cost"]
+    assert meta["median_call_us"] <= meta["max_call_us"]
+    sentence = analyze_path(run.path).to_json()["steps"]["capture_cost"]["sentence"]
+    assert "one call:" in sentence and "the median" in sentence and "the longest" in sentence
