@@ -29,9 +29,10 @@ which the scheduler decides per process.
 $OBSERVER_WHOLE=1 lets the tool side's script run to its end (no `--stop-after-capture`) and
 also scores each pair within its processes: each side's baseline window over its own later
 iterations (from $OBSERVER_LATE iterations after the capture, default 100, once the trace is
-written and analysed), tool over alone. A process's own speed divides out of that ratio: the
-word LM's processes each run in one of two speeds (about 4.1 and 6.1 ms a batch, whichever GPU
-or core they are on), which no pairing across processes cancels.
+written and analysed), tool over alone. A process's own speed divides out of that ratio (pinned
+to a core, each word-LM process runs at one of two speeds, about 4.1 or 6.1 ms a batch, for its
+whole life, which no pairing across processes cancels); unpinned, the speed also wanders within
+a process, and this ratio read no tighter than the pairs (docs/benchmarks.md §21).
 """
 
 from __future__ import annotations
