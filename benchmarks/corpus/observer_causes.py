@@ -83,10 +83,7 @@ def _pin() -> list[int] | None:
     spec = os.environ.get("OBSERVER_CPUS", "")
     if not spec:
         return None
-    cpus: set[int] = set()
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
+    cpus = run_gpu.cpu_list(spec)
     os.sched_setaffinity(0, cpus)
     return sorted(cpus)
 

@@ -83,11 +83,7 @@ def physical_cores(root: Path = Path("/sys/devices/system/cpu")) -> list[list[in
     """The host's physical cores, each as the sorted CPUs (hyperthreads) it holds, in order."""
     cores: set[tuple[int, ...]] = set()
     for top in root.glob("cpu[0-9]*/topology/thread_siblings_list"):
-        cpus: set[int] = set()
-        for part in top.read_text().strip().split(","):
-            lo, _, hi = part.partition("-")
-            cpus.update(range(int(lo), int(hi or lo) + 1))
-        cores.add(tuple(sorted(cpus)))
+        cores.add(tuple(sorted(run_gpu.cpu_list(top.read_text()))))
     return [list(c) for c in sorted(cores)]
 
 

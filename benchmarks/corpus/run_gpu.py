@@ -45,6 +45,16 @@ TRY = os.environ.get("CORPUS_TRY", "auto")
 PAIR_FLAGS = os.environ.get("CORPUS_PAIR_FLAGS", "").split()
 
 
+def cpu_list(spec: str) -> set[int]:
+    """The CPUs a Linux CPU list names ("2-5", "2,3,4", "0,4-7": sysfs's and taskset's form)."""
+    cpus: set[int] = set()
+    for part in spec.strip().split(","):
+        if part:
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
 def own_times(entry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """The script's own clock: its logged iteration times, or, for a log that only counts
     iterations, the spacing of those lines as they arrived (wall time per iteration, epoch

@@ -184,3 +184,10 @@ def test_within_its_process_a_slow_process_reads_like_a_fast_one(concurrent, mon
     assert concurrent.within_ratio({"skip": 2, "series_ms": fast[:40]}, capture, 1, 0) is None
     monkeypatch.setenv("OBSERVER_LATE", "0")  # the slow iterations after the capture count
     assert concurrent.within_ratio(own, capture, 1, 0) < 1.0
+
+
+def test_a_cpu_list_reads_as_sysfs_and_taskset_write_it():
+    run_gpu = _load("run_gpu")
+    assert run_gpu.cpu_list("2-5") == {2, 3, 4, 5}
+    assert run_gpu.cpu_list("0,4-6\n") == {0, 4, 5, 6}
+    assert run_gpu.cpu_list("7") == {7} and run_gpu.cpu_list("") == set()
