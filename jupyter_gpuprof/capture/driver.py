@@ -60,16 +60,20 @@ class CudaEventClock:
 
         self._new: Callable[[], Any] = lambda: torch.cuda.Event(enable_timing=True)
         self._sync = torch.cuda.synchronize
+        # The stream the steps run on, looked up once: `record()` without one asks torch for
+        # the current stream at every mark, a new Python object and ~45 µs a mark on the
+        # H200's host where the record itself costs ~25 µs (docs/benchmarks.md §21, session 45).
+        self._stream = torch.cuda.current_stream()
         # Created up front so a boundary only pops and records: torch creates an event's CUDA
         # event at its first record, so each is recorded once here, off the timed steps.
         self._pool = [self._new() for _ in range(expected_marks)]
         for ev in self._pool:
-            ev.record()
+            ev.record(self._stream)
         self._used: list[Any] = []
 
     def mark(self) -> None:
         ev = self._pool.pop() if self._pool else self._new()
-        ev.record()
+        ev.record(self._stream)
         self._used.append(ev)
 
     def durations_ms(self) -> list[float]:

@@ -192,6 +192,7 @@ def test_cuda_event_clock_synchronizes_once(monkeypatch):
             self.t = None
 
         def record(self, stream=None) -> None:
+            assert stream is the_stream, "a mark asks torch for the current stream again"
             if self.t is None:
                 FakeEvent.created += 1
             gpu_time[0] += 1.5
@@ -201,8 +202,11 @@ def test_cuda_event_clock_synchronizes_once(monkeypatch):
             assert syncs, "elapsed_time read before synchronize"
             return other.t - self.t
 
+    the_stream = object()  # the stream current when the clock is made
+    streams = iter([the_stream])  # a second lookup (a mark's) fails the test
     monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: syncs.append(1))
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda *a: next(streams))
     c = CudaEventClock(4)
     assert FakeEvent.created == 4  # created before the first boundary, not on the hot path
     for _ in range(4):
