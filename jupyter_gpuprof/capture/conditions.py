@@ -17,6 +17,10 @@ from ..store.meta_blocks import PhaseConditionsMeta
 
 #: seconds between two samples (NVML queries cost well under a millisecond)
 SAMPLE_INTERVAL_S = 0.1
+#: ... and in the timed baseline, where each sample's six NVML calls hand the GIL to the step and
+#: back: at 0.1 s that cost a 5.7 ms host-bound step ~1 % on the H200 (docs/benchmarks.md §21,
+#: session 45); twice a second still sees a clock or throttle change over a baseline
+BASELINE_INTERVAL_S = 0.5
 #: NVML's clock-throttle reason bits, by the short names `analysis.conditions` judges
 THROTTLE_BITS = {0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal",
                  0x40: "hw_thermal", 0x80: "hw_power_brake", 0x2: "applications_clocks",
@@ -136,7 +140,7 @@ class PhaseConditions:
     """
 
     def __init__(self, factory: Any = ConditionSampler) -> None:
-        """`factory` makes one sampler per phase."""
+        """`factory(interval_s=...)` makes one sampler per phase."""
         self._factory = factory
         self._running: tuple[str, ConditionSampler] | None = None
         self.phases: dict[str, PhaseConditionsMeta] = {}
@@ -145,7 +149,8 @@ class PhaseConditions:
         """'baseline' and 'capture' start a phase (ending the previous one); 'done' ends it."""
         self._end()
         if event in ("baseline", "capture") and _cuda_in_use():
-            self._running = (event, self._factory().start())
+            interval = BASELINE_INTERVAL_S if event == "baseline" else SAMPLE_INTERVAL_S
+            self._running = (event, self._factory(interval_s=interval).start())
 
     def _end(self) -> None:
         """Stop the running phase's sampler and keep its summary."""

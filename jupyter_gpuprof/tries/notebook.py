@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import random
 import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict, cast
 from ..advice.fix_table import FIX_NAMES, TRIES_OF, stack_parts
 from ..advice.tries import CONTROL
 from ..capture import options
-from ..capture.conditions import ConditionSampler
+from ..capture.conditions import BASELINE_INTERVAL_S, ConditionSampler
 from ..capture.driver import default_clock
 from ..oneline import first_line
 from ..store.meta_blocks import TryMeta
@@ -232,7 +233,7 @@ def round_sizes(steps: int, rounds: int = ROUNDS) -> list[int]:
 
 def run_tries(step: Callable[[], object], ns: dict[str, object], fixes: list[str],
               warmup: int = options.WARMUP, steps: int = options.STEPS,
-              sampler: Callable[[], ConditionSampler] = ConditionSampler,
+              sampler: Callable[[], ConditionSampler] | None = None,
               control: bool = True, apply: Applier = applied,
               progress: Callable[[str], None] | None = None) -> Measured:
     """The control (with `control`) and each fix applied to the live step, measured alike from
@@ -242,6 +243,8 @@ def run_tries(step: Callable[[], object], ns: dict[str, object], fixes: list[str
     (the kernel's state is put back all the same)."""
     torch = torch_module()
     cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+    if sampler is None:  # sampled like the run's baseline: the try's steps are timed alike
+        sampler = functools.partial(ConditionSampler, interval_s=BASELINE_INTERVAL_S)
     state = KernelState.capture(ns)
     names = [CONTROL, *fixes] if control else list(fixes)
     blocks: list[list[TryMeta]] = [[] for _ in names]

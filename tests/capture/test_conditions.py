@@ -135,11 +135,19 @@ def test_baseline_and_capture_each_get_their_conditions(monkeypatch):
 
     monkeypatch.setattr(conditions, "_cuda_in_use", lambda: True)
     clocks = iter([[1980], [1700]])
-    phases = conditions.PhaseConditions(
-        lambda: ConditionSampler(nvml=FakeNvml(next(clocks)), interval_s=3600))
+    intervals: list[float] = []
+
+    def sampler(interval_s: float) -> ConditionSampler:
+        intervals.append(interval_s)
+        return ConditionSampler(nvml=FakeNvml(next(clocks)), interval_s=3600)
+
+    phases = conditions.PhaseConditions(sampler)
     for event in ("last_warmup", "baseline", "capture", "done"):  # the driver's order
         phases.on_event(event)
     got = phases.finish()
     assert list(got) == ["baseline", "capture"]
     assert got["baseline"]["sm_clock_mhz"]["median"] == 1980
     assert got["capture"]["sm_clock_mhz"]["median"] == 1700
+    # the timed baseline is sampled less often than the capture: each sample costs its step
+    assert intervals == [conditions.BASELINE_INTERVAL_S, conditions.SAMPLE_INTERVAL_S]
+    assert conditions.BASELINE_INTERVAL_S >= 5 * conditions.SAMPLE_INTERVAL_S

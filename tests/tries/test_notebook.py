@@ -242,3 +242,24 @@ def test_amp_runs_the_cells_own_fp32_autocast_region_in_bf16_and_puts_autocast_b
     assert seen == [torch.bfloat16]
     step()  # after the try: torch's autocast as it was
     assert seen[-1] == torch.float32
+
+
+def test_the_tries_steps_are_sampled_like_the_baseline(monkeypatch):
+    """A try's timed steps carry the GPU-conditions sampler at the baseline's interval, not the
+    capture's faster one: the sampler's NVML calls cost a host-bound step what they cost the
+    baseline it is compared with."""
+    from jupyter_gpuprof.capture import conditions
+
+    ns, step = _kernel()
+    made: list[float] = []
+    seen = {}
+
+    def spy(fixed, ns_, original, warmup, steps, cuda, sampler, out):
+        s = sampler()
+        made.append(s.interval_s)
+        seen["cuda"] = cuda
+        out.update({"fix": "none", "n": 0, "step_ms": []})
+
+    monkeypatch.setattr(try_fixes, "_measure", spy)
+    run_tries(step, ns, ["tf32"], warmup=1, steps=2)
+    assert made and set(made) == {conditions.BASELINE_INTERVAL_S}
