@@ -81,10 +81,14 @@ def child(tool: bool, steps: int, runs_root: str) -> dict[str, float]:
                 phase = str(session.driver.phase)
                 timed.append((phase, step()))
         inside = [ms for phase, ms in timed if phase.endswith("BASELINE")][2:]
+        from jupyter_gpuprof.capture.capture_cost import COST
+
+        cost = COST.to_meta(None)  # the capture's own account of its hooks in this baseline
     else:
-        inside = [step() for _ in range(steps)]
+        inside, cost = [step() for _ in range(steps)], None
     a, b = statistics.median(before), statistics.median(inside)
-    return {"before_ms": a, "inside_ms": b, "ratio": b / a, "n": len(inside)}
+    return {"before_ms": a, "inside_ms": b, "ratio": b / a, "n": len(inside),
+            **({"capture_cost": dict(cost)} if cost else {})}
 
 
 def main() -> int:

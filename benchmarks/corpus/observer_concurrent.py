@@ -21,6 +21,9 @@ share one GPU: each also meets the other's kernels there, which a host-bound scr
 idle most of its step) barely feels and which falls on both sides alike; the A/A run on the same
 placement measures what that sharing spreads, and it is the control the pairs are read against.
 
+$OBSERVER_SEQUENTIAL=1 runs a pair's sides one after the other (the first swapped every pair):
+the interleaved design of §21, with this script's scoring and capture-cost record.
+
 $OBSERVER_CORES=1 pins each side to a physical core of its own (the core's hyperthreads, from
 the host's CPU topology; the same two cores every pair, swapped with the GPUs): a host-bound
 step's speed depends on the core it lands on and on what runs on that core's other hyperthread,
@@ -129,14 +132,39 @@ def _side(entry: dict[str, Any], cmd: list[str], folder: Path, env: dict[str, st
                *stop, *capture_flags(entry), "--", *cmd]
     ran = run_gpu._run(pinned(cmd, cpus), folder, env, run_gpu.TOOL_TIMEOUT_S if tool
                        else entry.get("stop_after_s", run_gpu.PLAIN_TIMEOUT_S))
-    return {"code": ran["code"], "gpu": gpu, "cpus": cpus, "tool": tool,
+    side = {"code": ran["code"], "gpu": gpu, "cpus": cpus, "tool": tool,
             "own": run_gpu.own_times(entry, ran)}
+    if tool:
+        side["capture_cost"] = capture_cost(out / "runs" / entry["id"] / tag)
+    return side
+
+
+def capture_cost(runs: Path) -> dict[str, Any] | None:
+    """The capture's own measured cost in its baseline (meta's `baseline.capture_cost`), so a
+    pair's ratio reads beside what the tool's hooks and sampler took in that very process."""
+    for meta in sorted(runs.glob("**/meta.json")):
+        try:
+            cost = json.loads(meta.read_text()).get("baseline", {}).get("capture_cost")
+        except (OSError, ValueError):
+            continue
+        if cost:
+            return dict(cost)
+    return None
 
 
 def placement(i: int, gpus: tuple[int, int] = (0, 1)) -> tuple[int, int]:
     """The GPUs of pair `i`'s tool side and alone side: swapped every pair (over two pairs
     each side has had each GPU); `gpus` from $OBSERVER_GPUS, `(0, 0)` on a one-GPU host."""
     return (gpus[i % 2], gpus[1 - i % 2])
+
+
+def sequential() -> bool:
+    """$OBSERVER_SEQUENTIAL=1: the two sides of a pair one after the other, not at once. On one
+    shared GPU a short script's two sides do not meet the same moments: the tool side's script
+    starts later (the launcher, then the probed warm-up step), so its baseline window meets the
+    other side's load while the alone side's window ran before it (minGPT's adder, 3.6 s in all,
+    read x1.32 at once; docs/benchmarks.md §21, session 45)."""
+    return os.environ.get("OBSERVER_SEQUENTIAL") == "1"
 
 
 def gpus_from_env() -> tuple[int, int]:
@@ -179,10 +207,15 @@ def pair(entry: dict[str, Any], folder: Path, env: dict[str, str], i: int, out: 
 
     threads = [threading.Thread(target=go, args=("tool", tool_gpu, not aa, tool_cpus)),
                threading.Thread(target=go, args=("alone", alone_gpu, False, alone_cpus))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    if sequential():  # one side after the other, the first side swapped every pair
+        for t in threads if i % 2 == 0 else threads[::-1]:
+            t.start()
+            t.join()
+    else:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     capture = capture_flags(entry)
     lo, hi = observer.window(capture)
     per, first = obs.get("iters_per_value", 1), obs.get("first_iter", 0)
@@ -190,7 +223,8 @@ def pair(entry: dict[str, Any], folder: Path, env: dict[str, str], i: int, out: 
     both = sorted(set(got["tool"]) & set(got["alone"]))
     row: dict[str, Any] = {"pair": i, "tool_gpu": tool_gpu, "tool_cpus": tool_cpus,
                            "values": len(both),
-                           "codes": {k: s["code"] for k, s in sides.items()}}
+                           "codes": {k: s["code"] for k, s in sides.items()},
+                           "capture_cost": sides["tool"].get("capture_cost")}
     if both:
         t = statistics.median(got["tool"][j] for j in both)
         a = statistics.median(got["alone"][j] for j in both)
@@ -213,7 +247,8 @@ def main() -> int:
     cores = side_cores(physical_cores()) if os.environ.get("OBSERVER_CORES") == "1" else None
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"aa": aa, "gpus": list(gpus), "cores": cores,
-                               "steps": os.environ.get("OBSERVER_STEPS")}
+                               "steps": os.environ.get("OBSERVER_STEPS"),
+                               "sequential": sequential()}
     name = "observer_concurrent_aa.json" if aa else "observer_concurrent.json"
     for entry in json.loads(run_gpu.MANIFEST.read_text())["scripts"]:
         if entry["id"] not in wanted:

@@ -191,3 +191,53 @@ def test_a_cpu_list_reads_as_sysfs_and_taskset_write_it():
     assert run_gpu.cpu_list("2-5") == {2, 3, 4, 5}
     assert run_gpu.cpu_list("0,4-6\n") == {0, 4, 5, 6}
     assert run_gpu.cpu_list("7") == {7} and run_gpu.cpu_list("") == set()
+
+
+def test_sequential_pairs_run_one_side_after_the_other_first_side_swapped(concurrent,
+                                                                            monkeypatch, tmp_path):
+    """$OBSERVER_SEQUENTIAL=1: a side starts only once the other has ended, and which side goes
+    first alternates pair by pair; unset, both sides are running at the same moment."""
+    import threading
+    import time
+
+    log: list[tuple[str, str]] = []
+    running = {"n": 0, "most": 0}
+    lock = threading.Lock()
+
+    def side(entry, cmd, folder, env, gpu, tool, out, tag, cpus=None):
+        with lock:
+            running["n"] += 1
+            running["most"] = max(running["most"], running["n"])
+            log.append(("start", tag))
+        time.sleep(0.05)
+        with lock:
+            running["n"] -= 1
+        return {"code": 0, "gpu": gpu, "cpus": cpus, "tool": tool,
+                "own": {"series_ms": [], "skip": 0}}
+
+    monkeypatch.setattr(concurrent, "_side", side)
+    entry = {"id": "x", "command": ["main.py"], "observer": {"capture": CAPTURE}}
+    monkeypatch.setenv("OBSERVER_SEQUENTIAL", "1")
+    for i in range(2):
+        concurrent.pair(entry, tmp_path, {}, i, tmp_path, aa=False, gpus=(0, 0))
+    assert running["most"] == 1
+    assert [tag for _, tag in log] == ["tool0", "alone0", "alone1", "tool1"]
+    monkeypatch.delenv("OBSERVER_SEQUENTIAL")
+    running["most"] = 0
+    concurrent.pair(entry, tmp_path, {}, 2, tmp_path, aa=False, gpus=(0, 0))
+    assert running["most"] == 2
+
+
+def test_a_pair_keeps_the_capture_cost_its_tool_side_measured(concurrent, tmp_path):
+    """The tool side's own account of its hooks (meta's baseline.capture_cost) is read from its
+    run folder, so a pair's ratio reads beside what the capture took in that process."""
+    import json
+
+    run = tmp_path / "runs" / "x" / "tool0" / "20261204-run"
+    run.mkdir(parents=True)
+    cost = {"hooks_ms": 2.0, "hook_calls": 60, "median_call_us": 31.2}
+    (run / "meta.json").write_text(json.dumps({"baseline": {"capture_cost": cost}}))
+    assert concurrent.capture_cost(tmp_path / "runs" / "x" / "tool0") == cost
+    (run / "meta.json").write_text("{not json")
+    assert concurrent.capture_cost(tmp_path / "runs" / "x" / "tool0") is None
+    assert concurrent.capture_cost(tmp_path / "nothing") is None
