@@ -99,13 +99,16 @@ def _unstreamed_clock(expected: int) -> Any:
 class Pieces:
     """The capture's baseline pieces, each made once and switched on and off between blocks."""
 
-    def __init__(self, marks: int) -> None:
+    def __init__(self, marks: int, clock_events: int | None = None) -> None:
+        """`marks`: step boundaries the baseline phase lasts; `clock_events`: CUDA events its
+        clock makes up front (default: one a mark)."""
         from jupyter_gpuprof.capture.capture_cost import COST
         from jupyter_gpuprof.capture.driver import Schedule, StepDriver, default_clock
 
         def driver(clock: Callable[[int], Any]) -> Any:
+            made = clock if clock_events is None else (lambda n: clock(min(n, clock_events)))
             d = StepDriver(Schedule(warmup=0, steps=marks, wait=0, prof_warmup=0, active=1),
-                           profiler_factory=lambda: None, clock_factory=clock)
+                           profiler_factory=lambda: None, clock_factory=made)
             d.start()  # no warm-up: the baseline phase and its clock begin now
             return d
 

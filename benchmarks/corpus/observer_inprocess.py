@@ -1,0 +1,128 @@
+"""The observer check inside one process: a corpus script's own log, the capture's pieces toggled.
+
+    python benchmarks/corpus/observer_inprocess.py CORPUS OUT [ID ...] [-- EXTRA ARGS]
+
+Across processes a host-bound script's speed moves by 10-30 % (docs/benchmarks.md §21), so
+the script alone against the script under the tool needs 100-260 pairs to judge a 3 % bar.
+Here the script runs once, unmodified, with its manifest's observer command and, appended, EXTRA
+ARGS or else the manifest's `inprocess_args` (more epochs or iterations: a run of about a minute
+on the H200, long enough to hold many blocks); observer_toggle.py,
+loaded at its start-up, switches everything the capture runs through a baseline on and off in
+blocks of $OBSERVER_BLOCK_S seconds (default 0.5) after $OBSERVER_SETTLE_S (default 5). Each of
+the script's own log values goes to the block it was measured in (the line before it and its own
+line both inside the block), each `on` block is compared with the `off` block before it (ratio
+of their medians, blocks with at least $OBSERVER_MIN_VALUES values each, default 3), and the
+rounds' geometric mean and 95 % t interval are judged against the 3 % bar. The process's own
+speed, and its slow wander, divide out. Writes OUT/observer_inprocess.json.
+
+What this leaves out is the capture's one-off start (its modules imported, the warm-up step's
+probes, the allocator history stopped), which costs no step of the baseline a call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run_gpu  # noqa: E402
+from observer_concurrent import pooled  # noqa: E402
+from observer_toggle import MARK  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOT = Path(__file__).resolve().parent / "inprocess"
+
+
+def switches(lines: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    """(time, 'on'|'off') of every switch the toggler printed, in order: stamped as it arrived,
+    like the log lines (stderr and stdout share one pipe, so a line printed before a switch
+    also arrives before it)."""
+    return [(t, line.split()[1]) for t, line in lines if line.startswith(MARK)]
+
+
+def values(entry: dict[str, Any], lines: list[tuple[float, str]]
+           ) -> list[tuple[float, float, float]]:
+    """The script's own log values with the span each was measured over: (from, to, ms). A
+    value is the time between its line and the one before (the spacing, for a log that only
+    counts), or the logged time of the iterations between them."""
+    log = entry["own_log"]
+    stamped = [(t, m) for t, line in lines if not line.startswith(MARK)
+               for m in [re.search(log["regex"], line, flags=re.M)] if m]
+    out = []
+    for (t0, _), (t1, m) in zip(stamped, stamped[1:], strict=False):
+        if log["group"] == 0:
+            ms = 1e3 * (t1 - t0) / log.get("per", 1)
+        else:
+            ms = float(m.group(log["group"])) * {"ms": 1.0, "s": 1e3}[log["unit"]]
+        out.append((t0, t1, ms))
+    return out
+
+
+def blocks(marks: list[tuple[float, str]], vals: list[tuple[float, float, float]]
+           ) -> list[tuple[str, list[float]]]:
+    """Each block (its state, the values measured wholly inside it), in order."""
+    out = []
+    for (start, state), (end, _) in zip(marks, marks[1:], strict=False):
+        out.append((state, [ms for a, b, ms in vals if a >= start and b <= end]))
+    return out
+
+
+def rounds(blk: list[tuple[str, list[float]]], least: int = 3) -> list[float]:
+    """Each `on` block's median over the `off` block just before it (both with `least` values)."""
+    out = []
+    for (s0, off), (s1, on) in zip(blk, blk[1:], strict=False):
+        if s0 == "off" and s1 == "on" and len(off) >= least and len(on) >= least:
+            out.append(statistics.median(on) / statistics.median(off))
+    return out
+
+
+def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, Any]:
+    """The script once, its pieces toggled; its rounds and their verdict."""
+    folder = corpus / entry["id"]
+    env = run_gpu.script_env(entry)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BOOT), env.get("PYTHONPATH", ""),
+                                                    str(ROOT)) if p)
+    env["PYTHONUNBUFFERED"] = "1"  # each log line leaves the script when it is printed
+    run_gpu.make_data(entry, folder)
+    obs = entry.get("observer", {})
+    more = extra if extra else obs.get("inprocess_args", [])  # a run long enough for blocks
+    cmd = [run_gpu.PY, *obs.get("command", entry["command"]), *more]
+    ran = run_gpu._run(cmd, folder, env, float(os.environ.get("OBSERVER_TIMEOUT_S", "600")))
+    marks = switches(ran["lines"])
+    blk = blocks(marks, values(entry, ran["lines"]))
+    least = int(os.environ.get("OBSERVER_MIN_VALUES", "3"))
+    got = rounds(blk, least)
+    return {"id": entry["id"], "command": cmd[1:], "code": ran["code"], "switches": len(marks),
+            "blocks": [{"state": s, "values": v} for s, v in blk], "rounds": got,
+            "pooled": pooled(got), "tail": ran["out"][-2000:] if ran["code"] != 0 else ""}
+
+
+def main(argv: list[str]) -> int:
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = argv[:argv.index("--")] if "--" in argv else argv
+    corpus, out = Path(args[0]).resolve(), Path(args[1]).resolve()
+    wanted = set(args[2:]) or {"word-lm"}
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"block_s": os.environ.get("OBSERVER_BLOCK_S", "0.5"),
+                               "settle_s": os.environ.get("OBSERVER_SETTLE_S", "5")}
+    for entry in json.loads(run_gpu.MANIFEST.read_text())["scripts"]:
+        if entry["id"] not in wanted:
+            continue
+        row = results[entry["id"]] = run_one(entry, corpus, extra)
+        (out / "observer_inprocess.json").write_text(json.dumps(results, indent=1))
+        p = row["pooled"]
+        print(f"{entry['id']}: exit {row['code']}, {row['switches']} switches, pieces on/off "
+              f"x{p.get('ratio', float('nan')):.4f} (95 % CI {p.get('ci95')}), "
+              f"{p['pairs']} rounds: {p['verdict']}", flush=True)
+        if row["tail"]:
+            print(row["tail"], flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

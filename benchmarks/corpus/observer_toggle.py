@@ -1,0 +1,91 @@
+"""Inside a corpus script's own process: the capture's baseline pieces switched on and off.
+
+Loaded at start-up by `inprocess/sitecustomize.py` (observer_inprocess.py puts it on the
+script's PYTHONPATH). Once the script imports torch, a trigger goes on `torch.autograd.backward`
+(an extra call per backward, the same in both kinds of block); after $OBSERVER_SETTLE_S seconds
+it switches every piece the capture runs through its baseline on (bench_capture_pieces.Pieces
+"all": the backward wrapper and optimizer hooks ending each step on a real baseline clock, the
+GPU-conditions sampler, the stall wrappers) and off again every $OBSERVER_BLOCK_S seconds, at the
+end of a `backward()` in the main thread: never while an optimizer iterates its hooks. Each switch
+prints `gpuprof-observer: on|off <perf_counter>` on stderr, so the parent can put each of the
+script's own log values in the block it was measured in.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+MARK = "gpuprof-observer:"
+#: events the baseline clock makes up front (a mark past them makes one, as a long baseline would)
+CLOCK_EVENTS = 20_000
+
+
+class Toggler:
+    """Switches the pieces at the first `backward()` that ends after each block's time is up."""
+
+    def __init__(self, settle_s: float, block_s: float, pieces: Callable[[], Any] | None = None,
+                 out: Any = None) -> None:
+        self.settle_s, self.block_s = settle_s, block_s
+        self._make = pieces or _all_pieces
+        self._pieces: Any = None
+        self._off: Callable[[], None] | None = None
+        self._due = 0.0
+        self._out = out or sys.stderr
+        self.switches = 0
+
+    def install(self, torch: Any) -> None:
+        """Put the trigger on `torch.autograd.backward`; the first block starts after settling."""
+        original = torch.autograd.backward
+        self._due = time.perf_counter() + self.settle_s
+
+        def backward(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            if time.perf_counter() >= self._due:
+                self.switch()
+            return out
+
+        torch.autograd.backward = backward
+
+    def switch(self) -> None:
+        """End the running block and start the other kind."""
+        if self._pieces is None:
+            self._pieces = self._make()  # its clock's events made before the first block
+        if self._off is not None:
+            self._off()
+            self._off, state = None, "off"
+        else:
+            self._off, state = self._pieces.on("all"), "on"
+        self.switches += 1
+        now = time.perf_counter()
+        print(f"{MARK} {state} {now:.6f}", file=self._out, flush=True)
+        self._due = now + self.block_s
+
+
+def _all_pieces() -> Any:
+    """The benchmark's pieces with a baseline clock that never runs out of steps."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from bench_capture_pieces import Pieces
+
+    return Pieces(marks=10**9, clock_events=CLOCK_EVENTS)
+
+
+def start() -> None:
+    """Wait (in a thread) for the script to import torch, then install the trigger."""
+    settle = float(os.environ.get("OBSERVER_SETTLE_S", "5"))
+    block = float(os.environ.get("OBSERVER_BLOCK_S", "0.5"))
+
+    def wait() -> None:
+        while True:
+            torch = sys.modules.get("torch")
+            autograd = getattr(torch, "autograd", None) if torch is not None else None
+            if autograd is not None and hasattr(autograd, "backward"):
+                Toggler(settle, block).install(torch)
+                return
+            time.sleep(0.02)
+
+    threading.Thread(target=wait, daemon=True, name="observer-toggle").start()

@@ -1,0 +1,111 @@
+"""The in-process observer check: a script's own log values put in the blocks they were measured
+in, each `on` block against the `off` block before it, and the toggler really switching."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load(name):
+    sys.path.insert(0, str(ROOT / "benchmarks" / "corpus"))
+    path = ROOT / "benchmarks" / "corpus" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def inproc():
+    return _load("observer_inprocess")
+
+
+ENTRY = {"id": "toy", "command": ["train.py"],
+         "own_log": {"regex": r"ms/batch\s+([\d.]+)", "unit": "ms", "group": 1}}
+
+
+def _lines(spec):
+    """(arrival time, line) from ('v', t, ms) log values and ('s', t, state) switches."""
+    out = []
+    for kind, t, x in spec:
+        out.append((t, f"| ms/batch {x:.2f} | loss 1.0\n" if kind == "v"
+                    else f"gpuprof-observer: {x} {t + 1000:.6f}\n"))
+    return out
+
+
+def test_a_value_belongs_to_a_block_only_when_measured_wholly_inside_it(inproc):
+    lines = _lines([("v", 0.0, 9.0), ("s", 0.05, "on"), ("v", 0.1, 5.0), ("v", 0.2, 5.5),
+                    ("v", 0.3, 6.0), ("s", 0.35, "off"), ("v", 0.4, 7.0), ("v", 0.5, 4.0),
+                    ("v", 0.6, 4.5), ("s", 0.65, "on")])
+    marks = inproc.switches(lines)
+    assert [s for _, s in marks] == ["on", "off", "on"]
+    assert [t for t, _ in marks] == [0.05, 0.35, 0.65]  # arrival stamps, not the child's clock
+    got = inproc.blocks(marks, inproc.values(ENTRY, lines))
+    # the value at 0.1 spans 0.0-0.1 (a switch inside it): out; the one at 0.4 spans the switch too
+    assert got == [("on", [5.5, 6.0]), ("off", [4.0, 4.5])]
+
+
+def test_each_on_block_is_read_against_the_off_block_before_it(inproc):
+    blk = [("off", [4.0, 4.0, 4.2]), ("on", [4.4, 4.4, 4.2]), ("off", [6.0, 6.0, 6.0]),
+           ("on", [6.6, 6.6, 6.6]), ("off", [5.0, 5.0]), ("on", [9.0, 9.0, 9.0])]
+    got = inproc.rounds(blk, least=3)
+    # a slow stretch of the process (6 ms) reads the same 10 % as a fast one; a block with too
+    # few values is no round
+    assert got == pytest.approx([1.1 / 1.0 * 4.0 / 4.0, 1.1])
+    assert inproc.rounds(blk, least=2)[-1] == pytest.approx(1.8)
+    assert inproc.rounds([("on", [1.0] * 3), ("off", [2.0] * 3)]) == []  # off after on: no round
+
+
+def test_the_spacing_of_a_counting_log_is_a_value_too(inproc):
+    entry = {"own_log": {"regex": r"^\[\d+/\d+\]", "unit": "lines", "group": 0, "per": 2}}
+    lines = [(0.0, "[1/9] x\n"), (0.01, "other\n"), (0.02, "[2/9] x\n"), (0.06, "[3/9] x\n")]
+    got = inproc.values(entry, lines)
+    assert [(a, b) for a, b, _ in got] == [(0.0, 0.02), (0.02, 0.06)]
+    assert [ms for _, _, ms in got] == pytest.approx([10.0, 20.0])
+
+
+SCRIPT = textwrap.dedent('''
+    import time, torch
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(32, 16), torch.randn(32, 1)
+    seen, flips = False, 0
+    for i in range(1, 10**8):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        wrapped = hasattr(torch.autograd.backward, "__wrapped__")
+        flips, seen = flips + (wrapped != seen), wrapped
+        if i % 10 == 0:  # "ms/batch" 1 while the capture's backward wrapper is in, else 2
+            print(f"| ms/batch {1 if wrapped else 2}")
+        if flips >= 6 or time.perf_counter() > START + 120:  # a loaded machine starts slowly
+            break
+''')
+
+
+def test_the_capture_pieces_really_switch_in_the_scripts_process(inproc, tmp_path, monkeypatch):
+    """End to end on the CPU: the toggler starts after settling and switches at backward()'s
+    end; every value measured in an `on` block saw the capture's backward wrapper, none in an
+    `off` block did, and the rounds read that (1 against 2)."""
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    (folder / "train.py").write_text("import time\nSTART = time.perf_counter()\n" + SCRIPT)
+    monkeypatch.setenv("OBSERVER_SETTLE_S", "0.3")
+    monkeypatch.setenv("OBSERVER_BLOCK_S", "0.3")
+    monkeypatch.setenv("OBSERVER_MIN_VALUES", "1")
+    row = inproc.run_one(ENTRY, tmp_path, [])
+    assert row["code"] == 0, row["tail"]
+    assert row["switches"] >= 4
+    seen = {state: {v for b in row["blocks"] if b["state"] == state for v in b["values"]}
+            for state in ("on", "off")}
+    assert seen == {"on": {1.0}, "off": {2.0}}
+    assert row["rounds"] and set(row["rounds"]) == {0.5}
