@@ -3,28 +3,15 @@ in, each `on` block against the `off` block before it, and the toggler really sw
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load(name):
-    sys.path.insert(0, str(ROOT / "benchmarks" / "corpus"))
-    path = ROOT / "benchmarks" / "corpus" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from benchmark_modules import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def inproc():
-    return _load("observer_inprocess")
+    return load_benchmark("corpus/observer_inprocess")
 
 
 ENTRY = {"id": "toy", "command": ["train.py"],

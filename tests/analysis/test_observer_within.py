@@ -4,24 +4,18 @@ process's own speed (10 % apart between processes) divides out."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import sys
-from pathlib import Path
 
 import pytest
+from benchmark_modules import load_benchmark
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = ["--steps", "60", "--warmup", "3", "--wait", "1", "--prof-warmup", "1", "--active", "3"]
 
 
 def _load(name):
-    sys.path.insert(0, str(ROOT / "benchmarks" / "corpus"))
-    path = ROOT / "benchmarks" / "corpus" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark(f"corpus/{name}")
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +150,6 @@ def test_a_pinned_command_runs_on_its_cores_only(concurrent):
     """The pin really holds in the started process (Linux: sched_getaffinity)."""
     import os
     import subprocess
-    import sys
 
     mine = sorted(os.sched_getaffinity(0))
     show = "import os; print(sorted(os.sched_getaffinity(0)))"
