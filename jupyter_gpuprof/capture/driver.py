@@ -60,9 +60,10 @@ class CudaEventClock:
 
         self._new: Callable[[], Any] = lambda: torch.cuda.Event(enable_timing=True)
         self._sync = torch.cuda.synchronize
-        # The stream the steps run on, looked up once: `record()` without one asks torch for
-        # the current stream at every mark, a new Python object and ~45 µs a mark on the
-        # H200's host where the record itself costs ~25 µs (docs/benchmarks.md §21, session 45).
+        # The stream current when the baseline begins (the steps' stream), looked up once:
+        # `record()` without one asks torch for the current stream at every mark, a new Python
+        # object; the H200's host timed such a mark at 71 µs, 27 µs with the stream given
+        # (docs/benchmarks.md §21, session 45).
         self._stream = torch.cuda.current_stream()
         # Created up front so a boundary only pops and records: torch creates an event's CUDA
         # event at its first record, so each is recorded once here, off the timed steps.
