@@ -165,7 +165,7 @@ class Pieces:
 
             every = SAMPLE_INTERVAL_S if piece == "sampler-0.1s" else BASELINE_INTERVAL_S
             sampler = ConditionSampler(interval_s=every).start()
-            return lambda: sampler.stop() and None
+            return sampler.stop  # (its summary is not needed)
         if piece == "stalls":
             from jupyter_gpuprof.capture.stalls import StallWatch
 
@@ -174,7 +174,12 @@ class Pieces:
             return watch.remove
         if piece == "all":
             offs = [self.on(p) for p in ("hooks", "sampler", "stalls")]
-            return lambda: [off() for off in reversed(offs)] and None
+
+            def all_off() -> None:
+                for off in reversed(offs):
+                    off()
+
+            return all_off
         return lambda: None
 
 

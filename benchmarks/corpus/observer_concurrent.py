@@ -205,13 +205,12 @@ def pair(entry: dict[str, Any], folder: Path, env: dict[str, str], i: int, out: 
     def go(name: str, gpu: int, tool: bool, cpus: list[int] | None) -> None:
         sides[name] = _side(entry, cmd, folder, env, gpu, tool, out, f"{name}{i}", cpus)
 
-    threads = [threading.Thread(target=go, args=("tool", tool_gpu, not aa, tool_cpus)),
-               threading.Thread(target=go, args=("alone", alone_gpu, False, alone_cpus))]
+    both_sides = [("tool", tool_gpu, not aa, tool_cpus), ("alone", alone_gpu, False, alone_cpus)]
     if sequential():  # one side after the other, the first side swapped every pair
-        for t in threads if i % 2 == 0 else threads[::-1]:
-            t.start()
-            t.join()
+        for side in both_sides if i % 2 == 0 else both_sides[::-1]:
+            go(*side)
     else:
+        threads = [threading.Thread(target=go, args=side) for side in both_sides]
         for t in threads:
             t.start()
         for t in threads:

@@ -58,7 +58,7 @@ def values(entry: dict[str, Any], lines: list[tuple[float, str]]
         if log["group"] == 0:
             ms = 1e3 * (t1 - t0) / log.get("per", 1)
         else:
-            ms = float(m.group(log["group"])) * {"ms": 1.0, "s": 1e3}[log["unit"]]
+            ms = float(m.group(log["group"])) * run_gpu.UNIT_MS[log["unit"]]
         out.append((t0, t1, ms))
     return out
 

@@ -45,6 +45,10 @@ TRY = os.environ.get("CORPUS_TRY", "auto")
 PAIR_FLAGS = os.environ.get("CORPUS_PAIR_FLAGS", "").split()
 
 
+#: milliseconds in one unit of a script's own log (manifest `own_log.unit`)
+UNIT_MS = {"ms": 1.0, "s": 1e3}
+
+
 def cpu_list(spec: str) -> set[int]:
     """The CPUs a Linux CPU list names ("2-5", "2,3,4", "0,4-7": sysfs's and taskset's form)."""
     cpus: set[int] = set()
@@ -69,7 +73,7 @@ def own_times(entry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     else:
         found = re.findall(log["regex"], run["out"], flags=re.M)
         values = [float(m[log["group"] - 1] if isinstance(m, tuple) else m) for m in found]
-        scale = {"ms": 1.0, "s": 1e3}[log["unit"]]
+        scale = UNIT_MS[log["unit"]]
         ms = [v * scale for v in values][skip:]
         basis = "the script's log"
     return {"n": len(ms), "skip": skip, "median_ms": statistics.median(ms) if ms else None,
