@@ -12,10 +12,11 @@ them; a piece's cost is the ratio of its block's median step to that plain block
 round (blocks in a rotating order), so the process's own slow wander divides out.
 
 The pieces are the real ones, installed and removed between blocks: `hooks` is the capture's
-`backward()` wrapper and optimizer hook (capture/training.py) ending each step on a real
-baseline clock (capture/driver.py); `hooks-unstreamed` the same with the clock's CUDA event
-recorded without its stream (as before session 45: torch looks the current stream up at each
-mark); `sampler` the GPU-conditions thread (capture/conditions.py); `stalls` the DataLoader,
+`backward()` wrapper and optimizer hooks (capture/training.py, capture/optimizer_hooks.py)
+ending each step on a real baseline clock (capture/driver.py); `hooks-separate` the same with
+each optimizer callback behind its own torch hook and cost wrapper, as before session 46 (the
+capture's two shared hooks stay in, emptied: two calls that return at once); `sampler` the
+GPU-conditions thread (capture/conditions.py); `stalls` the DataLoader,
 `torch.save`, `Module.train` wrappers and the collector's callback (capture/stalls.py); `all`
 every piece at once. Prints each piece's geometric mean ratio with its 95 % t interval over all
 rounds of all processes, and the capture's own account of its hook calls (capture_cost.py).
@@ -39,7 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
 from bench_observer_within import _loop  # noqa: E402 - the word LM's shape of step
 from observer_concurrent import pooled  # noqa: E402 - geometric mean and its t interval
 
-PIECES = ("hooks", "hooks-unstreamed", "sampler", "sampler-0.1s", "stalls", "all")
+PIECES = ("hooks", "hooks-separate", "sampler", "stalls", "all")
+#: more pieces for `--pieces`, to say where a cost lives: the hooks on the host clock, an
+#: optimizer hook that only marks the baseline clock, one that does nothing, the training
+#: counters alone (the backward() wrapper and a callback before each optimizer step)
+MORE = ("hooks-hostclock", "mark-only", "bare-hook", "counters", "sampler-0.1s")
 
 
 def _gpt_loop(device: str) -> Any:
@@ -78,22 +83,76 @@ def _gpt_loop(device: str) -> Any:
     return step
 
 
-SHAPES = {"lm": _loop, "gpt": _gpt_loop}
+def _ddp_loop(device: str) -> Any:
+    """One step of the DDP tutorial's shape (returns its wall time in ms): a Linear(20, 1) in
+    DistributedDataParallel over one process, 32 samples collated from a list of tensor pairs
+    and pinned in the main process, copied in, cross-entropy, SGD: a step of about a
+    millisecond on the H200's host, where a few microseconds of ours are a percent."""
+    import os
+
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+    from torch.utils.data import DataLoader
+
+    torch.manual_seed(0)
+    if device == "cpu":
+        torch.set_num_threads(1)
+    if not dist.is_initialized():
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 1000))
+        dist.init_process_group("nccl" if device == "cuda" else "gloo", rank=0, world_size=1)
+    model = torch.nn.Linear(20, 1).to(device)
+    model = DistributedDataParallel(model, device_ids=[0] if device == "cuda" else None)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    data = [(torch.rand(20), torch.rand(1)) for _ in range(2048)]
+    loader = DataLoader(data, batch_size=32, shuffle=True, pin_memory=device == "cuda")
+    batches = iter(loader)
+
+    def step() -> float:
+        nonlocal batches
+        t0 = time.perf_counter()
+        try:
+            source, targets = next(batches)
+        except StopIteration:  # an epoch ends: the loader starts again, as the script's does
+            batches = iter(loader)
+            source, targets = next(batches)
+        source, targets = source.to(device), targets.to(device)
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(source), targets)
+        loss.backward()
+        opt.step()
+        return (time.perf_counter() - t0) * 1e3
+
+    return step
 
 
-def _unstreamed_clock(expected: int) -> Any:
-    """The baseline clock as it was: each mark's record looks the current stream up again."""
-    from jupyter_gpuprof.capture.driver import CudaEventClock, default_clock
+SHAPES = {"lm": _loop, "gpt": _gpt_loop, "ddp": _ddp_loop}
 
-    clock = default_clock(expected)
-    if isinstance(clock, CudaEventClock):
-        def mark() -> None:
-            ev = clock._pool.pop() if clock._pool else clock._new()
-            ev.record()
-            clock._used.append(ev)
 
-        clock.mark = mark  # type: ignore[method-assign]
-    return clock
+def _separate(cost: Any, ranges: Any) -> Callable[[], None]:
+    """The optimizer hooks as they were before session 46: the phase ranges' two (silent in the
+    baseline) and each callback of the capture's two shared hooks registered as a torch hook of
+    its own, behind its own cost wrapper."""
+    from torch.optim import optimizer as optim
+
+    from jupyter_gpuprof.capture.optimizer_hooks import AFTER_STEP, BEFORE_STEP
+
+    saved = {BEFORE_STEP: BEFORE_STEP.callbacks, AFTER_STEP: AFTER_STEP.callbacks}
+    pre = (ranges._optimizer_pre, *saved[BEFORE_STEP])
+    post = (ranges._optimizer_post, *saved[AFTER_STEP])
+    handles = [optim.register_optimizer_step_pre_hook(cost.timed(f)) for f in pre]
+    handles += [optim.register_optimizer_step_post_hook(cost.timed(f)) for f in post]
+    for chain in saved:
+        chain.callbacks = ()
+
+    def off() -> None:
+        for handle in handles:
+            handle.remove()
+        for chain, callbacks in saved.items():
+            chain.callbacks = callbacks
+
+    return off
 
 
 class Pieces:
@@ -103,7 +162,12 @@ class Pieces:
         """`marks`: step boundaries the baseline phase lasts; `clock_events`: CUDA events its
         clock makes up front (default: one a mark)."""
         from jupyter_gpuprof.capture.capture_cost import COST
-        from jupyter_gpuprof.capture.driver import Schedule, StepDriver, default_clock
+        from jupyter_gpuprof.capture.driver import (
+            PerfCounterClock,
+            Schedule,
+            StepDriver,
+            default_clock,
+        )
 
         def driver(clock: Callable[[int], Any]) -> Any:
             made = clock if clock_events is None else (lambda n: clock(min(n, clock_events)))
@@ -115,16 +179,16 @@ class Pieces:
         self.cost = COST
         COST.reset()
         COST.on_event("baseline")
-        self.drivers = {"hooks": driver(default_clock),
-                        "hooks-unstreamed": driver(_unstreamed_clock)}
+        self.drivers = {"hooks": driver(default_clock), "hooks-separate": driver(default_clock),
+                        "hooks-hostclock": driver(PerfCounterClock)}
+        self._marks = default_clock(min(marks, clock_events or marks))  # for "mark-only"
 
     def _hooks(self, driver: Any) -> Callable[[], None]:
         """What a session installs for a loop (capture/session.py `_install`): the phase
         ranges' optimizer hooks (silent in the baseline), the backward wrapper and optimizer
         pre-hook, and the post-hook that ends a step at the first optimizer's step; a loop
         without one ends its steps at `backward()`, on the baseline clock either way."""
-        from torch.optim.optimizer import register_optimizer_step_post_hook
-
+        from jupyter_gpuprof.capture.optimizer_hooks import AFTER_STEP
         from jupyter_gpuprof.capture.phases import PhaseRanges
         from jupyter_gpuprof.capture.training import TrainingCounters
 
@@ -142,11 +206,15 @@ class Pieces:
             if counted:
                 driver.boundary()
 
-        handle = register_optimizer_step_post_hook(self.cost.timed(stepped))
+        remove = AFTER_STEP.add(stepped)
+        separate = (_separate(self.cost, ranges) if driver is self.drivers["hooks-separate"]
+                    else None)
 
         def off() -> None:
             self._steps_by = counters.steps_by  # how the loop's steps end, learnt once
-            handle.remove()
+            if separate is not None:
+                separate()
+            remove()
             counters.remove()
             ranges.remove()
 
@@ -172,6 +240,18 @@ class Pieces:
             watch = StallWatch(lambda: 0)
             watch.install()
             return watch.remove
+        if piece in ("mark-only", "bare-hook"):
+            from jupyter_gpuprof.capture.optimizer_hooks import AFTER_STEP
+
+            mark = self._marks.mark
+            return AFTER_STEP.add((lambda o, a, k: mark()) if piece == "mark-only"
+                                  else (lambda o, a, k: None))
+        if piece == "counters":
+            from jupyter_gpuprof.capture.training import TrainingCounters
+
+            counters = TrainingCounters()
+            counters.install()
+            return counters.remove
         if piece == "all":
             offs = [self.on(p) for p in ("hooks", "sampler", "stalls")]
 
@@ -183,7 +263,8 @@ class Pieces:
         return lambda: None
 
 
-def child(shape: str, rounds: int, block: int) -> dict[str, Any]:
+def child(shape: str, rounds: int, block: int, chosen: tuple[str, ...] = PIECES
+          ) -> dict[str, Any]:
     """One process: warm up, then `rounds` rounds of one block per piece and a plain one."""
     import torch
 
@@ -191,8 +272,8 @@ def child(shape: str, rounds: int, block: int) -> dict[str, Any]:
     for _ in range(200):
         step()
     pieces = Pieces(marks=rounds * block * 3 + 10)
-    order = ["none", *PIECES]
-    ratios: dict[str, list[float]] = {p: [] for p in PIECES}
+    order = ["none", *chosen]
+    ratios: dict[str, list[float]] = {p: [] for p in chosen}
     plain_ms: list[float] = []
     for r in range(rounds):
         k = r % len(order)
@@ -204,7 +285,7 @@ def child(shape: str, rounds: int, block: int) -> dict[str, Any]:
             finally:
                 off()
         plain_ms.append(got["none"])
-        for p in PIECES:
+        for p in chosen:
             ratios[p].append(got[p] / got["none"])
     account = pieces.cost.to_meta(None)
     return {"device": "cuda" if torch.cuda.is_available() else "cpu", "shape": shape,
@@ -217,27 +298,33 @@ def main() -> int:
     ap.add_argument("--processes", type=int, default=3)
     ap.add_argument("--shape", choices=sorted(SHAPES), default="lm",
                     help="lm: the word LM's step, ended at backward(); gpt: minGPT's adder's, "
-                         "a DataLoader and optimizer.step()")
+                         "a DataLoader and optimizer.step(); ddp: the DDP tutorial's 1 ms step")
     ap.add_argument("--rounds", type=int, default=40, help="rounds in each process")
     ap.add_argument("--block", type=int, default=20, help="steps in each block")
+    ap.add_argument("--pieces", default=",".join(PIECES),
+                    help=f"comma-separated, of {', '.join(PIECES + MORE)}")
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    chosen = tuple(args.pieces.split(","))
+    if unknown := set(chosen) - set(PIECES + MORE):
+        ap.error(f"no such piece: {', '.join(sorted(unknown))}")
     if args.child:
-        print(json.dumps(child(args.shape, args.rounds, args.block)))
+        print(json.dumps(child(args.shape, args.rounds, args.block, chosen)))
         return 0
     rows = []
     for i in range(args.processes):
         out = subprocess.run([sys.executable, __file__, "--child", "--shape", args.shape,
-                              "--rounds", str(args.rounds), "--block", str(args.block)],
+                              "--rounds", str(args.rounds), "--block", str(args.block),
+                              "--pieces", args.pieces],
                              capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         row = rows[-1]
         each = ", ".join(f"{p} x{math.exp(statistics.fmean(map(math.log, row['ratios'][p]))):.4f}"
-                         for p in PIECES)
+                         for p in chosen)
         print(f"process {i} ({args.shape}, {row['device']}, plain step {row['plain_ms']:.3f} "
               f"ms): {each}; hook account {row['hook_account']}", flush=True)
-        summary = {p: pooled([x for row in rows for x in row["ratios"][p]]) for p in PIECES}
+        summary = {p: pooled([x for row in rows for x in row["ratios"][p]]) for p in chosen}
         if args.json:  # after every process: a run cut short keeps the processes it finished
             args.json.write_text(json.dumps({"shape": args.shape, "rows": rows,
                                              "pieces": summary}, indent=1))

@@ -6,11 +6,11 @@ Across processes a host-bound script's speed moves by 10-30 % (docs/benchmarks.m
 the script alone against the script under the tool needs 100-260 pairs to judge a 3 % bar.
 Here the script runs once, unmodified, with its manifest's observer command and, appended, EXTRA
 ARGS or else the manifest's `inprocess_args` (more epochs or iterations: a run of about a minute
-on the H200, long enough to hold many blocks); observer_toggle.py,
-loaded at its start-up, switches everything the capture runs through a baseline on and off in
-blocks of $OBSERVER_BLOCK_S seconds (default 0.5) after $OBSERVER_SETTLE_S (default 5). Each of
-the script's own log values goes to the block it was measured in (the line before it and its own
-line both inside the block), each `on` block is compared with the `off` block before it (ratio
+on the H200, long enough to hold many blocks); observer_toggle.py, loaded at its start-up,
+switches everything the capture runs through a baseline on and off in blocks of the manifest's
+`block_s` seconds (default 0.5) after $OBSERVER_SETTLE_S (default 5). Each of the script's own
+log values goes to the block it was measured in (the line before it and its own line both
+inside the block), each `on` block is compared with the `off` block before it (ratio
 of their medians, blocks with at least $OBSERVER_MIN_VALUES values each, default 3), and the
 rounds' geometric mean and 95 % t interval are judged against the 3 % bar. The process's own
 speed, and its slow wander, divide out. Writes OUT/observer_inprocess.json.
@@ -81,6 +81,23 @@ def rounds(blk: list[tuple[str, list[float]]], least: int = 3) -> list[float]:
     return out
 
 
+def command(entry: dict[str, Any], extra: list[str]) -> tuple[list[str], float, float]:
+    """The script's command line for a run long enough to hold many blocks, its block length
+    and when it is stopped (Ctrl-C). The manifest's `observer` gives them: `inprocess_command`
+    (a script whose length is positional), or its `command` with `inprocess_args` (or EXTRA)
+    appended; `block_s`, long enough for several of its log values (default 0.5 s);
+    `inprocess_stop_s` for a script that runs past a minute (default 600 s). $OBSERVER_BLOCK_S
+    and $OBSERVER_TIMEOUT_S, when set, win over the manifest."""
+    obs = entry.get("observer") or {}
+    base = obs.get("inprocess_command") or obs.get("command") or entry["command"]
+    more = extra if extra else ([] if "inprocess_command" in obs
+                                else obs.get("inprocess_args", []))
+    cmd = [run_gpu.PY, *entry.get("launcher", []), *base, *more]
+    block_s = float(os.environ.get("OBSERVER_BLOCK_S") or obs.get("block_s", 0.5))
+    stop_s = float(os.environ.get("OBSERVER_TIMEOUT_S") or obs.get("inprocess_stop_s", 600))
+    return cmd, block_s, stop_s
+
+
 def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, Any]:
     """The script once, its pieces toggled; its rounds and their verdict."""
     folder = corpus / entry["id"]
@@ -89,15 +106,15 @@ def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, 
                                                     str(ROOT)) if p)
     env["PYTHONUNBUFFERED"] = "1"  # each log line leaves the script when it is printed
     run_gpu.make_data(entry, folder)
-    obs = entry.get("observer", {})
-    more = extra if extra else obs.get("inprocess_args", [])  # a run long enough for blocks
-    cmd = [run_gpu.PY, *obs.get("command", entry["command"]), *more]
-    ran = run_gpu._run(cmd, folder, env, float(os.environ.get("OBSERVER_TIMEOUT_S", "600")))
+    cmd, block_s, stop_s = command(entry, extra)
+    env["OBSERVER_BLOCK_S"] = str(block_s)  # read by the toggler in the script's process
+    ran = run_gpu._run(cmd, folder, env, stop_s)
     marks = switches(ran["lines"])
     blk = blocks(marks, values(entry, ran["lines"]))
     least = int(os.environ.get("OBSERVER_MIN_VALUES", "3"))
     got = rounds(blk, least)
-    return {"id": entry["id"], "command": cmd[1:], "code": ran["code"], "switches": len(marks),
+    return {"id": entry["id"], "command": cmd[1:], "block_s": float(env["OBSERVER_BLOCK_S"]),
+            "code": ran["code"], "switches": len(marks),
             "blocks": [{"state": s, "values": v} for s, v in blk], "rounds": got,
             "pooled": pooled(got), "tail": ran["out"][-2000:] if ran["code"] != 0 else ""}
 
@@ -108,8 +125,7 @@ def main(argv: list[str]) -> int:
     corpus, out = Path(args[0]).resolve(), Path(args[1]).resolve()
     wanted = set(args[2:]) or {"word-lm"}
     out.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {"block_s": os.environ.get("OBSERVER_BLOCK_S", "0.5"),
-                               "settle_s": os.environ.get("OBSERVER_SETTLE_S", "5")}
+    results: dict[str, Any] = {"settle_s": os.environ.get("OBSERVER_SETTLE_S", "5")}
     for entry in json.loads(run_gpu.MANIFEST.read_text())["scripts"]:
         if entry["id"] not in wanted:
             continue

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .capture_cost import COST
+from .optimizer_hooks import AFTER_STEP, BEFORE_STEP
 
 NVTX_DOMAIN = "jupyter_gpuprof"
 FORWARD, BACKWARD, OPTIMIZER, DATA, STEP = "forward", "backward", "optimizer", "data", "step"
@@ -32,11 +32,11 @@ def _nvtx_backend() -> tuple[Callable[[str], Any], Callable[[Any], None]] | None
 class PhaseRanges:
     """Installs global hooks that wrap each training phase in a record_function and an NVTX range.
 
-    install() registers only the optimizer pre/post hooks (they cost one call per optimizer
-    step, and a global optimizer hook cannot be added from inside another one, which is where a
-    hook-driven capture starts). activate() adds the per-module hooks and the backward/DataLoader
-    wrappers just for the profiled steps, so warm-up and baseline run the user's code untouched.
-    remove() undoes everything.
+    activate() adds the optimizer step callbacks (to the capture's shared optimizer hooks, where
+    one can be added from inside a hook: a hook-driven capture starts at a step's end), the
+    per-module hooks and the backward/DataLoader wrappers just for the profiled steps, so warm-up
+    and baseline run the user's code untouched: on a millisecond step each call counts
+    (capture/optimizer_hooks.py). remove() undoes everything.
     """
 
     def __init__(self, trace: bool = True, nvtx: bool = True) -> None:
@@ -44,8 +44,8 @@ class PhaseRanges:
         self._nvtx = _nvtx_backend() if nvtx else None
         self.active = False
         self._installed = False
-        self._handles: list[Any] = []  # optimizer hooks: live from install() to remove()
         self._active_handles: list[Any] = []  # module hooks: live while active
+        self._optimizer_off: list[Callable[[], None]] = []  # optimizer callbacks: while active
         self._open: dict[str, _Handle] = {}
         self._depth = 0
         self._tid = threading.get_ident()
@@ -142,18 +142,7 @@ class PhaseRanges:
 
     # lifecycle --------------------------------------------------------------
     def install(self) -> None:
-        """Register the optimizer hooks (silent until activate())."""
-        if self._installed:
-            return
-        from torch.optim.optimizer import (
-            register_optimizer_step_post_hook,
-            register_optimizer_step_pre_hook,
-        )
-
-        self._handles = [
-            register_optimizer_step_pre_hook(COST.timed(self._optimizer_pre)),
-            register_optimizer_step_post_hook(COST.timed(self._optimizer_post)),
-        ]
+        """Ready to activate(); nothing runs in the user's steps until then."""
         self._installed = True
 
     def activate(self) -> None:
@@ -174,6 +163,9 @@ class PhaseRanges:
             register_module_forward_hook(torch.compiler.disable(self._forward_post),
                                          always_call=True),
         ]
+        # first: "optimizer" closes before the step boundary that comes after it
+        self._optimizer_off = [BEFORE_STEP.add(self._optimizer_pre, first=True),
+                               AFTER_STEP.add(self._optimizer_post, first=True)]
         self._orig_backward = torch.autograd.backward
         self._wrapped_backward = self._wrap(BACKWARD, self._orig_backward)
         torch.autograd.backward = self._wrapped_backward
@@ -194,6 +186,9 @@ class PhaseRanges:
         for h in self._active_handles:
             h.remove()
         self._active_handles = []
+        for remove in self._optimizer_off:
+            remove()
+        self._optimizer_off = []
         # Restore only if nobody wrapped on top of us since (else we would drop their wrapper).
         if torch.autograd.backward is self._wrapped_backward:
             torch.autograd.backward = self._orig_backward  # type: ignore[assignment]
@@ -201,11 +196,8 @@ class PhaseRanges:
             dl._BaseDataLoaderIter.__next__ = self._orig_next  # type: ignore[method-assign,assignment]
 
     def remove(self) -> None:
-        """Undo install() and activate(); must not run inside an optimizer hook."""
+        """Undo install() and activate() (from inside an optimizer hook too)."""
         try:
             self.deactivate()
         finally:
-            for h in self._handles:
-                h.remove()
-            self._handles = []
             self._installed = False

@@ -20,6 +20,7 @@ from .driver import BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, StepDriver
 from .eager_probe import EagerProbeStep
 from .flops import StepFlops
 from .memory_record import MemoryRecorder
+from .optimizer_hooks import AFTER_STEP
 from .ranks import job_rank
 from .settings import CaptureSettings
 from .stalls import StallWatch
@@ -119,13 +120,11 @@ class ProfileSession(StepMarks, StepBudget):
 
             self.ranges = PhaseRanges()
             self.ranges.on_backward = self.memory.note_loss
-            self.ranges.install()  # before the step hook, so "optimizer" closes before a boundary
-        from torch.optim.optimizer import register_optimizer_step_post_hook
-
+            self.ranges.install()  # its optimizer callbacks go in first when it activates
         self.training.install()
         self.stalls.install()
         # Body mode too: the hook counts optimizer steps and micro-batches for the meta.
-        self._hook_handle = register_optimizer_step_post_hook(COST.timed(self._on_optimizer_step))
+        self._hook_handle = AFTER_STEP.add(self._on_optimizer_step)
         if self.settings.mode == "body":
             self.driver.start()
 
@@ -292,7 +291,7 @@ class ProfileSession(StepMarks, StepBudget):
         self.eager.end()
         try:
             if self._hook_handle is not None:
-                self._hook_handle.remove()
+                self._hook_handle()
                 self._hook_handle = None
             if self.ranges is not None:
                 self.ranges.remove()

@@ -91,19 +91,23 @@ class StepMarks:
             boundary()
 
     def _on_optimizer_step(self: MarkedSession, optimizer: Any, args: Any, kwargs: Any) -> None:
+        """After every optimizer step: each call here is paid by every timed step, so the
+        steady state (the counted optimizer, a loop marking its steps by it) takes the fewest
+        calls on its way to the boundary."""
         if self.closed:
             return
         if self._optimizer_id is None:
             self._optimizer_id = id(optimizer)  # with several optimizers, the first to step counts
             self._learn_framework()
+            self.memory.note_optimizer(optimizer)  # its tensors name the model's memory
         counted = id(optimizer) == self._optimizer_id
-        if counted:
-            self.memory.note_optimizer(optimizer)
-            if self.driver.phase in (Phase.IDLE, Phase.WARMUP) and not self._probed:
-                self.memory.start()  # a script touches CUDA after the capture began: from now
+        driver = self.driver
+        if counted and driver.phase in (Phase.IDLE, Phase.WARMUP) and not self._probed:
+            self.memory.start()  # a script touches CUDA after the capture began: from now
         self.training.on_optimizer_step(id(optimizer), counted)
-        if counted:
-            self._loop_boundary()
+        if counted and not (self._manual or self.settings.mode == "body"
+                            or driver.phase is Phase.DONE):
+            self._guarded_boundary()
 
     def _loop_boundary(self: MarkedSession) -> None:
         """A step of the loop ended (its optimizer stepped, or its backward ran)."""
@@ -129,7 +133,7 @@ class StepMarks:
         # Inside a user's loop a profiler error must not kill the training: record it and go inert.
         self.boundaries += 1
         try:
-            if not self.driver.started:
+            if self.driver.phase is Phase.IDLE:  # not started
                 if not rank_selected(self.settings.ranks):
                     self._skip_rank()  # the rank became known only now (init_process_group)
                     return

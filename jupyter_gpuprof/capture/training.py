@@ -24,6 +24,7 @@ from typing import Any
 
 from ..store.meta_blocks import TrainingMeta
 from .capture_cost import COST
+from .optimizer_hooks import BEFORE_STEP
 
 
 def _median(values: list[int]) -> float | None:
@@ -74,11 +75,9 @@ class TrainingCounters:
     def install(self) -> None:
         """Wrap backward and CUDAGraph.replay, watch optimizer steps, for the capture."""
         import torch
-        from torch.optim.optimizer import register_optimizer_step_pre_hook
 
         self._wrap(torch.autograd, "backward", self._count_backward, self._after_backward)
-        handle = register_optimizer_step_pre_hook(COST.timed(self._enter_step))
-        self._undo.append(handle.remove)
+        self._undo.append(BEFORE_STEP.add(self._enter_step))
         graph_cls = getattr(torch.cuda, "CUDAGraph", None)
         if graph_cls is not None and torch.cuda.is_available():
             # A build whose CUDAGraph is a C type cannot be wrapped: replays go uncounted.

@@ -42,6 +42,10 @@ class WidgetTries:
         self.fixes: list[str] = []
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
+        # a Cancel and the start of saving exclude each other: a Cancel either stops the tries
+        # before anything is kept or arrives once the saving began and says it came too late
+        self._lock = threading.Lock()
+        self._saving = self._late = False
 
     def offer(self, findings: Sequence[Mapping[str, object]]) -> None:
         """Put the button on the widget, naming the fixes it will try."""
@@ -54,14 +58,23 @@ class WidgetTries:
         if self._thread is not None and self._thread.is_alive():
             return
         self._cancel.clear()
+        self._late = False
         self.widget.try_running = True
         self.widget.try_status = f"trying {', '.join(self.fixes)}…"
         self._thread = threading.Thread(target=self._run, name="gpuprof-tries", daemon=True)
         self._thread.start()
 
     def cancel(self) -> None:
-        """Stop before the next round; what was measured so far is not kept."""
-        if self._thread is not None and self._thread.is_alive():
+        """Stop before the next round; what was measured so far is not kept. Once the measured
+        tries are being saved, a Cancel says it came too late (the saving is not cut short)."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                return
+            if self._saving:
+                self._late = True
+                self.widget.try_status = ("too late to cancel: the measured tries are being "
+                                          "saved")
+                return
             self._cancel.set()
             self.widget.try_status = "cancelling after the running round…"
 
@@ -87,19 +100,25 @@ class WidgetTries:
             # judged now, kept once the stack is measured too: a Cancel keeps nothing
             stack = stack_fixes(judged(self.run, summary, raw, control), control, measure,
                                 self.run.meta.training)
-            if self._cancel.is_set():  # asked during the last round: keep nothing either
-                raise TriesCancelled
+            with self._lock:
+                if self._cancel.is_set():  # asked during the last round: keep nothing either
+                    raise TriesCancelled
+                self._saving = True
             tries = record_tries(self.run, summary, raw, control)
             if stack is not None:
                 record_stack(self.run, {**summary, "tries": tries}, stack)
             report = analyze_run(self.run)  # the measured pass re-ranks with the tries
             self.widget.summary = cast(dict[str, Any], report.summary_doc())
-            self.widget.try_status = "tried: the report below now shows what each fix measured"
+            self.widget.try_status = ("tried: the report below now shows what each fix measured"
+                                      + (" (the Cancel came too late: they were being saved)"
+                                         if self._late else ""))
         except TriesCancelled:
             self.widget.try_status = "cancelled: nothing was kept, the kernel's state is as before"
         except Exception as e:  # noqa: BLE001 - the kernel goes on; say why in one line
             self.widget.try_status = f"the tries failed: {error_line(e, with_type=True)}"
         finally:
+            with self._lock:
+                self._saving = False
             self.widget.try_running = False
 
 

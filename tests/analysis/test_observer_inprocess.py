@@ -96,3 +96,35 @@ def test_the_capture_pieces_really_switch_in_the_scripts_process(inproc, tmp_pat
             for state in ("on", "off")}
     assert seen == {"on": {1.0}, "off": {2.0}}
     assert row["rounds"] and set(row["rounds"]) == {0.5}
+
+
+def test_the_manifest_gives_each_script_its_run_length_block_and_launcher(inproc, monkeypatch):
+    monkeypatch.delenv("OBSERVER_BLOCK_S", raising=False)
+    monkeypatch.delenv("OBSERVER_TIMEOUT_S", raising=False)
+    torchrun = {"id": "ddp", "launcher": ["-m", "torch.distributed.run"],
+                "command": ["ddp.py", "20", "100"],
+                "observer": {"inprocess_command": ["ddp.py", "500", "1000"],
+                             "inprocess_args": ["--ignored"], "block_s": 2.0}}
+    cmd, block, stop = inproc.command(torchrun, [])
+    # a positional run length: the whole command is the manifest's, under the script's launcher
+    assert cmd[1:] == ["-m", "torch.distributed.run", "ddp.py", "500", "1000"]
+    assert (block, stop) == (2.0, 600.0)
+    plain = {"id": "lm", "command": ["main.py", "--epochs", "1"],
+             "observer": {"inprocess_args": ["--epochs", "30"], "inprocess_stop_s": 60}}
+    cmd, block, stop = inproc.command(plain, [])
+    assert cmd[1:] == ["main.py", "--epochs", "1", "--epochs", "30"] and (block, stop) == (0.5, 60)
+    assert inproc.command(plain, ["--epochs", "2"])[0][-1] == "2"  # EXTRA replaces the manifest's
+    monkeypatch.setenv("OBSERVER_BLOCK_S", "0.25")  # the caller's setting wins
+    assert inproc.command(torchrun, [])[1] == 0.25
+
+
+def test_every_corpus_script_has_an_inprocess_run_that_holds_blocks(inproc):
+    """Each script of the corpus is in the observer check with a run long enough for it."""
+    import json
+
+    from benchmark_modules import load_benchmark
+
+    manifest = json.loads(load_benchmark("corpus/run_gpu").MANIFEST.read_text())
+    for entry in manifest["scripts"]:
+        obs = entry.get("observer") or {}
+        assert obs.get("inprocess_args") or obs.get("inprocess_command"), entry["id"]

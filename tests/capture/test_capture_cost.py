@@ -16,8 +16,9 @@ from jupyter_gpuprof.views.text import render_text
 SMALL = dict(steps=4, warmup=2, wait=1, prof_warmup=1, active=3)
 NEEDED = 1 + 2 + 4 + (1 + 1 + 3)
 #: hook calls in one step of Trainer (one backward, one optimizer step): the backward wrapper,
-#: the phase ranges' optimizer pre and post hooks, the step counter's pre hook and the step hook
-CALLS_PER_STEP = 5
+#: and one torch hook before and one after the optimizer step, shared by the phase ranges, the
+#: step counter and the step boundary (capture/optimizer_hooks.py)
+CALLS_PER_STEP = 3
 
 
 def _run(tmp_path, loader: bool = False):

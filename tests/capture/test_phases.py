@@ -9,8 +9,8 @@ import torch
 import torch.utils.data.dataloader as dl
 from capture_fixtures import Trainer, global_state, nothing_left_installed  # noqa: F401
 from torch.nn.modules import module as nn_module
-from torch.optim import optimizer as optim_module
 
+from jupyter_gpuprof.capture.optimizer_hooks import AFTER_STEP, BEFORE_STEP
 from jupyter_gpuprof.capture.phases import PhaseRanges
 
 
@@ -19,18 +19,19 @@ def test_install_activate_remove_restore_everything():
     orig_backward, orig_next = torch.autograd.backward, dl._BaseDataLoaderIter.__next__
     r = PhaseRanges()
     r.install()
-    assert len(optim_module._global_optimizer_pre_hooks) == before[2] + 1
-    assert len(optim_module._global_optimizer_post_hooks) == before[3] + 1
-    assert (
-        len(nn_module._global_forward_pre_hooks) == before[0]
-    )  # per-module hooks only while active
+    # nothing runs in the user's steps before activate(): warm-up and baseline are untouched
+    assert global_state() == before and not BEFORE_STEP.callbacks and not AFTER_STEP.callbacks
     r.activate()
     assert len(nn_module._global_forward_pre_hooks) == before[0] + 1
     assert len(nn_module._global_forward_hooks) == before[1] + 1
+    # the optimizer callbacks go first: "optimizer" closes before the step boundary after it
+    assert BEFORE_STEP.callbacks[:1] == (r._optimizer_pre,)
+    assert AFTER_STEP.callbacks[:1] == (r._optimizer_post,)
     assert torch.autograd.backward is not orig_backward
     assert dl._BaseDataLoaderIter.__next__ is not orig_next
     r.deactivate()
     assert len(nn_module._global_forward_hooks) == before[1]
+    assert not BEFORE_STEP.callbacks and not AFTER_STEP.callbacks
     assert torch.autograd.backward is orig_backward and dl._BaseDataLoaderIter.__next__ is orig_next
     r.activate()
     r.remove()

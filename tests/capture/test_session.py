@@ -182,15 +182,17 @@ def test_no_phases_installs_only_the_step_hook(tmp_path):
     from torch.nn.modules import module as nn_module
     from torch.optim import optimizer as optim_module
 
+    from jupyter_gpuprof.capture.optimizer_hooks import BEFORE_STEP
+
     t = Trainer()
     pre = len(optim_module._global_optimizer_pre_hooks)
     with jupyter_gpuprof.profile(
         "plain", runs_root=tmp_path, phases=False, count_flops=False, **SMALL
     ):
-        # one pre-hook: the step counter's (a closure's backward calls are not micro-batches);
-        # the phase ranges would add their own
-        hooks = list(optim_module._global_optimizer_pre_hooks.values())[pre:]
-        assert [h.__name__ for h in hooks] == ["_enter_step"]
+        # one torch pre-hook, the capture's chain, with one callback: the step counter's (a
+        # closure's backward calls are not micro-batches); the phase ranges would add their own
+        assert len(optim_module._global_optimizer_pre_hooks) == pre + 1
+        assert [h.__name__ for h in BEFORE_STEP.callbacks] == ["_enter_step"]
         for _ in range(NEEDED):
             t.step()
             assert not nn_module._global_forward_pre_hooks

@@ -45,12 +45,18 @@ test('the widget tries its fixes in the kernel, redraws, and cancels', async ({ 
   await expect(again.locator('.gpuprof-w-trystatus')).toContainText('tried');
 
   // a second run (200 steps a round: long enough to cancel mid-run), cancelled: the status
-  // says nothing was kept and the button comes back
+  // says nothing was kept and the button comes back. On a loaded machine the click can reach
+  // the kernel only once the measured tries are being saved: then they are kept and the
+  // status says the Cancel came too late (tests/tries/test_widget_tries.py pins both sides).
   await again.locator('.gpuprof-w-trybutton').click();
   await expect(again.locator('.gpuprof-w-trybutton')).toHaveText('Cancel');
   await again.locator('.gpuprof-w-trybutton').click();
-  await expect(again.locator('.gpuprof-w-trystatus')).toContainText('cancelled', {
+  await expect(again.locator('.gpuprof-w-trybutton', { hasText: 'Cancel' })).toHaveCount(0, {
     timeout: 120_000
   });
+  await again.getByRole('tab', { name: 'Next steps' }).click(); // a redraw shows the first tab
+  await expect(again.locator('.gpuprof-w-trystatus')).toContainText(
+    /^cancelled: nothing was kept|\(the Cancel came too late: they were being saved\)$/
+  );
   await expect(again.locator('.gpuprof-w-trybutton')).toHaveText('Try the top fixes (compile)');
 });

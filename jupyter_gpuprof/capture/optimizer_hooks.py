@@ -1,0 +1,77 @@
+"""One global optimizer pre-hook and one post-hook, shared by every part of the capture.
+
+torch calls each global optimizer hook at every `optimizer.step()`, and where a step takes a
+millisecond of the host each call of ours is a measurable share of it: on the H200 the DDP
+tutorial's shape of step paid 4.4 % for the capture's hooks, four of them torch hook calls a
+step, each behind its own cost wrapper (docs/benchmarks.md §21). The phase ranges, the training
+counters and the step boundary add their callbacks here instead: one torch hook each way, in
+the order they were added, charged once a call to the capture's cost account.
+
+A callback may be added or removed from inside a hook: the callbacks are a tuple swapped whole,
+and torch's own hook dicts are never changed while a hook runs (torch iterates them), so a
+chain emptied inside one keeps its torch hook, which then returns at once, until the next
+removal outside any hook.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .capture_cost import COST
+
+Hook = Callable[[Any, Any, Any], None]  # (optimizer, args, kwargs), as torch calls it
+
+
+class HookChain:
+    """The callbacks of one kind of global optimizer hook, behind one torch hook."""
+
+    def __init__(self, register: str) -> None:
+        """`register`: the torch.optim.optimizer function that registers this kind."""
+        self._register = register
+        self.callbacks: tuple[Hook, ...] = ()
+        self._handle: Any = None
+        self._running = 0
+
+    def add(self, fn: Hook, first: bool = False) -> Callable[[], None]:
+        """Call `fn` at every optimizer step, after the callbacks added before it (`first`:
+        before them); returns what removes it. Added inside a hook, it runs from the next step."""
+        self.callbacks = (fn, *self.callbacks) if first else (*self.callbacks, fn)
+        if self._handle is None:
+            from torch.optim import optimizer
+
+            self._handle = getattr(optimizer, self._register)(self._call)
+
+        def remove() -> None:
+            self.callbacks = tuple(f for f in self.callbacks if f is not fn)
+            if not self.callbacks and not self._running and self._handle is not None:
+                self._handle.remove()
+                self._handle = None
+
+        return remove
+
+    @property
+    def registered(self) -> bool:
+        """Whether torch still calls this chain's hook."""
+        return self._handle is not None
+
+    def _call(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        callbacks = self.callbacks
+        if not callbacks:
+            return
+        t0 = time.perf_counter_ns()
+        self._running += 1
+        try:
+            for fn in callbacks:
+                fn(optimizer, args, kwargs)
+        finally:
+            self._running -= 1
+            # a step boundary that started a phase charges that phase only what came after it
+            COST.add(time.perf_counter_ns() - max(t0, COST._event_ns))
+
+
+#: before each optimizer step (the phase ranges open "optimizer"; the counters see a closure)
+BEFORE_STEP = HookChain("register_optimizer_step_pre_hook")
+#: after each optimizer step (the phase ranges close "optimizer", then the step boundary)
+AFTER_STEP = HookChain("register_optimizer_step_post_hook")
