@@ -193,7 +193,6 @@ class Pieces:
         from jupyter_gpuprof.capture.training import TrainingCounters
 
         ranges = PhaseRanges()
-        ranges.install()
         counters = TrainingCounters(on_backward_step=driver.boundary)
         counters.steps_by = getattr(self, "_steps_by", None)
         counters.install()
@@ -216,7 +215,7 @@ class Pieces:
                 separate()
             remove()
             counters.remove()
-            ranges.remove()
+            ranges.deactivate()
 
         return off
 

@@ -36,14 +36,14 @@ class PhaseRanges:
     one can be added from inside a hook: a hook-driven capture starts at a step's end), the
     per-module hooks and the backward/DataLoader wrappers just for the profiled steps, so warm-up
     and baseline run the user's code untouched: on a millisecond step each call counts
-    (capture/optimizer_hooks.py). remove() undoes everything.
+    (capture/optimizer_hooks.py). deactivate() undoes everything, from inside an optimizer
+    hook too.
     """
 
     def __init__(self, trace: bool = True, nvtx: bool = True) -> None:
         self._trace = trace
         self._nvtx = _nvtx_backend() if nvtx else None
         self.active = False
-        self._installed = False
         self._active_handles: list[Any] = []  # module hooks: live while active
         self._optimizer_off: list[Callable[[], None]] = []  # optimizer callbacks: while active
         self._open: dict[str, _Handle] = {}
@@ -141,10 +141,6 @@ class PhaseRanges:
         return wrapper
 
     # lifecycle --------------------------------------------------------------
-    def install(self) -> None:
-        """Ready to activate(); nothing runs in the user's steps until then."""
-        self._installed = True
-
     def activate(self) -> None:
         """Start emitting ranges: module hooks, backward and DataLoader wrappers go in."""
         if self.active:
@@ -194,10 +190,3 @@ class PhaseRanges:
             torch.autograd.backward = self._orig_backward  # type: ignore[assignment]
         if dl._BaseDataLoaderIter.__next__ is self._wrapped_next:
             dl._BaseDataLoaderIter.__next__ = self._orig_next  # type: ignore[method-assign,assignment]
-
-    def remove(self) -> None:
-        """Undo install() and activate() (from inside an optimizer hook too)."""
-        try:
-            self.deactivate()
-        finally:
-            self._installed = False

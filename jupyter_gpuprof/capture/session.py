@@ -120,7 +120,6 @@ class ProfileSession(StepMarks, StepBudget):
 
             self.ranges = PhaseRanges()
             self.ranges.on_backward = self.memory.note_loss
-            self.ranges.install()  # its optimizer callbacks go in first when it activates
         self.training.install()
         self.stalls.install()
         # Body mode too: the hook counts optimizer steps and micro-batches for the meta.
@@ -294,7 +293,7 @@ class ProfileSession(StepMarks, StepBudget):
                 self._hook_handle()
                 self._hook_handle = None
             if self.ranges is not None:
-                self.ranges.remove()
+                self.ranges.deactivate()
             self.training.remove()
             self.stalls.remove()
         finally:

@@ -14,11 +14,10 @@ from jupyter_gpuprof.capture.optimizer_hooks import AFTER_STEP, BEFORE_STEP
 from jupyter_gpuprof.capture.phases import PhaseRanges
 
 
-def test_install_activate_remove_restore_everything():
+def test_activate_deactivate_restore_everything():
     before = global_state()
     orig_backward, orig_next = torch.autograd.backward, dl._BaseDataLoaderIter.__next__
     r = PhaseRanges()
-    r.install()
     # nothing runs in the user's steps before activate(): warm-up and baseline are untouched
     assert global_state() == before and not BEFORE_STEP.callbacks and not AFTER_STEP.callbacks
     r.activate()
@@ -34,13 +33,12 @@ def test_install_activate_remove_restore_everything():
     assert not BEFORE_STEP.callbacks and not AFTER_STEP.callbacks
     assert torch.autograd.backward is orig_backward and dl._BaseDataLoaderIter.__next__ is orig_next
     r.activate()
-    r.remove()
+    r.deactivate()
     assert global_state() == before
 
 
 def test_someone_elses_wrapper_is_not_dropped():
     r = PhaseRanges()
-    r.install()
     r.activate()
     ours = torch.autograd.backward
 
@@ -49,7 +47,7 @@ def test_someone_elses_wrapper_is_not_dropped():
 
     torch.autograd.backward = theirs
     try:
-        r.remove()
+        r.deactivate()
         assert torch.autograd.backward is theirs
     finally:
         torch.autograd.backward = r._orig_backward
@@ -59,13 +57,12 @@ def _record(tmp_path, body) -> Counter:
     from torch.profiler import ProfilerActivity, profile
 
     r = PhaseRanges(nvtx=False)
-    r.install()
     r.activate()
     try:
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             body(r)
     finally:
-        r.remove()
+        r.deactivate()
     out = tmp_path / "t.json"
     prof.export_chrome_trace(str(out))
     events = json.loads(out.read_text())["traceEvents"]
@@ -121,12 +118,12 @@ def test_inactive_ranges_emit_nothing(tmp_path):
 
     t = Trainer()
     r = PhaseRanges(nvtx=False)
-    r.install()  # installed but not active: baseline and warm-up steps look like this
+    # made but not active: baseline and warm-up steps look like this
     try:
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             t.step()
     finally:
-        r.remove()
+        r.deactivate()
     out = tmp_path / "t.json"
     prof.export_chrome_trace(str(out))
     with open(out) as f:
