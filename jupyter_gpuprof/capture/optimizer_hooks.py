@@ -7,10 +7,13 @@ step, each behind its own cost wrapper (docs/benchmarks.md §21). The phase rang
 counters and the step boundary add their callbacks here instead: one torch hook each way, in
 the order they were added, charged once a call to the capture's cost account.
 
-A callback may be added or removed from inside a hook: the callbacks are a tuple swapped whole,
-and torch's own hook dicts are never changed while a hook runs (torch iterates them), so a
-chain emptied inside one keeps its torch hook, which then returns at once, until the next
-removal outside any hook.
+A callback may be added or removed from inside a hook: the callbacks are a tuple swapped whole.
+torch iterates its hook dict while a hook runs, and a dict changed under its iterator raises in
+the user's `optimizer.step()`, so an emptied chain takes its torch hook out at once only where
+that is safe: outside its own call, or inside it when its hook is the dict's last (the iterator
+has then moved past the end and stops without looking at the dict again). Otherwise the hook
+stays, returning at once, and goes at the end of a later call of its own where it is last, or
+at the next removal outside a hook.
 """
 
 from __future__ import annotations
@@ -45,11 +48,20 @@ class HookChain:
 
         def remove() -> None:
             self.callbacks = tuple(f for f in self.callbacks if f is not fn)
-            if not self.callbacks and not self._running and self._handle is not None:
-                self._handle.remove()
-                self._handle = None
+            self._drop()
 
         return remove
+
+    def _drop(self) -> None:
+        """Take torch's hook out if the chain is empty and that is safe now (module docstring)."""
+        if self.callbacks or self._handle is None:
+            return
+        if self._running:
+            hooks = self._handle.hooks_dict_ref()
+            if hooks is None or next(reversed(hooks), None) != self._handle.id:
+                return  # a hook after ours: torch's iterator would see the dict change
+        self._handle.remove()
+        self._handle = None
 
     @property
     def registered(self) -> bool:
@@ -58,17 +70,21 @@ class HookChain:
 
     def _call(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         callbacks = self.callbacks
-        if not callbacks:
-            return
-        t0 = time.perf_counter_ns()
-        self._running += 1
+        self._running += 1  # torch is iterating this hook's dict until the call returns
         try:
-            for fn in callbacks:
-                fn(optimizer, args, kwargs)
+            if not callbacks:
+                return
+            t0 = time.perf_counter_ns()
+            try:
+                for fn in callbacks:
+                    fn(optimizer, args, kwargs)
+            finally:
+                # a step boundary that started a phase charges that phase only what came after
+                COST.add(time.perf_counter_ns() - max(t0, COST._event_ns))
         finally:
+            if not self.callbacks:
+                self._drop()  # emptied in this call, or before it: out where it is last
             self._running -= 1
-            # a step boundary that started a phase charges that phase only what came after it
-            COST.add(time.perf_counter_ns() - max(t0, COST._event_ns))
 
 
 #: before each optimizer step (the phase ranges open "optimizer"; the counters see a closure)

@@ -60,3 +60,29 @@ def test_a_callback_removed_inside_the_hook_leaves_torch_iterating_safely():
     finally:
         later.remove()
     assert len(optim_module._global_optimizer_post_hooks) == before
+
+
+def test_an_emptied_chain_whose_hook_is_last_goes_at_once():
+    """The usual end of a capture inside its own step hook: nothing after ours in torch's dict,
+    so its iterator stops without looking at the dict again and the hook can go at once."""
+    chain = HookChain("register_optimizer_step_post_hook")
+    before = len(optim_module._global_optimizer_post_hooks)
+    offs: list = []
+    offs.append(chain.add(lambda o, a, k: offs[0]()))
+    opt = _optimizer()
+    opt.step()  # no RuntimeError from torch's loop
+    assert not chain.registered and len(optim_module._global_optimizer_post_hooks) == before
+    opt.step()
+
+
+def test_a_hook_kept_for_one_after_it_goes_once_it_is_last():
+    chain, seen = HookChain("register_optimizer_step_post_hook"), []
+    offs: list = []
+    offs.append(chain.add(lambda o, a, k: offs[0]()))
+    later = optim_module.register_optimizer_step_post_hook(lambda o, a, k: seen.append(1))
+    opt = _optimizer()
+    opt.step()
+    assert chain.registered and seen == [1]  # torch still had "later" to call
+    later.remove()
+    opt.step()  # now last: its own call takes it out
+    assert not chain.registered

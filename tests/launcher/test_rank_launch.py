@@ -116,10 +116,12 @@ def test_profile_block_on_a_rank_left_out_is_untouched(tmp_path, monkeypatch):
 
 def test_rank_known_only_at_the_first_step_drops_out(tmp_path, monkeypatch):
     import torch
+    from torch.optim import optimizer as optim_module
 
     import jupyter_gpuprof
     from jupyter_gpuprof.capture.session import current_session
 
+    hooks = len(optim_module._global_optimizer_post_hooks)
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("LOCAL_RANK", raising=False)
     root = tmp_path / "runs"
@@ -133,6 +135,8 @@ def test_rank_known_only_at_the_first_step_drops_out(tmp_path, monkeypatch):
             model(torch.randn(2, 4)).sum().backward()
             opt.step()
         assert current_session() is None  # hooks gone at the first step
+        # torch's own hook too, though the capture ended inside it (capture/optimizer_hooks.py)
+        assert len(optim_module._global_optimizer_post_hooks) == hooks
     assert RunStore(root).list() == []  # and the folder it had made
 
 
