@@ -74,7 +74,7 @@ class ProfileSession(StepMarks, StepBudget):
         #: why CUPTI stays attached after the trace (None: torn down, or no trace yet)
         self.cupti_kept: str | None = None
         self.closed = False
-        self._hook_handle: Any = None
+        self._remove_step_hook: Callable[[], None] | None = None
         self._optimizer_id: int | None = None
         self._manual = False
         self._probed = False  # the probed warm-up step is running (its memory is not the program's)
@@ -123,7 +123,7 @@ class ProfileSession(StepMarks, StepBudget):
         self.training.install()
         self.stalls.install()
         # Body mode too: the hook counts optimizer steps and micro-batches for the meta.
-        self._hook_handle = AFTER_STEP.add(self._on_optimizer_step)
+        self._remove_step_hook = AFTER_STEP.add(self._on_optimizer_step)
         if self.settings.mode == "body":
             self.driver.start()
 
@@ -289,9 +289,9 @@ class ProfileSession(StepMarks, StepBudget):
         self.callsites.end()  # never leave the call-site mode on the torch mode stack
         self.eager.end()
         try:
-            if self._hook_handle is not None:
-                self._hook_handle()
-                self._hook_handle = None
+            if self._remove_step_hook is not None:
+                self._remove_step_hook()
+                self._remove_step_hook = None
             if self.ranges is not None:
                 self.ranges.deactivate()
             self.training.remove()
