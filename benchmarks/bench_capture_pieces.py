@@ -13,13 +13,18 @@ round (blocks in a rotating order), so the process's own slow wander divides out
 
 The pieces are the real ones, installed and removed between blocks: `hooks` is the capture's
 `backward()` wrapper and optimizer hooks (capture/training.py, capture/optimizer_hooks.py)
-ending each step on a real baseline clock (capture/driver.py); `hooks-separate` the same with
+ending each step on a real baseline clock (capture/driver.py), the general way a session takes
+outside its baseline; `hooks-separate` the same with
 each optimizer callback behind its own torch hook and cost wrapper, as before session 46 (the
 capture's two shared hooks stay in, emptied: two calls that return at once); `sampler` the
 GPU-conditions thread (capture/conditions.py); `stalls` the DataLoader,
 `torch.save`, `Module.train` wrappers and the collector's callback (capture/stalls.py); `all`
-every piece at once. Prints each piece's geometric mean ratio with its 95 % t interval over all
-rounds of all processes, and the capture's own account of its hook calls (capture_cost.py).
+every piece at once; `session` the capture itself, a real ProfileSession's baseline (what the
+in-process observer check switches). Prints each piece's geometric mean ratio with its 95 % t
+interval over all rounds of all processes, the time its hooks charged to the capture's own
+account per step (capture_cost.py: measured inside the steps, so the caches are as cold as the
+step leaves them; `--evict MIB` empties them before each step on a host whose own step is too
+small to), and that account's total.
 """
 
 from __future__ import annotations
@@ -40,11 +45,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
 from bench_observer_within import _loop  # noqa: E402 - the word LM's shape of step
 from observer_concurrent import pooled  # noqa: E402 - geometric mean and its t interval
 
-PIECES = ("hooks", "hooks-separate", "sampler", "stalls", "all")
+PIECES = ("hooks", "hooks-separate", "sampler", "stalls", "all", "session")
 #: more pieces for `--pieces`, to say where a cost lives: the hooks on the host clock, an
 #: optimizer hook that only marks the baseline clock, one that does nothing, the training
-#: counters alone (the backward() wrapper and a callback before each optimizer step)
-MORE = ("hooks-hostclock", "mark-only", "bare-hook", "counters", "sampler-0.1s")
+#: counters alone (the backward() wrapper and a callback before each optimizer step); the same
+#: mark and the same empty callback before the optimizer step (`pre-mark`, `pre-bare`), an empty
+#: torch post-hook of its own with no chain (`raw-post`), a mark at the end of every
+#: `backward()` from a wrapper (`bwd-mark`)
+MORE = ("hooks-hostclock", "mark-only", "bare-hook", "counters", "sampler-0.1s", "pre-mark",
+        "pre-bare", "raw-post", "bwd-mark")
 
 
 def _gpt_loop(device: str) -> Any:
@@ -182,12 +191,16 @@ class Pieces:
         self.drivers = {"hooks": driver(default_clock), "hooks-separate": driver(default_clock),
                         "hooks-hostclock": driver(PerfCounterClock)}
         self._marks = default_clock(min(marks, clock_events or marks))  # for "mark-only"
+        self._session_steps = min(marks, clock_events or marks)
+        self._root: str | None = None  # a scratch runs folder for "session"
 
     def _hooks(self, driver: Any) -> Callable[[], None]:
-        """What a session installs for a loop (capture/session.py `_install`): the phase
-        ranges' optimizer hooks (silent in the baseline), the backward wrapper and optimizer
-        pre-hook, and the post-hook that ends a step at the first optimizer's step; a loop
-        without one ends its steps at `backward()`, on the baseline clock either way."""
+        """What a session installs for a loop (capture/session.py `_install`), its general
+        way (what it runs outside the baseline, and ran through it before session 47, when the
+        counters pause and the step hook takes a short way there: `session` is that): the
+        phase ranges' optimizer hooks (silent in the baseline), the backward wrapper and
+        optimizer pre-hook, and the post-hook that ends a step at the first optimizer's step; a
+        loop without one ends its steps at `backward()`, on the baseline clock either way."""
         from jupyter_gpuprof.capture.optimizer_hooks import AFTER_STEP
         from jupyter_gpuprof.capture.phases import PhaseRanges
         from jupyter_gpuprof.capture.training import TrainingCounters
@@ -219,10 +232,57 @@ class Pieces:
 
         return off
 
+    def _session(self) -> Callable[[], None]:
+        """The capture itself, as `jupyter gpuprof run` makes it (capture/session.py): a
+        ProfileSession begun in a scratch runs folder with no warm-up and a baseline longer
+        than any block, so the next step starts its baseline and each step after it runs as a
+        baseline step of a capture does (every hook, wrapper, the sampler); switched off, it
+        is discarded and its folder deleted."""
+        import contextlib
+        import tempfile
+
+        from jupyter_gpuprof.capture.session import ProfileSession
+        from jupyter_gpuprof.capture.settings import CaptureSettings
+        from jupyter_gpuprof.store import RunStore
+
+        if self._root is None:
+            self._root = tempfile.mkdtemp(prefix="gpuprof-observer-")
+        settings = CaptureSettings(mode="script", warmup=0, steps=self._session_steps, wait=0,
+                                   prof_warmup=0, active=1)
+        session = ProfileSession(settings, name="observer", store=RunStore(self._root)).begin()
+
+        def off() -> None:
+            session.discard()
+            with contextlib.suppress(Exception):
+                session.store.delete(session.run.id)
+
+        return off
+
+    def _backward_mark(self) -> Callable[[], None]:
+        """A baseline clock mark at the end of every `torch.autograd.backward`, from a wrapper
+        of the shape the training counters put there."""
+        import torch
+
+        original, mark = torch.autograd.backward, self._marks.mark
+
+        def backward(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            mark()
+            return out
+
+        torch.autograd.backward = backward
+
+        def off() -> None:
+            torch.autograd.backward = original
+
+        return off
+
     def on(self, piece: str) -> Callable[[], None]:
         """Switch `piece` on; returns what switches it off."""
         if piece in self.drivers:
             return self._hooks(self.drivers[piece])
+        if piece == "session":
+            return self._session()
         if piece.startswith("sampler"):
             from jupyter_gpuprof.capture.conditions import (
                 BASELINE_INTERVAL_S,
@@ -238,6 +298,7 @@ class Pieces:
 
             watch = StallWatch(lambda: 0)
             watch.install()
+            watch.time_fetches(True)  # as in a baseline
             return watch.remove
         if piece in ("mark-only", "bare-hook"):
             from jupyter_gpuprof.capture.optimizer_hooks import AFTER_STEP
@@ -245,6 +306,18 @@ class Pieces:
             mark = self._marks.mark
             return AFTER_STEP.add((lambda o, a, k: mark()) if piece == "mark-only"
                                   else (lambda o, a, k: None))
+        if piece in ("pre-mark", "pre-bare"):
+            from jupyter_gpuprof.capture.optimizer_hooks import BEFORE_STEP
+
+            mark = self._marks.mark
+            return BEFORE_STEP.add((lambda o, a, k: mark()) if piece == "pre-mark"
+                                   else (lambda o, a, k: None))
+        if piece == "raw-post":
+            from torch.optim import optimizer
+
+            return optimizer.register_optimizer_step_post_hook(lambda o, a, k: None).remove
+        if piece == "bwd-mark":
+            return self._backward_mark()
         if piece == "counters":
             from jupyter_gpuprof.capture.training import TrainingCounters
 
@@ -262,25 +335,48 @@ class Pieces:
         return lambda: None
 
 
-def child(shape: str, rounds: int, block: int, chosen: tuple[str, ...] = PIECES
-          ) -> dict[str, Any]:
+def _evicting(step: Callable[[], float], mib: int) -> Callable[[], float]:
+    """`step` run with the processor's caches emptied before it (a buffer of `mib` MiB read
+    and written first, outside the step's time): each call of ours meets the cold caches a
+    big step leaves behind, as on a GPU host where a tight loop's 2 µs clock mark took 27 µs
+    inside a step (capture/driver.py)."""
+    import numpy as np
+
+    buf = np.zeros(mib * 2**20 // 8)
+
+    def cold() -> float:
+        np.add(buf, 1.0, out=buf)
+        return step()
+
+    return cold
+
+
+def child(shape: str, rounds: int, block: int, chosen: tuple[str, ...] = PIECES,
+          evict_mib: int = 0) -> dict[str, Any]:
     """One process: warm up, then `rounds` rounds of one block per piece and a plain one."""
     import torch
 
     step = SHAPES[shape]("cuda" if torch.cuda.is_available() else "cpu")
+    if evict_mib:
+        step = _evicting(step, evict_mib)
     for _ in range(200):
         step()
     pieces = Pieces(marks=rounds * block * 3 + 10)
     order = ["none", *chosen]
     ratios: dict[str, list[float]] = {p: [] for p in chosen}
+    own_us: dict[str, list[float]] = {p: [] for p in chosen}
     plain_ms: list[float] = []
+    cost = pieces.cost
     for r in range(rounds):
         k = r % len(order)
         got: dict[str, float] = {}
         for piece in order[k:] + order[:k]:  # each piece meets each position in turn
             off = pieces.on(piece)
             try:
+                ns = cost.ns
                 got[piece] = statistics.median(step() for _ in range(block))
+                if piece != "none":  # what its hooks charged, timed inside the steps
+                    own_us[piece].append((cost.ns - ns) / 1e3 / block)
             finally:
                 off()
         plain_ms.append(got["none"])
@@ -288,7 +384,9 @@ def child(shape: str, rounds: int, block: int, chosen: tuple[str, ...] = PIECES
             ratios[p].append(got[p] / got["none"])
     account = pieces.cost.to_meta(None)
     return {"device": "cuda" if torch.cuda.is_available() else "cpu", "shape": shape,
+            "evict_mib": evict_mib,
             "plain_ms": statistics.median(plain_ms), "ratios": ratios,
+            "own_us_per_step": {p: statistics.median(v) for p, v in own_us.items()},
             "hook_account": dict(account) if account else None}
 
 
@@ -302,6 +400,9 @@ def main() -> int:
     ap.add_argument("--block", type=int, default=20, help="steps in each block")
     ap.add_argument("--pieces", default=",".join(PIECES),
                     help=f"comma-separated, of {', '.join(PIECES + MORE)}")
+    ap.add_argument("--evict", type=int, default=0, metavar="MIB",
+                    help="empty the caches before each step by touching this many MiB "
+                         "(more than the last-level cache): our calls run cold, as in a big step")
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -309,18 +410,19 @@ def main() -> int:
     if unknown := set(chosen) - set(PIECES + MORE):
         ap.error(f"no such piece: {', '.join(sorted(unknown))}")
     if args.child:
-        print(json.dumps(child(args.shape, args.rounds, args.block, chosen)))
+        print(json.dumps(child(args.shape, args.rounds, args.block, chosen, args.evict)))
         return 0
     rows = []
     for i in range(args.processes):
         out = subprocess.run([sys.executable, __file__, "--child", "--shape", args.shape,
                               "--rounds", str(args.rounds), "--block", str(args.block),
-                              "--pieces", args.pieces],
+                              "--pieces", args.pieces, "--evict", str(args.evict)],
                              capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         row = rows[-1]
+        own = row["own_us_per_step"]
         each = ", ".join(f"{p} x{math.exp(statistics.fmean(map(math.log, row['ratios'][p]))):.4f}"
-                         for p in chosen)
+                         f" ({own[p]:.2f} µs own)" for p in chosen)
         print(f"process {i} ({args.shape}, {row['device']}, plain step {row['plain_ms']:.3f} "
               f"ms): {each}; hook account {row['hook_account']}", flush=True)
         summary = {p: pooled([x for row in rows for x in row["ratios"][p]]) for p in chosen}

@@ -3,10 +3,13 @@
 Loaded at start-up by `inprocess/sitecustomize.py` (observer_inprocess.py puts it on the
 script's PYTHONPATH). Once the script imports torch, a trigger goes on `torch.autograd.backward`
 (an extra call per backward, the same in both kinds of block); after $OBSERVER_SETTLE_S seconds
-it switches every piece the capture runs through its baseline on (bench_capture_pieces.Pieces
-"all": the backward wrapper and optimizer hooks ending each step on a real baseline clock, the
-GPU-conditions sampler, the stall wrappers) and off again every $OBSERVER_BLOCK_S seconds, at the
-end of a `backward()` in the main thread: never while an optimizer iterates its hooks. Each switch
+it switches the capture's baseline on and off again every $OBSERVER_BLOCK_S seconds, at the end
+of a `backward()` in the main thread: never while an optimizer iterates its hooks. `on` begins a
+real ProfileSession as `jupyter gpuprof run` does, with no warm-up and a baseline longer than a
+block (bench_capture_pieces.Pieces "session": its next step starts the baseline, each later one
+runs through every hook, wrapper and the GPU-conditions sampler of a baseline step); `off`
+discards it. $OBSERVER_PIECE names another of that benchmark's pieces instead ("all": the same
+pieces rebuilt outside a session, as before session 47). Each switch
 prints `gpuprof-observer: on|off <perf_counter>` on stderr, so the parent can put each of the
 script's own log values in the block it was measured in.
 """
@@ -36,6 +39,7 @@ class Toggler:
         self._off: Callable[[], None] | None = None
         self._due = 0.0
         self._out = out or sys.stderr
+        self.piece = os.environ.get("OBSERVER_PIECE", "session")
         self.switches = 0
 
     def install(self, torch: Any) -> None:
@@ -59,7 +63,7 @@ class Toggler:
             self._off()
             self._off, state = None, "off"
         else:
-            self._off, state = self._pieces.on("all"), "on"
+            self._off, state = self._pieces.on(self.piece), "on"
         self.switches += 1
         now = time.perf_counter()
         print(f"{MARK} {state} {now:.6f}", file=self._out, flush=True)

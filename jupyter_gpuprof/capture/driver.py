@@ -179,6 +179,9 @@ class StepDriver:
         # what the profiler prints to descriptor 2: report warnings, not red cell output
         self.profiler_log = ProfilerLog()
         self.baseline_ms: list[float] = []
+        #: the host clock (perf_counter_ns) at each baseline boundary: what happened on the host
+        #: (a wait for data) is put in its step by them
+        self.baseline_host_ns: list[int] = []
         self.capture_ms: list[float] = []
         self.warmup_ms: list[float] = []  # host clock: shown greyed beside the baseline
         # host time of one warm-up step begun with an empty GPU queue (the real host speed)
@@ -199,7 +202,8 @@ class StepDriver:
         #: the boundary after which the profiler records (its wait and warm-up steps done)
         self.first_traced = s.warmup + s.steps + s.wait + s.prof_warmup
         self._plan = plan
-        self._next = plan[0][0]
+        #: the boundary count at which the next phase change happens (-1: none left)
+        self.next_change = plan[0][0]
 
     @property
     def started(self) -> bool:
@@ -236,6 +240,7 @@ class StepDriver:
         phase = self.phase
         if phase is Phase.BASELINE:
             self._clock.mark()  # type: ignore[union-attr]
+            self.baseline_host_ns.append(time.perf_counter_ns())
         elif phase is Phase.CAPTURE:
             self._pclock.mark()  # type: ignore[union-attr]
             self.profiler_log.around(self.profiler.step)  # type: ignore[union-attr]
@@ -251,7 +256,7 @@ class StepDriver:
         self.n += 1
         if self.n == self._probe_step:
             self._begin_probe()
-        if self.n == self._next:
+        if self.n == self.next_change:
             self._transitions()
 
     def _begin_probe(self) -> None:
@@ -277,7 +282,7 @@ class StepDriver:
                 continue
             getattr(self, "_on_" + event)()
             self._listener(event)
-        self._next = plan[0][0] if plan else -1
+        self.next_change = plan[0][0] if plan else -1
 
     def _on_last_warmup(self) -> None:
         pass
@@ -287,6 +292,7 @@ class StepDriver:
         self._clock = clock
         self.timing = self._clock.timing
         self._clock.mark()
+        self.baseline_host_ns.append(time.perf_counter_ns())
 
     def _on_capture(self) -> None:
         if self._clock is not None:

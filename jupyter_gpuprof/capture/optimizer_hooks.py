@@ -45,7 +45,18 @@ class HookChain:
             from torch.optim import optimizer
 
             self._handle = getattr(optimizer, self._register)(self._call)
+        return self._remover(fn)
 
+    def swap(self, old: Hook, new: Hook) -> Callable[[], None]:
+        """Put `new` where `old` is (same place in the order; at the end if `old` is not in);
+        returns what removes `new`. Inside a hook too: the swap takes effect from the next
+        step, and torch's hook dict is not touched while the chain holds a callback."""
+        if any(f is old for f in self.callbacks):
+            self.callbacks = tuple(new if f is old else f for f in self.callbacks)
+            return self._remover(new)
+        return self.add(new)
+
+    def _remover(self, fn: Hook) -> Callable[[], None]:
         def remove() -> None:
             self.callbacks = tuple(f for f in self.callbacks if f is not fn)
             self._drop()

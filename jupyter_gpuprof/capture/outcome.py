@@ -82,10 +82,10 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     meta.conditions = session.conditions.finish()
     baseline = meta.conditions.get("baseline")
     sampler = baseline.get("sampler_cpu_ms") if baseline else None
+    boundaries_ns = driver.baseline_host_ns[:len(driver.baseline_ms) + 1]  # the timed steps'
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
                      "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms,
-                     "capture_cost": COST.to_meta(sampler),
-                     **session.stalls.to_meta(len(driver.baseline_ms))}
+                     "capture_cost": COST.to_meta(sampler), **session.stalls.to_meta(boundaries_ns)}
     meta.profiled_step_ms = driver.profiled_ms
     meta.flops_per_step = session.flops.flops
     meta.flops_error = session.flops.error

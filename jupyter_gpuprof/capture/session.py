@@ -75,6 +75,8 @@ class ProfileSession(StepMarks, StepBudget):
         self.cupti_kept: str | None = None
         self.closed = False
         self._remove_step_hook: Callable[[], None] | None = None
+        self._step_fn: Callable[[Any, Any, Any], None] | None = None  # the callback it removes
+        self._general_step: Callable[[Any, Any, Any], None] = self._on_optimizer_step
         self._optimizer_id: int | None = None
         self._manual = False
         self._probed = False  # the probed warm-up step is running (its memory is not the program's)
@@ -123,9 +125,27 @@ class ProfileSession(StepMarks, StepBudget):
         self.training.install()
         self.stalls.install()
         # Body mode too: the hook counts optimizer steps and micro-batches for the meta.
-        self._remove_step_hook = AFTER_STEP.add(self._on_optimizer_step)
+        self._step_fn = self._general_step
+        self._remove_step_hook = AFTER_STEP.add(self._step_fn)
         if self.settings.mode == "body":
             self.driver.start()
+
+    def _time_steps(self, timed: bool) -> None:
+        """The baseline's steps run with the least the capture needs to time them: the
+        counters paused (training.py) and the optimizer hook's short way to the boundary
+        (step_marks.py `_timed_step_hook`); after the baseline, the general way again."""
+        self.stalls.time_fetches(timed)
+        if timed:
+            self.training.pause()
+        else:
+            self.training.resume()
+        old = self._step_fn
+        if old is None or self.settings.mode == "body" or self._optimizer_id is None:
+            return  # no optimizer hook marks these steps: nothing to shorten
+        new = self._timed_step_hook() if timed else self._general_step
+        if new is not old:
+            self._remove_step_hook = AFTER_STEP.swap(old, new)
+            self._step_fn = new
 
     def _make_profiler(self) -> Any:
         import torch
@@ -179,11 +199,14 @@ class ProfileSession(StepMarks, StepBudget):
         self.conditions.on_event(event)
         if event == BASELINE_START:
             self.memory.pause()  # the timed steps run without the history's cost
+            self._time_steps(True)
             # the account starts with the baseline's clock, after this set-up (the sampler's
             # start, the history stopped: milliseconds, once, that no timed step contains)
             COST.on_event(event)
-        elif event == CAPTURE_START and self.driver.first_traced > self.driver.n:
-            self.memory.start()  # the profiler's wait and warm-up steps: phases on, untraced
+        elif event == CAPTURE_START:
+            self._time_steps(False)
+            if self.driver.first_traced > self.driver.n:
+                self.memory.start()  # the profiler's wait and warm-up steps: phases on, untraced
         if event == LAST_WARMUP:
             if self.eager.begin():
                 # the probes' modes change what the step holds (FLOP counting keeps much of what
@@ -251,6 +274,8 @@ class ProfileSession(StepMarks, StepBudget):
         self.closed = True
         with contextlib.suppress(Exception):
             self.driver.abort()
+        with contextlib.suppress(Exception):
+            self.conditions.finish()  # a sampler thread started with the baseline stops too
         self._remove_hooks()
 
     def finish(self, exc: BaseException | None = None) -> Run:

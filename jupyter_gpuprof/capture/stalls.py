@@ -4,17 +4,20 @@ A loop whose median step is fast can still spend most of its wall time in a few 
 DataLoader workers started again at every epoch, a checkpoint written with `torch.save`, the
 garbage collector's full passes, an evaluation pass. The baseline's step times show the spikes
 (analysis/spikes.py); these records say what ran in them. Each hook is one Python call per
-event (an epoch, a save, a collection); per batch there are only two clock reads around
-DataLoader `__next__`, the training process's wait for its data (analysis/loader_pace.py), so
-the baseline stays honest.
+event (an epoch, a save, a collection); per batch, while the baseline is timed, only two clock
+reads around DataLoader `__next__` kept as they are (the training process's wait for its data,
+analysis/loader_pace.py), put in their steps afterwards by the boundaries' host times, so the
+baseline stays honest.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gc
 import time
 import weakref
+from array import array
 from collections.abc import Callable
 from typing import Any, TypedDict, Unpack
 
@@ -76,7 +79,8 @@ class StallWatch:
         self._gc_t: float | None = None
         self._eval: StallMeta | None = None  # the evaluation running now
         self._eval_t0 = 0.0  # when it began (perf_counter)
-        self._waits: dict[int, float] = {}  # baseline step -> ms in DataLoader __next__
+        self._fetches = array("q")  # each timed DataLoader __next__: its start, its end (ns)
+        self._timing = False  # the baseline runs: its fetches are stamped
         self._workers = 0  # worker processes of the loader waited on
 
     def _record(self, what: str, ms: float, **detail: Unpack[StallDetail]) -> StallMeta:
@@ -134,17 +138,22 @@ class StallWatch:
         return iterate
 
     def _loader_next(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        now, stamp = time.perf_counter_ns, self._fetches.append
+
         def next_batch(it: Any) -> Any:
-            t0 = time.perf_counter()
+            if not self._timing:
+                return original(it)
+            t0 = now()
             try:
                 return original(it)
             finally:
-                t1 = time.perf_counter()
-                step = int(self.step_of())
-                if step >= 0:
-                    self._waits[step] = self._waits.get(step, 0.0) + (t1 - t0) * 1e3
-                    self._workers = max(self._workers, int(getattr(it, "_num_workers", 0) or 0))
-                COST.add(int((time.perf_counter() - t1) * 1e9))  # our bookkeeping only
+                t1 = now()
+                stamp(t0)
+                stamp(t1)
+                workers = getattr(it, "_num_workers", 0)
+                if workers and workers > self._workers:
+                    self._workers = workers
+                COST.add(now() - t1)  # our bookkeeping only
 
         return next_batch
 
@@ -183,17 +192,28 @@ class StallWatch:
         if generation == 2 or ms >= GC_MIN_MS:
             self._record(GC, ms, generation=generation)
 
+    def time_fetches(self, on: bool) -> None:
+        """Stamp each DataLoader `__next__` from now on (the baseline's steps), or stop."""
+        self._timing = on
+
     def remove(self) -> None:
         """Put back what install() wrapped."""
         while self._undo:
             self._undo.pop()()
 
-    def to_meta(self, n_steps: int) -> BaselineStalls:
+    def to_meta(self, boundaries_ns: list[int]) -> BaselineStalls:
         """meta.json's `baseline.stalls`, `epoch_steps`, and `loader_ms` (the wait in
-        DataLoader `__next__` of each of the `n_steps` baseline steps; empty when the loop
-        read no DataLoader) with `loader_workers`."""
+        DataLoader `__next__` of each baseline step, the steps between the host times of the
+        baseline's boundaries, `boundaries_ns`: a fetch belongs to the step it ends in; empty
+        when the loop read no DataLoader) with `loader_workers`."""
         events = [e.copy() for e in self.events]
-        waits = ([round(self._waits.get(i, 0.0), 4) for i in range(n_steps)]
-                 if self._waits else [])
+        n_steps = max(0, len(boundaries_ns) - 1)
+        waits = [0.0] * n_steps if self._fetches and n_steps else []
+        f = self._fetches
+        for t0, t1 in zip(f[::2], f[1::2], strict=True):
+            k = bisect.bisect_left(boundaries_ns, t1) - 1
+            if 0 <= k < n_steps:
+                waits[k] += (t1 - t0) / 1e6
+        waits = [round(w, 4) for w in waits]
         return {"stalls": events, "epoch_steps": self.epoch_steps, "loader_ms": waits,
                 "loader_workers": self._workers}

@@ -66,6 +66,12 @@ class MarkedSession(Protocol):
     def _skip_rank(self) -> None:
         """Leave a rank outside `ranks` untouched."""
 
+    def _capture_failed(self, e: Exception) -> None:
+        """A step boundary raised."""
+
+    def _on_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        """After every optimizer step."""
+
 
 class StepMarks:
     """The boundaries of the steps a capture times, whichever way the code marks them."""
@@ -109,6 +115,30 @@ class StepMarks:
                             or driver.phase is Phase.DONE):
             self._guarded_boundary()
 
+    def _timed_step_hook(self: MarkedSession) -> Callable[[Any, Any, Any], None]:
+        """The optimizer post-hook while the baseline's steps are timed (the session swaps it
+        in at the baseline's start, and out at its end). Every call here is paid by every timed
+        step, so a step of the counted optimizer goes straight to the driver's boundary: no
+        phase ranges run, no probe begins, no memory history starts there. Anything else takes
+        the general way (_on_optimizer_step): another optimizer, step() in use, the boundary
+        that ends the baseline (its phase change)."""
+        general, counted, training = self._on_optimizer_step, self._optimizer_id, self.training
+
+        def timed_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+            driver = self.driver
+            if (id(optimizer) != counted or self._manual or self.closed
+                    or driver.phase is not Phase.BASELINE or driver.n + 1 >= driver.next_change):
+                general(optimizer, args, kwargs)
+                return
+            training.on_optimizer_step(counted, True)
+            self.boundaries += 1
+            try:
+                driver.boundary()
+            except Exception as e:  # noqa: BLE001 - the training goes on (_guarded_boundary)
+                self._capture_failed(e)
+
+        return timed_step
+
     def _loop_boundary(self: MarkedSession) -> None:
         """A step of the loop ended (its optimizer stepped, or its backward ran)."""
         if self._manual or self.settings.mode == "body" or self.driver.done or self.closed:
@@ -141,15 +171,19 @@ class StepMarks:
             else:
                 self.boundary()
         except Exception as e:  # noqa: BLE001
-            warnings.warn(
-                f"jupyter_gpuprof: capture stopped: {error_line(e, with_type=True)}",
-                RuntimeWarning, stacklevel=3,
+            self._capture_failed(e)
+
+    def _capture_failed(self: MarkedSession, e: Exception) -> None:
+        """A step boundary raised: say so once, keep what was measured, go inert."""
+        warnings.warn(
+            f"jupyter_gpuprof: capture stopped: {error_line(e, with_type=True)}",
+            RuntimeWarning, stacklevel=4,
+        )
+        with contextlib.suppress(Exception):
+            self._finalize(
+                error=f"capture error: {error_line(e, with_type=True)}", status="failed",
+                cleanup=False,
             )
-            with contextlib.suppress(Exception):
-                self._finalize(
-                    error=f"capture error: {error_line(e, with_type=True)}", status="failed",
-                    cleanup=False,
-                )
 
     def _skip_rank(self: MarkedSession) -> None:
         """Leave a rank outside `ranks` untouched: no hooks, and no run folder of its own."""

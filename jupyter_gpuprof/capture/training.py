@@ -66,58 +66,102 @@ class TrainingCounters:
         self.graph_replays = 0
         self.on_backward_step = on_backward_step
         self._backwards = 0
-        self._backward_step = False  # a backward() that ends a step is running
         self._closure = 0
         self._in_step = 0
         self._stepped: set[int] = set()
-        self._undo: list[Callable[[], None]] = []
+        self._undo: list[Callable[[], object]] = []
+        self._paused = False  # the timed steps: only their number is counted (pause())
+        self._unwrap_backward: Callable[[], bool] | None = None
+        self._unhook_step: Callable[[], None] | None = None
 
     def install(self) -> None:
         """Wrap backward and CUDAGraph.replay, watch optimizer steps, for the capture."""
         import torch
 
-        self._wrap(torch.autograd, "backward", self._count_backward, self._after_backward)
-        self._undo.append(BEFORE_STEP.add(self._enter_step))
+        self._watch()
         graph_cls = getattr(torch.cuda, "CUDAGraph", None)
         if graph_cls is not None and torch.cuda.is_available():
             # A build whose CUDAGraph is a C type cannot be wrapped: replays go uncounted.
             with contextlib.suppress(TypeError, AttributeError):
-                self._wrap(graph_cls, "replay", self._count_replay)
+                self._undo.append(self._wrap(graph_cls, "replay", self._count_replay))
 
-    def _wrap(self, owner: Any, attr: str, counter: Callable[[], None],
-              after: Callable[[], None] | None = None) -> None:
+    def _watch(self) -> None:
+        """The per-step counting: the backward wrapper and the callback before each step."""
+        import torch
+
+        if self._unwrap_backward is None:
+            self._unwrap_backward = self._wrap(torch.autograd, "backward",
+                                               self._count_backward, self._backward_ended)
+        if self._unhook_step is None:
+            self._unhook_step = BEFORE_STEP.add(self._enter_step)
+
+    def _unwatch(self) -> None:
+        if self._unhook_step is not None:
+            self._unhook_step()
+            self._unhook_step = None
+        if self._unwrap_backward is not None and self._unwrap_backward():
+            self._unwrap_backward = None  # (else wrapped over since: ours stays, harmless)
+
+    def pause(self) -> None:
+        """The baseline's steps are the timed ones, and a loop that steps by its optimizer
+        needs no per-step counting there: its counts come from the other steps (warm-up,
+        trace), so the backward wrapper and the callback before each step go out until
+        resume(); only the steps' number is kept. A loop stepping by backward() keeps them:
+        there they mark the steps."""
+        if self.steps_by == BY_OPTIMIZER and not self._paused:
+            self._paused = True
+            self._unwatch()
+
+    def resume(self) -> None:
+        """Count per step again, from the step that begins now (called at a step boundary)."""
+        if self._paused:
+            self._paused = False
+            self._backwards = self._closure = self._in_step = 0
+            self._stepped = set()
+            self._watch()
+
+    def _wrap(self, owner: Any, attr: str, counter: Callable[[], bool | None],
+              after: Callable[[], None] | None = None) -> Callable[[], bool]:
+        """`owner.attr` counted: `counter` runs before each call, and where it returns true,
+        `after` once the call has returned (a step ends there). The usual call pays two clock
+        reads and one charge around the wrapped work, nothing more. Returns what puts the
+        original back (false where somebody wrapped on top since: theirs is not dropped)."""
         original = getattr(owner, attr)
 
-        now, charge, cost = time.perf_counter_ns, COST.add, COST
+        now, cost = time.perf_counter_ns, COST
 
         @functools.wraps(original)
         def counted(*args: Any, **kwargs: Any) -> Any:
             t0 = now()
-            counter()
+            ends = counter()
             t1 = now()
             out = original(*args, **kwargs)
+            if not (ends and after):
+                cost.add(t1 - t0)  # our part of the call, never the wrapped work
+                return out
             t2 = now()
-            if after is not None:
-                after()
+            after()
             t3, began = now(), cost._event_ns
-            # our part of the call, never the wrapped work; an `after` that started a phase
-            # charges that phase only what came after it began
-            charge(t1 - t0 + t3 - t2 if began <= t2 else t3 - began)
+            # an `after` that started a phase charges that phase only what came after it began
+            cost.add(t1 - t0 + t3 - t2 if began <= t2 else t3 - began)
             return out
 
         setattr(owner, attr, counted)
 
-        def undo() -> None:
+        def undo() -> bool:
             # Restore only if nobody wrapped on top of us since (else we would drop their wrapper).
             if getattr(owner, attr) is counted:
                 setattr(owner, attr, original)
+                return True
+            return False
 
-        self._undo.append(undo)
+        return undo
 
-    def _count_backward(self) -> None:
+    def _count_backward(self) -> bool:
+        """Count a backward() as it begins; true when it ends a step (a loop stepping by it)."""
         if self._in_step:  # inside optimizer.step: a closure re-evaluating the loss (LBFGS)
             self._closure += 1
-            return
+            return False
         self._backwards += 1
         if (self.steps_by is None and self.optimizer_steps == 0
                 and self._backwards >= BACKWARD_STEPS_AFTER):
@@ -125,15 +169,14 @@ class TrainingCounters:
         if self.steps_by == BY_BACKWARD:
             self.backward_steps += 1
             self.micro_batches.append(1)
-            self._backward_step = True
+            return True
+        return False
 
-    def _after_backward(self) -> None:
+    def _backward_ended(self) -> None:
         """A loop stepping by backward() ends its step once the backward has run (not as it
         begins: the step's backward belongs to it, and so does the capture's range around it)."""
-        if self._backward_step:
-            self._backward_step = False
-            if self.on_backward_step is not None:
-                self.on_backward_step()
+        if self.on_backward_step is not None:
+            self.on_backward_step()
 
     def _count_replay(self) -> None:
         self.graph_replays += 1
@@ -143,6 +186,10 @@ class TrainingCounters:
 
     def on_optimizer_step(self, optimizer_id: int = 0, counted: bool = True) -> None:
         """After any optimizer's step; `counted`: it is the optimizer whose steps are steps."""
+        if self._paused:
+            if counted:
+                self.optimizer_steps += 1
+            return
         self._in_step = max(0, self._in_step - 1)
         self._stepped.add(optimizer_id)
         if not counted or self.steps_by == BY_BACKWARD:
@@ -166,6 +213,8 @@ class TrainingCounters:
 
     def remove(self) -> None:
         """Put back what install() wrapped."""
+        self._unwatch()
+        self._paused = False
         while self._undo:
             self._undo.pop()()
 

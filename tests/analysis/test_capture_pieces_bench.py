@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from benchmark_modules import load_benchmark
@@ -16,7 +18,8 @@ def bench():
 
 
 @pytest.mark.parametrize("piece", ["hooks", "hooks-separate", "hooks-hostclock", "mark-only",
-                                   "bare-hook", "counters", "stalls", "all"])
+                                   "bare-hook", "counters", "stalls", "all", "pre-mark",
+                                   "pre-bare", "raw-post", "bwd-mark", "session"])
 def test_each_piece_runs_in_the_step_and_leaves_nothing_behind(bench, piece):
     """A plain block must run the user's step untouched: every piece switched off leaves no
     hook, callback or wrapper, and while on it is really called at each optimizer step."""
@@ -31,7 +34,9 @@ def test_each_piece_runs_in_the_step_and_leaves_nothing_behind(bench, piece):
         for _ in range(3):
             (w * 2).sum().backward()
             opt.step()
-        if piece != "stalls":  # the stall wrappers see no DataLoader here
+        if piece == "bwd-mark":  # a mark of its own at each backward, outside the account
+            assert len(pieces._marks._t) == 3
+        elif piece not in ("stalls", "raw-post"):  # no DataLoader here; an empty torch hook
             assert pieces.cost.calls > calls
     finally:
         off()
@@ -54,3 +59,26 @@ def test_the_old_hook_layout_is_rebuilt_for_comparison(bench):
         assert not BEFORE_STEP.callbacks and not AFTER_STEP.callbacks
     finally:
         off()
+
+
+def test_the_session_piece_times_its_steps_as_a_baseline_and_leaves_no_run(bench, tmp_path):
+    """`session` is the capture itself: its steps are baseline steps of a real ProfileSession
+    (the observer check's `on` blocks), and switched off it leaves no hook and no run folder."""
+    from jupyter_gpuprof.capture.session import current_session
+
+    before = global_state()
+    pieces = bench.Pieces(marks=100)
+    w = torch.nn.Parameter(torch.zeros(2))
+    opt = torch.optim.SGD([w], lr=0.1)
+    off = pieces.on("session")
+    session = current_session()
+    try:
+        for _ in range(4):
+            (w * 2).sum().backward()
+            opt.step()
+        assert session is not None and session.driver.phase.name == "BASELINE"
+        assert session.driver.n == 3  # the first step started it; three more were timed
+    finally:
+        off()
+    assert current_session() is None and global_state() == before
+    assert [p.name for p in Path(pieces._root).iterdir()] == []

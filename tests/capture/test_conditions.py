@@ -151,3 +151,35 @@ def test_baseline_and_capture_each_get_their_conditions(monkeypatch):
     # the timed baseline is sampled less often than the capture: each sample costs its step
     assert intervals == [conditions.BASELINE_INTERVAL_S, conditions.SAMPLE_INTERVAL_S]
     assert conditions.BASELINE_INTERVAL_S >= 5 * conditions.SAMPLE_INTERVAL_S
+
+
+def test_a_session_discarded_in_its_baseline_stops_the_sampler(tmp_path, monkeypatch):
+    """A capture thrown away mid-baseline (a rank left out late, the observer check switching
+    the capture off) leaves no sampler thread polling the GPU behind it."""
+    from capture_fixtures import Trainer
+
+    from jupyter_gpuprof.capture import conditions
+    from jupyter_gpuprof.capture.session import ProfileSession
+    from jupyter_gpuprof.capture.settings import CaptureSettings
+    from jupyter_gpuprof.store import RunStore
+
+    monkeypatch.setattr(conditions, "_cuda_in_use", lambda: True)
+    made: list[ConditionSampler] = []
+
+    def sampler(interval_s: float) -> ConditionSampler:
+        made.append(ConditionSampler(nvml=FakeNvml([1980]), interval_s=interval_s))
+        return made[-1]
+
+    session = ProfileSession(CaptureSettings(mode="script", warmup=0, steps=50),
+                             store=RunStore(tmp_path))
+    session.conditions = conditions.PhaseConditions(sampler)
+    session.begin()
+    t = Trainer()
+    for _ in range(3):
+        t.step()
+    assert session.driver.phase.name == "BASELINE" and made
+    thread = made[0]._thread
+    assert thread is not None and thread.is_alive()
+    session.discard()
+    thread.join(timeout=5)
+    assert not thread.is_alive()

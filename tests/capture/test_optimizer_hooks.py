@@ -86,3 +86,40 @@ def test_a_hook_kept_for_one_after_it_goes_once_it_is_last():
     later.remove()
     opt.step()  # now last: its own call takes it out
     assert not chain.registered
+
+
+def test_a_callback_swapped_inside_the_hook_keeps_its_place_and_the_torch_hook():
+    """The session swaps its step callback for the baseline's short way from inside the hook:
+    the new one runs from the next step in the old one's place, torch's dict is not touched
+    while torch iterates it, and what the swap returns removes the new one."""
+    chain, seen = HookChain("register_optimizer_step_post_hook"), []
+    later = optim_module.register_optimizer_step_post_hook(lambda o, a, k: seen.append("later"))
+    keys = list(optim_module._global_optimizer_post_hooks)
+    try:
+        def new(o, a, k):
+            seen.append("new")
+
+        removes: list = []
+
+        def old(o, a, k):
+            seen.append("old")
+            removes.append(chain.swap(old, new))
+
+        chain.add(lambda o, a, k: seen.append("first"), first=True)
+        chain.add(old)
+        chain.add(lambda o, a, k: seen.append("last"))
+        opt = _optimizer()
+        opt.step()  # (`later` was registered first: it runs before the chain's torch hook)
+        assert list(optim_module._global_optimizer_post_hooks)[:len(keys)] == keys
+        seen.clear()
+        opt.step()
+        assert seen == ["later", "first", "new", "last"]
+        removes[0]()
+        seen.clear()
+        opt.step()
+        assert seen == ["later", "first", "last"]
+    finally:
+        later.remove()
+        chain.callbacks = ()
+        chain._drop()
+    assert not chain.registered

@@ -292,3 +292,74 @@ def test_a_loaders_partial_last_batch_is_recorded_with_its_epoch():
         watch.remove()
     events = [(e["epoch"], e["last_batch"]) for e in watch.events if "epoch" in e]
     assert events == [(0, 4), (0, 4), (0, 4), (1, 4), (0, 0)]
+
+
+def test_the_timed_steps_run_without_the_per_step_counting(tmp_path):
+    """The baseline's steps are the timed ones: in a loop that steps by its optimizer,
+    `backward()` is torch's own there and no hook runs before the optimizer step (their counts
+    come from the warm-up and traced steps); the counting is back after the baseline, and the
+    steps' number includes the baseline's."""
+    import torch
+    from capture_fixtures import Trainer
+    from torch.optim import optimizer as optim
+
+    import jupyter_gpuprof
+    from jupyter_gpuprof.capture.session import current_session
+
+    original, t, seen = torch.autograd.backward, Trainer(), []
+    with jupyter_gpuprof.profile("loop", runs_root=tmp_path, steps=5, warmup=2, wait=1,
+                                 prof_warmup=1, active=2, count_flops=False):
+        for _ in range(14):
+            t.step()
+            session = current_session()
+            if session is not None and not session.finalized:  # the state the next step meets
+                seen.append((session.driver.phase.name, torch.autograd.backward is original,
+                             len(optim._global_optimizer_pre_hooks)))
+    assert [p for p, _, _ in seen].count("BASELINE") == 5
+    assert {(own, pre) for p, own, pre in seen if p == "BASELINE"} == {(True, 0)}
+    assert all(not own and pre >= 1 for p, own, pre in seen if p in ("WARMUP", "CAPTURE"))
+    (run,) = RunStore(tmp_path).list()
+    training = run.meta.training
+    assert training["optimizer_steps"] == 14 and training["micro_batches_per_step"] == 1
+    assert len(run.meta.baseline["step_ms"]) == 5
+
+
+def test_each_timed_fetch_is_put_in_the_step_it_ended_in():
+    """The baseline stamps each DataLoader fetch and nothing more (two clock reads); the waits
+    go to their steps afterwards by the host times of the boundaries. Fetches outside the
+    timed steps are not stamped at all."""
+    import time
+
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from jupyter_gpuprof.capture.stalls import StallWatch
+
+    class Slow(TensorDataset):
+        def __getitem__(self, i):
+            time.sleep(0.004)
+            return super().__getitem__(i)
+
+    watch = StallWatch(lambda: 0)
+    watch.install()
+    bounds: list[int] = []
+    try:
+        batches = iter(DataLoader(Slow(torch.randn(64, 2)), batch_size=1))
+        next(batches)  # a warm-up step's fetch: not timed
+        watch.time_fetches(True)
+        bounds.append(time.perf_counter_ns())
+        for fetches in (1, 3, 0, 2):  # the timed steps' fetches
+            for _ in range(fetches):
+                next(batches)
+            bounds.append(time.perf_counter_ns())
+        next(batches)  # after the last boundary: a step that never ended
+        watch.time_fetches(False)
+        next(batches)
+    finally:
+        watch.remove()
+    assert len(watch._fetches) == 2 * 7
+    waits = watch.to_meta(bounds)["loader_ms"]
+    assert len(waits) == 4 and waits[2] == 0.0
+    for k, fetches in enumerate((1, 3, 0, 2)):  # at least 4 ms a fetch, never more than the step
+        assert 4 * fetches <= waits[k] <= (bounds[k + 1] - bounds[k]) / 1e6
+    assert watch.to_meta(bounds[:1])["loader_ms"] == []  # no whole step timed
