@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The in-process observer check on one GPU host, in parts that each fit one 10-minute call:
+#   bash benchmarks/corpus/observer_gpu.sh OUT 1|2|3
+# (carry .whl-run, the notebook-free wheels: msgspec, nvtx, nvidia-ml-py; and .corpus, laid out
+# by layout.py). Part 1: the capture's pieces on the DDP tutorial's step shape (each piece's
+# step ratio and its own time a step), the DDP tutorial and the MNIST CNN in their own process;
+# part 2: the MNIST VAE, the MNIST LSTM and Lightning Fabric's MNIST; part 3: DCGAN and the DDP
+# tutorial again. Each script's results go to OUT/<id>[-again]/observer_inprocess.json as it
+# ends, so a call cut short keeps the ones before.
+set -u -o pipefail
+OUT=${1:?usage: observer_gpu.sh OUT 1|2|3}
+PART=${2:?usage: observer_gpu.sh OUT 1|2|3}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl-run/*.whl
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv || true
+
+one() {  # one script in its own process, its pieces switched on and off: ID [FOLDER]
+  local dir="$OUT/${2:-$1}"
+  mkdir -p "$dir"
+  timeout 240 python3 benchmarks/corpus/observer_inprocess.py .corpus "$dir" "$1" > "$dir/log.txt" 2>&1
+  grep -E "rounds: " "$dir/log.txt" || tail -3 "$dir/log.txt"
+}
+
+case "$PART" in
+  1)
+    timeout 150 python3 benchmarks/bench_capture_pieces.py --shape ddp --processes 2 --rounds 200 \
+      --block 10 --pieces session,hooks,mark-only,bare-hook,stalls --json "$OUT/ddp_pieces.json" \
+      > "$OUT/ddp_pieces.txt" 2>&1
+    tail -6 "$OUT/ddp_pieces.txt"
+    one ddp-tutorial-1gpu
+    one mnist-cnn
+    ;;
+  2)
+    one vae-mnist
+    one mnist-rnn
+    one fabric-mnist
+    ;;
+  3)
+    one dcgan-fake
+    one ddp-tutorial-1gpu ddp-tutorial-1gpu-again
+    ;;
+  *) echo "no such part: $PART (1, 2 or 3)" >&2; exit 2 ;;
+esac
+ls -la "$OUT"
