@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The in-process observer check on one GPU host, in parts that each fit one 10-minute call:
-#   bash benchmarks/corpus/observer_gpu.sh OUT 1|2|3
+#   bash benchmarks/corpus/observer_gpu.sh OUT 1|2|3|A|B
 # (carry .whl-run, the notebook-free wheels: msgspec, nvtx, nvidia-ml-py; and .corpus, laid out
 # by layout.py). Part 1: the capture's pieces on the DDP tutorial's step shape (each piece's
 # step ratio and its own time a step), the DDP tutorial and the MNIST CNN in their own process;
 # part 2: the MNIST VAE, the MNIST LSTM and Lightning Fabric's MNIST; part 3: DCGAN and the DDP
-# tutorial again. Each script's results go to OUT/<id>[-again]/observer_inprocess.json as it
+# tutorial again. Where device time is short, A and B are the scripts alone, in two calls:
+# A the DDP tutorial, the MNIST CNN and DCGAN; B the VAE, the LSTM and Fabric. Each script's results go to OUT/<id>[-again]/observer_inprocess.json as it
 # ends, so a call cut short keeps the ones before.
 set -u -o pipefail
 OUT=${1:?usage: observer_gpu.sh OUT 1|2|3}
@@ -40,6 +41,16 @@ case "$PART" in
     one dcgan-fake
     one ddp-tutorial-1gpu ddp-tutorial-1gpu-again
     ;;
-  *) echo "no such part: $PART (1, 2 or 3)" >&2; exit 2 ;;
+  A)
+    one ddp-tutorial-1gpu
+    one mnist-cnn
+    one dcgan-fake
+    ;;
+  B)
+    one vae-mnist
+    one mnist-rnn
+    one fabric-mnist
+    ;;
+  *) echo "no such part: $PART (1, 2, 3, A or B)" >&2; exit 2 ;;
 esac
 ls -la "$OUT"

@@ -217,6 +217,37 @@ def test_cuda_event_clock_synchronizes_once(monkeypatch):
     assert syncs == [1] and c.timing == "cuda_event"
 
 
+def test_a_cuda_mark_records_through_torchs_c_method_not_the_python_frame_over_it(monkeypatch):
+    import torch
+
+    native = []
+
+    class CBase:  # torch._C._CudaEventBase: its record is the C method
+        def record(self, stream) -> None:
+            native.append(stream)
+
+    class FakeEvent(CBase):
+        def __init__(self, enable_timing: bool = False) -> None:
+            pass
+
+        def record(self, stream=None) -> None:  # torch.cuda.Event.record, a Python frame
+            calls.append(stream)
+            super().record(stream)
+
+    calls: list = []
+    the_stream = object()
+    monkeypatch.setattr(torch._C, "_CudaEventBase", CBase, raising=False)
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda *a: the_stream)
+    c = CudaEventClock(3)
+    calls.clear(), native.clear()  # the events' first records, made off the timed steps
+    for _ in range(5):  # past the pool too: an event made on the spot is recorded the same way
+        c.mark()
+    assert native == [the_stream] * 5
+    assert calls == []  # no step went through Event.record's Python frame
+    assert len(c._used) == 5
+
+
 def test_host_probe_times_the_warmup_step_before_the_last_after_a_gpu_drain(monkeypatch):
     syncs: list[float] = []
     monkeypatch.setattr(drv, "gpu_sync", lambda: (lambda: syncs.append(now[0])))
