@@ -67,10 +67,12 @@ def values(entry: dict[str, Any], lines: list[tuple[float, str]]
 
 def blocks(marks: list[tuple[float, str]], vals: list[tuple[float, float, float]]
            ) -> list[tuple[str, list[float]]]:
-    """Each block (its state, the values measured wholly inside it), in order."""
+    """Each block (its state, the values measured wholly inside it but the first), in order.
+    The first holds the switch's one-off work, which a capture pays once a run, not a step:
+    an `on` block's first step begins the session's baseline (its clock's events made)."""
     out = []
     for (start, state), (end, _) in zip(marks, marks[1:], strict=False):
-        out.append((state, [ms for a, b, ms in vals if a >= start and b <= end]))
+        out.append((state, [ms for a, b, ms in vals if a >= start and b <= end][1:]))
     return out
 
 
@@ -120,7 +122,15 @@ def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, 
     return {"id": entry["id"], "command": cmd[1:], "block_s": float(env["OBSERVER_BLOCK_S"]),
             "code": ran["code"], "switches": len(marks),
             "blocks": [{"state": s, "values": v} for s, v in blk], "rounds": got,
-            "pooled": pooled(got), "tail": ran["out"][-2000:] if ran["code"] != 0 else ""}
+            "pooled": pooled(got), "tail": ran["out"][-2000:] if ran["code"] != 0 else "",
+            "first_error": first_error(ran["out"]) if ran["code"] != 0 else ""}
+
+
+def first_error(out: str) -> str:
+    """The output around the first error a failed run printed: a crash's C++ message comes
+    long before the Python traceback at its tail (a DataLoader worker's abort)."""
+    m = re.search(r"terminate called|what\(\):|Traceback|Error|Aborted", out)
+    return out[max(0, m.start() - 500):m.start() + 2500] if m else ""
 
 
 def main(argv: list[str]) -> int:

@@ -29,7 +29,7 @@ class StepClock(Protocol):
 
     def mark(self) -> None: ...
 
-    def durations_ms(self) -> list[float]: ...
+    def durations_ms(self) -> list[float]: ...  # read once: a clock may free its marks here
 
 
 class PerfCounterClock:
@@ -90,11 +90,19 @@ class CudaEventClock:
         return mark
 
     def durations_ms(self) -> list[float]:
-        if not self._used:
-            return []
-        self._sync()
+        """The steps' GPU times; the events are freed here, by their count of references.
+        Left to the cycle collector with the rest of a closed session, they would be freed in
+        whichever process collects first: a DataLoader worker forked meanwhile, where a CUDA
+        call aborts the worker and the user's training with it."""
         ev = self._used
-        return [float(a.elapsed_time(b)) for a, b in zip(ev, ev[1:], strict=False)]
+        try:
+            if not ev:
+                return []
+            self._sync()
+            return [float(a.elapsed_time(b)) for a, b in zip(ev, ev[1:], strict=False)]
+        finally:
+            self._pool.clear()  # in place: the mark holds these very lists
+            ev.clear()
 
 
 def _native_record(torch: Any) -> Callable[[Any, Any], None] | None:

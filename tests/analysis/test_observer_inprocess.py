@@ -35,8 +35,9 @@ def test_a_value_belongs_to_a_block_only_when_measured_wholly_inside_it(inproc):
     assert [s for _, s in marks] == ["on", "off", "on"]
     assert [t for t, _ in marks] == [0.05, 0.35, 0.65]  # arrival stamps, not the child's clock
     got = inproc.blocks(marks, inproc.values(ENTRY, lines))
-    # the value at 0.1 spans 0.0-0.1 (a switch inside it): out; the one at 0.4 spans the switch too
-    assert got == [("on", [5.5, 6.0]), ("off", [4.0, 4.5])]
+    # the value at 0.1 spans 0.0-0.1 (a switch inside it): out; the one at 0.4 spans the switch
+    # too; the first value wholly inside a block (0.2, 0.5) holds the switch's one-off work
+    assert got == [("on", [6.0]), ("off", [4.5])]
 
 
 def test_each_on_block_is_read_against_the_off_block_before_it(inproc):

@@ -248,6 +248,47 @@ def test_a_cuda_mark_records_through_torchs_c_method_not_the_python_frame_over_i
     assert len(c._used) == 5
 
 
+def test_a_clock_frees_its_cuda_events_when_read_not_when_the_collector_finds_them(monkeypatch):
+    """A closed session is a cycle of objects: CUDA events still held by its clock would be
+    freed by whichever process collects first, and in a DataLoader worker forked meanwhile
+    the event's CUDA call aborts the worker (seen on the H200: the VAE and LSTM MNIST scripts,
+    "DataLoader worker exited unexpectedly")."""
+    import gc
+    import weakref
+
+    import torch
+
+    made: list = []
+
+    class FakeEvent:
+        def __init__(self, enable_timing: bool = False) -> None:
+            made.append(weakref.ref(self))
+
+        def record(self, stream=None) -> None:
+            pass
+
+        def elapsed_time(self, other: FakeEvent) -> float:
+            return 1.0
+
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda *a: object())
+    gc.disable()
+    try:
+        c = CudaEventClock(4)  # 4 made up front, 2 more made past the pool
+        for _ in range(6):
+            c.mark()
+        assert c.durations_ms() == [1.0] * 5
+        assert len(made) == 6 and all(r() is None for r in made)  # freed by the reading itself
+        assert c.durations_ms() == []  # read once
+        unread = CudaEventClock(2)
+        unread.mark()
+        assert unread.durations_ms() == []  # one mark: no step, and its events go too
+        assert all(r() is None for r in made)
+    finally:
+        gc.enable()
+
+
 def test_host_probe_times_the_warmup_step_before_the_last_after_a_gpu_drain(monkeypatch):
     syncs: list[float] = []
     monkeypatch.setattr(drv, "gpu_sync", lambda: (lambda: syncs.append(now[0])))
