@@ -145,3 +145,27 @@ def test_every_corpus_script_has_an_inprocess_run_that_holds_blocks(inproc):
     for entry in manifest["scripts"]:
         obs = entry.get("observer") or {}
         assert obs.get("inprocess_args") or obs.get("inprocess_command"), entry["id"]
+
+
+def test_a_script_run_in_several_processes_pools_their_rounds(inproc, monkeypatch):
+    """A script whose steady stretch is short runs it in several processes, one after the
+    other; every process's rounds count, and a process that failed is not hidden."""
+    rows = iter([
+        {"command": ["train.py"], "block_s": 4.0, "code": 0, "switches": 10,
+         "rounds": [1.0, 1.01], "tail": ""},
+        {"command": ["train.py"], "block_s": 4.0, "code": 1, "switches": 4,
+         "rounds": [0.99], "tail": "Traceback: boom"},
+        {"command": ["train.py"], "block_s": 4.0, "code": "timeout", "switches": 12,
+         "rounds": [1.02, 1.0, 1.0], "tail": ""},
+    ])
+    monkeypatch.setattr(inproc, "run_one", lambda entry, corpus, extra: next(rows))
+    entry = {"id": "lbfgs", "observer": {"processes": 3}}
+    got = inproc.run_entry(entry, None, [])
+    assert got["rounds"] == [1.0, 1.01, 0.99, 1.02, 1.0, 1.0]
+    assert got["pooled"]["pairs"] == 6 and got["switches"] == 26
+    assert got["code"] == 1 and got["tail"] == "Traceback: boom"
+    assert len(got["processes"]) == 3
+    monkeypatch.setenv("OBSERVER_PROCESSES", "1")  # the caller's setting wins: one process
+    rows = iter([{"command": [], "block_s": 1.0, "code": 0, "switches": 2, "rounds": [1.0],
+                  "tail": ""}])
+    assert inproc.run_entry(entry, None, [])["rounds"] == [1.0]
