@@ -128,9 +128,9 @@ def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, 
 
 def run_entry(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, Any]:
     """The script in the manifest's `observer.processes` processes one after the other
-    ($OBSERVER_PROCESSES wins), their rounds pooled: for a script whose steady stretch is
-    short (LBFGS's loss runs away after its fifth step, and with it its closure's time), each
-    process runs only that stretch, where a capture's baseline lies too."""
+    ($OBSERVER_PROCESSES wins), their rounds pooled: for a script whose stretch of interest is
+    short (LBFGS's first five steps, where a capture's baseline lies; its loss runs away after
+    them), each process runs only that stretch."""
     obs = entry.get("observer") or {}
     n = int(os.environ.get("OBSERVER_PROCESSES") or obs.get("processes", 1))
     runs = [run_one(entry, corpus, extra) for _ in range(max(1, n))]
