@@ -79,7 +79,23 @@ def pooled(ratios: list[float], bar: float = observer.BAR) -> dict[str, Any]:
     room = math.log(1 + bar) - abs(mean)
     need = math.ceil((1.96 * sd / room) ** 2) if room > 0 and sd > 0 else None
     return {"pairs": len(logs), "ratio": math.exp(mean), "ci95": [lo, hi], "sd_log": sd,
-            "verdict": verdict, "pairs_for_bar": need}
+            "verdict": verdict, "pairs_for_bar": need, **median_reading(ratios)}
+
+
+def median_reading(ratios: list[float]) -> dict[str, Any]:
+    """A second reading, beside the verdict (which stays the geometric mean's): the pairs'
+    median and its distribution-free 95 % interval (order statistics of the binomial sign
+    test). A host that jumps between two speeds puts 0.75 or 1.33 in the pairs that meet a
+    jump, which stretch the mean's t interval but move the median's little."""
+    r = sorted(ratios)
+    n = len(r)
+    cdf, k = 0.0, 0
+    while k < n and cdf + math.comb(n, k) / 2 ** n <= 0.025:
+        cdf += math.comb(n, k) / 2 ** n
+        k += 1
+    if k == 0:  # too few pairs for a 95 % interval
+        return {"median": statistics.median(r)} if r else {}
+    return {"median": statistics.median(r), "median_ci95": [r[k - 1], r[n - k]]}
 
 
 def physical_cores(root: Path = Path("/sys/devices/system/cpu")) -> list[list[int]]:

@@ -87,6 +87,22 @@ def test_concurrent_pairs_judge_the_bar_only_with_the_whole_interval(concurrent)
     assert concurrent.pooled([1.0])["verdict"] == "not shown"  # one pair judges nothing
 
 
+def test_the_median_reading_is_the_sign_tests_interval_and_leaves_the_verdict_alone(concurrent):
+    """Beside the geometric mean: the pairs' median with its distribution-free 95 % interval,
+    which a few pairs that met a jump of the host's speed do not stretch."""
+    steady = [1.00 + 0.002 * (i % 5) for i in range(30)]  # 1.000-1.008
+    jumpy = steady[:24] + [0.75, 1.33, 0.76, 1.34, 0.74, 1.35]
+    got = concurrent.pooled(jumpy)
+    # n = 30: P(Bin(30, 1/2) <= 9) = 0.021 <= 0.025 < P(<= 10), so the 10th and 21st values
+    s = sorted(jumpy)
+    assert got["median_ci95"] == [s[9], s[20]]
+    assert got["median"] == pytest.approx(1.004)
+    assert got["verdict"] == "not shown"  # the verdict is still the mean's, which the jumps widen
+    assert 0.97 <= got["median_ci95"][0] and got["median_ci95"][1] <= 1.03
+    few = concurrent.pooled([1.0, 1.01, 0.99, 1.02, 1.0])
+    assert "median_ci95" not in few and few["median"] == 1.0  # 5 pairs: no 95 % interval
+
+
 def test_a_scripts_own_pythonpath_goes_before_ours_not_instead(monkeypatch):
     """minGPT's manifest sets PYTHONPATH=. (its package is in its folder): replacing ours with it
     made `python -m jupyter_gpuprof` fail under the observer runs ("No module named
