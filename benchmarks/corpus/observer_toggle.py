@@ -24,8 +24,11 @@ from collections.abc import Callable
 from typing import Any
 
 MARK = "gpuprof-observer:"
-#: events the baseline clock makes up front (a mark past them makes one, as a long baseline would)
-CLOCK_EVENTS = 20_000
+#: events the baseline clock makes up front (a mark past them makes one, as a long baseline
+#: would): more than a block holds steps (0.5 s blocks of steps over 0.125 ms), few enough that
+#: making them at an `on` block's first step costs a few ms, not the ~70 ms of 20,000 (session
+#: 48: the MNIST scripts' `on` blocks held 2-4 of their log values against the `off` blocks' 5-7)
+CLOCK_EVENTS = 4_000
 
 
 class Toggler:
