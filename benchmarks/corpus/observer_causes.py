@@ -78,16 +78,6 @@ TOOL_FLAGS = {"tool": [], "tool-on": [],
               "tool-no-shapes-memory": ["--no-shapes", "--no-memory"]}
 
 
-def _pin() -> list[int] | None:
-    """Pin to $OBSERVER_CPUS ("2-5" or "2,3,4"), inherited by every process started after."""
-    spec = os.environ.get("OBSERVER_CPUS", "")
-    if not spec:
-        return None
-    cpus = run_gpu.cpu_list(spec)
-    os.sched_setaffinity(0, cpus)
-    return sorted(cpus)
-
-
 #: personality(2) flag: map every process the same way (what `setarch -R` sets)
 ADDR_NO_RANDOMIZE = 0x0040000
 
@@ -146,7 +136,7 @@ T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 
 
 def main() -> int:
     no_aslr = _no_aslr()
-    pinned = _pin()
+    pinned = run_gpu.pin_from_env()
     corpus, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
     wanted = set(sys.argv[3:]) or {"word-lm"}
     reps = int(os.environ.get("OBSERVER_REPS", "2"))

@@ -13,7 +13,9 @@ log values goes to the block it was measured in (the line before it and its own 
 inside the block), each `on` block is compared with the `off` block before it (ratio
 of their medians, blocks with at least $OBSERVER_MIN_VALUES values each, default 3), and the
 rounds' geometric mean and 95 % t interval are judged against the 3 % bar. The process's own
-speed, and its slow wander, divide out. Writes OUT/observer_inprocess.json.
+speed, and its slow wander, divide out. $OBSERVER_CPUS pins the script and its workers (a
+host-bound step that wanders between two speeds as it moves between cores keeps one on one
+core). Writes OUT/observer_inprocess.json.
 
 What this leaves out is the capture's one-off start (its modules imported, the warm-up step's
 probes, the allocator history stopped), which costs no step of the baseline a call.
@@ -158,7 +160,8 @@ def main(argv: list[str]) -> int:
     corpus, out = Path(args[0]).resolve(), Path(args[1]).resolve()
     wanted = set(args[2:]) or {"word-lm"}
     out.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {"settle_s": os.environ.get("OBSERVER_SETTLE_S", "5")}
+    results: dict[str, Any] = {"settle_s": os.environ.get("OBSERVER_SETTLE_S", "5"),
+                               "cpus": run_gpu.pin_from_env()}
     for entry in json.loads(run_gpu.MANIFEST.read_text())["scripts"]:
         if entry["id"] not in wanted:
             continue

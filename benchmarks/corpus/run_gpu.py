@@ -59,6 +59,16 @@ def cpu_list(spec: str) -> set[int]:
     return cpus
 
 
+def pin_from_env() -> list[int] | None:
+    """Pin to $OBSERVER_CPUS ("2-5" or "2,3,4"), inherited by every process started after."""
+    spec = os.environ.get("OBSERVER_CPUS", "")
+    if not spec:
+        return None
+    cpus = cpu_list(spec)
+    os.sched_setaffinity(0, cpus)
+    return sorted(cpus)
+
+
 def own_times(entry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """The script's own clock: its logged iteration times, or, for a log that only counts
     iterations, the spacing of those lines as they arrived (wall time per iteration, epoch

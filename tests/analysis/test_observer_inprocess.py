@@ -169,3 +169,22 @@ def test_a_script_run_in_several_processes_pools_their_rounds(inproc, monkeypatc
     rows = iter([{"command": [], "block_s": 1.0, "code": 0, "switches": 2, "rounds": [1.0],
                   "tail": ""}])
     assert inproc.run_entry(entry, None, [])["rounds"] == [1.0]
+
+
+def test_the_check_pins_itself_and_the_script_to_the_cpus_asked(monkeypatch):
+    """$OBSERVER_CPUS pins the check's process, so the script and its workers inherit it."""
+    import os
+
+    from benchmark_modules import load_benchmark
+
+    run_gpu = load_benchmark("corpus/run_gpu")
+    before = os.sched_getaffinity(0)
+    one = min(before)
+    try:
+        monkeypatch.delenv("OBSERVER_CPUS", raising=False)
+        assert run_gpu.pin_from_env() is None and os.sched_getaffinity(0) == before
+        monkeypatch.setenv("OBSERVER_CPUS", str(one))
+        assert run_gpu.pin_from_env() == [one]
+        assert os.sched_getaffinity(0) == {one}
+    finally:
+        os.sched_setaffinity(0, before)
