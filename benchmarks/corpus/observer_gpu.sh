@@ -7,7 +7,7 @@
 # part 2: the MNIST VAE, the MNIST LSTM and Lightning Fabric's MNIST; part 3: DCGAN and the DDP
 # tutorial again. Where device time is short, A and B are the scripts alone, in two calls:
 # A the DDP tutorial, the MNIST CNN and DCGAN; B the VAE, the LSTM and Fabric. $OBSERVER_CPUS
-# (taskset's list, e.g. 3) pins each script with its DataLoader workers: on the H200 host a
+# (taskset's list, e.g. 3; read by observer_inprocess.py) pins each script with its workers: on the H200 host a
 # process pinned to one core keeps one speed for its whole run (§21, session 44), where
 # unpinned its host-bound steps wander between two, the noise of the MNIST scripts' rounds
 # (σ of the log ratio 0.16-0.20 in session 48). Each script's results go to
@@ -23,10 +23,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv || 
 one() {  # one script in its own process, its pieces switched on and off: ID [FOLDER]
   local dir="$OUT/${2:-$1}"
   mkdir -p "$dir"
-  local pin=()
-  [ -n "${OBSERVER_CPUS:-}" ] && pin=(taskset -c "$OBSERVER_CPUS")  # the script and its workers
-  timeout 240 "${pin[@]}" python3 benchmarks/corpus/observer_inprocess.py .corpus "$dir" "$1" \
-    > "$dir/log.txt" 2>&1
+  timeout 240 python3 benchmarks/corpus/observer_inprocess.py .corpus "$dir" "$1" > "$dir/log.txt" 2>&1
   grep -E "rounds: " "$dir/log.txt" || tail -3 "$dir/log.txt"
 }
 
