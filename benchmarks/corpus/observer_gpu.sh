@@ -6,12 +6,13 @@
 # step ratio and its own time a step), the DDP tutorial and the MNIST CNN in their own process;
 # part 2: the MNIST VAE, the MNIST LSTM and Lightning Fabric's MNIST; part 3: DCGAN and the DDP
 # tutorial again. Where device time is short, A and B are the scripts alone, in two calls:
-# A the DDP tutorial, the MNIST CNN and DCGAN; B the VAE, the LSTM and Fabric. $OBSERVER_CPUS
-# (taskset's list, e.g. 3; read by observer_inprocess.py) pins each script with its workers: on the H200 host a
-# process pinned to one core keeps one speed for its whole run (§21, session 44), where
-# unpinned its host-bound steps wander between two, the noise of the MNIST scripts' rounds
-# (σ of the log ratio 0.16-0.20 in session 48). Each script's results go to
-# OUT/<id>[-again]/observer_inprocess.json as it ends, so a call cut short keeps the ones before.
+# A the DDP tutorial, the MNIST CNN and DCGAN; B the VAE, the LSTM and Fabric.
+# $OBSERVER_CPUS (taskset's list, e.g. 3; read by observer_inprocess.py) pins each script with
+# its workers: on the H200 host a process pinned to one core keeps one speed for its whole run
+# (§21, session 44), where unpinned its host-bound steps wander between two, the noise of the
+# MNIST scripts' rounds (σ of the log ratio 0.16-0.20 in session 48). Each script's results go
+# to OUT/<id>[-again]/observer_inprocess.json as it ends, so a call cut short keeps the ones
+# before.
 set -u -o pipefail
 OUT=${1:?usage: observer_gpu.sh OUT 1|2|3}
 PART=${2:?usage: observer_gpu.sh OUT 1|2|3}
