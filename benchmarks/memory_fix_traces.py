@@ -13,7 +13,6 @@ median and GPU busy time per step.
 from __future__ import annotations
 
 import gzip
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -23,19 +22,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "corpus"))
 from layout import make_data  # noqa: E402
 from memory_acceptance_corpus import _entry, _under_tool, edited  # noqa: E402
-
-#: machine paths in a run folder, and what stands for them in committed data
-NEUTRAL = [(re.compile(rb"/[^\"\s]*/bin/python3?"), b"python"),
-           (re.compile(rb"/[^\"\s]*/site-packages"), b"<site-packages>"),
-           (re.compile(rb"/[^\"\s]*/\.corpus/[^/\"\s]+/"), b""),
-           (re.compile(rb"/[^\"\s]*/runs-[^/\"\s]+/[^/\"\s]+"), b"<run folder>")]
-
-
-def neutral(raw: bytes) -> bytes:
-    """No machine paths: the interpreter, site-packages, the corpus folder, the run folder."""
-    for pattern, repl in NEUTRAL:
-        raw = pattern.sub(repl, raw)
-    return raw
+from run_gpu import neutral  # noqa: E402 - machine paths out of committed data
 
 
 def keep(run: Path, dest: Path) -> None:

@@ -124,8 +124,10 @@ def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, 
     return {"id": entry["id"], "command": cmd[1:], "block_s": float(env["OBSERVER_BLOCK_S"]),
             "code": ran["code"], "switches": len(marks),
             "blocks": [{"state": s, "values": v} for s, v in blk], "rounds": got,
-            "pooled": pooled(got), "tail": ran["out"][-2000:] if ran["code"] != 0 else "",
-            "first_error": first_error(ran["out"]) if ran["code"] != 0 else ""}
+            "pooled": pooled(got),
+            "tail": run_gpu.neutral_text(ran["out"][-2000:]) if ran["code"] != 0 else "",
+            "first_error": run_gpu.neutral_text(first_error(ran["out"])) if ran["code"] != 0
+            else ""}
 
 
 def run_entry(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, Any]:

@@ -49,6 +49,29 @@ PAIR_FLAGS = os.environ.get("CORPUS_PAIR_FLAGS", "").split()
 UNIT_MS = {"ms": 1.0, "s": 1e3}
 
 
+#: machine paths in what a run printed or wrote, and what stands for them in committed data
+NEUTRAL = [(re.compile(rb"/[^\"\s]*/site-packages"), b"<site-packages>"),
+           (re.compile(rb"/[^\"\s]*/bin/python3?"), b"python"),
+           (re.compile(rb"/[^\"\s]*/\.corpus/[^/\"\s]+/"), b""),
+           (re.compile(rb"/[^\"\s]*/runs-[^/\"\s]+/[^/\"\s]+"), b"<run folder>"),
+           (re.compile(rb"/[^\"\s]*/(jupyter_gpuprof|benchmarks)/"), rb"\1/"),
+           (re.compile(rb"/[^\"\s]*/lib/python3\.\d+/"), b"<stdlib>/"),
+           (re.compile(rb"/(?:usr/)?lib/x86_64-linux-gnu/"), b"<system lib>/")]
+
+
+def neutral(raw: bytes) -> bytes:
+    """No machine paths: site-packages, the interpreter, the corpus folder, a run folder, the
+    checkout, the standard library, the system's libraries."""
+    for pattern, repl in NEUTRAL:
+        raw = pattern.sub(repl, raw)
+    return raw
+
+
+def neutral_text(text: str) -> str:
+    """`neutral` for what a script printed."""
+    return neutral(text.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
+
+
 def cpu_list(spec: str) -> set[int]:
     """The CPUs a Linux CPU list names ("2-5", "2,3,4", "0,4-7": sysfs's and taskset's form)."""
     cpus: set[int] = set()
@@ -188,7 +211,7 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
     if not tool_only:
         plain = _run(base, folder, env, stop)
         result["plain"] = {"code": plain["code"], "wall_s": plain["wall_s"],
-                           **own_times(entry, plain), "tail": plain["out"][-800:]}
+                           **own_times(entry, plain), "tail": neutral_text(plain["out"][-800:])}
         print(f"{entry['id']} plain: {result['plain']['median_ms']} ms ({plain['code']})",
               flush=True)
     if not no_tool:
@@ -205,7 +228,8 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
         where, extra = _variant(folder, name, fix)
         fixed = _run([*base, *extra], where, env, stop)
         result["fixes"][name] = {"code": fixed["code"], "wall_s": fixed["wall_s"],
-                                 **own_times(entry, fixed), "tail": fixed["out"][-300:]}
+                                 **own_times(entry, fixed),
+                                 "tail": neutral_text(fixed["out"][-300:])}
         print(f"{entry['id']} fix {name}: {result['fixes'][name]['median_ms']} ms", flush=True)
     _pack(kept, out, entry["id"])
     return result
@@ -240,7 +264,7 @@ def _tool(entry: dict[str, Any], base: list[str], folder: Path, env: dict[str, s
         except ValueError:
             report = {"error": js.stderr[-500:]}
     kept.mkdir(parents=True, exist_ok=True)
-    (kept / f"{name}.report.txt").write_text(tool["out"])
+    (kept / f"{name}.report.txt").write_text(neutral_text(tool["out"]))
     if folders:  # the run folder as data: meta, summary and trace
         shutil.copytree(folders[-1], kept / name, ignore=shutil.ignore_patterns("listing.json"),
                         dirs_exist_ok=True)

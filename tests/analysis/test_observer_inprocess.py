@@ -188,3 +188,30 @@ def test_the_check_pins_itself_and_the_script_to_the_cpus_asked(monkeypatch):
         assert os.sched_getaffinity(0) == {one}
     finally:
         os.sched_setaffinity(0, before)
+
+
+def test_a_failed_runs_output_is_kept_without_machine_paths(inproc, monkeypatch, tmp_path):
+    """A crash's tail and first error go into committed evidence: the checkout, the corpus
+    folder, the interpreter, site-packages, the standard library and the system's libraries
+    are named, never where they lie on the machine that ran it."""
+    out = ("Train Epoch: 3\nterminate called after throwing an instance of 'c10::Error'\n"
+           "frame #44: __libc_start_main + 0x8b (0x7f in /lib/x86_64-linux-gnu/libc.so.6)\n"
+           "frame #45: _start + 0x25 (0x657a05 in /opt/x/.venv/bin/python3)\n"
+           'Traceback (most recent call last):\n  File "/home/u/co/.corpus/vae-mnist/main.py"\n'
+           '  File "/home/u/co/jupyter_gpuprof/capture/stalls.py", line 148\n'
+           '  File "/opt/x/.venv/lib/python3.12/site-packages/torch/utils/data/dataloader.py"\n'
+           '  File "/usr/lib/python3.12/queue.py", line 180, in get\nRuntimeError: boom\n')
+    run_gpu = inproc.run_gpu
+    monkeypatch.setattr(run_gpu, "script_env", lambda entry: {})
+    monkeypatch.setattr(run_gpu, "make_data", lambda entry, folder: None)
+    monkeypatch.setattr(run_gpu, "_run", lambda cmd, cwd, env, timeout:
+                        {"code": 1, "out": out, "lines": []})
+    entry = {**ENTRY, "id": "vae-mnist", "command": ["main.py"]}
+    row = inproc.run_one(entry, tmp_path, [])
+    for text in (row["tail"], row["first_error"]):
+        assert "terminate called" in text or "Traceback" in text
+        for machine in ("/home/u", "/opt/x", "/usr/lib", "/lib/x86_64"):
+            assert machine not in text, (machine, text)
+    assert '"main.py"' in row["tail"] and "jupyter_gpuprof/capture/stalls.py" in row["tail"]
+    assert "<site-packages>/torch/utils/data/dataloader.py" in row["tail"]
+    assert "<stdlib>/queue.py" in row["tail"] and "in python)" in row["tail"]
