@@ -130,7 +130,7 @@ def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, 
             else ""}
 
 
-def run_entry(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, Any]:
+def run_processes(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, Any]:
     """The script in the manifest's `observer.processes` processes one after the other
     ($OBSERVER_PROCESSES wins), their rounds pooled: for a script whose stretch of interest is
     short (LBFGS's first five steps, where a capture's baseline lies; its loss runs away after
@@ -167,7 +167,7 @@ def main(argv: list[str]) -> int:
     for entry in json.loads(run_gpu.MANIFEST.read_text())["scripts"]:
         if entry["id"] not in wanted:
             continue
-        row = results[entry["id"]] = run_entry(entry, corpus, extra)
+        row = results[entry["id"]] = run_processes(entry, corpus, extra)
         (out / "observer_inprocess.json").write_text(json.dumps(results, indent=1))
         p = row["pooled"]
         print(f"{entry['id']}: exit {row['code']}, {row['switches']} switches, pieces on/off "

@@ -160,7 +160,7 @@ def test_a_script_run_in_several_processes_pools_their_rounds(inproc, monkeypatc
     ])
     monkeypatch.setattr(inproc, "run_one", lambda entry, corpus, extra: next(rows))
     entry = {"id": "lbfgs", "observer": {"processes": 3}}
-    got = inproc.run_entry(entry, None, [])
+    got = inproc.run_processes(entry, None, [])
     assert got["rounds"] == [1.0, 1.01, 0.99, 1.02, 1.0, 1.0]
     assert got["pooled"]["pairs"] == 6 and got["switches"] == 26
     assert got["code"] == 1 and got["tail"] == "Traceback: boom"
@@ -168,7 +168,7 @@ def test_a_script_run_in_several_processes_pools_their_rounds(inproc, monkeypatc
     monkeypatch.setenv("OBSERVER_PROCESSES", "1")  # the caller's setting wins: one process
     rows = iter([{"command": [], "block_s": 1.0, "code": 0, "switches": 2, "rounds": [1.0],
                   "tail": ""}])
-    assert inproc.run_entry(entry, None, [])["rounds"] == [1.0]
+    assert inproc.run_processes(entry, None, [])["rounds"] == [1.0]
 
 
 def test_the_check_pins_itself_and_the_script_to_the_cpus_asked(monkeypatch):
