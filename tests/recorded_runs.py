@@ -15,6 +15,12 @@ CORPUS = ROOT / "tests" / "data" / "corpus"
 def corpus_report(tmp_path: Path, name: str):
     """The report of recorded run `name`, analysed from a copy (analysis writes its summary
     beside the trace)."""
-    folder = tmp_path / name
-    shutil.copytree(CORPUS / name, folder)
-    return analyze_path(folder)
+    return recorded_report(tmp_path, CORPUS / name)
+
+
+def recorded_report(tmp_path: Path, folder: Path):
+    """The report of a committed run folder, analysed from a copy: analysis rewrites the
+    folder's summary.json (with this machine's paths), and committed data stays as recorded."""
+    copy = tmp_path / folder.name
+    shutil.copytree(folder, copy)
+    return analyze_path(copy)

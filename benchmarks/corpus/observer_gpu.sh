@@ -6,7 +6,8 @@
 # step ratio and its own time a step), the DDP tutorial and the MNIST CNN in their own process;
 # part 2: the MNIST VAE, the MNIST LSTM and Lightning Fabric's MNIST; part 3: DCGAN and the DDP
 # tutorial again. Where device time is short, A and B are the scripts alone, in two calls:
-# A the DDP tutorial, the MNIST CNN and DCGAN; B the VAE, the LSTM and Fabric.
+# A the DDP tutorial, the MNIST CNN and DCGAN; B the VAE, the LSTM and Fabric. Where a call is
+# taken back after about five minutes, name the scripts: observer_gpu.sh OUT only ID [ID ...].
 # $OBSERVER_CPUS (taskset's list, e.g. 3; read by observer_inprocess.py) pins each script with
 # its workers: on the H200 host a process pinned to one core keeps one speed for its whole run
 # (§21, session 44), where unpinned its host-bound steps wander between two, the noise of the
@@ -14,8 +15,8 @@
 # to OUT/<id>[-again]/observer_inprocess.json as it ends, so a call cut short keeps the ones
 # before.
 set -u -o pipefail
-OUT=${1:?usage: observer_gpu.sh OUT 1|2|3}
-PART=${2:?usage: observer_gpu.sh OUT 1|2|3}
+OUT=${1:?usage: observer_gpu.sh OUT 1|2|3|A|B|only ID...}
+PART=${2:?usage: observer_gpu.sh OUT 1|2|3|A|B|only ID...}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl-run/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
@@ -56,6 +57,10 @@ case "$PART" in
     one mnist-rnn
     one fabric-mnist
     ;;
-  *) echo "no such part: $PART (1, 2, 3, A or B)" >&2; exit 2 ;;
+  only)
+    shift 2
+    for id in "$@"; do one "$id"; done
+    ;;
+  *) echo "no such part: $PART (1, 2, 3, A, B or only ID...)" >&2; exit 2 ;;
 esac
 ls -la "$OUT"

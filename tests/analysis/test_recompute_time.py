@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from memory_recordings import MEMORY, captured, history, truth, within
 from paths import ROOT
+from recorded_runs import recorded_report
 
 from jupyter_gpuprof.advice.memory_fixes import memory_fixes
 from jupyter_gpuprof.analysis.memory_step import memory_step
@@ -114,13 +115,11 @@ def test_without_repeated_kernels_the_forward_is_priced_by_share() -> None:
     assert recompute_cost(None, 2, None, 0.5) is None
 
 
-def test_nanogpts_recompute_priced_on_its_own_trace_as_measured(monkeypatch) -> None:
+def test_nanogpts_recompute_priced_on_its_own_trace_as_measured(monkeypatch, tmp_path) -> None:
     """nanoGPT (4 micro-batches): its corpus trace's forward kernels and its H200 allocator
     history price the recompute of 4 x 12 layers against the step measured with its blocks
     checkpointed by hand (213.6 -> 256.0 ms)."""
     import jupyter_gpuprof.report.summarize as summarize
-    from jupyter_gpuprof.report.build import analyze_path
-
     seen: list[ForwardKernels | None] = []
     original = summarize.memory_blocks
 
@@ -129,7 +128,7 @@ def test_nanogpts_recompute_priced_on_its_own_trace_as_measured(monkeypatch) -> 
         return original(path, total, error, forward)
 
     monkeypatch.setattr(summarize, "memory_blocks", keep)
-    analyze_path(ROOT / "tests" / "data" / "corpus" / "nanogpt-fp32")
+    recorded_report(tmp_path, ROOT / "tests" / "data" / "corpus" / "nanogpt-fp32")
     step = memory_step(history("nanogpt_fp32"), captured("nanogpt_fp32"))
     fix = {f.id: f for f in memory_fixes(step, forward=seen[-1])}["checkpointing"]
     t = truth("nanogpt_fp32")
@@ -137,18 +136,16 @@ def test_nanogpts_recompute_priced_on_its_own_trace_as_measured(monkeypatch) -> 
     assert fix.time_ms is not None and within(fix.time_ms, measured, 10)
 
 
-def _analysed(folder: str) -> dict:  # type: ignore[type-arg]
-    from jupyter_gpuprof.report.build import analyze_path
-
-    return analyze_path(MEMORY / "resnet50_runs" / folder).to_json()
+def _analysed(tmp_path, folder: str) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    return recorded_report(tmp_path, MEMORY / "resnet50_runs" / folder).to_json()
 
 
-def test_a_resnets_recompute_is_priced_at_its_gpu_time_and_its_host_cost_is_not() -> None:
+def test_a_resnets_recompute_is_priced_at_its_gpu_time_and_its_host_cost_is_not(tmp_path) -> None:
     """ResNet-50 on the H200 with its 16 bottlenecks checkpointed by hand: the GPU's busy time
     a step rose by the recompute the replay prices (+9.0 ms measured, 9.3 predicted), but the
     step turned host-bound (GPU idle 2.7 -> 16.3 ms a step, the checkpoint's hooks and the
     recompute's launches in the backward): +22.6 ms in all. The price is the GPU part."""
-    base, ckpt = _analysed("base"), _analysed("checkpointing")
+    base, ckpt = _analysed(tmp_path, "base"), _analysed(tmp_path, "checkpointing")
     busy = ckpt["gpu"]["busy_ms_per_step"] - base["gpu"]["busy_ms_per_step"]
     step = memory_step(history("resnet50_b64"), captured("resnet50_b64"))
     tl = msgspec.convert(base["timeline"], Timeline)
