@@ -25,7 +25,16 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv || 
 one() {  # one script in its own process, its pieces switched on and off: ID [FOLDER]
   local dir="$OUT/${2:-$1}"
   mkdir -p "$dir"
+  # the GPU's clock and load, and where the script's busy threads run, beside its log: a step
+  # that jumps between two speeds shows whether the GPU's clock or a thread's core moved
+  nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu,power.draw --format=csv,noheader \
+    -lms 500 > "$dir/gpu.csv" 2>/dev/null &
+  local smi=$!
+  (while sleep 1; do date +%s.%N; ps -eLo pid,tid,psr,pcpu,comm --no-headers |
+     awk '$4 > 5 && $5 ~ /python|pt_/'; done) > "$dir/threads.txt" 2>/dev/null &
+  local threads=$!
   timeout 240 python3 benchmarks/corpus/observer_inprocess.py .corpus "$dir" "$1" > "$dir/log.txt" 2>&1
+  kill "$smi" "$threads" 2>/dev/null
   grep -E "rounds: " "$dir/log.txt" || tail -3 "$dir/log.txt"
 }
 

@@ -1,0 +1,74 @@
+"""The observer check's standing per script: the runs the evidence's `pools` name, pooled.
+
+    python benchmarks/corpus/observer_pool.py [EVIDENCE]
+
+(EVIDENCE: docs/evidence/observer_inprocess_h200.json unless named.)
+A script's runs are read together only when they ran under the same conditions (the same
+block, the same pinning): each entry of `pools` names a script's calls and says why they
+belong together, so every pooled reading in docs/benchmarks.md comes from the committed
+rounds by one rule (observer_concurrent.pooled: the geometric mean, its 95 % t interval,
+`within` when it lies inside 0.97-1.03) with its choice of runs stated beside it. A pool that
+mixes conditions must say so (`mixed`), and is printed as such.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from observer_concurrent import pooled  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+EVIDENCE = ROOT / "docs" / "evidence" / "observer_inprocess_h200.json"
+
+
+def run_rounds(run: dict[str, Any]) -> list[float]:
+    """A run's rounds with each block's first value left out: re-read for the runs made
+    before that rule (`rounds_without_first`), as made for the runs after it."""
+    return run.get("rounds_without_first") or run["rounds"]
+
+
+def conditions(run: dict[str, Any]) -> tuple[Any, ...]:
+    """What must match for two runs' rounds to be pooled: the block and the pinning."""
+    return run["block_s"], tuple(run.get("cpus") or ())
+
+
+def pool(runs: list[dict[str, Any]], spec: dict[str, Any]) -> dict[str, Any]:
+    """One pool's reading: the rounds of the named script's named calls, together."""
+    chosen = [r for r in runs if r["id"] == spec["id"] and str(r.get("call")) in spec["calls"]]
+    found = {str(r["call"]) for r in chosen}
+    if missing := [c for c in spec["calls"] if c not in found]:
+        raise ValueError(f"pool {spec['id']}: no run of call(s) {', '.join(missing)}")
+    if len({conditions(r) for r in chosen}) > 1 and not spec.get("mixed"):
+        raise ValueError(f"pool {spec['id']} {'+'.join(spec['calls'])}: its runs differ in block "
+                         "or pinning; pool runs of one setting, or say why in `mixed`")
+    rounds = [x for r in chosen for x in run_rounds(r)]
+    return {**spec, "reading": pooled(rounds)}
+
+
+def readings(evidence: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every pool of the evidence, read."""
+    return [pool(evidence["runs"], spec) for spec in evidence.get("pools", [])]
+
+
+def line(p: dict[str, Any]) -> str:
+    """One pool as a line: script, calls, the reading and its verdict."""
+    r = p["reading"]
+    lo, hi = r.get("ci95", [float("nan")] * 2)
+    mixed = " (mixed: " + p["mixed"] + ")" if p.get("mixed") else ""
+    return (f"{p['id']:<20} {'+'.join(p['calls']):<16} {r['pairs']:>4} rounds  "
+            f"x{r.get('ratio', float('nan')):.4f} ({lo:.4f}-{hi:.4f})  {r['verdict']}{mixed}")
+
+
+def main(argv: list[str]) -> int:
+    path = Path(argv[0]) if argv else EVIDENCE
+    for p in readings(json.loads(path.read_text())):
+        print(line(p))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

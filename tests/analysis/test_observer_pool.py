@@ -1,0 +1,45 @@
+"""The observer check's pooled readings: the runs a pool names, read together by one rule, and
+only runs of one setting unless the pool says why it mixes them."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from benchmark_modules import load_benchmark
+from paths import ROOT
+
+
+@pytest.fixture(scope="module")
+def pools():
+    return load_benchmark("corpus/observer_pool")
+
+
+def _run(call, rounds, cpus=None, block_s=0.5, **more):
+    return {"id": "toy", "call": call, "block_s": block_s, "cpus": cpus, "rounds": rounds, **more}
+
+
+def test_a_pool_reads_its_runs_rounds_together_first_values_left_out(pools):
+    runs = [_run("1", [9.0, 9.0], rounds_without_first=[1.02, 1.00]),
+            _run("2", [1.01, 0.99]), _run("3", [5.0, 5.0])]
+    got = pools.pool(runs, {"id": "toy", "calls": ["1", "2"]})["reading"]
+    assert got["pairs"] == 4
+    want = math.exp(sum(math.log(x) for x in [1.02, 1.00, 1.01, 0.99]) / 4)
+    assert got["ratio"] == pytest.approx(want)
+
+
+def test_runs_of_another_pinning_are_pooled_only_when_the_pool_says_why(pools):
+    runs = [_run("1", [1.0, 1.01], cpus=[2, 3]), _run("2", [0.99, 1.0], cpus=[2, 3, 4, 5])]
+    with pytest.raises(ValueError, match="pinning"):
+        pools.pool(runs, {"id": "toy", "calls": ["1", "2"]})
+    mixed = pools.pool(runs, {"id": "toy", "calls": ["1", "2"], "mixed": "2 CPUs and 4"})
+    assert mixed["reading"]["pairs"] == 4 and "mixed: 2 CPUs and 4" in pools.line(mixed)
+    with pytest.raises(ValueError, match="no run of call"):
+        pools.pool(runs, {"id": "toy", "calls": ["1", "7"]})
+
+
+def test_every_committed_pool_names_runs_of_one_setting_or_says_why(pools):
+    evidence = json.loads((ROOT / "docs" / "evidence" / "observer_inprocess_h200.json").read_text())
+    read = pools.readings(evidence)
+    assert read and all(p["why"] and p["reading"]["pairs"] >= 2 for p in read)
