@@ -8,10 +8,12 @@
 # tutorial again. Where device time is short, A and B are the scripts alone, in two calls:
 # A the DDP tutorial, the MNIST CNN and DCGAN; B the VAE, the LSTM and Fabric. Where a call is
 # taken back after about five minutes, name the scripts: observer_gpu.sh OUT only ID [ID ...].
-# $OBSERVER_CPUS (taskset's list, e.g. 3; read by observer_inprocess.py) pins each script with
+# $OBSERVER_CPUS (a CPU list, e.g. 2-5; read by observer_inprocess.py) pins each script with
 # its workers: on the H200 host a process pinned to one core keeps one speed for its whole run
-# (§21, session 44), where unpinned its host-bound steps wander between two, the noise of the
-# MNIST scripts' rounds (σ of the log ratio 0.16-0.20 in session 48). Each script's results go
+# (§21, session 44), where unpinned its host-bound steps wander between two. Session 49 pinned
+# the MNIST scripts to 4 CPUs (main process, DataLoader worker, pin-memory thread): the VAE's
+# rounds narrowed (σ of the log ratio 0.16 -> 0.115), the CNN's and LSTM's did not (0.17-0.22),
+# their single worker's pace moving between two levels. Each script's results go
 # to OUT/<id>[-again]/observer_inprocess.json as it ends, so a call cut short keeps the ones
 # before.
 set -u -o pipefail

@@ -28,7 +28,7 @@ EVIDENCE = ROOT / "docs" / "evidence" / "observer_inprocess_h200.json"
 def run_rounds(run: dict[str, Any]) -> list[float]:
     """A run's rounds with each block's first value left out: re-read for the runs made
     before that rule (`rounds_without_first`), as made for the runs after it."""
-    return run.get("rounds_without_first") or run["rounds"]
+    return run["rounds_without_first"] if "rounds_without_first" in run else run["rounds"]
 
 
 def conditions(run: dict[str, Any]) -> tuple[Any, ...]:

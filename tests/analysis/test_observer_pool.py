@@ -27,6 +27,8 @@ def test_a_pool_reads_its_runs_rounds_together_first_values_left_out(pools):
     assert got["pairs"] == 4
     want = math.exp(sum(math.log(x) for x in [1.02, 1.00, 1.01, 0.99]) / 4)
     assert got["ratio"] == pytest.approx(want)
+    runs.append(_run("4", [9.0, 9.0], rounds_without_first=[]))  # re-read: no round left
+    assert pools.pool(runs, {"id": "toy", "calls": ["1", "2", "4"]})["reading"]["pairs"] == 4
 
 
 def test_runs_of_another_pinning_are_pooled_only_when_the_pool_says_why(pools):
