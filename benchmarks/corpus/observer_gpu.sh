@@ -13,7 +13,8 @@
 # (§21, session 44), where unpinned its host-bound steps wander between two. Session 49 pinned
 # the MNIST scripts to 4 CPUs (main process, DataLoader worker, pin-memory thread): the VAE's
 # rounds narrowed (σ of the log ratio 0.16 -> 0.115), the CNN's and LSTM's did not (0.17-0.22),
-# their single worker's pace moving between two levels. Each script's results go
+# their single worker's pace moving between two levels. DCGAN's manifest entry aligns its blocks
+# to whole DataLoader epochs ("align": "epoch", session 50), each read by its mean. Each script's results go
 # to OUT/<id>[-again]/observer_inprocess.json as it ends, so a call cut short keeps the ones
 # before.
 set -u -o pipefail

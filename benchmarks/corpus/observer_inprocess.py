@@ -11,7 +11,8 @@ switches everything the capture runs through a baseline on and off in blocks of 
 `block_s` seconds (default 0.5) after $OBSERVER_SETTLE_S (default 5). Each of the script's own
 log values goes to the block it was measured in (the line before it and its own line both
 inside the block), each `on` block is compared with the `off` block before it (ratio
-of their medians, blocks with at least $OBSERVER_MIN_VALUES values each, default 3), and the
+of their medians, blocks with at least $OBSERVER_MIN_VALUES values each, default 3; of their
+means where the manifest's `observer.align` is "epoch", blocks of whole DataLoader epochs), and the
 rounds' geometric mean and 95 % t interval are judged against the 3 % bar. The process's own
 speed, and its slow wander, divide out. $OBSERVER_CPUS pins the script and its workers (a
 host-bound step that wanders between two speeds as it moves between cores keeps one on one
@@ -78,13 +79,30 @@ def blocks(marks: list[tuple[float, str]], vals: list[tuple[float, float, float]
     return out
 
 
-def rounds(blk: list[tuple[str, list[float]]], least: int = 3) -> list[float]:
-    """Each `on` block's median over the `off` block just before it (both with `least` values)."""
+#: what stands for a block: the median of its values, or, for blocks of whole epochs, their
+#: mean (each block holds the same stalls, so its mean is the wall time a value the user pays,
+#: where a median jumps between two levels that alternate, as DCGAN's two workers' batches do)
+BLOCK_STAT = {"": statistics.median, "epoch": statistics.fmean}
+
+
+def rounds(blk: list[tuple[str, list[float]]], least: int = 3, align: str = "") -> list[float]:
+    """Each `on` block over the `off` block just before it (both with `least` values), each
+    block read by `BLOCK_STAT` of its alignment."""
+    stat = BLOCK_STAT[align]
     out = []
     for (s0, off), (s1, on) in zip(blk, blk[1:], strict=False):
         if s0 == "off" and s1 == "on" and len(off) >= least and len(on) >= least:
-            out.append(statistics.median(on) / statistics.median(off))
+            out.append(stat(on) / stat(off))
     return out
+
+
+def alignment(entry: dict[str, Any]) -> str:
+    """Where blocks may end: anywhere (""), or at the same place of each DataLoader epoch
+    ("epoch"), the manifest's `observer.align`; $OBSERVER_ALIGN, when set, wins."""
+    align = os.environ.get("OBSERVER_ALIGN", (entry.get("observer") or {}).get("align", ""))
+    if align not in BLOCK_STAT:
+        raise ValueError(f"{entry['id']}: align {align!r} is not one of {sorted(BLOCK_STAT)}")
+    return align
 
 
 def command(entry: dict[str, Any], extra: list[str]) -> tuple[list[str], float, float]:
@@ -116,12 +134,14 @@ def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, 
         run_gpu._run([run_gpu.PY, prep], folder, env, 120)
     cmd, block_s, stop_s = command(entry, extra)
     env["OBSERVER_BLOCK_S"] = str(block_s)  # read by the toggler in the script's process
+    env["OBSERVER_ALIGN"] = align = alignment(entry)
     ran = run_gpu._run(cmd, folder, env, stop_s)
     marks = switches(ran["lines"])
     blk = blocks(marks, values(entry, ran["lines"]))
     least = int(os.environ.get("OBSERVER_MIN_VALUES", "3"))
-    got = rounds(blk, least)
+    got = rounds(blk, least, align)
     return {"id": entry["id"], "command": cmd[1:], "block_s": float(env["OBSERVER_BLOCK_S"]),
+            "align": align,
             "code": ran["code"], "switches": len(marks),
             "blocks": [{"state": s, "values": v} for s, v in blk], "rounds": got,
             "pooled": pooled(got),
@@ -143,7 +163,7 @@ def run_processes(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict
     got = [r for run in runs for r in run["rounds"]]
     failed = [run for run in runs if run["code"] not in (0, "timeout")]
     return {"id": entry["id"], "command": runs[0]["command"], "block_s": runs[0]["block_s"],
-            "code": failed[0]["code"] if failed else runs[0]["code"],
+            "align": runs[0]["align"], "code": failed[0]["code"] if failed else runs[0]["code"],
             "switches": sum(run["switches"] for run in runs), "rounds": got,
             "pooled": pooled(got), "tail": failed[0]["tail"] if failed else "",
             "processes": runs}

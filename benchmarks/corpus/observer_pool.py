@@ -32,8 +32,9 @@ def run_rounds(run: dict[str, Any]) -> list[float]:
 
 
 def conditions(run: dict[str, Any]) -> tuple[Any, ...]:
-    """What must match for two runs' rounds to be pooled: the block and the pinning."""
-    return run["block_s"], tuple(run.get("cpus") or ())
+    """What must match for two runs' rounds to be pooled: the block, where it may end, and the
+    pinning."""
+    return run["block_s"], run.get("align", ""), tuple(run.get("cpus") or ())
 
 
 def pool(runs: list[dict[str, Any]], spec: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,11 @@ real ProfileSession as `jupyter gpuprof run` does, with no warm-up and a baselin
 block (bench_capture_pieces.Pieces "session": its next step starts the baseline, each later one
 runs through every hook, wrapper and the GPU-conditions sampler of a baseline step); `off`
 discards it. $OBSERVER_PIECE names another of that benchmark's pieces instead ("all": the same
-pieces rebuilt outside a session, as before session 47). Each switch
+pieces rebuilt outside a session, as before session 47). With $OBSERVER_ALIGN=epoch a block
+ends only at a point of the same place in a DataLoader epoch (the first `backward()` after the
+epoch's $OBSERVER_ALIGN_AFTER-th fetch, default 4), at most once an epoch: a script whose
+epochs are short and start with a stall (DCGAN's workers start again every 16 iterations) gets
+blocks of whole epochs, each holding the same number of stalls. Each switch
 prints `gpuprof-observer: on|off <perf_counter>` on stderr, so the parent can put each of the
 script's own log values in the block it was measured in.
 """
@@ -35,8 +39,12 @@ class Toggler:
     """Switches the pieces at the first `backward()` that ends after each block's time is up."""
 
     def __init__(self, settle_s: float, block_s: float, pieces: Callable[[], Any] | None = None,
-                 out: Any = None) -> None:
+                 out: Any = None, align: str = "", align_after: int = 4) -> None:
         self.settle_s, self.block_s = settle_s, block_s
+        if align not in ("", "epoch"):
+            raise ValueError(f"OBSERVER_ALIGN={align!r}: only 'epoch' (or nothing) aligns blocks")
+        self.align, self.align_after = align, align_after
+        self._epoch, self._fetched, self._switched_in = 0, 0, -1
         self._make = pieces or _all_pieces
         self._pieces: Any = None
         self._off: Callable[[], None] | None = None
@@ -52,11 +60,40 @@ class Toggler:
 
         def backward(*args: Any, **kwargs: Any) -> Any:
             out = original(*args, **kwargs)
-            if time.perf_counter() >= self._due:
+            if time.perf_counter() >= self._due and self._at_a_block_edge():
                 self.switch()
             return out
 
         torch.autograd.backward = backward
+        if self.align == "epoch":
+            self._count_fetches(torch)
+
+    def _count_fetches(self, torch: Any) -> None:
+        """Count each epoch's fetches: a wrapper on DataLoader.__iter__ and on its iterator's
+        __next__, put on before the first block and kept in both kinds of block."""
+        loader = torch.utils.data.DataLoader
+        it = torch.utils.data.dataloader._BaseDataLoaderIter
+        start, fetch = loader.__iter__, it.__next__
+
+        def epoch(this: Any) -> Any:
+            self._epoch, self._fetched = self._epoch + 1, 0
+            return start(this)
+
+        def next_batch(this: Any) -> Any:
+            self._fetched += 1
+            return fetch(this)
+
+        loader.__iter__, it.__next__ = epoch, next_batch
+
+    def _at_a_block_edge(self) -> bool:
+        """Anywhere for time blocks; with epochs, the first chance past the epoch's
+        `align_after`-th fetch, once an epoch."""
+        if not self.align:
+            return True
+        if self._fetched < self.align_after or self._switched_in == self._epoch:
+            return False
+        self._switched_in = self._epoch
+        return True
 
     def switch(self) -> None:
         """End the running block and start the other kind."""
@@ -85,13 +122,15 @@ def start() -> None:
     """Wait (in a thread) for the script to import torch, then install the trigger."""
     settle = float(os.environ.get("OBSERVER_SETTLE_S", "5"))
     block = float(os.environ.get("OBSERVER_BLOCK_S", "0.5"))
+    align = os.environ.get("OBSERVER_ALIGN", "")
+    after = int(os.environ.get("OBSERVER_ALIGN_AFTER", "4"))
 
     def wait() -> None:
         while True:
             torch = sys.modules.get("torch")
             autograd = getattr(torch, "autograd", None) if torch is not None else None
             if autograd is not None and hasattr(autograd, "backward"):
-                Toggler(settle, block).install(torch)
+                Toggler(settle, block, align=align, align_after=after).install(torch)
                 return
             time.sleep(0.02)
 

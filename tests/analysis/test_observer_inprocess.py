@@ -51,6 +51,84 @@ def test_each_on_block_is_read_against_the_off_block_before_it(inproc):
     assert inproc.rounds([("on", [1.0] * 3), ("off", [2.0] * 3)]) == []  # off after on: no round
 
 
+def test_blocks_of_whole_epochs_are_read_by_their_mean(inproc, monkeypatch):
+    """Each block of whole epochs holds one stall (the last value); its mean is the wall time a
+    value, which the median leaves out: a capture that slowed only the stall reads 10 %."""
+    blk = [("off", [10.0, 30.0, 10.0, 30.0, 120.0]), ("on", [10.0, 30.0, 10.0, 30.0, 140.0])]
+    assert inproc.rounds(blk, align="epoch") == pytest.approx([220.0 / 200.0])
+    assert inproc.rounds(blk) == pytest.approx([1.0])
+    monkeypatch.delenv("OBSERVER_ALIGN", raising=False)
+    assert inproc.alignment({"id": "gan", "observer": {"align": "epoch"}}) == "epoch"
+    assert inproc.alignment({"id": "lm"}) == ""
+    with pytest.raises(ValueError, match="align"):
+        inproc.alignment({"id": "gan", "observer": {"align": "batch"}})
+    monkeypatch.setenv("OBSERVER_ALIGN", "")  # the caller's setting wins
+    assert inproc.alignment({"id": "gan", "observer": {"align": "epoch"}}) == ""
+
+
+EPOCHS = textwrap.dedent('''
+    import time, torch
+    from torch.utils.data import DataLoader, TensorDataset
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loader = DataLoader(TensorDataset(torch.randn(32, 16), torch.randn(32, 1)), batch_size=4)
+    for epoch in range(10**6):
+        time.sleep(0.03)  # the epoch's stall: its workers starting
+        for i, (x, y) in enumerate(loader):
+            time.sleep(0.01)
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            print(f"[{epoch}][{i}] at", flush=True)
+        if epoch >= 40 or time.perf_counter() > START + 120:
+            break
+''')
+
+
+def test_blocks_aligned_to_epochs_end_at_the_same_place_of_an_epoch(inproc, tmp_path,
+                                                                   monkeypatch):
+    """End to end on the CPU with "align": "epoch": the toggler switches in the backward of
+    each epoch's third fetch (ALIGN_AFTER 3), at most once an epoch, so the line just before
+    every switch is the epoch's second; time blocks shorter than an epoch would land anywhere."""
+    import re
+
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    (folder / "train.py").write_text("import time\nSTART = time.perf_counter()\n" + EPOCHS)
+    monkeypatch.setenv("OBSERVER_SETTLE_S", "0.2")
+    monkeypatch.setenv("OBSERVER_BLOCK_S", "0.02")  # shorter than an epoch (8 x 10 ms + 30 ms)
+    monkeypatch.setenv("OBSERVER_ALIGN_AFTER", "3")
+    monkeypatch.setenv("OBSERVER_MIN_VALUES", "1")
+    monkeypatch.delenv("OBSERVER_ALIGN", raising=False)
+    entry = {"id": "toy", "command": ["train.py"], "observer": {"align": "epoch"},
+             "own_log": {"regex": r"^\[\d+\]\[\d+\]", "unit": "lines", "group": 0}}
+    seen = []
+    real = inproc.run_gpu._run
+
+    def keep(*args, **kwargs):
+        seen.append(real(*args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(inproc.run_gpu, "_run", keep)
+    row = inproc.run_one(entry, tmp_path, [])
+    assert row["code"] == 0, row["tail"]
+    assert row["align"] == "epoch" and row["switches"] >= 6
+    before, last = [], None
+    for _, line in seen[-1]["lines"]:
+        if line.startswith(inproc.MARK):
+            before.append(last)
+        elif m := re.match(r"\[(\d+)\]\[(\d+)\]", line):
+            last = (int(m.group(1)), int(m.group(2)))
+    assert {i for _, i in before} == {1}, before
+    epochs = [e for e, _ in before]
+    assert epochs == sorted(set(epochs)), epochs  # once an epoch at most
+    # each block holds one stall: a value of at least the stall, 30 ms over a 10 ms step
+    full = [b["values"] for b in row["blocks"][1:]]
+    assert full and all(sum(v >= 35.0 for v in vals) == 1 for vals in full), full
+
+
 def test_the_spacing_of_a_counting_log_is_a_value_too(inproc):
     entry = {"own_log": {"regex": r"^\[\d+/\d+\]", "unit": "lines", "group": 0, "per": 2}}
     lines = [(0.0, "[1/9] x\n"), (0.01, "other\n"), (0.02, "[2/9] x\n"), (0.06, "[3/9] x\n")]
@@ -152,11 +230,11 @@ def test_a_script_run_in_several_processes_pools_their_rounds(inproc, monkeypatc
     other; every process's rounds count, and a process that failed is not hidden."""
     rows = iter([
         {"command": ["train.py"], "block_s": 4.0, "code": 0, "switches": 10,
-         "rounds": [1.0, 1.01], "tail": ""},
+         "rounds": [1.0, 1.01], "tail": "", "align": ""},
         {"command": ["train.py"], "block_s": 4.0, "code": 1, "switches": 4,
-         "rounds": [0.99], "tail": "Traceback: boom"},
+         "rounds": [0.99], "tail": "Traceback: boom", "align": ""},
         {"command": ["train.py"], "block_s": 4.0, "code": "timeout", "switches": 12,
-         "rounds": [1.02, 1.0, 1.0], "tail": ""},
+         "rounds": [1.02, 1.0, 1.0], "tail": "", "align": ""},
     ])
     monkeypatch.setattr(inproc, "run_one", lambda entry, corpus, extra: next(rows))
     entry = {"id": "lbfgs", "observer": {"processes": 3}}
@@ -167,7 +245,7 @@ def test_a_script_run_in_several_processes_pools_their_rounds(inproc, monkeypatc
     assert len(got["processes"]) == 3
     monkeypatch.setenv("OBSERVER_PROCESSES", "1")  # the caller's setting wins: one process
     rows = iter([{"command": [], "block_s": 1.0, "code": 0, "switches": 2, "rounds": [1.0],
-                  "tail": ""}])
+                  "align": "", "tail": ""}])
     assert inproc.run_processes(entry, None, [])["rounds"] == [1.0]
 
 

@@ -39,6 +39,10 @@ def test_runs_of_another_pinning_are_pooled_only_when_the_pool_says_why(pools):
     assert mixed["reading"]["pairs"] == 4 and "mixed: 2 CPUs and 4" in pools.line(mixed)
     with pytest.raises(ValueError, match="no run of call"):
         pools.pool(runs, {"id": "toy", "calls": ["1", "7"]})
+    # blocks of whole epochs are read by their mean, time blocks by their median: never pooled
+    epochs = [_run("1", [1.0, 1.01]), _run("2", [0.99, 1.0], align="epoch")]
+    with pytest.raises(ValueError, match="block"):
+        pools.pool(epochs, {"id": "toy", "calls": ["1", "2"]})
 
 
 def test_every_committed_pool_names_runs_of_one_setting_or_says_why(pools):

@@ -1,0 +1,118 @@
+"""How noisy each way of reading the observer check is, on the committed blocks' values.
+
+    python benchmarks/corpus/observer_noise.py [EVIDENCE]
+
+(EVIDENCE: docs/evidence/observer_inprocess_h200.json unless named.) Two questions, answered
+without looking at any `on` block against an `off` one, so the choice cannot lean toward a
+verdict:
+
+1. *Which statistic stands for a time block?* For each statistic, the spread (σ of the log
+   ratio) between blocks of the same kind two apart, an A/A comparison, pooled over every run.
+   The smaller it is, the fewer rounds the 3 % bar needs.
+2. *Would blocks of whole epochs read steadier, for a script whose epochs start with a stall?*
+   Its values cut into epochs at each stall (a value over `STALL_X` times the run's median),
+   the σ of the log ratio of the means of consecutive whole epochs in one block, beside the σ
+   of its rounds as made.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+EVIDENCE = ROOT / "docs" / "evidence" / "observer_inprocess_h200.json"
+#: a value this many times the run's median is an epoch's stall (DCGAN: 115-175 ms over 13 ms)
+STALL_X = 4.0
+
+
+def interquartile_mean(v: Sequence[float]) -> float:
+    """The mean of the middle half."""
+    s = sorted(v)
+    k = len(s) // 4
+    return statistics.fmean(s[k:len(s) - k])
+
+
+def hodges_lehmann(v: Sequence[float]) -> float:
+    """The median of all pairwise means (Walsh averages)."""
+    return statistics.median([(v[i] + v[j]) / 2 for i in range(len(v)) for j in range(i, len(v))])
+
+
+STATS: dict[str, Callable[[Sequence[float]], float]] = {
+    "median": statistics.median, "mean": statistics.fmean,
+    "interquartile mean": interquartile_mean, "Hodges-Lehmann": hodges_lehmann}
+
+
+def block_values(run: dict[str, Any]) -> list[tuple[str, list[float]]]:
+    """Each block's state and values as the rounds read them (first value left out where the
+    run was re-read by that rule)."""
+    cut = 1 if "rounds_without_first" in run else 0
+    return [(b["state"], b["values"][cut:]) for b in run["blocks"]]
+
+
+def aa_logs(blocks: list[tuple[str, list[float]]], stat: Callable[[Sequence[float]], float],
+            least: int = 3) -> list[float]:
+    """log(stat(b[k+2]) / stat(b[k])) for blocks of one kind two apart, both with `least`."""
+    pairs = zip(blocks, blocks[2:], strict=False)
+    return [math.log(stat(b2) / stat(b0)) for (s0, b0), (s2, b2) in pairs
+            if s0 == s2 and len(b0) >= least and len(b2) >= least]
+
+
+def pooled_sd(groups: list[list[float]]) -> float:
+    """The σ pooled over groups (each about its own mean), weighted by degrees of freedom."""
+    used = [g for g in groups if len(g) > 2]
+    dof = sum(len(g) - 1 for g in used)
+    return math.sqrt(sum((len(g) - 1) * statistics.variance(g) for g in used) / dof)
+
+
+def epochs(blocks: list[tuple[str, list[float]]]) -> list[list[list[float]]]:
+    """Each block's whole epochs, each from a stall to the value before the next."""
+    every = [v for _, vals in blocks for v in vals]
+    if not every:
+        return []
+    bar = STALL_X * statistics.median(every)
+    out: list[list[list[float]]] = []
+    for _, vals in blocks:
+        starts = [i for i, v in enumerate(vals) if v > bar and (i == 0 or vals[i - 1] <= bar)]
+        out.append([vals[a:b] for a, b in zip(starts, starts[1:], strict=False)])
+    return out
+
+
+def epoch_sd(blocks: list[tuple[str, list[float]]]) -> tuple[int, float] | None:
+    """How many pairs of consecutive whole epochs of the modal length lie in one block, and
+    the σ of their log ratio (an A/A comparison: both epochs of one kind)."""
+    per_block = epochs(blocks)
+    lengths = [len(e) for eps in per_block for e in eps]
+    if len(lengths) < 4:
+        return None
+    n = statistics.mode(lengths)
+    logs = [math.log(statistics.fmean(b) / statistics.fmean(a)) for eps in per_block
+            for a, b in zip(eps, eps[1:], strict=False) if len(a) == len(b) == n]
+    return (len(logs), statistics.stdev(logs)) if len(logs) >= 2 else None
+
+
+def main(argv: list[str]) -> int:
+    path = Path(argv[0]) if argv else EVIDENCE
+    runs = json.loads(path.read_text())["runs"]
+    print("1. A/A spread of a time block's statistic, blocks of one kind two apart, every run:")
+    for name, stat in STATS.items():
+        groups = [aa_logs(block_values(r), stat) for r in runs]
+        print(f"   {name:<20} {sum(map(len, groups)):>5} comparisons  σ {pooled_sd(groups):.4f}")
+    print("2. Whole epochs against the rounds as made, scripts whose epochs start with a stall:")
+    for r in runs:
+        got = epoch_sd(block_values(r))
+        rounds = r.get("rounds_without_first") or r["rounds"]
+        if got and len(rounds) > 2:
+            sd = statistics.stdev(math.log(x) for x in rounds)
+            print(f"   {r['id']:<24} call {r['call']!s:<5} block {r['block_s']} s: rounds "
+                  f"σ {sd:.3f} ({len(rounds)}), whole epochs σ {got[1]:.3f} ({got[0]} pairs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,46 @@
+"""The observer check's noise study: A/A comparisons of blocks of one kind, and whole epochs cut
+at their stalls, never joined across a block's edge."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from benchmark_modules import load_benchmark
+
+
+@pytest.fixture(scope="module")
+def noise():
+    return load_benchmark("corpus/observer_noise")
+
+
+def test_an_aa_comparison_reads_blocks_of_one_kind_two_apart(noise):
+    blocks = [("off", [1.0, 1.0, 1.0]), ("on", [9.0, 9.0, 9.0]), ("off", [2.0, 2.0, 2.0]),
+              ("on", [9.0, 9.0]), ("off", [4.0, 4.0, 4.0])]
+    # off/off twice (x2 each); on/on has a block with too few values; never on against off
+    assert noise.aa_logs(blocks, noise.STATS["median"]) == pytest.approx([math.log(2)] * 2)
+
+
+def test_whole_epochs_are_cut_at_stalls_inside_one_block(noise):
+    step, stall = [10.0, 30.0] * 3, [150.0]
+    blocks = [("off", [10.0] + stall + step + stall + step + stall + [10.0]),
+              ("on", step + stall + step[:2]), ("off", stall + step + stall + step)]
+    got = noise.epochs(blocks)
+    # the block's values before its first stall and after its last are no whole epoch, and an
+    # epoch begun in one block is not finished in the next
+    assert got == [[stall + step, stall + step], [], [stall + step]]
+    n, sd = noise.epoch_sd(blocks + blocks)
+    assert n == 2 and sd == pytest.approx(0.0)  # pairs in one block only
+
+
+def test_the_check_reads_a_time_block_by_the_statistic_with_the_least_aa_spread(noise):
+    """On the committed H200 blocks, the statistic the check reads a time block by
+    (observer_inprocess.BLOCK_STAT) has the least A/A spread of those tried
+    (docs/benchmarks.md §21, session 50: the median)."""
+    import json
+
+    runs = json.loads(noise.EVIDENCE.read_text())["runs"]
+    spread = {name: noise.pooled_sd([noise.aa_logs(noise.block_values(r), stat) for r in runs])
+              for name, stat in noise.STATS.items()}
+    least = min(spread, key=spread.get)
+    assert load_benchmark("corpus/observer_inprocess").BLOCK_STAT[""] is noise.STATS[least], spread
