@@ -70,17 +70,21 @@ EPOCHS = textwrap.dedent('''
     import time, torch
     from torch.utils.data import DataLoader, TensorDataset
     torch.manual_seed(0)
-    model = torch.nn.Linear(16, 1)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    d, g = torch.nn.Linear(16, 1), torch.nn.Linear(16, 16)  # a GAN's shape: two models,
+    opt_d = torch.optim.SGD(d.parameters(), lr=0.01)        # two optimizers, three backward()
+    opt_g = torch.optim.SGD(g.parameters(), lr=0.01)        # calls an iteration
     loader = DataLoader(TensorDataset(torch.randn(32, 16), torch.randn(32, 1)), batch_size=4)
     for epoch in range(10**6):
         time.sleep(0.03)  # the epoch's stall: its workers starting
         for i, (x, y) in enumerate(loader):
             time.sleep(0.01)
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            opt_d.zero_grad()
+            torch.nn.functional.mse_loss(d(x), y).backward()
+            torch.nn.functional.mse_loss(d(g(x).detach()), -y).backward()
+            opt_d.step()
+            opt_g.zero_grad()
+            torch.nn.functional.mse_loss(d(g(x)), y).backward()
+            opt_g.step()
             print(f"[{epoch}][{i}] at", flush=True)
         if epoch >= 40 or time.perf_counter() > START + 120:
             break
@@ -89,9 +93,10 @@ EPOCHS = textwrap.dedent('''
 
 def test_blocks_aligned_to_epochs_end_at_the_same_place_of_an_epoch(inproc, tmp_path,
                                                                    monkeypatch):
-    """End to end on the CPU with "align": "epoch": the toggler switches in the backward of
-    each epoch's third fetch (ALIGN_AFTER 3), at most once an epoch, so the line just before
-    every switch is the epoch's second; time blocks shorter than an epoch would land anywhere."""
+    """End to end on the CPU with "align": "epoch": the toggler switches in the first backward
+    after each epoch's third fetch (ALIGN_AFTER 3; fetches, not backward calls, of which a GAN
+    makes three an iteration), at most once an epoch, so the line just before every switch is
+    the epoch's second; time blocks shorter than an epoch would land anywhere."""
     import re
 
     folder = tmp_path / "toy"
