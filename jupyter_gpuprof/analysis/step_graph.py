@@ -44,7 +44,8 @@ BACKWARD_NODE = "autograd::engine::evaluate_function"
 #: modules (`torch._dynamo.config.allow_rnn` is off; their cuDNN kernels launch per time step)
 GRAPH_BREAK_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu",
                              "aten::_cudnn_rnn_backward", "aten::_cudnn_rnn"})
-#: a top-level module call launching fewer kernels is a loss or a helper, not the model
+#: a top-level module call launching fewer kernels is a loss or a helper, not the model,
+#: unless no call of its step launches more
 MODEL_CALL_MIN_LAUNCHES = 10
 CONV_OPS = frozenset({"aten::cudnn_convolution", "aten::convolution", "aten::_convolution",
                       "aten::convolution_backward", "aten::conv2d", "aten::conv1d"})
@@ -63,8 +64,8 @@ HOST_COLUMNS = {
     "eager": "the call happens outside the model's forward and backward (the optimizer, the "
              "loop's own code): compiling the model does not put it in a CUDA graph",
     "model_entry": "the first call of a forward pass of the model (a top-level module call "
-                   "launching at least MODEL_CALL_MIN_LAUNCHES kernels): where a compiled "
-                   "model pays its guards and wrappers",
+                   "launching at least MODEL_CALL_MIN_LAUNCHES kernels, or the one launching "
+                   "most in its step): where a compiled model pays its guards and wrappers",
 }
 #: columns of `StepGraph.gpu`
 GPU_COLUMNS = {
@@ -197,9 +198,13 @@ def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray) -> np.nda
     return out
 
 
-def _model_entries(trace: Trace, starts: np.ndarray, launches: np.ndarray) -> np.ndarray:
-    """The first item of each forward pass the capture marked that launches enough kernels to
-    be the model (a loss function's forward is a top-level module call too)."""
+def _model_entries(trace: Trace, starts: np.ndarray, launches: np.ndarray,
+                   step_of: np.ndarray) -> np.ndarray:
+    """The first item of each forward pass the capture marked that is the model: one that
+    launches enough kernels to be it, or, in a step whose every forward pass launches fewer,
+    the one launching most (a model of one Linear layer is the model all the same, and each
+    call into it compiled pays the compiled call's floor); a loss function's forward, a
+    top-level module call too, launches fewer than the model beside it."""
     entry = np.zeros(len(starts), dtype=bool)
     ann = trace.of("user_annotation")
     forward = ann[names_in(ann, frozenset({FORWARD_PHASE}))]
@@ -208,7 +213,11 @@ def _model_entries(trace: Trace, starts: np.ndarray, launches: np.ndarray) -> np
     lo = np.searchsorted(starts, forward["ts_us"].to_numpy(), side="left")
     hi = np.searchsorted(starts, forward["end_us"].to_numpy(), side="right")
     before = np.concatenate(([0], np.cumsum(launches)))
-    big = (before[hi] - before[lo] >= MODEL_CALL_MIN_LAUNCHES) & (lo < len(starts))
+    inside = lo < len(starts)
+    lo, n = lo[inside], (before[hi] - before[lo])[inside]
+    step = step_of[lo]
+    most = pd.Series(n).groupby(step).transform("max").to_numpy()
+    big = (n >= MODEL_CALL_MIN_LAUNCHES) | ((n == most) & (n > 0))
     entry[lo[big]] = True
     return entry
 
@@ -287,7 +296,7 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
         "pre_host_us": other, "pre_hostop_us": np.minimum(in_ops, other), "gpu": gidx,
         "step": step_of, "optimizer": in_optimizer,
         "eager": _eager(trace, starts, in_optimizer),
-        "model_entry": _model_entries(trace, starts, kind_launch & (gidx >= 0)),
+        "model_entry": _model_entries(trace, starts, kind_launch & (gidx >= 0), step_of),
     })
     last = float(ends[-1]) if len(items) else lo
     t_lo, t_hi = np.array([min(last, hi)]), np.array([hi])
