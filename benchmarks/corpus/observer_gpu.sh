@@ -8,6 +8,9 @@
 # tutorial again. Where device time is short, A and B are the scripts alone, in two calls:
 # A the DDP tutorial, the MNIST CNN and DCGAN; B the VAE, the LSTM and Fabric. Where a call is
 # taken back after about five minutes, name the scripts: observer_gpu.sh OUT only ID [ID ...].
+# A script runs for its manifest's inprocess_stop_s ($OBSERVER_TIMEOUT_S wins) within
+# $OBSERVER_CALL_S seconds (default 240) of its start-up: one script alone in a call may run
+# longer (OBSERVER_TIMEOUT_S=260 OBSERVER_CALL_S=290).
 # $OBSERVER_CPUS (a CPU list, e.g. 2-5; read by observer_inprocess.py) pins each script with
 # its workers: on the H200 host a process pinned to one core keeps one speed for its whole run
 # (§21, session 44), where unpinned its host-bound steps wander between two. Session 49 pinned
@@ -36,7 +39,7 @@ one() {  # one script in its own process, its pieces switched on and off: ID [FO
   (while sleep 1; do date +%s.%N; ps -eLo pid,tid,psr,pcpu,comm --no-headers |
      awk '$4 > 5 && $5 ~ /python|pt_/'; done) > "$dir/threads.txt" 2>/dev/null &
   local threads=$!
-  timeout 240 python3 benchmarks/corpus/observer_inprocess.py .corpus "$dir" "$1" > "$dir/log.txt" 2>&1
+  timeout "${OBSERVER_CALL_S:-240}" python3 benchmarks/corpus/observer_inprocess.py .corpus "$dir" "$1" > "$dir/log.txt" 2>&1
   kill "$smi" "$threads" 2>/dev/null
   grep -E "rounds: " "$dir/log.txt" || tail -3 "$dir/log.txt"
 }
