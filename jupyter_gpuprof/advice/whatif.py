@@ -187,12 +187,16 @@ def requires_sync(g: StepGraph) -> bool:
 
 
 def host_fix(g: StepGraph) -> tuple[StepGraph, str]:
-    """Host-only work (bookkeeping, CPU math) moved off the step."""
+    """The loop's own host-only work (bookkeeping, CPU math) moved off the step; what runs
+    inside backward() and the optimizer's calls is the framework's, which no change to the
+    loop's code moves, and stays."""
     host = g.host.copy()
-    work = host["pre_host_us"] >= T.HOST_WORK_MIN_US
-    tail = g.tail_host_us if g.tail_host_us >= T.HOST_WORK_MIN_US else 0.0
-    ms = (float(host.loc[work, "pre_host_us"].sum()) + tail) / 1e3 / g.n_steps
-    host.loc[work, "pre_host_us"] = 0.0
+    movable = host["pre_host_us"] - host["pre_framework_us"]
+    work = movable >= T.HOST_WORK_MIN_US
+    tail = g.tail_host_us - g.tail_framework_us
+    tail = tail if tail >= T.HOST_WORK_MIN_US else 0.0
+    ms = (float(movable[work].sum()) + tail) / 1e3 / g.n_steps
+    host.loc[work, "pre_host_us"] = host.loc[work, "pre_framework_us"]
     return g.with_(host=host, tail_host_us=g.tail_host_us - tail), (
         f"{_per_step(g, float(work.sum()))} stretches of host-only work per step moved off "
         f"the step ({units.ms(ms)} per profiled step)")

@@ -18,7 +18,7 @@ import pandas as pd
 
 from .hardware import GpuArch, gpu_arch
 from .hostwork import SYNC_APIS, HostWork
-from .intervals import Coverage
+from .intervals import Coverage, subtract
 from .kernels import kernel_rows
 from .kineto_json import GPU_CATEGORIES
 from .name_masks import names_in, names_where
@@ -37,8 +37,8 @@ GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "
 MAX_ITEMS = 50_000
 #: the capture's phase ranges (capture/phases.py) that a compiled model's graphs cover, and
 #: the autograd engine's events for the backward nodes (its backward)
-FORWARD_PHASE = "forward"
-MODEL_PHASES = frozenset({FORWARD_PHASE, "backward"})
+FORWARD_PHASE, BACKWARD_PHASE = "forward", "backward"
+MODEL_PHASES = frozenset({FORWARD_PHASE, BACKWARD_PHASE})
 BACKWARD_NODE = "autograd::engine::evaluate_function"
 #: ops Dynamo leaves to eager execution by default, forward and backward: the recurrent
 #: modules (`torch._dynamo.config.allow_rnn` is off; their cuDNN kernels launch per time step)
@@ -58,6 +58,9 @@ HOST_COLUMNS = {
     "pre_host_us": "other host time since the previous item (Python, host-only ops)",
     "pre_hostop_us": "the part of pre_host_us inside ops that launch nothing (autograd "
                      "bookkeeping, CPU math)",
+    "pre_framework_us": "the part of pre_host_us inside the framework's own calls, backward() "
+                        "and the optimizer's step and zero_grad: host time no change to the "
+                        "loop's own code moves",
     "gpu": "index into `StepGraph.gpu` of the operation it launches (-1: none)",
     "step": "0-based profiled step the item belongs to",
     "optimizer": "the call happens inside Optimizer.step / zero_grad (stays eager under graphs)",
@@ -89,6 +92,7 @@ class StepGraph:
     tail_input_us: float
     tail_dispatch_us: float
     launch_latency_us: float
+    tail_framework_us: float = 0.0  # the part of tail_host_us inside backward or the optimizer
     optimizer_fused: bool = False  # the optimizer already steps with fused kernels
     gpu_name: str | None = None
     arch: GpuArch | None = None  # which precisions the GPU has (the precision fix's choice)
@@ -178,6 +182,17 @@ def _optimizer_ranges(trace: Trace) -> Coverage:
     ann = trace.of("user_annotation", "cpu_op", columns=["name", "ts_us", "end_us"])
     opt = ann[names_where(ann, lambda n: n.startswith("Optimizer."), "Optimizer.")]
     return Coverage.of(opt["ts_us"].to_numpy(), opt["end_us"].to_numpy())
+
+
+def _framework_other(trace: Trace, host: HostWork, optimizer: Coverage) -> Coverage:
+    """Host time inside backward() (the capture's phase) and the optimizer's calls that is
+    neither the data pipeline nor dispatch: the autograd engine's and the optimizer's own
+    Python, the main thread waiting for the backward's thread."""
+    ann = trace.of("user_annotation")
+    back = ann[names_in(ann, frozenset({BACKWARD_PHASE}))]
+    framework = Coverage.of(np.concatenate([back["ts_us"].to_numpy(), optimizer.starts]),
+                            np.concatenate([back["end_us"].to_numpy(), optimizer.ends]))
+    return subtract(framework, host.input, host.launch)
 
 
 def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray) -> np.ndarray:
@@ -288,12 +303,16 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
     disp = np.minimum(host.launch.overlap(gap_lo, gap_hi), gap_hi - gap_lo - inp)
     other = np.clip(gap_hi - gap_lo - inp - disp, 0.0, None)
     in_ops = np.clip(host.busy.overlap(gap_lo, gap_hi) - disp, 0.0, None)
-    in_optimizer = _optimizer_ranges(trace).contains(starts)
+    optimizer = _optimizer_ranges(trace)
+    in_optimizer = optimizer.contains(starts)
+    own = _framework_other(trace, host, optimizer)
+    framework = np.minimum(own.overlap(gap_lo, gap_hi), other)
     kind_launch = items["kind"].to_numpy() == LAUNCH
     table = pd.DataFrame({
         "ts_us": starts, "dur_us": items["dur_us"].to_numpy(),
         "kind": items["kind"].to_numpy(), "pre_input_us": inp, "pre_dispatch_us": disp,
-        "pre_host_us": other, "pre_hostop_us": np.minimum(in_ops, other), "gpu": gidx,
+        "pre_host_us": other, "pre_hostop_us": np.minimum(in_ops, other),
+        "pre_framework_us": framework, "gpu": gidx,
         "step": step_of, "optimizer": in_optimizer,
         "eager": _eager(trace, starts, in_optimizer),
         "model_entry": _model_entries(trace, starts, kind_launch & (gidx >= 0), step_of),
@@ -302,10 +321,12 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
     t_lo, t_hi = np.array([min(last, hi)]), np.array([hi])
     t_inp = float(host.input.overlap(t_lo, t_hi)[0])
     t_disp = min(float(host.launch.overlap(t_lo, t_hi)[0]), max(0.0, hi - last - t_inp))
+    t_host = max(0.0, hi - last - t_inp - t_disp)
     graph = StepGraph(
         host=table, gpu=gpu, start_us=lo, n_steps=max(len(steps), 1),
-        tail_host_us=max(0.0, hi - last - t_inp - t_disp), tail_input_us=t_inp,
+        tail_host_us=t_host, tail_input_us=t_inp,
         tail_dispatch_us=t_disp, launch_latency_us=_launch_latency(table, gpu),
+        tail_framework_us=min(float(own.overlap(t_lo, t_hi)[0]), t_host),
         optimizer_fused=_optimizer_fused(trace),
         gpu_name=trace.info.gpu_name, arch=gpu_arch(trace.info.devices))
     graph.memo["profiled_step_ms"] = (hi - lo) / 1e3 / graph.n_steps
