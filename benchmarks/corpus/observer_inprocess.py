@@ -35,7 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_gpu  # noqa: E402
 from observer_concurrent import pooled  # noqa: E402
-from observer_toggle import MARK  # noqa: E402
+from observer_toggle import ALIGNMENTS, MARK  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOT = Path(__file__).resolve().parent / "inprocess"
@@ -82,7 +82,7 @@ def blocks(marks: list[tuple[float, str]], vals: list[tuple[float, float, float]
 #: what stands for a block: the median of its values, or, for blocks of whole epochs, their
 #: mean (each block holds the same stalls, so its mean is the wall time a value the user pays,
 #: where a median jumps between two levels that alternate, as DCGAN's two workers' batches do)
-BLOCK_STAT = {"": statistics.median, "epoch": statistics.fmean}
+BLOCK_STAT = dict(zip(ALIGNMENTS, (statistics.median, statistics.fmean), strict=True))
 
 
 def rounds(blk: list[tuple[str, list[float]]], least: int = 3, align: str = "") -> list[float]:
@@ -100,8 +100,8 @@ def alignment(entry: dict[str, Any]) -> str:
     """Where blocks may end: anywhere (""), or at the same place of each DataLoader epoch
     ("epoch"), the manifest's `observer.align`; $OBSERVER_ALIGN, when set, wins."""
     align = os.environ.get("OBSERVER_ALIGN", (entry.get("observer") or {}).get("align", ""))
-    if align not in BLOCK_STAT:
-        raise ValueError(f"{entry['id']}: align {align!r} is not one of {sorted(BLOCK_STAT)}")
+    if align not in ALIGNMENTS:
+        raise ValueError(f"{entry['id']}: align {align!r} is not one of {ALIGNMENTS}")
     return align
 
 

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 MARK = "gpuprof-observer:"
+#: where a block may end: anywhere (""), or at the same place of each DataLoader epoch
+ALIGNMENTS = ("", "epoch")
 #: events the baseline clock makes up front (a mark past them makes one, as a long baseline
 #: would): more than a block holds steps (0.5 s blocks of steps over 0.125 ms), few enough that
 #: making them at an `on` block's first step costs a few ms, not the ~70 ms of 20,000 (session
@@ -41,7 +43,7 @@ class Toggler:
     def __init__(self, settle_s: float, block_s: float, pieces: Callable[[], Any] | None = None,
                  out: Any = None, align: str = "", align_after: int = 4) -> None:
         self.settle_s, self.block_s = settle_s, block_s
-        if align not in ("", "epoch"):
+        if align not in ALIGNMENTS:
             raise ValueError(f"OBSERVER_ALIGN={align!r}: only 'epoch' (or nothing) aligns blocks")
         self.align, self.align_after = align, align_after
         self._epoch, self._fetched, self._switched_in = 0, 0, -1
