@@ -45,14 +45,18 @@ from capture_step_shapes import SHAPES, evicting  # noqa: E402 - the steps the p
 from observer_concurrent import pooled  # noqa: E402 - geometric mean and its t interval
 
 PIECES = ("hooks", "hooks-separate", "sampler", "stalls", "all", "session")
+#: how long the `pause` piece holds the main thread when it switches on (s): about what a
+#: capture's set-up takes, long enough for a DataLoader worker to fill its prefetch
+PAUSE_S = 0.06
 #: more pieces for `--pieces`, to say where a cost lives: the hooks on the host clock, an
 #: optimizer hook that only marks the baseline clock, one that does nothing, the training
 #: counters alone (the backward() wrapper and a callback before each optimizer step); the same
 #: mark and the same empty callback before the optimizer step (`pre-mark`, `pre-bare`), an empty
 #: torch post-hook of its own with no chain (`raw-post`), a mark at the end of every
-#: `backward()` from a wrapper (`bwd-mark`)
-MORE = ("hooks-hostclock", "mark-only", "bare-hook", "counters", "sampler-0.1s", "pre-mark",
-        "pre-bare", "raw-post", "bwd-mark")
+#: `backward()` from a wrapper (`bwd-mark`); a switch's pause and nothing else (`pause`: the
+#: observer check's control, tests/analysis/test_observer_inprocess.py)
+MORE = ("pause", "hooks-hostclock", "mark-only", "bare-hook", "counters", "sampler-0.1s",
+        "pre-mark", "pre-bare", "raw-post", "bwd-mark")
 
 
 
@@ -156,7 +160,9 @@ class Pieces:
         than any block, so the next step starts its baseline and each step after it runs as a
         baseline step of a capture does (every hook, wrapper, the sampler); switched off, it
         is discarded and its folder deleted."""
+        import atexit
         import contextlib
+        import shutil
         import tempfile
 
         from jupyter_gpuprof.capture.session import ProfileSession
@@ -165,6 +171,7 @@ class Pieces:
 
         if self._root is None:
             self._root = tempfile.mkdtemp(prefix="gpuprof-observer-")
+            atexit.register(shutil.rmtree, self._root, ignore_errors=True)  # the scratch folder
         settings = CaptureSettings(mode="script", warmup=0, steps=self._session_steps, wait=0,
                                    prof_warmup=0, active=1)
         session = ProfileSession(settings, name="observer", store=RunStore(self._root)).begin()
@@ -211,6 +218,11 @@ class Pieces:
             every = SAMPLE_INTERVAL_S if piece == "sampler-0.1s" else BASELINE_INTERVAL_S
             sampler = ConditionSampler(interval_s=every).start()
             return sampler.stop  # (its summary is not needed)
+        if piece == "pause":  # the observer check's control: a switch's pause and nothing else
+            import time
+
+            time.sleep(PAUSE_S)
+            return lambda: None
         if piece == "stalls":
             from jupyter_gpuprof.capture.stalls import StallWatch
 

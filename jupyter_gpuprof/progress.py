@@ -25,11 +25,13 @@ def describe(driver: StepDriver) -> str:
     if phase is Phase.IDLE:
         return "waiting for the first step (optimizer.step() or jupyter_gpuprof.step())"
     if phase is Phase.WARMUP:
+        if n >= s.warmup:  # the steps that take the batches a loader made ready meanwhile
+            return f"settling step {min(n - s.warmup + 1, s.settle)}/{s.settle}"
         return f"warm-up step {min(n + 1, s.warmup)}/{s.warmup}"
     if phase is Phase.BASELINE:
-        return f"baseline step {min(n - s.warmup + 1, s.steps)}/{s.steps} (no profiler)"
+        return f"baseline step {min(n - s.baseline_first + 1, s.steps)}/{s.steps} (no profiler)"
     if phase is Phase.CAPTURE:
-        k = n - s.warmup - s.steps + 1
+        k = n - s.baseline_first - s.steps + 1
         return f"profiler on: step {min(k, s.capture_steps)}/{s.capture_steps}"
     return "capture done"
 

@@ -45,7 +45,14 @@ def switches(lines: list[tuple[float, str]]) -> list[tuple[float, str]]:
     """(time, 'on'|'off') of every switch the toggler printed, in order: stamped as it arrived,
     like the log lines (stderr and stdout share one pipe, so a line printed before a switch
     also arrives before it)."""
-    return [(t, line.split()[1]) for t, line in lines if line.startswith(MARK)]
+    return [(t, line.split()[1]) for t, line in lines
+            if line.startswith(MARK) and line.split()[1] in ("on", "off")]
+
+
+def settled(lines: list[tuple[float, str]]) -> list[float]:
+    """When each block's reading may begin: the toggler's `settled` marks (the loop has taken
+    the batches its DataLoader made ready during the switch's pause; none without workers)."""
+    return [t for t, line in lines if line.startswith(MARK) and line.split()[1] == "settled"]
 
 
 def values(entry: dict[str, Any], lines: list[tuple[float, str]]
@@ -68,13 +75,17 @@ def values(entry: dict[str, Any], lines: list[tuple[float, str]]
     return out
 
 
-def blocks(marks: list[tuple[float, str]], vals: list[tuple[float, float, float]]
-           ) -> list[tuple[str, list[float]]]:
+def blocks(marks: list[tuple[float, str]], vals: list[tuple[float, float, float]],
+           ready: list[float] | None = None) -> list[tuple[str, list[float]]]:
     """Each block (its state, the values measured wholly inside it but the first), in order.
     The first holds the switch's one-off work, which a capture pays once a run, not a step:
-    an `on` block's first step begins the session's baseline (its clock's events made)."""
+    an `on` block's first step begins the session's baseline (its clock's events made). Where
+    the toggler printed `settled` marks (`ready`: a loop fed by DataLoader workers), a block is
+    read from its mark, and a block that ended before its mark has no values."""
     out = []
     for (start, state), (end, _) in zip(marks, marks[1:], strict=False):
+        if ready:
+            start = next((t for t in ready if start <= t < end), end)
         out.append((state, [ms for a, b, ms in vals if a >= start and b <= end][1:]))
     return out
 
@@ -137,11 +148,12 @@ def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, 
     env["OBSERVER_ALIGN"] = align = alignment(entry)
     ran = run_gpu._run(cmd, folder, env, stop_s)
     marks = switches(ran["lines"])
-    blk = blocks(marks, values(entry, ran["lines"]))
+    ready = settled(ran["lines"])
+    blk = blocks(marks, values(entry, ran["lines"]), ready)
     least = int(os.environ.get("OBSERVER_MIN_VALUES", "3"))
     got = rounds(blk, least, align)
     return {"id": entry["id"], "command": cmd[1:], "block_s": float(env["OBSERVER_BLOCK_S"]),
-            "align": align,
+            "align": align, "settle": _stock(ran["lines"]),
             "code": ran["code"], "switches": len(marks),
             "blocks": [{"state": s, "values": v} for s, v in blk], "rounds": got,
             "pooled": pooled(got),
@@ -163,10 +175,17 @@ def run_processes(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict
     got = [r for run in runs for r in run["rounds"]]
     failed = [run for run in runs if run["code"] not in (0, "timeout")]
     return {"id": entry["id"], "command": runs[0]["command"], "block_s": runs[0]["block_s"],
-            "align": runs[0]["align"], "code": failed[0]["code"] if failed else runs[0]["code"],
+            "align": runs[0]["align"], "settle": runs[0].get("settle", 0),
+            "code": failed[0]["code"] if failed else runs[0]["code"],
             "switches": sum(run["switches"] for run in runs), "rounds": got,
             "pooled": pooled(got), "tail": failed[0]["tail"] if failed else "",
             "processes": runs}
+
+
+def _stock(lines: list[tuple[float, str]]) -> int:
+    """The loader's stock of ready batches each block waited out (0: no `settled` mark)."""
+    return max((int(line.split()[3]) for _, line in lines
+                if line.startswith(MARK) and line.split()[1] == "settled"), default=0)
 
 
 def first_error(out: str) -> str:

@@ -31,10 +31,16 @@ def run_rounds(run: dict[str, Any]) -> list[float]:
     return run["rounds_without_first"] if "rounds_without_first" in run else run["rounds"]
 
 
+#: the card of the runs recorded before runs named theirs (sessions 46-50 ran on one H200 host)
+EARLIER_DEVICE = "NVIDIA H200"
+
+
 def conditions(run: dict[str, Any]) -> tuple[Any, ...]:
-    """What must match for two runs' rounds to be pooled: the block, where it may end, and the
-    pinning."""
-    return run["block_s"], run.get("align", ""), tuple(run.get("cpus") or ())
+    """What must match for two runs' rounds to be pooled: the block, where it may end, the
+    pinning, the card (another card comes with another host: its CPUs pace the loop) and
+    where a block's reading began (after the loader's stock, `settle`, from session 51)."""
+    return (run["block_s"], run.get("align", ""), tuple(run.get("cpus") or ()),
+            run.get("device", EARLIER_DEVICE), run.get("settle", 0))
 
 
 def pool(runs: list[dict[str, Any]], spec: dict[str, Any]) -> dict[str, Any]:
@@ -44,8 +50,8 @@ def pool(runs: list[dict[str, Any]], spec: dict[str, Any]) -> dict[str, Any]:
     if missing := [c for c in spec["calls"] if c not in found]:
         raise ValueError(f"pool {spec['id']}: no run of call(s) {', '.join(missing)}")
     if len({conditions(r) for r in chosen}) > 1 and not spec.get("mixed"):
-        raise ValueError(f"pool {spec['id']} {'+'.join(spec['calls'])}: its runs differ in block "
-                         "or pinning; pool runs of one setting, or say why in `mixed`")
+        raise ValueError(f"pool {spec['id']} {'+'.join(spec['calls'])}: its runs differ in block, "
+                         "pinning or card; pool runs of one setting, or say why in `mixed`")
     rounds = [x for r in chosen for x in run_rounds(r)]
     return {**spec, "reading": pooled(rounds)}
 

@@ -15,7 +15,13 @@ epoch's $OBSERVER_ALIGN_AFTER-th fetch, default 4), at most once an epoch: a scr
 epochs are short and start with a stall (DCGAN's workers start again every 16 iterations) gets
 blocks of whole epochs, each holding the same number of stalls. Each switch
 prints `gpuprof-observer: on|off <perf_counter>` on stderr, so the parent can put each of the
-script's own log values in the block it was measured in.
+script's own log values in the block it was measured in. A switch is a pause of the main thread
+(a session begun or discarded), during which a DataLoader's workers go on making batches: the
+next fetches take them at once, faster than the loop runs, and a longer pause (`on`) gives its
+block more of them. So after each switch, once the loop has fetched as many batches as its
+loader holds ready (workers x prefetch_factor), the toggler prints `gpuprof-observer: settled
+<perf_counter> <n>`, and the block is read from there (as the capture itself starts its
+baseline's clock: capture/driver.Schedule.settle).
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ class Toggler:
             raise ValueError(f"OBSERVER_ALIGN={align!r}: only 'epoch' (or nothing) aligns blocks")
         self.align, self.align_after = align, align_after
         self._epoch, self._fetched, self._switched_in = 0, 0, -1
+        self.stock = 0  # the most batches a loader iterated so far holds ready
+        self._settle_left = 0  # fetches still to come before the running block is read
         self._make = pieces or _all_pieces
         self._pieces: Any = None
         self._off: Callable[[], None] | None = None
@@ -67,23 +75,33 @@ class Toggler:
             return out
 
         torch.autograd.backward = backward
-        if self.align == "epoch":
-            self._count_fetches(torch)
+        self._count_fetches(torch)
 
     def _count_fetches(self, torch: Any) -> None:
-        """Count each epoch's fetches: a wrapper on DataLoader.__iter__ and on its iterator's
-        __next__, put on before the first block and kept in both kinds of block."""
+        """Count each epoch's fetches and learn the loader's stock of ready batches: a wrapper
+        on DataLoader.__iter__ and on its iterator's __next__, put on before the first block
+        and kept in both kinds of block; the fetch that uses up a switch's stock prints
+        `settled`."""
         loader = torch.utils.data.DataLoader
         it = torch.utils.data.dataloader._BaseDataLoaderIter
         start, fetch = loader.__iter__, it.__next__
 
         def epoch(this: Any) -> Any:
             self._epoch, self._fetched = self._epoch + 1, 0
+            workers = getattr(this, "num_workers", 0) or 0
+            if workers > 0:
+                self.stock = max(self.stock, workers * (getattr(this, "prefetch_factor", 0) or 2))
             return start(this)
 
         def next_batch(this: Any) -> Any:
             self._fetched += 1
-            return fetch(this)
+            out = fetch(this)
+            if self._settle_left:
+                self._settle_left -= 1
+                if not self._settle_left:
+                    print(f"{MARK} settled {time.perf_counter():.6f} {self.stock}",
+                          file=self._out, flush=True)
+            return out
 
         loader.__iter__, it.__next__ = epoch, next_batch
 
@@ -109,6 +127,7 @@ class Toggler:
         self.switches += 1
         now = time.perf_counter()
         print(f"{MARK} {state} {now:.6f}", file=self._out, flush=True)
+        self._settle_left = self.stock
         self._due = now + self.block_s
 
 

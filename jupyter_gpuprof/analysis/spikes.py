@@ -10,6 +10,7 @@ its excess once per epoch, however many epochs the baseline happened to see.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -71,11 +72,20 @@ class Spikes:
     epoch_steps: int | None = None  # batches per epoch of the training loader
     saw_epoch: bool = False  # a new epoch started during the baseline
 
+    def _weights(self) -> list[float]:
+        """Each stall's share per step over the long run. A stall that recurs comes once a
+        period: a baseline that saw it k times (k starts of an epoch) counts their mean once
+        a period, not each of them once a period; the others as often as the baseline saw
+        them."""
+        seen = Counter((s.cause, s.period_steps) for s in self.stalls if s.period_steps)
+        return [s.per_step(self.n_steps) / (seen[(s.cause, s.period_steps)] if s.period_steps
+                                            else 1) for s in self.stalls]
+
     @property
     def excess_ms_per_step(self) -> float:
         """Long-run excess per step over the median: recurring stalls once per period, the
         others as the baseline saw them."""
-        return sum(s.excess_ms * s.per_step(self.n_steps) for s in self.stalls)
+        return sum(s.excess_ms * w for s, w in zip(self.stalls, self._weights(), strict=True))
 
     @property
     def wall_ms(self) -> float:
@@ -89,7 +99,7 @@ class Spikes:
 
     def excess_of(self, category: str) -> float:
         """Long-run excess per step of the stall parts a fix of `category` removes."""
-        return sum(ms * s.per_step(self.n_steps) for s in self.stalls
+        return sum(ms * w for s, w in zip(self.stalls, self._weights(), strict=True)
                    for cause, ms in s.parts.items() if CATEGORY_OF.get(cause) == category)
 
     def summary(self) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from . import options
@@ -143,9 +143,14 @@ class Schedule:
     wait: int = options.WAIT
     prof_warmup: int = options.PROF_WARMUP
     active: int = options.ACTIVE
+    #: untimed steps after each of the capture's own pauses (the baseline's set-up, the
+    #: profiler's start): as many as the loop's DataLoader holds ready (workers x prefetch),
+    #: since its workers go on making batches while the capture pauses and the steps after it
+    #: take them at once, faster than the loop runs (StepDriver learns it at start())
+    settle: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("warmup", "steps", "wait", "prof_warmup"):
+        for name in ("warmup", "steps", "wait", "prof_warmup", "settle"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.active < 1:
@@ -153,17 +158,30 @@ class Schedule:
 
     @property
     def capture_steps(self) -> int:
-        """Steps run under the profiler (its wait + warm-up + active)."""
-        return self.wait + self.prof_warmup + self.active
+        """Steps run under the profiler (its wait, settling included, + warm-up + active)."""
+        return self.profiler_wait + self.prof_warmup + self.active
+
+    @property
+    def profiler_wait(self) -> int:
+        """The profiler's own `wait`: its steps skipped after it starts, settling included."""
+        return self.settle + self.wait
+
+    @property
+    def baseline_first(self) -> int:
+        """The boundary that starts the baseline's first timed step."""
+        return self.warmup + (self.settle if self.steps else 0)
 
     @property
     def total(self) -> int:
         """Step boundaries needed after start() to finish."""
-        return self.warmup + self.steps + self.capture_steps
+        return self.baseline_first + self.steps + self.capture_steps
 
 
-# Transition names passed to the listener, in the order they happen.
-LAST_WARMUP, BASELINE_START, CAPTURE_START, DONE = "last_warmup", "baseline", "capture", "done"
+# Transition names passed to the listener, in the order they happen. BASELINE_START is the
+# baseline's set-up; BASELINE_CLOCK, `settle` steps later (at once when there is nothing to
+# settle), starts its clock.
+LAST_WARMUP, BASELINE_START, BASELINE_CLOCK, CAPTURE_START, DONE = (
+    "last_warmup", "baseline", "baseline_clock", "capture", "done")
 
 
 def gpu_sync() -> Callable[[], None]:
@@ -180,8 +198,10 @@ class StepDriver:
     """Counts step boundaries and runs the phases; mark() and prof.step() are the whole hot path.
 
     Boundary 0 is start(); step k runs between boundary k-1 and k. The listener hears
-    LAST_WARMUP (the next step is the last warm-up one: count its FLOPs), BASELINE_START,
-    CAPTURE_START (profiler just started) and DONE (profiler stopped, durations known).
+    LAST_WARMUP (the next step is the last warm-up one: count its FLOPs), BASELINE_START (its
+    set-up), BASELINE_CLOCK (its first timed step begins), CAPTURE_START (profiler just
+    started) and DONE (profiler stopped, durations known). `settle`, asked at start(), says how
+    many batches the loop's DataLoader holds ready (Schedule.settle).
     """
 
     def __init__(
@@ -190,11 +210,14 @@ class StepDriver:
         profiler_factory: Callable[[], Profiler],
         clock_factory: Callable[[int], StepClock] = default_clock,
         listener: Callable[[str], None] | None = None,
+        settle: Callable[[], int] = lambda: 0,
     ) -> None:
         self.schedule = schedule
         self._profiler_factory = profiler_factory
         self._clock_factory = clock_factory
         self._listener = listener or (lambda event: None)
+        self._settle = settle
+        self._baseline_clock: StepClock | None = None  # made at the set-up, started after settling
         self.reset()
 
     def reset(self) -> None:
@@ -202,6 +225,7 @@ class StepDriver:
         if getattr(self, "phase", Phase.IDLE) in (Phase.CAPTURE,):
             raise RuntimeError("cannot reset a driver while the profiler runs")
         s = self.schedule
+        self._baseline_clock = None
         self.phase = Phase.IDLE
         self.n = 0
         self.profiler: Profiler | None = None
@@ -221,15 +245,21 @@ class StepDriver:
         self.timing: str | None = None
         self._clock: StepClock | None = None
         self._pclock: StepClock | None = None
+        self._make_plan()
+
+    def _make_plan(self) -> None:
+        """The boundary at which each phase change happens, from the schedule."""
+        s = self.schedule
         plan = []
         if s.warmup > 0:
             plan.append((s.warmup - 1, LAST_WARMUP))
         if s.steps > 0:
             plan.append((s.warmup, BASELINE_START))
-        plan.append((s.warmup + s.steps, CAPTURE_START))
+            plan.append((s.baseline_first, BASELINE_CLOCK))
+        plan.append((s.baseline_first + s.steps, CAPTURE_START))
         plan.append((s.total, DONE))
         #: the boundary after which the profiler records (its wait and warm-up steps done)
-        self.first_traced = s.warmup + s.steps + s.wait + s.prof_warmup
+        self.first_traced = s.baseline_first + s.steps + s.profiler_wait + s.prof_warmup
         self._plan = plan
         #: the boundary count at which the next phase change happens (-1: none left)
         self.next_change = plan[0][0]
@@ -246,12 +276,16 @@ class StepDriver:
     def profiled_ms(self) -> list[float]:
         """Wall time of the profiler's active steps (compare with baseline_ms for its overhead)."""
         s = self.schedule
-        return self.capture_ms[s.wait + s.prof_warmup :]
+        return self.capture_ms[s.profiler_wait + s.prof_warmup :]
 
     def start(self) -> None:
         """Boundary 0: the first step begins now."""
         if self.started:
             raise RuntimeError("StepDriver.start() called twice")
+        settle = max(0, int(self._settle()))
+        if settle != self.schedule.settle:
+            self.schedule = replace(self.schedule, settle=settle)
+            self._make_plan()
         self.phase = Phase.WARMUP
         self._warm_t = time.perf_counter()
         if self._probe_step == 0:
@@ -303,11 +337,15 @@ class StepDriver:
             _, event = plan.pop(0)
             if event == BASELINE_START:
                 # the clock's events made first, then the listener's own work (the warm-up
-                # probes ending, the capture's cost account started), then the baseline's
-                # clock starts: neither is part of the user's first timed step
-                clock = self._clock_factory(self.schedule.steps + 1)
+                # probes ending, the sampler started): neither is part of a timed step
+                self._baseline_clock = self._clock_factory(self.schedule.steps + 1)
                 self._listener(event)
-                self._on_baseline(clock)
+                continue
+            if event == BASELINE_CLOCK:
+                # the settling steps done: the cost account starts, then the clock
+                self._listener(event)
+                clock, self._baseline_clock = self._baseline_clock, None
+                self._on_baseline(clock)  # type: ignore[arg-type]
                 continue
             getattr(self, "_on_" + event)()
             self._listener(event)

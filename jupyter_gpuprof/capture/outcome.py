@@ -85,6 +85,7 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     boundaries_ns = driver.baseline_host_ns[:len(driver.baseline_ms) + 1]  # the timed steps'
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
                      "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms,
+                     "settle_steps": driver.schedule.settle,
                      "capture_cost": COST.to_meta(sampler), **session.stalls.to_meta(boundaries_ns)}
     meta.profiled_step_ms = driver.profiled_ms
     meta.flops_per_step = session.flops.flops
@@ -109,6 +110,12 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     meta.cupti_kept = session.cupti_kept
 
 
+def _settling(d: StepDriver) -> str:
+    """The settling steps in the count, where the loop's DataLoader called for them."""
+    n = d.schedule.settle
+    return f" + {n} for the batches its DataLoader holds ready" if n and d.schedule.steps else ""
+
+
 def incomplete_reason(session: ProfileSession) -> str:
     """Why a capture that ended before DONE is incomplete, phrased for the user."""
     d, s = session.driver, session.settings
@@ -122,8 +129,8 @@ def incomplete_reason(session: ProfileSession) -> str:
     # In loop/script mode the first step only starts the count (it includes setup).
     return (
         f"capture incomplete: the code ran {d.n + 1} steps, the capture needs "
-        f"{d.schedule.total + 1} (1 to start + warm-up {s.warmup} + baseline {s.steps} + "
-        f"profiler {d.schedule.capture_steps}); "
+        f"{d.schedule.total + 1} (1 to start + warm-up {s.warmup}{_settling(d)} + baseline "
+        f"{s.steps} + profiler {d.schedule.capture_steps}); "
         "run more steps or lower --steps/--warmup/--active"
     )
 

@@ -16,7 +16,7 @@ from .callsites import CallSites
 from .capture_cost import COST
 from .conditions import PhaseConditions
 from .cupti_release import release_cupti_on_stop
-from .driver import BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, StepDriver
+from .driver import BASELINE_CLOCK, BASELINE_START, CAPTURE_START, DONE, LAST_WARMUP, StepDriver
 from .eager_probe import EagerProbeStep
 from .flops import StepFlops
 from .memory_record import MemoryRecorder
@@ -68,7 +68,8 @@ class ProfileSession(StepMarks, StepBudget):
         self.callsites = CallSites()  # the user's lines behind the findings (one warm-up step)
         self.eager = EagerProbeStep()  # that step runs eagerly: compiled code stays compiled
         self.memory = MemoryRecorder(settings.memory_history)  # allocator history, OOM snapshot
-        self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event)
+        self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event,
+                                 settle=self._loader_stock)
         self.ranges: Any = None
         self.finalized = False
         #: why CUPTI stays attached after the trace (None: torn down, or no trace yet)
@@ -83,7 +84,7 @@ class ProfileSession(StepMarks, StepBudget):
         self.boundaries = 0  # steps marked by the hook or step(): > 1 in one run means a loop
         self.training = TrainingCounters(on_backward_step=self._loop_boundary)
         # epochs, saves, full GC passes and evals, by the baseline step they ran in
-        self.stalls = StallWatch(lambda: self.driver.n - self.driver.schedule.warmup)
+        self.stalls = StallWatch(lambda: self.driver.n - self.driver.schedule.baseline_first)
         self.framework: FrameworkMeta | None = None
         self.fitted: str | None = None  # how the schedule was shrunk to a short training, if it was
         self._shared_folder = run is not None  # several ranks may write into it
@@ -163,12 +164,17 @@ class ProfileSession(StepMarks, StepBudget):
         extra: dict[str, Any] = {"acc_events": True} if "acc_events" in accepts else {}
         return profile(
             activities=activities,
-            schedule=schedule(wait=s.wait, warmup=s.prof_warmup, active=s.active, repeat=1),
+            schedule=schedule(wait=self.driver.schedule.profiler_wait, warmup=s.prof_warmup,
+                              active=s.active, repeat=1),
             record_shapes=s.record_shapes,
             profile_memory=s.profile_memory,
             with_stack=s.with_stack,
             **extra,
         )
+
+    def _loader_stock(self) -> int:
+        """Batches the loop's DataLoader holds ready when the driver starts (Schedule.settle)."""
+        return self.stalls.stock
 
     # mode and phases --------------------------------------------------------
     def use_body(self, first_run_started: float | None = None) -> None:
@@ -185,13 +191,20 @@ class ProfileSession(StepMarks, StepBudget):
         if self.run is not None:
             self.run.meta.settings = self.settings.to_meta()
         self.driver = StepDriver(self.settings.schedule(), self._make_profiler,
-                                 listener=self._on_event)
+                                 listener=self._on_event, settle=self._loader_stock)
         self.driver.start()
         if first_run_started is not None and self.settings.warmup >= 2:
             self.driver.count_first_warmup(first_run_started)
 
     def _on_event(self, event: str) -> None:
         ranges = self.ranges
+        if event == BASELINE_CLOCK:
+            # the baseline's first timed step begins (its set-up, and the steps that took the
+            # batches made ready meanwhile, are done): the short way to each boundary, and the
+            # cost account, start with its clock
+            self._time_steps(True)
+            COST.on_event(BASELINE_START)
+            return
         if event in (BASELINE_START, CAPTURE_START):
             self._end_probes()  # before the cost account starts: not a cost of the baseline
         if event != BASELINE_START:
@@ -199,10 +212,6 @@ class ProfileSession(StepMarks, StepBudget):
         self.conditions.on_event(event)
         if event == BASELINE_START:
             self.memory.pause()  # the timed steps run without the history's cost
-            self._time_steps(True)
-            # the account starts with the baseline's clock, after this set-up (the sampler's
-            # start, the history stopped: milliseconds, once, that no timed step contains)
-            COST.on_event(event)
         elif event == CAPTURE_START:
             self._time_steps(False)
             if self.driver.first_traced > self.driver.n:

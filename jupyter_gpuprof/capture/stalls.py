@@ -82,6 +82,16 @@ class StallWatch:
         self._fetches = array("q")  # each timed DataLoader __next__: its start, its end (ns)
         self._timing = False  # the baseline runs: its fetches are stamped
         self._workers = 0  # worker processes of the loader waited on
+        #: the most batches a loader seen so far holds ready (workers x prefetch_factor)
+        self.stock = 0
+        self._last_it = 0  # id() of the iterator whose stock was read last (no reference
+        # kept: a loop that breaks out of an epoch must not keep its workers alive)
+
+    def _note_stock(self, workers: Any, prefetch: Any) -> None:
+        """Keep the largest stock of ready batches a loader has (0 without workers)."""
+        if isinstance(workers, int) and workers > 0:
+            ahead = workers * (prefetch if isinstance(prefetch, int) and prefetch > 0 else 2)
+            self.stock = max(self.stock, ahead)
 
     def _record(self, what: str, ms: float, **detail: Unpack[StallDetail]) -> StallMeta:
         event: StallMeta = {"step": int(self.step_of()), "what": what, "ms": round(ms, 3),
@@ -119,6 +129,7 @@ class StallWatch:
             t0 = time.perf_counter()
             out = original(loader, *args, **kwargs)
             workers = int(getattr(loader, "num_workers", 0) or 0)
+            self._note_stock(workers, getattr(loader, "prefetch_factor", None))
             persistent = bool(getattr(loader, "persistent_workers", False))
             epoch = self._loaders.get(loader, 0)
             self._loaders[loader] = epoch + 1
@@ -142,6 +153,10 @@ class StallWatch:
 
         def next_batch(it: Any) -> Any:
             if not self._timing:
+                if id(it) != self._last_it:  # an iterator made before the capture began too
+                    self._last_it = id(it)
+                    self._note_stock(getattr(it, "_num_workers", 0),
+                                     getattr(it, "_prefetch_factor", None))
                 return original(it)
             t0 = now()
             try:

@@ -94,8 +94,11 @@ class BaselineMeta(TypedDict, total=False):
 
     step_ms: list[float]  # RunMeta.from_json fills in step_ms and timing when missing
     timing: str | None
-    warmup_ms: list[float]
+    warmup_ms: list[float]  # the settling steps (settle_steps) last among them
     host_probe_ms: float | None  # one step's host time from an empty GPU queue
+    #: untimed steps after the baseline's set-up and the profiler's start, as many as the
+    #: loop's DataLoader holds ready (capture/driver.Schedule.settle); runs before: none
+    settle_steps: int
     stalls: list[StallMeta]  # loader epochs, saves, GC passes, evals
     epoch_steps: int | None  # batches per epoch of the training DataLoader
     loader_ms: list[float]  # each baseline step's wait in DataLoader __next__

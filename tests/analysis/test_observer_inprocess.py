@@ -3,6 +3,7 @@ in, each `on` block against the `off` block before it, and the toggler really sw
 
 from __future__ import annotations
 
+import statistics
 import textwrap
 
 import pytest
@@ -99,13 +100,9 @@ def test_blocks_aligned_to_epochs_end_at_the_same_place_of_an_epoch(inproc, tmp_
     the epoch's second; time blocks shorter than an epoch would land anywhere."""
     import re
 
-    folder = tmp_path / "toy"
-    folder.mkdir()
-    (folder / "train.py").write_text("import time\nSTART = time.perf_counter()\n" + EPOCHS)
-    monkeypatch.setenv("OBSERVER_SETTLE_S", "0.2")
-    monkeypatch.setenv("OBSERVER_BLOCK_S", "0.02")  # shorter than an epoch (8 x 10 ms + 30 ms)
-    monkeypatch.setenv("OBSERVER_ALIGN_AFTER", "3")
-    monkeypatch.setenv("OBSERVER_MIN_VALUES", "1")
+    # blocks of 0.02 s: shorter than an epoch (8 x 10 ms + 30 ms)
+    _toy(tmp_path, monkeypatch, EPOCHS, SETTLE_S="0.2", BLOCK_S="0.02", ALIGN_AFTER="3",
+         MIN_VALUES="1")
     monkeypatch.delenv("OBSERVER_ALIGN", raising=False)
     entry = {"id": "toy", "command": ["train.py"], "observer": {"align": "epoch"},
              "own_log": {"regex": r"^\[\d+\]\[\d+\]", "unit": "lines", "group": 0}}
@@ -132,6 +129,56 @@ def test_blocks_aligned_to_epochs_end_at_the_same_place_of_an_epoch(inproc, tmp_
     # each block holds one stall: a value of at least the stall, 30 ms over a 10 ms step
     full = [b["values"] for b in row["blocks"][1:]]
     assert full and all(sum(v >= 35.0 for v in vals) == 1 for vals in full), full
+
+
+WORKER_PACED = textwrap.dedent('''
+    import time, torch
+    from torch.utils.data import DataLoader, Dataset
+    class Slow(Dataset):  # one worker makes a batch in about 10 ms; the step takes far less
+        def __len__(self):
+            return 4 * 10**5
+        def __getitem__(self, i):
+            time.sleep(0.0025)
+            return torch.randn(16), torch.randn(1)
+    model = torch.nn.Linear(16, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for i, (x, y) in enumerate(DataLoader(Slow(), batch_size=4, num_workers=1,
+                                          prefetch_factor=4)):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+        print(f"[{i}] at", flush=True)
+        if time.perf_counter() > START + 6:
+            break
+''')
+
+
+def _toy(tmp_path, monkeypatch, code: str, **env: str) -> None:
+    """The toy script in the corpus folder `toy`, and the check's settings for it."""
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    (folder / "train.py").write_text("import time\nSTART = time.perf_counter()\n" + code)
+    for name, value in env.items():
+        monkeypatch.setenv(f"OBSERVER_{name}", value)
+
+
+def test_a_switchs_pause_is_not_read_as_a_faster_block(inproc, tmp_path, monkeypatch):
+    """A switch holds the main thread (a session begun: about 60 ms, the `pause` piece here,
+    which does nothing else), while the DataLoader's worker goes on filling its prefetch: the
+    next four fetches take ready batches at once. Blocks read from the toggler's `settled` mark
+    (the loader's stock, 1 worker x 4, taken) read the same pace in `on` and `off`: read from
+    the switch, each `on` block would be about a quarter faster."""
+    _toy(tmp_path, monkeypatch, WORKER_PACED, SETTLE_S="0.5", BLOCK_S="0.15", PIECE="pause",
+         MIN_VALUES="3")
+    monkeypatch.delenv("OBSERVER_ALIGN", raising=False)
+    entry = {"id": "toy", "command": ["train.py"],
+             "own_log": {"regex": r"^\[\d+\] at", "unit": "lines", "group": 0}}
+    row = inproc.run_one(entry, tmp_path, [])
+    assert row["code"] == 0, row["tail"]
+    assert row["settle"] == 4 and row["switches"] >= 10
+    mean = {state: statistics.fmean(v for b in row["blocks"][1:] if b["state"] == state
+                                    for v in b["values"]) for state in ("on", "off")}
+    assert mean["on"] / mean["off"] == pytest.approx(1.0, abs=0.08), mean
 
 
 def test_the_spacing_of_a_counting_log_is_a_value_too(inproc):
@@ -183,12 +230,7 @@ def test_the_capture_pieces_really_switch_in_the_scripts_process(inproc, tmp_pat
     """End to end on the CPU: the toggler starts after settling and switches at backward()'s
     end; every value measured in an `on` block saw the capture's baseline hook, none in an
     `off` block did, and the rounds read that (1 against 2)."""
-    folder = tmp_path / "toy"
-    folder.mkdir()
-    (folder / "train.py").write_text("import time\nSTART = time.perf_counter()\n" + SCRIPT)
-    monkeypatch.setenv("OBSERVER_SETTLE_S", "0.3")
-    monkeypatch.setenv("OBSERVER_BLOCK_S", "0.3")
-    monkeypatch.setenv("OBSERVER_MIN_VALUES", "1")
+    _toy(tmp_path, monkeypatch, SCRIPT, SETTLE_S="0.3", BLOCK_S="0.3", MIN_VALUES="1")
     row = inproc.run_one(ENTRY, tmp_path, [])
     assert row["code"] == 0, row["tail"]
     assert row["switches"] >= 4

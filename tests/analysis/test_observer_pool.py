@@ -45,6 +45,16 @@ def test_runs_of_another_pinning_are_pooled_only_when_the_pool_says_why(pools):
         pools.pool(epochs, {"id": "toy", "calls": ["1", "2"]})
 
 
+def test_runs_on_another_card_are_not_pooled_with_the_earlier_ones(pools):
+    """Another card comes with another host, whose CPUs pace a host-bound loop: a run that
+    names the H100 does not pool with the runs recorded before runs named their card."""
+    runs = [_run("49.2", [1.0, 1.01]), _run("51.1", [0.99, 1.0], device="NVIDIA H100 80GB HBM3")]
+    with pytest.raises(ValueError, match="card"):
+        pools.pool(runs, {"id": "toy", "calls": ["49.2", "51.1"]})
+    same = [_run("49.2", [1.0, 1.01]), _run("50.1", [0.99, 1.0], device="NVIDIA H200")]
+    assert pools.pool(same, {"id": "toy", "calls": ["49.2", "50.1"]})["reading"]["pairs"] == 4
+
+
 def test_every_committed_pool_names_runs_of_one_setting_or_says_why(pools):
     evidence = json.loads((ROOT / "docs" / "evidence" / "observer_inprocess_h200.json").read_text())
     read = pools.readings(evidence)

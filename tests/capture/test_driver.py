@@ -45,7 +45,7 @@ class FakeClock:
         return [b - a for a, b in zip(self.t, self.t[1:], strict=False)]
 
 
-def make(schedule: Schedule):
+def make(schedule: Schedule, settle: int = 0):
     log: list[str] = []
     now = [0.0]
     clocks: list[FakeClock] = []
@@ -57,9 +57,41 @@ def make(schedule: Schedule):
         return c
 
     d = StepDriver(
-        schedule, lambda: FakeProfiler(log), clock, listener=lambda e: log.append(f"event:{e}")
+        schedule, lambda: FakeProfiler(log), clock, listener=lambda e: log.append(f"event:{e}"),
+        settle=lambda: settle,
     )
     return d, log, now, clocks
+
+
+def test_the_batches_a_loader_made_ready_during_a_pause_of_ours_are_not_timed():
+    """A DataLoader's workers go on making batches while the capture sets up its baseline or
+    starts its profiler; the steps after such a pause take them at once. With a loader that
+    holds 3 ready (settle 3), 3 untimed steps follow the baseline's set-up and the profiler's
+    start: the baseline's clock starts after them, and the profiler waits them out."""
+    s = Schedule(warmup=2, steps=3, wait=1, prof_warmup=1, active=2)
+    d, log, now, clocks = make(s, settle=3)
+    d.start()
+    assert d.schedule.settle == 3 and d.schedule.total == 2 + 3 + 3 + (3 + 4)
+    # the steps right after each pause are fast (batches ready), the loop's own pace is 10 ms
+    durations = [100.0, 50.0, 1.0, 1.0, 1.0, 10.0, 11.0, 12.0, 1.0, 1.0, 1.0, 20.0, 21.0, 22.0,
+                 23.0]
+    phases = run_steps(d, now, durations)
+    W, B, C = Phase.WARMUP, Phase.BASELINE, Phase.CAPTURE
+    assert phases == [W] * 5 + [B] * 3 + [C] * 7
+    assert d.baseline_ms == [10.0, 11.0, 12.0]  # none of the settling steps
+    assert len(d.warmup_ms) == 2 + 3  # shown with the warm-up (host clock)
+    assert d.profiled_ms == [22.0, 23.0]
+    assert d.first_traced == 2 + 3 + 3 + 3 + 1 + 1
+    events = [e for e in log if e.startswith("event:") or e == "clock0.mark"]
+    # the set-up at boundary 2, the clock's first mark 3 boundaries later
+    assert events[:4] == ["event:last_warmup", "event:baseline", "event:baseline_clock",
+                          "clock0.mark"]
+    assert log.index("event:baseline") < log.index("event:baseline_clock")
+    # nothing to settle: the set-up and the clock at the same boundary, as before
+    d0, log0, now0, _ = make(s)
+    d0.start()
+    assert d0.schedule.total == s.total and run_steps(d0, now0, durations[:9]) == (
+        [W, W, B, B, B, C, C, C, C])
 
 
 def run_steps(d: StepDriver, now: list[float], durations: list[float]) -> list[Phase]:
@@ -90,6 +122,7 @@ def test_phase_sequence_and_exact_step_times():
     assert [e for e in log if e.startswith("event:")] == [
         "event:last_warmup",
         "event:baseline",
+        "event:baseline_clock",
         "event:capture",
         "event:done",
     ]

@@ -1,0 +1,92 @@
+"""The steps after a pause of the capture's own are not timed while they take the batches a
+DataLoader's workers made ready during it: the baseline reads the loop's pace, not a burst."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+import jupyter_gpuprof
+from jupyter_gpuprof.capture import driver as drv
+from jupyter_gpuprof.capture.session import ProfileSession
+from jupyter_gpuprof.capture.stalls import StallWatch
+from jupyter_gpuprof.store import RunStore
+
+SCHEDULE = dict(steps=12, warmup=2, wait=1, prof_warmup=1, active=3, count_flops=False)
+#: the capture's set-up on a GPU host (the sampler's NVML start, the clock's CUDA events, the
+#: probes ending) made long enough here for one worker to fill its prefetch
+PAUSE_S = 0.08
+ITEM_S = 0.002  # 4 items a batch: one worker makes a batch in about 8 ms
+
+
+class Slow(Dataset):
+    """A per-sample transform: the one worker sets the loop's pace."""
+
+    def __len__(self) -> int:
+        return 4 * 400
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        time.sleep(ITEM_S)
+        return torch.randn(16), torch.randn(1)
+
+
+def _train(tmp_path, monkeypatch) -> tuple[dict, list[float]]:
+    """A worker-paced loop under a capture whose baseline set-up pauses for PAUSE_S; returns
+    the run's meta baseline and the loop's own step times after the capture."""
+    original = ProfileSession._on_event
+
+    def paused(self, event: str) -> None:
+        original(self, event)
+        if event == drv.BASELINE_START:
+            time.sleep(PAUSE_S)
+
+    monkeypatch.setattr(ProfileSession, "_on_event", paused)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loader = DataLoader(Slow(), batch_size=4, num_workers=1, prefetch_factor=4)
+    own: list[float] = []
+    with jupyter_gpuprof.profile("settle", runs_root=tmp_path, **SCHEDULE) as session:
+        t = time.perf_counter()
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            now = time.perf_counter()
+            if session.driver.done:
+                own.append((now - t) * 1e3)
+                if len(own) == 40:
+                    break
+            t = now
+    meta = RunStore(tmp_path).list()[0].meta
+    assert meta.status == "complete", meta.error
+    return meta, own
+
+
+def test_the_baseline_reads_the_loaders_pace_not_the_batches_it_made_ready(tmp_path, monkeypatch):
+    meta, own = _train(tmp_path, monkeypatch)
+    base = meta.baseline
+    assert base["settle_steps"] == 4  # 1 worker x prefetch_factor 4
+    pace = statistics.median(own[10:])  # the loop alone, after the capture
+    steps = base["step_ms"]
+    # no burst: every timed step waited for its batch as the loop does (without the settling
+    # steps, the 4 after the pause read about 0.3 ms each)
+    assert min(steps) > 0.5 * pace, (steps, pace)
+    assert statistics.fmean(steps) == pytest.approx(pace, rel=0.25)
+    # the profiler's start is a pause too: its recorded steps wait for their batches as well
+    assert min(meta.profiled_step_ms) > 0.5 * pace, (meta.profiled_step_ms, pace)
+
+
+def test_a_loader_without_workers_holds_nothing_ready_and_the_largest_stock_counts():
+    watch = StallWatch(lambda: 0)
+    watch._note_stock(0, None)
+    assert watch.stock == 0
+    watch._note_stock(2, None)  # torch's default prefetch_factor is 2
+    assert watch.stock == 4
+    watch._note_stock(1, 8)
+    watch._note_stock(1, 3)
+    assert watch.stock == 8
