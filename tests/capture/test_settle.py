@@ -35,13 +35,13 @@ class Slow(Dataset):
 
 
 def _train(tmp_path, monkeypatch) -> tuple[dict, list[float]]:
-    """A worker-paced loop under a capture whose baseline set-up pauses for PAUSE_S; returns
-    the run's meta baseline and the loop's own step times after the capture."""
+    """A worker-paced loop under a capture whose baseline set-up and profiler start each pause
+    for PAUSE_S; returns the run's meta baseline and the loop's own step times after it."""
     original = ProfileSession._on_event
 
     def paused(self, event: str) -> None:
         original(self, event)
-        if event == drv.BASELINE_START:
+        if event in (drv.BASELINE_START, drv.CAPTURE_START):  # the profiler started
             time.sleep(PAUSE_S)
 
     monkeypatch.setattr(ProfileSession, "_on_event", paused)
