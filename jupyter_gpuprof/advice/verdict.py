@@ -60,6 +60,10 @@ def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
         reasons.append(f"reconciled with an unprofiled baseline of {a.baseline['n']} steps "
                        f"(median {units.ms(a.real.step_ms)}, GPU busy "
                        f"{units.ms(a.real.gpu_busy_ms)} of it)")
+        if a.loader is not None and a.loader.settled:
+            reasons.append(f"the baseline began {a.loader.settled} untimed steps after the "
+                           "capture's set-up, once the batches its DataLoader workers made "
+                           "ready meanwhile were taken (they would read faster than the loop)")
     else:
         doubts += 1
         reasons.append("no unprofiled baseline: judged on the profiled timeline, which "

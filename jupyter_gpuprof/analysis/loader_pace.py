@@ -28,6 +28,9 @@ class LoaderPace:
     wait_ms: float
     workers: int
     steps: int
+    #: untimed steps before the baseline's clock, taking the batches its workers made ready
+    #: while the capture set up (capture/driver.Schedule.settle)
+    settled: int = 0
 
     def paces(self, step_ms: float) -> bool:
         """True when worker processes set the step's pace (the training process waits)."""
@@ -38,9 +41,10 @@ class LoaderPace:
         return max(0.0, min(self.wait_ms, step_ms - gpu_busy_ms))
 
 
-def loader_pace(wait_ms: Sequence[float] | None, workers: int | None) -> LoaderPace | None:
+def loader_pace(wait_ms: Sequence[float] | None, workers: int | None,
+                settled: int | None = None) -> LoaderPace | None:
     """The pace from the baseline's per-step waits (None when the capture timed none)."""
     waits = [float(w) for w in wait_ms or [] if w is not None and w >= 0]
     if not waits:
         return None
-    return LoaderPace(statistics.median(waits), int(workers or 0), len(waits))
+    return LoaderPace(statistics.median(waits), int(workers or 0), len(waits), int(settled or 0))

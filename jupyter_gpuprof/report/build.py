@@ -219,10 +219,12 @@ def _stalls(baseline: object) -> tuple[list[Mapping[str, object]] | None, int | 
         return None, None, None
     events, epoch = baseline.get("stalls"), baseline.get("epoch_steps")
     waits, workers = baseline.get("loader_ms"), baseline.get("loader_workers")
+    settled = baseline.get("settle_steps")
     return (events if isinstance(events, list) else None,
             int(epoch) if isinstance(epoch, int) and epoch > 0 else None,
             loader_pace(waits if isinstance(waits, list) else None,
-                        workers if isinstance(workers, int) else 0))
+                        workers if isinstance(workers, int) else 0,
+                        settled if isinstance(settled, int) and settled > 0 else 0))
 
 
 def _timeline(trace: Trace, a: Analysis) -> Timeline:

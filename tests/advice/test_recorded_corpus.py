@@ -6,10 +6,14 @@ Each run folder is analysed from a copy (analysis writes its summary beside the 
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 
 import pytest
-from recorded_runs import corpus_report
+from recorded_runs import CORPUS, corpus_report
+
+from jupyter_gpuprof.report import analyze_path
 
 
 def test_tf32_gpt_trainer_gets_bf16_autocast_priced_like_its_measured_gain(tmp_path):
@@ -46,6 +50,22 @@ def test_gan_epoch_stalls_lead_thecorpus_report(tmp_path):
     assert r.advice.verdict.category == "input"
     assert r.advice.findings[0].data["stall_ms_per_step"] > 0
     assert "wall time" in r.advice.verdict.summary
+
+
+def test_the_report_says_its_baseline_began_after_the_loaders_ready_batches(tmp_path):
+    """A capture that waited out its DataLoader's stock before the baseline's clock
+    (meta.baseline.settle_steps, capture/driver.Schedule.settle) says so beside the baseline
+    it reconciles with; one that did not (every run recorded before it) says nothing."""
+    said = "began 4 untimed steps after the capture's set-up"
+    before = corpus_report(tmp_path / "a", "dcgan-fake").advice.verdict.reasons
+    assert not any(said in r for r in before)
+    copy = tmp_path / "b" / "dcgan-fake"
+    shutil.copytree(CORPUS / "dcgan-fake", copy)
+    meta = json.loads((copy / "meta.json").read_text())
+    meta["baseline"]["settle_steps"] = 4  # its 2 workers x prefetch_factor 2
+    (copy / "meta.json").write_text(json.dumps(meta))
+    reasons = analyze_path(copy).advice.verdict.reasons
+    assert any(said in r for r in reasons), reasons
 
 
 def test_resnet_gets_the_fusion_that_compile_measured(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
 
 import pytest
 import torch
@@ -34,9 +35,9 @@ class Slow(Dataset):
         return torch.randn(16), torch.randn(1)
 
 
-def _train(tmp_path, monkeypatch) -> tuple[dict, list[float]]:
+def _train(tmp_path, monkeypatch) -> tuple[Any, list[float]]:
     """A worker-paced loop under a capture whose baseline set-up and profiler start each pause
-    for PAUSE_S; returns the run's meta baseline and the loop's own step times after it."""
+    for PAUSE_S; returns the run and the loop's own step times after it."""
     original = ProfileSession._on_event
 
     def paused(self, event: str) -> None:
@@ -62,13 +63,14 @@ def _train(tmp_path, monkeypatch) -> tuple[dict, list[float]]:
                 if len(own) == 40:
                     break
             t = now
-    meta = RunStore(tmp_path).list()[0].meta
-    assert meta.status == "complete", meta.error
-    return meta, own
+    run = RunStore(tmp_path).list()[0]
+    assert run.meta.status == "complete", run.meta.error
+    return run, own
 
 
 def test_the_baseline_reads_the_loaders_pace_not_the_batches_it_made_ready(tmp_path, monkeypatch):
-    meta, own = _train(tmp_path, monkeypatch)
+    run, own = _train(tmp_path, monkeypatch)
+    meta = run.meta
     base = meta.baseline
     assert base["settle_steps"] == 4  # 1 worker x prefetch_factor 4
     pace = statistics.median(own[10:])  # the loop alone, after the capture
