@@ -18,8 +18,9 @@
 # rounds narrowed (σ of the log ratio 0.16 -> 0.115), the CNN's and LSTM's did not (0.17-0.22),
 # their single worker's pace moving between two levels. DCGAN's manifest entry aligns its blocks
 # to whole DataLoader epochs ("align": "epoch", session 50), each read by its mean. Each script's results go
-# to OUT/<id>[-again]/observer_inprocess.json as it ends, so a call cut short keeps the ones
-# before.
+# to OUT/<id>[-again]/observer_inprocess.json as it ends, packed into OUT/<id>[-again].tgz (one
+# file a script), so a call cut short keeps the ones before; unpack them, then record them with
+# observer_record.py CALL DEVICE FOLDER....
 set -u -o pipefail
 OUT=${1:?usage: observer_gpu.sh OUT 1|2|3|A|B|only ID...}
 PART=${2:?usage: observer_gpu.sh OUT 1|2|3|A|B|only ID...}
@@ -42,6 +43,8 @@ one() {  # one script in its own process, its pieces switched on and off: ID [FO
   timeout "${OBSERVER_CALL_S:-240}" python3 benchmarks/corpus/observer_inprocess.py .corpus "$dir" "$1" > "$dir/log.txt" 2>&1
   kill "$smi" "$threads" 2>/dev/null
   grep -E "rounds: " "$dir/log.txt" || tail -3 "$dir/log.txt"
+  # one file a script: the GPU machine sends back only so many files a call
+  tar czf "$dir.tgz" -C "$OUT" "${2:-$1}" && rm -rf "$dir"
 }
 
 case "$PART" in
