@@ -64,6 +64,14 @@ def _partial_batch(loader: Any) -> int:
     return n % size
 
 
+def _length(it: Any) -> int | None:
+    """An epoch's batches from a DataLoader iterator (None: an iterable dataset's)."""
+    try:
+        return len(it)
+    except TypeError:
+        return None
+
+
 class StallWatch:
     """Records DataLoader epochs, `torch.save`, full GC passes and `model.eval()` by step."""
 
@@ -87,10 +95,14 @@ class StallWatch:
         self._last_it = 0  # id() of the iterator whose stock was read last (no reference
         # kept: a loop that breaks out of an epoch must not keep its workers alive)
 
-    def _note_stock(self, workers: Any, prefetch: Any) -> None:
-        """Keep the largest stock of ready batches a loader has (0 without workers)."""
+    def _note_stock(self, workers: Any, prefetch: Any, batches: Any = None) -> None:
+        """Keep the largest stock of ready batches a loader has (0 without workers): its
+        workers x prefetch_factor, at most an epoch's batches (no batch of the next epoch is
+        made before the loop asks for it)."""
         if isinstance(workers, int) and workers > 0:
             ahead = workers * (prefetch if isinstance(prefetch, int) and prefetch > 0 else 2)
+            if isinstance(batches, int) and batches > 0:
+                ahead = min(ahead, batches)
             self.stock = max(self.stock, ahead)
 
     def _record(self, what: str, ms: float, **detail: Unpack[StallDetail]) -> StallMeta:
@@ -129,7 +141,6 @@ class StallWatch:
             t0 = time.perf_counter()
             out = original(loader, *args, **kwargs)
             workers = int(getattr(loader, "num_workers", 0) or 0)
-            self._note_stock(workers, getattr(loader, "prefetch_factor", None))
             persistent = bool(getattr(loader, "persistent_workers", False))
             epoch = self._loaders.get(loader, 0)
             self._loaders[loader] = epoch + 1
@@ -138,6 +149,7 @@ class StallWatch:
                 batches: int | None = len(loader)
             except TypeError:  # an iterable dataset has no length
                 batches = None
+            self._note_stock(workers, getattr(loader, "prefetch_factor", None), batches)
             if self.epoch_steps is None:  # the first loader iterated is the training one
                 self.epoch_steps = batches
             self._record(LOADER_START if started else LOADER_ITER,
@@ -156,7 +168,7 @@ class StallWatch:
                 if id(it) != self._last_it:  # an iterator made before the capture began too
                     self._last_it = id(it)
                     self._note_stock(getattr(it, "_num_workers", 0),
-                                     getattr(it, "_prefetch_factor", None))
+                                     getattr(it, "_prefetch_factor", None), _length(it))
                 return original(it)
             t0 = now()
             try:

@@ -95,8 +95,11 @@ class TrySession(ProfileSession):
         d, s = self.driver, self.settings
         if not d.started:
             return super().incomplete_reason()
-        return (f"the script ended after {d.n + 1} steps; the try needs {1 + s.warmup + s.steps} "
-                f"(1 to start + warm-up {s.warmup} + baseline {s.steps})")
+        settle = d.schedule.baseline_first - s.warmup
+        then = f" + {settle} taking its DataLoader's ready batches" if settle else ""
+        return (f"the script ended after {d.n + 1} steps; the try needs "
+                f"{1 + s.warmup + settle + s.steps} (1 to start + warm-up {s.warmup}{then} + "
+                f"baseline {s.steps})")
 
 
 def begin_try(fix_name: str, settings: CaptureSettings, run: Run) -> TrySession:

@@ -92,3 +92,6 @@ def test_a_loader_without_workers_holds_nothing_ready_and_the_largest_stock_coun
     watch._note_stock(1, 8)
     watch._note_stock(1, 3)
     assert watch.stock == 8
+    one = StallWatch(lambda: 0)
+    one._note_stock(2, 4, 1)  # an epoch of one batch: nothing of the next is made ahead
+    assert one.stock == 1
