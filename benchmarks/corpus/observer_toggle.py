@@ -19,9 +19,10 @@ script's own log values in the block it was measured in. A switch is a pause of 
 (a session begun or discarded), during which a DataLoader's workers go on making batches: the
 next fetches take them at once, faster than the loop runs, and a longer pause (`on`) gives its
 block more of them. So after each switch, once the loop has fetched as many batches as its
-loader holds ready (workers x prefetch_factor), the toggler prints `gpuprof-observer: settled
-<perf_counter> <n>`, and the block is read from there (as the capture itself starts its
-baseline's clock: capture/driver.Schedule.settle).
+loader holds ready (workers x prefetch_factor) and one more (begun when the first of them was
+taken, it arrives early), the toggler prints `gpuprof-observer: settled <perf_counter> <n>`,
+and the block is read from there (as the capture itself starts its baseline's clock:
+capture/driver.Schedule.settle).
 """
 
 from __future__ import annotations
@@ -127,7 +128,8 @@ class Toggler:
         self.switches += 1
         now = time.perf_counter()
         print(f"{MARK} {state} {now:.6f}", file=self._out, flush=True)
-        self._settle_left = self.stock
+        # the stock, and the fetch whose batch a worker began when the first was taken
+        self._settle_left = self.stock + 1 if self.stock else 0
         self._due = now + self.block_s
 
 

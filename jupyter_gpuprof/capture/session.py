@@ -173,8 +173,16 @@ class ProfileSession(StepMarks, StepBudget):
         )
 
     def _loader_stock(self) -> int:
-        """Batches the loop's DataLoader holds ready when the driver starts (Schedule.settle)."""
-        return self.stalls.stock
+        """The steps after a pause of ours that are not timed (Schedule.settle): the batches
+        the loop's DataLoader holds ready, and one more, whose batch a worker began only when
+        the first of them was taken (it arrives short by the time they took). A cell re-run
+        as the step that iterates a loader itself makes a new iterator each run: nothing is
+        held ready from one run to the next (only a cell that takes `next(it)` from an
+        iterator made before it has a stock to wait out)."""
+        stock = self.stalls.stock
+        if not stock or (self.settings.mode == "body" and self.stalls.iterated):
+            return 0
+        return stock + 1
 
     # mode and phases --------------------------------------------------------
     def use_body(self, first_run_started: float | None = None) -> None:

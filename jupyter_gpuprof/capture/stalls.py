@@ -92,6 +92,7 @@ class StallWatch:
         self._workers = 0  # worker processes of the loader waited on
         #: the most batches a loader seen so far holds ready (workers x prefetch_factor)
         self.stock = 0
+        self.iterated = 0  # DataLoader iterators made since install()
         self._last_it = 0  # id() of the iterator whose stock was read last (no reference
         # kept: a loop that breaks out of an epoch must not keep its workers alive)
 
@@ -150,6 +151,7 @@ class StallWatch:
             except TypeError:  # an iterable dataset has no length
                 batches = None
             self._note_stock(workers, getattr(loader, "prefetch_factor", None), batches)
+            self.iterated += 1
             if self.epoch_steps is None:  # the first loader iterated is the training one
                 self.epoch_steps = batches
             self._record(LOADER_START if started else LOADER_ITER,

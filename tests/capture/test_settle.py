@@ -13,15 +13,15 @@ from torch.utils.data import DataLoader, Dataset
 
 import jupyter_gpuprof
 from jupyter_gpuprof.capture import driver as drv
-from jupyter_gpuprof.capture.session import ProfileSession
+from jupyter_gpuprof.capture.session import CaptureSettings, ProfileSession
 from jupyter_gpuprof.capture.stalls import StallWatch
 from jupyter_gpuprof.store import RunStore
 
 SCHEDULE = dict(steps=12, warmup=2, wait=1, prof_warmup=1, active=3, count_flops=False)
 #: the capture's set-up on a GPU host (the sampler's NVML start, the clock's CUDA events, the
 #: probes ending) made long enough here for one worker to fill its prefetch
-PAUSE_S = 0.08
-ITEM_S = 0.002  # 4 items a batch: one worker makes a batch in about 8 ms
+PAUSE_S = 0.12
+ITEM_S = 0.005  # 4 items a batch: one worker makes a batch in about 20 ms
 
 
 class Slow(Dataset):
@@ -72,15 +72,17 @@ def test_the_baseline_reads_the_loaders_pace_not_the_batches_it_made_ready(tmp_p
     run, own = _train(tmp_path, monkeypatch)
     meta = run.meta
     base = meta.baseline
-    assert base["settle_steps"] == 4  # 1 worker x prefetch_factor 4
+    # 1 worker x prefetch_factor 4, and the step whose batch the worker began when the first
+    # of them was taken (without it, that step reads short by the time they took)
+    assert base["settle_steps"] == 5
     pace = statistics.median(own[10:])  # the loop alone, after the capture
     steps = base["step_ms"]
-    # no burst: every timed step waited for its batch as the loop does (without the settling
-    # steps, the 4 after the pause read about 0.3 ms each)
-    assert min(steps) > 0.5 * pace, (steps, pace)
+    # no burst: the first timed steps wait for their batches as the loop does (without the
+    # settling steps, the 4 after the pause read about 1 ms each)
+    assert statistics.fmean(steps[:3]) > 0.6 * pace, (steps, pace)
     assert statistics.fmean(steps) == pytest.approx(pace, rel=0.25)
     # the profiler's start is a pause too: its recorded steps wait for their batches as well
-    assert min(meta.profiled_step_ms) > 0.5 * pace, (meta.profiled_step_ms, pace)
+    assert min(meta.profiled_step_ms) > 0.35 * pace, (meta.profiled_step_ms, pace)
 
 
 def test_a_loader_without_workers_holds_nothing_ready_and_the_largest_stock_counts():
@@ -95,3 +97,17 @@ def test_a_loader_without_workers_holds_nothing_ready_and_the_largest_stock_coun
     one = StallWatch(lambda: 0)
     one._note_stock(2, 4, 1)  # an epoch of one batch: nothing of the next is made ahead
     assert one.stock == 1
+
+
+def test_a_cell_that_makes_its_own_iterator_each_run_has_nothing_to_wait_out(tmp_path):
+    """In a cell re-run as the step, a loader the cell iterates itself starts afresh each run;
+    a cell that takes next(it) from an iterator made before it keeps its stock."""
+    session = ProfileSession(CaptureSettings(mode="body"), store=RunStore(tmp_path))
+    session.stalls.stock = 4
+    assert session._loader_stock() == 5  # next(it): the iterator was made before the cell
+    session.stalls.iterated = 1
+    assert session._loader_stock() == 0  # the cell's own `for x, y in loader`
+    session.settings.mode = "script"
+    assert session._loader_stock() == 5  # a loop's loader lives across its steps
+    session.stalls.stock = 0
+    assert session._loader_stock() == 0  # no workers: nothing made ahead
