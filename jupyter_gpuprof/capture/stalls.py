@@ -68,7 +68,7 @@ def _length(it: Any) -> int | None:
     """An epoch's batches from a DataLoader iterator (None: an iterable dataset's)."""
     try:
         return len(it)
-    except TypeError:
+    except Exception:  # noqa: BLE001 - an iterable dataset has none; the user's loop goes on
         return None
 
 
