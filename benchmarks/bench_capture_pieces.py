@@ -115,6 +115,9 @@ class Pieces:
         self._marks = default_clock(min(marks, clock_events or marks))  # for "mark-only"
         self._session_steps = min(marks, clock_events or marks)
         self._root: str | None = None  # a scratch runs folder for "session"
+        #: whether the piece switched on last is past its one-off set-up, in the state a
+        #: capture times (a session: its baseline's clock running)
+        self.timing: Callable[[], bool] = lambda: True
 
     def _hooks(self, driver: Any) -> Callable[[], None]:
         """What a session installs for a loop (capture/session.py `_install`), its general
@@ -165,6 +168,7 @@ class Pieces:
         import shutil
         import tempfile
 
+        from jupyter_gpuprof.capture.driver import Phase
         from jupyter_gpuprof.capture.session import ProfileSession
         from jupyter_gpuprof.capture.settings import CaptureSettings
         from jupyter_gpuprof.store import RunStore
@@ -175,6 +179,7 @@ class Pieces:
         settings = CaptureSettings(mode="script", warmup=0, steps=self._session_steps, wait=0,
                                    prof_warmup=0, active=1)
         session = ProfileSession(settings, name="observer", store=RunStore(self._root)).begin()
+        self.timing = lambda: session.driver.phase is Phase.BASELINE
 
         def off() -> None:
             session.discard()
@@ -204,6 +209,7 @@ class Pieces:
 
     def on(self, piece: str) -> Callable[[], None]:
         """Switch `piece` on; returns what switches it off."""
+        self.timing = lambda: True
         if piece in self.drivers:
             return self._hooks(self.drivers[piece])
         if piece == "session":

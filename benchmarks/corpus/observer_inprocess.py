@@ -154,6 +154,7 @@ def run_one(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict[str, 
     got = rounds(blk, least, align)
     return {"id": entry["id"], "command": cmd[1:], "block_s": float(env["OBSERVER_BLOCK_S"]),
             "align": align, "settle": _stock(ran["lines"]),
+            "read_from": "settled" if ready else "switch",
             "code": ran["code"], "switches": len(marks),
             "blocks": [{"state": s, "values": v} for s, v in blk], "rounds": got,
             "pooled": pooled(got),
@@ -176,6 +177,7 @@ def run_processes(entry: dict[str, Any], corpus: Path, extra: list[str]) -> dict
     failed = [run for run in runs if run["code"] not in (0, "timeout")]
     return {"id": entry["id"], "command": runs[0]["command"], "block_s": runs[0]["block_s"],
             "align": runs[0]["align"], "settle": runs[0].get("settle", 0),
+            "read_from": runs[0].get("read_from", "switch"),
             "code": failed[0]["code"] if failed else runs[0]["code"],
             "switches": sum(run["switches"] for run in runs), "rounds": got,
             "pooled": pooled(got), "tail": failed[0]["tail"] if failed else "",

@@ -38,9 +38,11 @@ EARLIER_DEVICE = "NVIDIA H200"
 def conditions(run: dict[str, Any]) -> tuple[Any, ...]:
     """What must match for two runs' rounds to be pooled: the block, where it may end, the
     pinning, the card (another card comes with another host: its CPUs pace the loop) and
-    where a block's reading began (after the loader's stock, `settle`, from session 51)."""
+    where a block's reading began (from session 51: at the `settled` mark, after the loader's
+    stock and an `on` block's set-up, `read_from`)."""
     return (run["block_s"], run.get("align", ""), tuple(run.get("cpus") or ()),
-            run.get("device", EARLIER_DEVICE), run.get("settle", 0))
+            run.get("device", EARLIER_DEVICE), run.get("settle", 0),
+            run.get("read_from", "switch"))
 
 
 def pool(runs: list[dict[str, Any]], spec: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,10 @@ block more of them. So after each switch, once the loop has fetched as many batc
 loader holds ready (workers x prefetch_factor) and one more (begun when the first of them was
 taken, it arrives early), the toggler prints `gpuprof-observer: settled <perf_counter> <n>`,
 and the block is read from there (as the capture itself starts its baseline's clock:
-capture/driver.Schedule.settle).
+capture/driver.Schedule.settle). An `on` block is read only once its pieces are past their
+one-off set-up too (`Pieces.timing`: a session's baseline clock running, as a capture times
+it: the set-up's pause, the clock's events made, the allocator history stopped are no step of
+its baseline).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class Toggler:
         self._epoch, self._fetched, self._switched_in = 0, 0, -1
         self.stock = 0  # the most batches a loader iterated so far holds ready
         self._settle_left = 0  # fetches still to come before the running block is read
+        self._pending = False  # the running block's `settled` mark is still to come
         self._make = pieces or _all_pieces
         self._pieces: Any = None
         self._off: Callable[[], None] | None = None
@@ -71,6 +75,8 @@ class Toggler:
 
         def backward(*args: Any, **kwargs: Any) -> Any:
             out = original(*args, **kwargs)
+            if self._pending:
+                self._settled()
             if time.perf_counter() >= self._due and self._at_a_block_edge():
                 self.switch()
             return out
@@ -100,8 +106,7 @@ class Toggler:
             if self._settle_left:
                 self._settle_left -= 1
                 if not self._settle_left:
-                    print(f"{MARK} settled {time.perf_counter():.6f} {self.stock}",
-                          file=self._out, flush=True)
+                    self._settled()
             return out
 
         loader.__iter__, it.__next__ = epoch, next_batch
@@ -115,6 +120,17 @@ class Toggler:
             return False
         self._switched_in = self._epoch
         return True
+
+    def _settled(self) -> None:
+        """Print `settled` once the running block may be read: the loader's stock taken, and
+        an `on` block's pieces past their one-off set-up (a session's baseline clock
+        running, as a capture times it)."""
+        timing = getattr(self._pieces, "timing", None)
+        if self._pending and not self._settle_left and (self._off is None or timing is None
+                                                         or timing()):
+            self._pending = False
+            print(f"{MARK} settled {time.perf_counter():.6f} {self.stock}", file=self._out,
+                  flush=True)
 
     def switch(self) -> None:
         """End the running block and start the other kind."""
@@ -130,6 +146,7 @@ class Toggler:
         print(f"{MARK} {state} {now:.6f}", file=self._out, flush=True)
         # the stock, and the fetch whose batch a worker began when the first was taken
         self._settle_left = self.stock + 1 if self.stock else 0
+        self._pending = True
         self._due = now + self.block_s
 
 

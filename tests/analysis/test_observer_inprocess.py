@@ -119,7 +119,7 @@ def test_blocks_aligned_to_epochs_end_at_the_same_place_of_an_epoch(inproc, tmp_
     assert row["align"] == "epoch" and row["switches"] >= 6
     before, last = [], None
     for _, line in seen[-1]["lines"]:
-        if line.startswith(inproc.MARK):
+        if line.startswith(inproc.MARK) and line.split()[1] in ("on", "off"):
             before.append(last)
         elif m := re.match(r"\[(\d+)\]\[(\d+)\]", line):
             last = (int(m.group(1)), int(m.group(2)))
@@ -340,3 +340,47 @@ def test_a_failed_runs_output_is_kept_without_machine_paths(inproc, monkeypatch,
     assert '"main.py"' in row["tail"] and "jupyter_gpuprof/capture/stalls.py" in row["tail"]
     assert "<site-packages>/torch/utils/data/dataloader.py" in row["tail"]
     assert "<stdlib>/queue.py" in row["tail"] and "in python)" in row["tail"]
+
+
+def test_an_on_block_is_read_once_its_pieces_are_past_their_set_up(monkeypatch):
+    """A session begun at a switch sets up over its first steps (its baseline's clock starts
+    after them), which no step of a capture's baseline holds: the toggler prints `settled`
+    only once the pieces say they are in the state a capture times, and at once after `off`."""
+    import io
+
+    import torch
+
+    toggle = load_benchmark("corpus/observer_toggle")
+
+    class Pieces:
+        def __init__(self):
+            self.calls = 0
+
+        def timing(self):
+            self.calls += 1
+            return self.calls > 3  # set up after three backward() calls
+
+        def on(self, piece):
+            self.calls = 0
+            return lambda: None
+
+    out = io.StringIO()
+    data = torch.utils.data
+    # what the toggler wraps, put back after the test
+    monkeypatch.setattr(torch.autograd, "backward", torch.autograd.backward)
+    monkeypatch.setattr(data.DataLoader, "__iter__", data.DataLoader.__iter__)
+    monkeypatch.setattr(data.dataloader._BaseDataLoaderIter, "__next__",
+                        data.dataloader._BaseDataLoaderIter.__next__)
+    t = toggle.Toggler(0.0, 1e9, pieces=Pieces, out=out)  # blocks switched by hand here
+    t.install(torch)
+    w = torch.ones(1, requires_grad=True)
+    seen = []  # the marks after each backward()
+    for k in range(12):
+        if k in (0, 6):
+            t.switch()
+        torch.autograd.backward((w * 2).sum())
+        seen.append([line.split()[1] for line in out.getvalue().splitlines()])
+    assert seen[-1] == ["on", "settled", "off", "settled"], seen[-1]
+    # `on` at step 0: settled in the backward of step 3, the pieces' fourth look; `off` at
+    # step 6: settled in its first backward
+    assert [len(m) for m in seen] == [1, 1, 1, 2, 2, 2, 4, 4, 4, 4, 4, 4]
