@@ -19,8 +19,8 @@ script's own log values in the block it was measured in. A switch is a pause of 
 (a session begun or discarded), during which a DataLoader's workers go on making batches: the
 next fetches take them at once, faster than the loop runs, and a longer pause (`on`) gives its
 block more of them. So after each switch, once the loop has fetched as many batches as its
-loader holds ready (workers x prefetch_factor) and one more (begun when the first of them was
-taken, it arrives early), the toggler prints `gpuprof-observer: settled <perf_counter> <n>`,
+loader holds ready and one more (capture/stalls.settle_steps: begun when the first of them
+was taken, it arrives early), the toggler prints `gpuprof-observer: settled <perf_counter> <n>`,
 and the block is read from there (as the capture itself starts its baseline's clock:
 capture/driver.Schedule.settle). An `on` block is read only once its pieces are past their
 one-off set-up too (`Pieces.timing`: a session's baseline clock running, as a capture times
@@ -89,15 +89,21 @@ class Toggler:
         on DataLoader.__iter__ and on its iterator's __next__, put on before the first block
         and kept in both kinds of block; the fetch that uses up a switch's stock prints
         `settled`."""
+        from jupyter_gpuprof.capture.stalls import loader_stock
+
         loader = torch.utils.data.DataLoader
         it = torch.utils.data.dataloader._BaseDataLoaderIter
         start, fetch = loader.__iter__, it.__next__
 
         def epoch(this: Any) -> Any:
             self._epoch, self._fetched = self._epoch + 1, 0
-            workers = getattr(this, "num_workers", 0) or 0
-            if workers > 0:
-                self.stock = max(self.stock, workers * (getattr(this, "prefetch_factor", 0) or 2))
+            try:
+                batches = len(this)
+            except TypeError:  # an iterable dataset has no length
+                batches = None
+            self.stock = max(self.stock, loader_stock(getattr(this, "num_workers", 0),
+                                                      getattr(this, "prefetch_factor", None),
+                                                      batches))
             return start(this)
 
         def next_batch(this: Any) -> Any:
@@ -144,8 +150,9 @@ class Toggler:
         self.switches += 1
         now = time.perf_counter()
         print(f"{MARK} {state} {now:.6f}", file=self._out, flush=True)
-        # the stock, and the fetch whose batch a worker began when the first was taken
-        self._settle_left = self.stock + 1 if self.stock else 0
+        from jupyter_gpuprof.capture.stalls import settle_steps
+
+        self._settle_left = settle_steps(self.stock)
         self._pending = True
         self._due = now + self.block_s
 

@@ -144,9 +144,9 @@ class Schedule:
     prof_warmup: int = options.PROF_WARMUP
     active: int = options.ACTIVE
     #: untimed steps after each of the capture's own pauses (the baseline's set-up, the
-    #: profiler's start): as many as the loop's DataLoader holds ready (workers x prefetch),
-    #: since its workers go on making batches while the capture pauses and the steps after it
-    #: take them at once, faster than the loop runs (StepDriver learns it at start())
+    #: profiler's start): the loop's DataLoader workers go on making batches while the capture
+    #: pauses, and the steps after it take them at once, faster than the loop runs; as many as
+    #: it holds ready, and one more (capture/stalls.settle_steps; StepDriver asks at start())
     settle: int = 0
 
     def __post_init__(self) -> None:
@@ -167,9 +167,14 @@ class Schedule:
         return self.settle + self.wait
 
     @property
+    def baseline_settle(self) -> int:
+        """Settling steps before the baseline's clock (none without a baseline)."""
+        return self.settle if self.steps else 0
+
+    @property
     def baseline_first(self) -> int:
         """The boundary that starts the baseline's first timed step."""
-        return self.warmup + (self.settle if self.steps else 0)
+        return self.warmup + self.baseline_settle
 
     @property
     def total(self) -> int:
@@ -201,7 +206,7 @@ class StepDriver:
     LAST_WARMUP (the next step is the last warm-up one: count its FLOPs), BASELINE_START (its
     set-up), BASELINE_CLOCK (its first timed step begins), CAPTURE_START (profiler just
     started) and DONE (profiler stopped, durations known). `settle`, asked at start(), says how
-    many batches the loop's DataLoader holds ready (Schedule.settle).
+    many untimed steps follow each of the capture's pauses (Schedule.settle).
     """
 
     def __init__(

@@ -110,10 +110,11 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     meta.cupti_kept = session.cupti_kept
 
 
-def _settling(d: StepDriver) -> str:
-    """The settling steps in the count, where the loop's DataLoader called for them."""
-    n = d.schedule.settle
-    return f" + {n} for the batches its DataLoader holds ready" if n and d.schedule.steps else ""
+def settling(d: StepDriver) -> str:
+    """The settling steps before the baseline in a count of steps, where the loop's DataLoader
+    called for them."""
+    n = d.schedule.baseline_settle
+    return f" + {n} for the batches its DataLoader holds ready" if n else ""
 
 
 def incomplete_reason(session: ProfileSession) -> str:
@@ -129,7 +130,7 @@ def incomplete_reason(session: ProfileSession) -> str:
     # In loop/script mode the first step only starts the count (it includes setup).
     return (
         f"capture incomplete: the code ran {d.n + 1} steps, the capture needs "
-        f"{d.schedule.total + 1} (1 to start + warm-up {s.warmup}{_settling(d)} + baseline "
+        f"{d.schedule.total + 1} (1 to start + warm-up {s.warmup}{settling(d)} + baseline "
         f"{s.steps} + profiler {d.schedule.capture_steps}); "
         "run more steps or lower --steps/--warmup/--active"
     )

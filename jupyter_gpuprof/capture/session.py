@@ -23,7 +23,7 @@ from .memory_record import MemoryRecorder
 from .optimizer_hooks import AFTER_STEP
 from .ranks import job_rank
 from .settings import CaptureSettings
-from .stalls import StallWatch
+from .stalls import StallWatch, settle_steps
 from .step_budget import StepBudget
 from .step_marks import StepMarks
 from .training import TrainingCounters
@@ -69,7 +69,7 @@ class ProfileSession(StepMarks, StepBudget):
         self.eager = EagerProbeStep()  # that step runs eagerly: compiled code stays compiled
         self.memory = MemoryRecorder(settings.memory_history)  # allocator history, OOM snapshot
         self.driver = StepDriver(settings.schedule(), self._make_profiler, listener=self._on_event,
-                                 settle=self._loader_stock)
+                                 settle=self._settle_steps)
         self.ranges: Any = None
         self.finalized = False
         #: why CUPTI stays attached after the trace (None: torn down, or no trace yet)
@@ -172,17 +172,14 @@ class ProfileSession(StepMarks, StepBudget):
             **extra,
         )
 
-    def _loader_stock(self) -> int:
-        """The steps after a pause of ours that are not timed (Schedule.settle): the batches
-        the loop's DataLoader holds ready, and one more, whose batch a worker began only when
-        the first of them was taken (it arrives short by the time they took). A cell re-run
-        as the step that iterates a loader itself makes a new iterator each run: nothing is
-        held ready from one run to the next (only a cell that takes `next(it)` from an
-        iterator made before it has a stock to wait out)."""
-        stock = self.stalls.stock
-        if not stock or (self.settings.mode == "body" and self.stalls.iterated):
+    def _settle_steps(self) -> int:
+        """The steps after a pause of ours that are not timed (Schedule.settle, from the
+        loop's DataLoader stock). A cell re-run as the step that iterates a loader itself
+        makes a new iterator each run: nothing is held ready from one run to the next (only a
+        cell that takes `next(it)` from an iterator made before it has a stock to wait out)."""
+        if self.settings.mode == "body" and self.stalls.iterated:
             return 0
-        return stock + 1
+        return settle_steps(self.stalls.stock)
 
     # mode and phases --------------------------------------------------------
     def use_body(self, first_run_started: float | None = None) -> None:
@@ -199,7 +196,7 @@ class ProfileSession(StepMarks, StepBudget):
         if self.run is not None:
             self.run.meta.settings = self.settings.to_meta()
         self.driver = StepDriver(self.settings.schedule(), self._make_profiler,
-                                 listener=self._on_event, settle=self._loader_stock)
+                                 listener=self._on_event, settle=self._settle_steps)
         self.driver.start()
         if first_run_started is not None and self.settings.warmup >= 2:
             self.driver.count_first_warmup(first_run_started)

@@ -64,6 +64,23 @@ def _partial_batch(loader: Any) -> int:
     return n % size
 
 
+def loader_stock(workers: Any, prefetch: Any, batches: Any = None) -> int:
+    """Batches a DataLoader holds ready (0 without workers): its workers x prefetch_factor
+    (torch's default 2), at most an epoch's batches (none of the next epoch is made before the
+    loop asks for it)."""
+    if not isinstance(workers, int) or workers <= 0:
+        return 0
+    ahead = workers * (prefetch if isinstance(prefetch, int) and prefetch > 0 else 2)
+    return min(ahead, batches) if isinstance(batches, int) and batches > 0 else ahead
+
+
+def settle_steps(stock: int) -> int:
+    """The steps after a pause that take what a loader made ready meanwhile: its stock, and
+    one more, whose batch a worker began only when the first of them was taken (it arrives
+    short by the time they took); none without a stock."""
+    return stock + 1 if stock > 0 else 0
+
+
 def _length(it: Any) -> int | None:
     """An epoch's batches from a DataLoader iterator (None: an iterable dataset's)."""
     try:
@@ -97,14 +114,8 @@ class StallWatch:
         # kept: a loop that breaks out of an epoch must not keep its workers alive)
 
     def _note_stock(self, workers: Any, prefetch: Any, batches: Any = None) -> None:
-        """Keep the largest stock of ready batches a loader has (0 without workers): its
-        workers x prefetch_factor, at most an epoch's batches (no batch of the next epoch is
-        made before the loop asks for it)."""
-        if isinstance(workers, int) and workers > 0:
-            ahead = workers * (prefetch if isinstance(prefetch, int) and prefetch > 0 else 2)
-            if isinstance(batches, int) and batches > 0:
-                ahead = min(ahead, batches)
-            self.stock = max(self.stock, ahead)
+        """Keep the largest stock of ready batches a loader seen has (`loader_stock`)."""
+        self.stock = max(self.stock, loader_stock(workers, prefetch, batches))
 
     def _record(self, what: str, ms: float, **detail: Unpack[StallDetail]) -> StallMeta:
         event: StallMeta = {"step": int(self.step_of()), "what": what, "ms": round(ms, 3),

@@ -96,8 +96,8 @@ class BaselineMeta(TypedDict, total=False):
     timing: str | None
     warmup_ms: list[float]  # the settling steps (settle_steps) last among them
     host_probe_ms: float | None  # one step's host time from an empty GPU queue
-    #: untimed steps after the baseline's set-up and the profiler's start, as many as the
-    #: loop's DataLoader holds ready (capture/driver.Schedule.settle); runs before: none
+    #: untimed steps after the baseline's set-up and the profiler's start, for the batches the
+    #: loop's DataLoader made ready meanwhile (capture/driver.Schedule.settle); runs before: none
     settle_steps: int
     stalls: list[StallMeta]  # loader epochs, saves, GC passes, evals
     epoch_steps: int | None  # batches per epoch of the training DataLoader

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..capture.driver import BASELINE_START, CAPTURE_START, LAST_WARMUP
 from ..capture.environment import max_memory_allocated, reset_peak_memory
+from ..capture.outcome import settling
 from ..capture.session import ProfileSession
 from ..capture.settings import CaptureSettings
 from ..capture.training import compiled_graphs
@@ -95,11 +96,9 @@ class TrySession(ProfileSession):
         d, s = self.driver, self.settings
         if not d.started:
             return super().incomplete_reason()
-        settle = d.schedule.baseline_first - s.warmup
-        then = f" + {settle} taking its DataLoader's ready batches" if settle else ""
         return (f"the script ended after {d.n + 1} steps; the try needs "
-                f"{1 + s.warmup + settle + s.steps} (1 to start + warm-up {s.warmup}{then} + "
-                f"baseline {s.steps})")
+                f"{1 + d.schedule.baseline_first + s.steps} (1 to start + warm-up {s.warmup}"
+                f"{settling(d)} + baseline {s.steps})")
 
 
 def begin_try(fix_name: str, settings: CaptureSettings, run: Run) -> TrySession:

@@ -104,10 +104,10 @@ def test_a_cell_that_makes_its_own_iterator_each_run_has_nothing_to_wait_out(tmp
     a cell that takes next(it) from an iterator made before it keeps its stock."""
     session = ProfileSession(CaptureSettings(mode="body"), store=RunStore(tmp_path))
     session.stalls.stock = 4
-    assert session._loader_stock() == 5  # next(it): the iterator was made before the cell
+    assert session._settle_steps() == 5  # next(it): the iterator was made before the cell
     session.stalls.iterated = 1
-    assert session._loader_stock() == 0  # the cell's own `for x, y in loader`
+    assert session._settle_steps() == 0  # the cell's own `for x, y in loader`
     session.settings.mode = "script"
-    assert session._loader_stock() == 5  # a loop's loader lives across its steps
+    assert session._settle_steps() == 5  # a loop's loader lives across its steps
     session.stalls.stock = 0
-    assert session._loader_stock() == 0  # no workers: nothing made ahead
+    assert session._settle_steps() == 0  # no workers: nothing made ahead
