@@ -143,10 +143,9 @@ class Schedule:
     wait: int = options.WAIT
     prof_warmup: int = options.PROF_WARMUP
     active: int = options.ACTIVE
-    #: untimed steps after each of the capture's own pauses (the baseline's set-up, the
-    #: profiler's start): the loop's DataLoader workers go on making batches while the capture
-    #: pauses, and the steps after it take them at once, faster than the loop runs; as many as
-    #: it holds ready, and one more (capture/stalls.settle_steps; StepDriver asks at start())
+    #: untimed steps after each pause of the capture's (the baseline's set-up, the profiler's
+    #: start), while which DataLoader workers made batches the next steps take at once: its
+    #: stock and one more (capture/stalls.settle_steps; StepDriver asks at start())
     settle: int = 0
 
     def __post_init__(self) -> None:
@@ -182,9 +181,8 @@ class Schedule:
         return self.baseline_first + self.steps + self.capture_steps
 
 
-# Transition names passed to the listener, in the order they happen. BASELINE_START is the
-# baseline's set-up; BASELINE_CLOCK, `settle` steps later (at once when there is nothing to
-# settle), starts its clock.
+# Transition names passed to the listener, in order. BASELINE_START is the baseline's set-up;
+# BASELINE_CLOCK, `settle` steps later (at once without any), starts its clock.
 LAST_WARMUP, BASELINE_START, BASELINE_CLOCK, CAPTURE_START, DONE = (
     "last_warmup", "baseline", "baseline_clock", "capture", "done")
 
