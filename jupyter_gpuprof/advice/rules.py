@@ -46,9 +46,10 @@ def _short(name: str, width: int = 60) -> str:
 
 def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: str,
              cost_ms: float, saving: float, *, stall_ms: float = 0.0, measured_ms: float = 0.0,
-             **data: Unpack[FindingData]) -> Finding | None:
+             most_ms: float | None = None, **data: Unpack[FindingData]) -> Finding | None:
     """A priced finding: `cost_ms` per steady step (`saving` of it removed, or the what-if's
-    prediction, never below `measured_ms`, a saving the unprofiled baseline measured) and
+    prediction, never below `measured_ms`, a saving the unprofiled baseline measured, nor above
+    `most_ms`, all the baseline's clock says the fix can save) and
     `stall_ms` per step over the long run of the stalls its fix removes; the gain is of the
     wall time a step costs (`Analysis.wall_ms`), spikes included. While DataLoader workers
     set the pace (analysis/loader_pace.py) no other fix shortens the step: its gain then is
@@ -59,6 +60,8 @@ def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: st
     step_gain = predicted.gain_pct if predicted else _pct(a, cost_ms * saving)
     if measured_ms > 0 and _pct(a, measured_ms) > step_gain:
         step_gain, predicted = _pct(a, min(measured_ms, a.real.step_ms)), None
+    if most_ms is not None and step_gain > _pct(a, most_ms):
+        step_gain, predicted = _pct(a, max(0.0, most_ms)), None
     paced = cat != "input" and a.loader is not None and a.loader.paces(a.real.step_ms)
     if paced:  # worth 0 now, whatever it is worth later; kept where that is worth saying
         if step_gain >= T.MIN_FINDING_GAIN_PCT:
@@ -139,6 +142,7 @@ def input_rule(a: Analysis) -> Finding | None:
         f"shrinks." + _loader_text(a) + _stalls_text(a, "input"))
     return _finding(a, "input-pipeline", "input", "Data loading stalls the GPU", evidence,
                     fixes.INPUT, max(cost, waited), 1.0, stall_ms=stall, measured_ms=waited,
+                    most_ms=waited if a.loader else None,
                     always=a.input_host_pct >= T.INPUT_HOST_SHARE_PCT,
                     host_share_pct=round(a.input_host_pct, 1),
                     data_ms_per_step=round(a.input_ms_per_step, 3))

@@ -96,17 +96,31 @@ def test_loops_waiting_for_their_loader_get_input_priced_like_more_workers(tmp_p
     """PyTorch's MNIST, VAE and MNIST-LSTM examples (one DataLoader worker) and Lightning
     Fabric's MNIST classifier (loading in the training process): the trace, slowed by the
     profiler, showed launch-bound steps; the unprofiled baseline waits for data most of each
-    step, and 8 workers measured −54 % to −68 %. Input leads, priced within 12 points, and
-    with workers pacing the loop, no other fix promises a gain it cannot give yet."""
+    step, and 8 workers measured −54 % to −68 %. Input leads, priced within 7 points by the
+    baseline's own clock of the loading less a worker's hand-over (the profiled loading,
+    slowed more than the rest, replayed to 76.5 % on Fabric's), and with workers pacing the
+    loop, no other fix promises a gain it cannot give yet."""
     before, after = WORKER_BOUND[name]
     r = corpus_report(tmp_path, name)
     top = r.advice.findings[0]
     assert r.advice.verdict.category == "input" and top.category == "input"
-    assert top.expected_gain_pct == pytest.approx(100 * (1 - after / before), abs=12)
+    assert top.expected_gain_pct == pytest.approx(100 * (1 - after / before), abs=7)
     loader = r.analysis.loader
     assert loader is not None and (loader.workers > 0) == (name != "fabric-mnist")
     if loader.workers:
         assert all(f.expected_gain_pct == 0 for f in r.advice.findings[1:])
+
+
+def test_loading_shorter_than_a_workers_hand_over_is_not_worth_workers(tmp_path):
+    """PyTorch's DDP tutorial loads 32 samples of a list in the training process, 0.16 ms a
+    step by the baseline's clock: less than the hand-over each batch from a worker costs
+    (analysis/loader_pace.HANDOVER_MS). Its 2 and 8 workers measured 12-19 % slower by hand.
+    However much of the profiled host timeline the loading fills, input promises nothing."""
+    r = corpus_report(tmp_path, "ddp-tutorial-1gpu")
+    loader = r.analysis.loader
+    assert loader is not None and loader.workers == 0 and loader.wait_ms < 0.2
+    assert r.advice.verdict.category != "input"
+    assert all(f.expected_gain_pct == 0 for f in r.advice.findings if f.category == "input")
 
 
 def test_a_read_back_every_batch_is_priced_by_what_the_host_waits(tmp_path):
