@@ -143,7 +143,8 @@ def input_rule(a: Analysis) -> Finding | None:
     return _finding(a, "input-pipeline", "input", "Data loading stalls the GPU", evidence,
                     fixes.INPUT, max(cost, waited), 1.0, stall_ms=stall, measured_ms=waited,
                     most_ms=waited if a.loader else None,
-                    always=a.input_host_pct >= T.INPUT_HOST_SHARE_PCT,
+                    always=a.input_host_pct >= T.INPUT_HOST_SHARE_PCT
+                    and not (a.loader and a.loader.keeps_up()),
                     host_share_pct=round(a.input_host_pct, 1),
                     data_ms_per_step=round(a.input_ms_per_step, 3))
 

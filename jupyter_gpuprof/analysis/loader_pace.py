@@ -40,6 +40,11 @@ class LoaderPace:
         """True when worker processes set the step's pace (the training process waits)."""
         return self.workers > 0 and self.wait_ms >= max(PACE_MIN_MS, PACE_MIN_SHARE * step_ms)
 
+    def keeps_up(self) -> bool:
+        """True when the step waits no longer than a hand-over: more workers would save nothing,
+        now or once the GPU's work shrinks."""
+        return self.wait_ms <= HANDOVER_MS
+
     def saving_ms(self, step_ms: float, gpu_busy_ms: float) -> float:
         """What a loader that keeps up saves a step: the wait less the hand-over every batch
         from a worker still costs, down to the GPU's own work. The baseline's own clock, so no

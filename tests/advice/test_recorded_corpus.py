@@ -115,12 +115,14 @@ def test_loading_shorter_than_a_workers_hand_over_is_not_worth_workers(tmp_path)
     """PyTorch's DDP tutorial loads 32 samples of a list in the training process, 0.16 ms a
     step by the baseline's clock: less than the hand-over each batch from a worker costs
     (analysis/loader_pace.HANDOVER_MS). Its 2 and 8 workers measured 12-19 % slower by hand.
-    However much of the profiled host timeline the loading fills, input promises nothing."""
+    However much of the profiled host timeline the loading fills (11 %), the report shows no
+    input fix: one priced at nothing would still ask for workers."""
     r = corpus_report(tmp_path, "ddp-tutorial-1gpu")
     loader = r.analysis.loader
     assert loader is not None and loader.workers == 0 and loader.wait_ms < 0.2
     assert r.advice.verdict.category != "input"
-    assert all(f.expected_gain_pct == 0 for f in r.advice.findings if f.category == "input")
+    assert loader.keeps_up() and r.analysis.input_host_pct > 10
+    assert not [f for f in r.advice.findings if f.category == "input"]
 
 
 def test_a_read_back_every_batch_is_priced_by_what_the_host_waits(tmp_path):
