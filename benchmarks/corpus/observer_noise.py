@@ -6,9 +6,10 @@
 without looking at any `on` block against an `off` one, so the choice cannot lean toward a
 verdict:
 
-1. *Which statistic stands for a time block?* For each statistic, the spread (σ of the log
-   ratio) between blocks of the same kind two apart, an A/A comparison, pooled over every run.
-   The smaller it is, the fewer rounds the 3 % bar needs.
+1. *Which statistic stands for a block?* For each statistic, the spread (σ of the log
+   ratio) between blocks of the same kind two apart, an A/A comparison, pooled over the runs
+   of one block alignment (time blocks; blocks of whole epochs, `align: epoch`). The smaller
+   it is, the fewer rounds the 3 % bar needs.
 2. *Would blocks of whole epochs read steadier, for a script whose epochs start with a stall?*
    Its values cut into epochs at each stall (a value over `STALL_X` times the run's median),
    the σ of the log ratio of the means of consecutive whole epochs in one block, beside the σ
@@ -96,13 +97,21 @@ def epoch_sd(blocks: list[tuple[str, list[float]]]) -> tuple[int, float] | None:
     return (len(logs), statistics.stdev(logs)) if len(logs) >= 2 else None
 
 
+def spreads(runs: list[dict[str, Any]], align: str = "") -> dict[str, float]:
+    """Each statistic's pooled A/A spread over the runs of one block alignment: a run of blocks
+    of whole epochs is read by its own statistic and must not vote on a time block's."""
+    mine = [r for r in runs if r.get("align", "") == align]
+    return {name: pooled_sd([aa_logs(block_values(r), stat) for r in mine])
+            for name, stat in STATS.items()}
+
+
 def main(argv: list[str]) -> int:
     path = Path(argv[0]) if argv else EVIDENCE
     runs = json.loads(path.read_text())["runs"]
-    print("1. A/A spread of a time block's statistic, blocks of one kind two apart, every run:")
-    for name, stat in STATS.items():
-        groups = [aa_logs(block_values(r), stat) for r in runs]
-        print(f"   {name:<20} {sum(map(len, groups)):>5} comparisons  σ {pooled_sd(groups):.4f}")
+    for align, what in (("", "time blocks"), ("epoch", "blocks of whole epochs")):
+        print(f"1. A/A spread of each statistic over {what}, blocks of one kind two apart:")
+        for name, sd in spreads(runs, align).items():
+            print(f"   {name:<20} σ {sd:.4f}")
     print("2. Whole epochs against the rounds as made, scripts whose epochs start with a stall:")
     for r in runs:
         got = epoch_sd(block_values(r))
