@@ -89,7 +89,7 @@ class Toggler:
         on DataLoader.__iter__ and on its iterator's __next__, put on before the first block
         and kept in both kinds of block; the fetch that uses up a switch's stock prints
         `settled`."""
-        from jupyter_gpuprof.capture.stalls import loader_stock
+        from jupyter_gpuprof.capture.stalls import epoch_batches, loader_stock
 
         loader = torch.utils.data.DataLoader
         it = torch.utils.data.dataloader._BaseDataLoaderIter
@@ -97,13 +97,9 @@ class Toggler:
 
         def epoch(this: Any) -> Any:
             self._epoch, self._fetched = self._epoch + 1, 0
-            try:
-                batches = len(this)
-            except TypeError:  # an iterable dataset has no length
-                batches = None
             self.stock = max(self.stock, loader_stock(getattr(this, "num_workers", 0),
                                                       getattr(this, "prefetch_factor", None),
-                                                      batches))
+                                                      epoch_batches(this)))
             return start(this)
 
         def next_batch(this: Any) -> Any:

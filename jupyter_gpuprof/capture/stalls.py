@@ -81,10 +81,10 @@ def settle_steps(stock: int) -> int:
     return stock + 1 if stock > 0 else 0
 
 
-def _length(it: Any) -> int | None:
-    """An epoch's batches from a DataLoader iterator (None: an iterable dataset's)."""
+def epoch_batches(loader: Any) -> int | None:
+    """An epoch's batches from a DataLoader or its iterator (None: an iterable dataset's)."""
     try:
-        return len(it)
+        return len(loader)
     except Exception:  # noqa: BLE001 - an iterable dataset has none; the user's loop goes on
         return None
 
@@ -157,10 +157,7 @@ class StallWatch:
             epoch = self._loaders.get(loader, 0)
             self._loaders[loader] = epoch + 1
             started = workers > 0 and (epoch == 0 or not persistent)
-            try:
-                batches: int | None = len(loader)
-            except TypeError:  # an iterable dataset has no length
-                batches = None
+            batches = epoch_batches(loader)
             self._note_stock(workers, getattr(loader, "prefetch_factor", None), batches)
             self.iterated += 1
             if self.epoch_steps is None:  # the first loader iterated is the training one
@@ -181,7 +178,7 @@ class StallWatch:
                 if id(it) != self._last_it:  # an iterator made before the capture began too
                     self._last_it = id(it)
                     self._note_stock(getattr(it, "_num_workers", 0),
-                                     getattr(it, "_prefetch_factor", None), _length(it))
+                                     getattr(it, "_prefetch_factor", None), epoch_batches(it))
                 return original(it)
             t0 = now()
             try:
