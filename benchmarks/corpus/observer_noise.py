@@ -14,6 +14,12 @@ verdict:
    Its values cut into epochs at each stall (a value over `STALL_X` times the run's median),
    the σ of the log ratio of the means of consecutive whole epochs in one block, beside the σ
    of its rounds as made.
+3. *Would longer blocks read steadier?* Each run's blocks joined `k` at a time (k even, so a
+   joined block holds as many `on` blocks as `off` ones, whichever the first), consecutive
+   joined blocks compared by their median: an A/A spread for blocks k times as long, and the
+   seconds of rounds the 3 % bar would need at it. Where the step's pace wanders slowly (a
+   loader worker's pace between two levels), joining does not narrow the spread, and the bar
+   is reached by more rounds of short blocks instead.
 """
 
 from __future__ import annotations
@@ -105,6 +111,27 @@ def spreads(runs: list[dict[str, Any]], align: str = "") -> dict[str, float]:
             for name, stat in STATS.items()}
 
 
+def joined_sd(blocks: list[tuple[str, list[float]]], k: int,
+              least: int = 3) -> tuple[int, float] | None:
+    """The A/A spread of blocks joined k at a time (k even): how many pairs of consecutive
+    joined blocks, each with `least` values, and the σ of their medians' log ratio."""
+    if k % 2:
+        raise ValueError(f"join an even number of blocks (got {k}): a joined block must hold "
+                         "as many of each kind")
+    joined = [[v for _, vals in blocks[i:i + k] for v in vals]
+              for i in range(0, len(blocks) - k + 1, k)]
+    logs = [math.log(statistics.median(b) / statistics.median(a))
+            for a, b in zip(joined[::2], joined[1::2], strict=False)
+            if len(a) >= least and len(b) >= least]
+    return (len(logs), statistics.stdev(logs)) if len(logs) >= 3 else None
+
+
+def seconds_for_bar(sd: float, block_s: float, margin: float = 0.03) -> float:
+    """The seconds of rounds (two blocks each) a centre of 1 needs for its 95 % interval to
+    lie inside the bar: (1.96 σ / margin)² rounds."""
+    return (1.96 * sd / margin) ** 2 * 2 * block_s
+
+
 def main(argv: list[str]) -> int:
     path = Path(argv[0]) if argv else EVIDENCE
     runs = json.loads(path.read_text())["runs"]
@@ -120,6 +147,17 @@ def main(argv: list[str]) -> int:
             sd = statistics.stdev(math.log(x) for x in rounds)
             print(f"   {r['id']:<24} call {r['call']!s:<5} block {r['block_s']} s: rounds "
                   f"σ {sd:.3f} ({len(rounds)}), whole epochs σ {got[1]:.3f} ({got[0]} pairs)")
+    print("3. Blocks joined k at a time (A/A): σ, and the seconds of rounds the bar needs:")
+    for r in runs:
+        if r.get("align") or len(r["blocks"]) < 40:
+            continue
+        cells = []
+        for k in (2, 4, 8):
+            got = joined_sd(block_values(r), k)
+            if got:
+                cells.append(f"{k * r['block_s']:g} s σ {got[1]:.3f} "
+                             f"({seconds_for_bar(got[1], k * r['block_s']):.0f} s)")
+        print(f"   {r['id']:<24} call {r['call']!s:<5} " + "; ".join(cells))
     return 0
 
 

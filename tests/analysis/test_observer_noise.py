@@ -48,3 +48,24 @@ def test_the_check_reads_a_block_by_the_statistic_with_the_least_aa_spread(noise
     least = min(spread, key=spread.get)
     chosen = load_benchmark("corpus/observer_inprocess").BLOCK_STAT[align]
     assert chosen is noise.STATS[least], spread
+
+
+def test_joined_blocks_hold_both_kinds_alike_and_are_compared_in_pairs(noise):
+    """Blocks joined two at a time: each joined block holds one `off` and one `on`, and
+    consecutive joined blocks are compared, an A/A comparison however big the on/off step."""
+    pace = [10.0, 20.0, 10.0, 40.0, 10.0, 20.0]  # the loop's slow pace, two blocks at a level
+    blocks = [(state, [pace[i // 2] * (3.0 if state == "on" else 1.0)] * 3)
+              for i, state in enumerate(["off", "on"] * 6)]
+    n, sd = noise.joined_sd(blocks, 2)
+    # joined medians: the on/off step (x3) is inside every joined block, so only the pace's
+    # ratios are read: 20/10, 40/10, 20/10
+    assert n == 3
+    assert sd == pytest.approx(math.sqrt(((math.log(4) - math.log(2)) ** 2) / 3), rel=1e-9)
+    with pytest.raises(ValueError, match="even number"):
+        noise.joined_sd(blocks, 3)
+
+
+def test_the_seconds_a_bar_needs_grow_with_the_spread_squared(noise):
+    # σ 0.0153 puts 1.96σ/0.03 at 1: one round of two 1 s blocks
+    assert noise.seconds_for_bar(0.03 / 1.96, 1.0) == pytest.approx(2.0)
+    assert noise.seconds_for_bar(2 * 0.03 / 1.96, 1.0) == pytest.approx(8.0)
