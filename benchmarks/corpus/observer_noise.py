@@ -20,6 +20,12 @@ verdict:
    seconds of rounds the 3 % bar would need at it. Where the step's pace wanders slowly (a
    loader worker's pace between two levels), joining does not narrow the spread, and the bar
    is reached by more rounds of short blocks instead.
+4. *Would each `on` block read against the `off` blocks on both sides narrow the interval?*
+   The round as made is an `on` block over the `off` block before it; an `on` block over the
+   geometric mean of the `off` blocks before and after it takes a slow drift out. Its rounds
+   share an `off` block with their neighbours, so its standard error counts their lag-1
+   covariance (Newey-West). Printed: each run's standard error of the mean log ratio both
+   ways and their ratio; a spread, not a verdict, so the choice does not lean toward one.
 """
 
 from __future__ import annotations
@@ -132,6 +138,32 @@ def seconds_for_bar(sd: float, block_s: float, margin: float = 0.03) -> float:
     return (1.96 * sd / margin) ** 2 * 2 * block_s
 
 
+def medians(blocks: list[tuple[str, list[float]]], least: int = 3) -> list[tuple[str, float]]:
+    """Each block's state and median, 0.0 where it holds fewer than `least` values."""
+    return [(state, statistics.median(v) if len(v) >= least else 0.0) for state, v in blocks]
+
+
+def pair_logs(meds: list[tuple[str, float]]) -> list[float]:
+    """The rounds as made: log(on / the off block before it)."""
+    return [math.log(on / off) for (s0, off), (s1, on) in zip(meds, meds[1:], strict=False)
+            if s0 == "off" and s1 == "on" and off and on]
+
+
+def both_sides_logs(meds: list[tuple[str, float]]) -> list[float]:
+    """log(on / the geometric mean of the off blocks on both sides)."""
+    return [math.log(on) - (math.log(a) + math.log(b)) / 2
+            for (_, a), (s1, on), (_, b) in zip(meds, meds[1:], meds[2:], strict=False)
+            if s1 == "on" and a and b and on]
+
+
+def newey_west_se(x: list[float], lags: int = 1) -> float:
+    """The standard error of the mean of a series whose neighbours covary (Bartlett weights)."""
+    n, m = len(x), statistics.fmean(x)
+    cov = [sum((x[i] - m) * (x[i + k] - m) for i in range(n - k)) / n for k in range(lags + 1)]
+    var = cov[0] + 2 * sum((1 - k / (lags + 1)) * cov[k] for k in range(1, lags + 1))
+    return math.sqrt(max(var, 0.0) / n)
+
+
 def main(argv: list[str]) -> int:
     path = Path(argv[0]) if argv else EVIDENCE
     runs = json.loads(path.read_text())["runs"]
@@ -158,6 +190,20 @@ def main(argv: list[str]) -> int:
                 cells.append(f"{k * r['block_s']:g} s σ {got[1]:.3f} "
                              f"({seconds_for_bar(got[1], k * r['block_s']):.0f} s)")
         print(f"   {r['id']:<24} call {r['call']!s:<5} " + "; ".join(cells))
+    print("4. Standard error of the mean log ratio: on over the off before / over both sides:")
+    ratios = []
+    for r in runs:
+        meds = medians(block_values(r))
+        one, two = pair_logs(meds), both_sides_logs(meds)
+        if r.get("align") or min(len(one), len(two)) < 15:
+            continue
+        se1 = statistics.stdev(one) / math.sqrt(len(one))
+        se2 = newey_west_se(two)
+        ratios.append(se2 / se1)
+        print(f"   {r['id']:<24} call {r['call']!s:<5} {se1:.4f} ({len(one)}) / "
+              f"{se2:.4f} ({len(two)}): x{se2 / se1:.2f}")
+    if ratios:
+        print(f"   median x{statistics.median(ratios):.2f} over {len(ratios)} runs")
     return 0
 
 

@@ -69,3 +69,20 @@ def test_the_seconds_a_bar_needs_grow_with_the_spread_squared(noise):
     # σ 0.0153 puts 1.96σ/0.03 at 1: one round of two 1 s blocks
     assert noise.seconds_for_bar(0.03 / 1.96, 1.0) == pytest.approx(2.0)
     assert noise.seconds_for_bar(2 * 0.03 / 1.96, 1.0) == pytest.approx(8.0)
+
+
+def test_an_on_block_read_against_both_sides_takes_a_steady_drift_out(noise):
+    """A pace that slows by 1 % a block and a tool that costs nothing: the round as made reads
+    the drift as a 1 % cost, the round against both sides reads none."""
+    blocks = [("off" if i % 2 == 0 else "on", [10.0 * 1.01 ** i] * 3) for i in range(9)]
+    meds = noise.medians(blocks)
+    assert noise.pair_logs(meds) == pytest.approx([math.log(1.01)] * 4)
+    assert noise.both_sides_logs(meds) == pytest.approx([0.0] * 4, abs=1e-12)
+
+
+def test_the_standard_error_counts_neighbours_that_share_a_block(noise):
+    # alternating series: neighbours covary negatively, the mean is steadier than iid reads
+    x = [1.0, -1.0] * 50
+    iid = 1.0 / math.sqrt(len(x))  # population σ 1 over √n, as lag 0 alone gives
+    assert noise.newey_west_se(x, lags=0) == pytest.approx(iid)
+    assert noise.newey_west_se(x, lags=1) == pytest.approx(0.1 * iid, rel=0.01)
