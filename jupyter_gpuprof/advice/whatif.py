@@ -176,9 +176,15 @@ def _floor_note(calls: str) -> str:
 
 
 def _eager_note(g: StepGraph, eager: np.ndarray) -> str:
-    """What the graphs leave eager, said when there is some."""
+    """What the graphs leave eager, said when there is some: code outside the model, and
+    DDP's gradient reducer, whose hooks no compiled graph holds."""
     n = float(eager.sum())
-    return f", {_per_step(g, n)} left eager (code outside the model)" if n else ""
+    if not n:
+        return ""
+    ddp = float((eager & g.host["reducer"].to_numpy(dtype=bool)).sum())
+    why = (f"code outside the model; {_per_step(g, ddp)} in DDP's gradient reducer, whose "
+           "hooks run outside the compiled graphs" if ddp else "code outside the model")
+    return f", {_per_step(g, n)} left eager ({why})"
 
 
 def requires_sync(g: StepGraph) -> bool:

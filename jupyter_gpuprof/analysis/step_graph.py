@@ -44,6 +44,11 @@ BACKWARD_NODE = "autograd::engine::evaluate_function"
 #: modules (`torch._dynamo.config.allow_rnn` is off; their cuDNN kernels launch per time step)
 GRAPH_BREAK_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu",
                              "aten::_cudnn_rnn_backward", "aten::_cudnn_rnn"})
+#: DDP's gradient reducer: the bucket copies, the averaging and the all-reduce its autograd
+#: hooks run during backward. Compiling a DDP model splits its graph at the buckets
+#: (DDPOptimizer) and leaves the hooks eager, so no CUDA graph of the model holds them
+DDP_REDUCER_PREFIXES = ("torch::distributed::reducer", "torch.distributed.ddp.reducer",
+                        "c10d::", "record_param_comms", "nccl:")
 #: a top-level module call launching fewer kernels is a loss or a helper, not the model,
 #: unless no call of its step launches more
 MODEL_CALL_MIN_LAUNCHES = 10
@@ -66,6 +71,8 @@ HOST_COLUMNS = {
     "optimizer": "the call happens inside Optimizer.step / zero_grad (stays eager under graphs)",
     "eager": "the call happens outside the model's forward and backward (the optimizer, the "
              "loop's own code): compiling the model does not put it in a CUDA graph",
+    "reducer": "the call happens inside DDP's gradient reducer (bucket copies, averaging, "
+               "all-reduce), which its autograd hooks run outside any compiled graph",
     "model_entry": "the first call of a forward pass of the model (a top-level module call "
                    "launching at least MODEL_CALL_MIN_LAUNCHES kernels, or the one launching "
                    "most in its step): where a compiled model pays its guards and wrappers",
@@ -195,21 +202,38 @@ def _framework_other(trace: Trace, host: HostWork, optimizer: Coverage) -> Cover
     return subtract(framework, host.input, host.launch)
 
 
-def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray) -> np.ndarray:
-    """Calls that compiling the model leaves eager: the optimizer's, and where the capture
-    marked the forward passes, every call outside them and outside the autograd engine's
-    backward nodes (whichever thread ran those), and the ops Dynamo breaks its graph at."""
+def _in_reducer(trace: Trace, starts: np.ndarray) -> np.ndarray:
+    """Calls inside DDP's gradient reducer (`DDP_REDUCER_PREFIXES`): its ops and its
+    collectives' ranges, on whichever thread ran them."""
+    spans = [df[names_where(df, lambda n: n.startswith(DDP_REDUCER_PREFIXES),
+                            DDP_REDUCER_PREFIXES)]
+             for df in (trace.of("cpu_op"), trace.of("user_annotation"))]
+    ranges = pd.concat([d[["ts_us", "end_us"]] for d in spans])
+    if not len(ranges):
+        return np.zeros(len(starts), dtype=bool)
+    out: np.ndarray = Coverage.of(ranges["ts_us"].to_numpy(),
+                                  ranges["end_us"].to_numpy()).contains(starts)
+    return out
+
+
+def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray,
+           in_reducer: np.ndarray) -> np.ndarray:
+    """Calls that compiling the model leaves eager: the optimizer's and DDP's reducer's, and
+    where the capture marked the forward passes, every call outside them and outside the
+    autograd engine's backward nodes (whichever thread ran those), and the ops Dynamo breaks
+    its graph at."""
     ann = trace.of("user_annotation")
     forward = ann[names_in(ann, MODEL_PHASES)]
     if not len(forward):
-        return in_optimizer
+        alone: np.ndarray = in_optimizer | in_reducer
+        return alone
     ops = trace.of("cpu_op")
     nodes = ops[names_where(ops, lambda n: n.startswith(BACKWARD_NODE), BACKWARD_NODE)]
     model = pd.concat([forward[["ts_us", "end_us"]], nodes[["ts_us", "end_us"]]])
     inside = Coverage.of(model["ts_us"].to_numpy(), model["end_us"].to_numpy()).contains(starts)
     rnn = ops[names_in(ops, GRAPH_BREAK_OPS)]
     broken = Coverage.of(rnn["ts_us"].to_numpy(), rnn["end_us"].to_numpy()).contains(starts)
-    out: np.ndarray = in_optimizer | ~inside | broken
+    out: np.ndarray = in_optimizer | in_reducer | ~inside | broken
     return out
 
 
@@ -308,13 +332,14 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
     own = _framework_other(trace, host, optimizer)
     framework = np.minimum(own.overlap(gap_lo, gap_hi), other)
     kind_launch = items["kind"].to_numpy() == LAUNCH
+    in_reducer = _in_reducer(trace, starts)
     table = pd.DataFrame({
         "ts_us": starts, "dur_us": items["dur_us"].to_numpy(),
         "kind": items["kind"].to_numpy(), "pre_input_us": inp, "pre_dispatch_us": disp,
         "pre_host_us": other, "pre_hostop_us": np.minimum(in_ops, other),
         "pre_framework_us": framework, "gpu": gidx,
         "step": step_of, "optimizer": in_optimizer,
-        "eager": _eager(trace, starts, in_optimizer),
+        "eager": _eager(trace, starts, in_optimizer, in_reducer), "reducer": in_reducer,
         "model_entry": _model_entries(trace, starts, kind_launch & (gidx >= 0), step_of),
     })
     last = float(ends[-1]) if len(items) else lo
