@@ -126,9 +126,12 @@ def test_blocks_aligned_to_epochs_end_at_the_same_place_of_an_epoch(inproc, tmp_
     assert {p[1] if p else None for p in before} == {1}, before  # None: before any line
     epochs = [e for e, _ in before]
     assert epochs == sorted(set(epochs)), epochs  # once an epoch at most
-    # each block holds one stall: a value of at least the stall, 30 ms over a 10 ms step
+    # each block holds its epoch's stall (30 ms over a 10 ms step), and one only: a host
+    # loaded by other jobs may stretch a plain step past the bar in one block, not in several
+    # (time blocks of 0.02 s would hold none in most blocks)
     full = [b["values"] for b in row["blocks"][1:]]
-    assert full and all(sum(v >= 35.0 for v in vals) == 1 for vals in full), full
+    stalls = [sum(v >= 35.0 for v in vals) for vals in full]
+    assert full and min(stalls) >= 1 and sum(n > 1 for n in stalls) <= 1, full
 
 
 WORKER_PACED = textwrap.dedent('''
