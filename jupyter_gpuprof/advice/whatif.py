@@ -182,8 +182,10 @@ def _eager_note(g: StepGraph, eager: np.ndarray) -> str:
     if not n:
         return ""
     ddp = float((eager & g.host["reducer"].to_numpy(dtype=bool)).sum())
-    why = (f"code outside the model; {_per_step(g, ddp)} in DDP's gradient reducer, whose "
-           "hooks run outside the compiled graphs" if ddp else "code outside the model")
+    reducer = "DDP's gradient reducer, whose hooks run outside the compiled graphs"
+    why = (reducer if ddp == n else
+           f"code outside the model; {_per_step(g, ddp)} of them in {reducer}" if ddp else
+           "code outside the model")
     return f", {_per_step(g, n)} left eager ({why})"
 
 

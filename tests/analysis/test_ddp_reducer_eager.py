@@ -50,3 +50,17 @@ def test_without_a_reducer_every_backward_launch_is_graphed(tmp_path, monkeypatc
     host = _host(tmp_path)
     launches = host[host["gpu"] >= 0]
     assert not launches["reducer"].any() and not launches["eager"].any()
+
+
+def test_the_launch_fix_says_what_ddps_reducer_leaves_eager(tmp_path):
+    """HTA's sampled DDP ranks (a public trace): the launch fix names the reducer's launches
+    it leaves out of the graphs, so the price says what it does not cover."""
+    import shutil
+    from pathlib import Path
+
+    from jupyter_gpuprof.report import analyze_path
+
+    src = Path(__file__).resolve().parents[1] / "data" / "wild" / "hta" / "sampled_ranks"
+    trace = shutil.copy(src / "sampled_rank-0.json.gz", tmp_path)
+    launch = next(f for f in analyze_path(trace).advice.findings if f.category == "launch")
+    assert "left eager (DDP's gradient reducer, whose hooks run outside" in launch.driver
