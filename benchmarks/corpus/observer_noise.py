@@ -38,6 +38,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from observer_inprocess import rounds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / "docs" / "evidence" / "observer_inprocess_h200.json"
 #: a value this many times the run's median is an epoch's stall (DCGAN: 115-175 ms over 13 ms)
@@ -143,10 +146,9 @@ def medians(blocks: list[tuple[str, list[float]]], least: int = 3) -> list[tuple
     return [(state, statistics.median(v) if len(v) >= least else 0.0) for state, v in blocks]
 
 
-def pair_logs(meds: list[tuple[str, float]]) -> list[float]:
-    """The rounds as made: log(on / the off block before it)."""
-    return [math.log(on / off) for (s0, off), (s1, on) in zip(meds, meds[1:], strict=False)
-            if s0 == "off" and s1 == "on" and off and on]
+def pair_logs(blocks: list[tuple[str, list[float]]]) -> list[float]:
+    """The rounds as the check makes them (observer_inprocess.rounds), as logs."""
+    return [math.log(r) for r in rounds(blocks)]
 
 
 def both_sides_logs(meds: list[tuple[str, float]]) -> list[float]:
@@ -193,8 +195,8 @@ def main(argv: list[str]) -> int:
     print("4. Standard error of the mean log ratio: on over the off before / over both sides:")
     ratios = []
     for r in runs:
-        meds = medians(block_values(r))
-        one, two = pair_logs(meds), both_sides_logs(meds)
+        blocks = block_values(r)
+        one, two = pair_logs(blocks), both_sides_logs(medians(blocks))
         if r.get("align") or min(len(one), len(two)) < 15:
             continue
         se1 = statistics.stdev(one) / math.sqrt(len(one))

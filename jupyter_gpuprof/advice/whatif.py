@@ -183,9 +183,9 @@ def _eager_note(g: StepGraph, eager: np.ndarray) -> str:
         return ""
     ddp = float((eager & g.host["reducer"].to_numpy(dtype=bool)).sum())
     reducer = "DDP's gradient reducer, whose hooks run outside the compiled graphs"
-    why = (reducer if ddp == n else
-           f"code outside the model; {_per_step(g, ddp)} of them in {reducer}" if ddp else
-           "code outside the model")
+    why = "code outside the model"
+    if ddp:
+        why = reducer if ddp == n else f"{why}; {_per_step(g, ddp)} of them in {reducer}"
     return f", {_per_step(g, n)} left eager ({why})"
 
 

@@ -76,7 +76,7 @@ def test_an_on_block_read_against_both_sides_takes_a_steady_drift_out(noise):
     the drift as a 1 % cost, the round against both sides reads none."""
     blocks = [("off" if i % 2 == 0 else "on", [10.0 * 1.01 ** i] * 3) for i in range(9)]
     meds = noise.medians(blocks)
-    assert noise.pair_logs(meds) == pytest.approx([math.log(1.01)] * 4)
+    assert noise.pair_logs(blocks) == pytest.approx([math.log(1.01)] * 4)
     assert noise.both_sides_logs(meds) == pytest.approx([0.0] * 4, abs=1e-12)
 
 
