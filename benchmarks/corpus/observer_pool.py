@@ -2,7 +2,9 @@
 
     python benchmarks/corpus/observer_pool.py [EVIDENCE]
 
-(EVIDENCE: docs/evidence/observer_inprocess_h200.json unless named.)
+(EVIDENCE: docs/evidence/observer_inprocess_h200.json unless named.) Its last lines are each
+corpus script's standing: `within` where one pool of runs of one setting reads within the bar
+(the GPU pools, or the CPU host's runs for a CPU script), with where from.
 A script's runs are read together only when they ran under the same conditions (the same
 block, the same pinning): each entry of `pools` names a script's calls and says why they
 belong together, so every pooled reading in docs/benchmarks.md comes from the committed
@@ -23,6 +25,8 @@ from observer_concurrent import pooled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / "docs" / "evidence" / "observer_inprocess_h200.json"
+CPU_EVIDENCE = ROOT / "docs" / "evidence" / "observer_inprocess_cpu.json"
+MANIFEST = ROOT / "benchmarks" / "corpus" / "manifest.json"
 
 
 def run_rounds(run: dict[str, Any]) -> list[float]:
@@ -72,10 +76,36 @@ def line(p: dict[str, Any]) -> str:
             f"x{r.get('ratio', float('nan')):.4f} ({lo:.4f}-{hi:.4f})  {r['verdict']}{mixed}")
 
 
+def cpu_readings(cpu: dict[str, Any]) -> list[dict[str, Any]]:
+    """The CPU host's runs, one reading each (a session's runs sit under `session_*` keys)."""
+    sessions = [("", cpu)] + [(k, v) for k, v in cpu.items() if k.startswith("session_")]
+    return [{"id": sid, "calls": [name or "first"], "reading": pooled(run_rounds(run))}
+            for name, block in sessions for sid, run in block.items()
+            if isinstance(run, dict) and "rounds" in run]
+
+
+def standing(scripts: list[str], read: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each script's standing: within where a pool of one setting reads within (a `mixed` pool
+    is a disclosure, never the claim), with the pool it rests on; else not shown."""
+    out: dict[str, dict[str, Any]] = {s: {"verdict": "not shown", "calls": []} for s in scripts}
+    for p in read:
+        if p["id"] in out and not p.get("mixed") and p["reading"]["verdict"] == "within":
+            out[p["id"]] = {"verdict": "within", "calls": p["calls"]}
+    return out
+
+
 def main(argv: list[str]) -> int:
     path = Path(argv[0]) if argv else EVIDENCE
-    for p in readings(json.loads(path.read_text())):
+    read = readings(json.loads(path.read_text()))
+    for p in read:
         print(line(p))
+    scripts = [s["id"] for s in json.loads(MANIFEST.read_text())["scripts"]]
+    stand = standing(scripts, read + cpu_readings(json.loads(CPU_EVIDENCE.read_text())))
+    print()
+    for sid, st in stand.items():
+        print(f"{sid:<24} {st['verdict']:<10} {'+'.join(st['calls'])}")
+    within = sum(st["verdict"] == "within" for st in stand.values())
+    print(f"{within} of {len(stand)} scripts within")
     return 0
 
 

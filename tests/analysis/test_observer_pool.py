@@ -59,3 +59,33 @@ def test_every_committed_pool_names_runs_of_one_setting_or_says_why(pools):
     evidence = json.loads((ROOT / "docs" / "evidence" / "observer_inprocess_h200.json").read_text())
     read = pools.readings(evidence)
     assert read and all(p["why"] and p["reading"]["pairs"] >= 2 for p in read)
+
+
+def test_a_scripts_standing_rests_on_a_pool_of_one_setting_never_a_mixed_one(pools):
+    within = {"pairs": 9, "verdict": "within"}
+    read = [{"id": "a", "calls": ["1", "2"], "mixed": "2 CPUs and 4", "reading": within},
+            {"id": "b", "calls": ["3"], "reading": within},
+            {"id": "b", "calls": ["4"], "reading": {"pairs": 9, "verdict": "not shown"}}]
+    got = pools.standing(["a", "b", "c"], read)
+    assert got["a"]["verdict"] == "not shown" and got["c"]["verdict"] == "not shown"
+    assert got["b"] == {"verdict": "within", "calls": ["3"]}
+
+
+def test_the_cpu_hosts_runs_are_read_by_the_same_rule(pools):
+    run = {"rounds": [1.0, 1.01, 0.99, 1.0]}
+    cpu = {"about": "x", "s": run, "session_9": {"about": "y", "s": run}}
+    got = pools.cpu_readings(cpu)
+    assert [(r["id"], r["calls"]) for r in got] == [("s", ["first"]), ("s", ["session_9"])]
+    assert got[0]["reading"]["ratio"] == pytest.approx(math.exp(
+        sum(math.log(x) for x in run["rounds"]) / 4))
+
+
+def test_the_committed_evidence_puts_every_corpus_script_within_the_bar(pools):
+    """The README's claim (every script of the corpus within 3 % of itself run alone) is
+    what the committed rounds read, by the rule above, not a line copied by hand."""
+    read = pools.readings(json.loads(pools.EVIDENCE.read_text()))
+    read += pools.cpu_readings(json.loads(pools.CPU_EVIDENCE.read_text()))
+    scripts = [s["id"] for s in json.loads(pools.MANIFEST.read_text())["scripts"]]
+    stand = pools.standing(scripts, read)
+    assert len(stand) == 13
+    assert [s for s, st in stand.items() if st["verdict"] != "within"] == []
