@@ -109,7 +109,9 @@ def own_times(entry: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         scale = UNIT_MS[log["unit"]]
         ms = [v * scale for v in values][skip:]
         basis = "the script's log"
-    return {"n": len(ms), "skip": skip, "median_ms": statistics.median(ms) if ms else None,
+        per = 1
+    return {"n": len(ms), "skip": skip, "per": per,  # the iterations a value was divided by
+            "median_ms": statistics.median(ms) if ms else None,
             "mean_ms": statistics.fmean(ms) if ms else None, "basis": basis,
             "series_ms": [round(v, 4) for v in ms]}
 

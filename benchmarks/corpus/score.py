@@ -85,6 +85,14 @@ def report_of(script: str) -> dict[str, Any] | None:
         return analyze_path(copy).to_json()
 
 
+def plain_step_ms(entry: dict[str, Any], plain: dict[str, Any]) -> float | None:
+    """The script alone, per step: a value of its log stands for `own_log.per` steps; a record
+    says what it was divided by (`per`; one made before said nothing: the manifest's then)."""
+    median = plain.get("median_ms")
+    per = entry.get("own_log", {}).get("per", 1)
+    return None if median is None else median * plain.get("per", per) / per
+
+
 def score(evidence: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per manifest entry."""
     measured = _merged(evidence)
@@ -103,7 +111,7 @@ def score(evidence: dict[str, Any]) -> list[dict[str, Any]]:
             "expected_gain_pct": top["expected_gain_pct"] if top else None,
             "truth": t, "tries_crashed": crashed, "report_s": tool.get("wall_s"),
             "baseline_ms": (tool.get("steps") or {}).get("median_ms"),
-            "plain_ms": (m.get("plain") or {}).get("median_ms")}
+            "plain_ms": plain_step_ms(entry, m.get("plain") or {})}
         if t is not None:
             row["right"] = verdict in t["categories"]
             if t["fix"] is not None and row["expected_gain_pct"] is not None and row["right"]:
