@@ -175,17 +175,26 @@ def _floor_note(calls: str) -> str:
             f"{units.ms(T.COMPILED_GRAPHS_CALL_US / 1e3)} of guards and wrappers each")
 
 
+#: the step graph's columns for what compiling leaves eager inside the model, and how to say it
+EAGER_INSIDE = (("reducer", "DDP's gradient reducer, whose hooks run outside the compiled graphs"),
+                ("graph_break", "an RNN, GRU or LSTM, which Dynamo does not trace: the compiled "
+                                "model is split around it"))
+
+
 def _eager_note(g: StepGraph, eager: np.ndarray) -> str:
-    """What the graphs leave eager, said when there is some: code outside the model, and
-    DDP's gradient reducer, whose hooks no compiled graph holds."""
+    """What the graphs leave eager, said when there is some: code outside the model, and the
+    parts of the model no compiled graph holds (DDP's reducer hooks, the modules Dynamo
+    skips)."""
     n = float(eager.sum())
     if not n:
         return ""
-    ddp = float((eager & g.host["reducer"].to_numpy(dtype=bool)).sum())
-    reducer = "DDP's gradient reducer, whose hooks run outside the compiled graphs"
-    why = "code outside the model"
-    if ddp:
-        why = reducer if ddp == n else f"{why}; {_per_step(g, ddp)} of them in {reducer}"
+    named = [(k, label) for col, label in EAGER_INSIDE
+             if (k := float((eager & g.host[col].to_numpy(dtype=bool)).sum()))]
+    if len(named) == 1 and named[0][0] == n:
+        why = named[0][1]
+    else:
+        why = "; ".join(["code outside the model",
+                         *(f"{_per_step(g, k)} of them in {label}" for k, label in named)])
     return f", {_per_step(g, n)} left eager ({why})"
 
 

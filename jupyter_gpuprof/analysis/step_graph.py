@@ -73,6 +73,8 @@ HOST_COLUMNS = {
              "loop's own code): compiling the model does not put it in a CUDA graph",
     "reducer": "the call happens inside DDP's gradient reducer (bucket copies, averaging, "
                "all-reduce), which its autograd hooks run outside any compiled graph",
+    "graph_break": "the call happens inside a module Dynamo does not trace (an RNN, GRU or "
+                   "LSTM: GRAPH_BREAK_OPS), which runs eager between the compiled graphs",
     "model_entry": "the first call of a forward pass of the model (a top-level module call "
                    "launching at least MODEL_CALL_MIN_LAUNCHES kernels, or the one launching "
                    "most in its step): where a compiled model pays its guards and wrappers",
@@ -216,23 +218,30 @@ def _in_reducer(trace: Trace, starts: np.ndarray) -> np.ndarray:
     return out
 
 
+def _in_graph_break(trace: Trace, starts: np.ndarray) -> np.ndarray:
+    """Calls inside the ops Dynamo does not trace (`GRAPH_BREAK_OPS`), forward and backward."""
+    ops = trace.of("cpu_op")
+    rnn = ops[names_in(ops, GRAPH_BREAK_OPS)]
+    out: np.ndarray = Coverage.of(rnn["ts_us"].to_numpy(), rnn["end_us"].to_numpy()).contains(
+        starts)
+    return out
+
+
 def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray,
-           in_reducer: np.ndarray) -> np.ndarray:
-    """Calls that compiling the model leaves eager: the optimizer's and DDP's reducer's, and
-    where the capture marked the forward passes, every call outside them and outside the
-    autograd engine's backward nodes (whichever thread ran those), and the ops Dynamo breaks
-    its graph at."""
+           in_reducer: np.ndarray, broken: np.ndarray) -> np.ndarray:
+    """Calls that compiling the model leaves eager: the optimizer's, DDP's reducer's and the
+    ops Dynamo breaks its graph at, and where the capture marked the forward passes, every
+    call outside them and outside the autograd engine's backward nodes (whichever thread ran
+    those)."""
     ann = trace.of("user_annotation")
     forward = ann[names_in(ann, MODEL_PHASES)]
     if not len(forward):
-        alone: np.ndarray = in_optimizer | in_reducer
+        alone: np.ndarray = in_optimizer | in_reducer | broken
         return alone
     ops = trace.of("cpu_op")
     nodes = ops[names_where(ops, lambda n: n.startswith(BACKWARD_NODE), BACKWARD_NODE)]
     model = pd.concat([forward[["ts_us", "end_us"]], nodes[["ts_us", "end_us"]]])
     inside = Coverage.of(model["ts_us"].to_numpy(), model["end_us"].to_numpy()).contains(starts)
-    rnn = ops[names_in(ops, GRAPH_BREAK_OPS)]
-    broken = Coverage.of(rnn["ts_us"].to_numpy(), rnn["end_us"].to_numpy()).contains(starts)
     out: np.ndarray = in_optimizer | in_reducer | ~inside | broken
     return out
 
@@ -333,13 +342,15 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
     framework = np.minimum(own.overlap(gap_lo, gap_hi), other)
     kind_launch = items["kind"].to_numpy() == LAUNCH
     in_reducer = _in_reducer(trace, starts)
+    broken = _in_graph_break(trace, starts)
     table = pd.DataFrame({
         "ts_us": starts, "dur_us": items["dur_us"].to_numpy(),
         "kind": items["kind"].to_numpy(), "pre_input_us": inp, "pre_dispatch_us": disp,
         "pre_host_us": other, "pre_hostop_us": np.minimum(in_ops, other),
         "pre_framework_us": framework, "gpu": gidx,
         "step": step_of, "optimizer": in_optimizer,
-        "eager": _eager(trace, starts, in_optimizer, in_reducer), "reducer": in_reducer,
+        "eager": _eager(trace, starts, in_optimizer, in_reducer, broken),
+        "reducer": in_reducer, "graph_break": broken,
         "model_entry": _model_entries(trace, starts, kind_launch & (gidx >= 0), step_of),
     })
     last = float(ends[-1]) if len(items) else lo

@@ -273,6 +273,24 @@ def test_ddps_gradient_reducer_stays_out_of_the_compiled_graphs(tmp_path, monkey
     assert graphed.advice.verdict.category == "launch"
 
 
+def test_the_launch_fix_says_which_part_of_the_model_dynamo_leaves_eager(tmp_path, monkeypatch):
+    """The word LM's nn.LSTM is not traced by Dynamo: compiling the model splits it around the
+    LSTM, whose per-time-step kernels stay eager. The launch driver says so, in the model's own
+    terms, rather than calling them code outside the model."""
+    from jupyter_gpuprof.advice.whatif import predictions_for
+    from jupyter_gpuprof.analysis import step_graph as sg
+
+    r = corpus_report(tmp_path / "a", "word-lm")
+    host = r.analysis.graph.host
+    per_step = host["graph_break"].sum() / r.analysis.graph.n_steps
+    assert per_step > 300 and host.loc[host["graph_break"], "eager"].all()
+    driver = predictions_for(r.analysis)["launch"].driver
+    assert "left eager (code outside the model; 330 of them in an RNN, GRU or LSTM" in driver
+    monkeypatch.setattr(sg, "GRAPH_BREAK_OPS", frozenset())
+    unaware = corpus_report(tmp_path / "b", "word-lm")
+    assert "LSTM" not in predictions_for(unaware.analysis)["launch"].driver
+
+
 def test_a_power_capped_gpu_bound_step_is_not_held_by_its_one_read_back(tmp_path, monkeypatch):
     """Compiled nanoGPT in bf16: 72.1 ms a step against 66.4 ms of captured kernels, with one
     `.item()` per step. The capture ran at 1,980 MHz, the baseline down to 1,710 MHz at the
