@@ -66,6 +66,9 @@ HOST_COLUMNS = {
     "pre_framework_us": "the part of pre_host_us inside the framework's own calls, backward() "
                         "and the optimizer's step and zero_grad: host time no change to the "
                         "loop's own code moves",
+    "pre_eager_dispatch_us": "the part of pre_dispatch_us inside the parts of the model "
+                             "that compiling leaves eager (graph_break, reducer): dispatch "
+                             "that stays when the next launch is graphed",
     "gpu": "index into `StepGraph.gpu` of the operation it launches (-1: none)",
     "step": "0-based profiled step the item belongs to",
     "optimizer": "the call happens inside Optimizer.step / zero_grad (stays eager under graphs)",
@@ -204,27 +207,21 @@ def _framework_other(trace: Trace, host: HostWork, optimizer: Coverage) -> Cover
     return subtract(framework, host.input, host.launch)
 
 
-def _in_reducer(trace: Trace, starts: np.ndarray) -> np.ndarray:
-    """Calls inside DDP's gradient reducer (`DDP_REDUCER_PREFIXES`): its ops and its
-    collectives' ranges, on whichever thread ran them."""
+def _reducer_ranges(trace: Trace) -> Coverage:
+    """DDP's gradient reducer (`DDP_REDUCER_PREFIXES`): its ops and its collectives' ranges,
+    on whichever thread ran them."""
     spans = [df[names_where(df, lambda n: n.startswith(DDP_REDUCER_PREFIXES),
                             DDP_REDUCER_PREFIXES)]
              for df in (trace.of("cpu_op"), trace.of("user_annotation"))]
     ranges = pd.concat([d[["ts_us", "end_us"]] for d in spans])
-    if not len(ranges):
-        return np.zeros(len(starts), dtype=bool)
-    out: np.ndarray = Coverage.of(ranges["ts_us"].to_numpy(),
-                                  ranges["end_us"].to_numpy()).contains(starts)
-    return out
+    return Coverage.of(ranges["ts_us"].to_numpy(), ranges["end_us"].to_numpy())
 
 
-def _in_graph_break(trace: Trace, starts: np.ndarray) -> np.ndarray:
-    """Calls inside the ops Dynamo does not trace (`GRAPH_BREAK_OPS`), forward and backward."""
+def _graph_break_ranges(trace: Trace) -> Coverage:
+    """The ops Dynamo does not trace (`GRAPH_BREAK_OPS`), forward and backward."""
     ops = trace.of("cpu_op")
     rnn = ops[names_in(ops, GRAPH_BREAK_OPS)]
-    out: np.ndarray = Coverage.of(rnn["ts_us"].to_numpy(), rnn["end_us"].to_numpy()).contains(
-        starts)
-    return out
+    return Coverage.of(rnn["ts_us"].to_numpy(), rnn["end_us"].to_numpy())
 
 
 def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray,
@@ -341,13 +338,16 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
     own = _framework_other(trace, host, optimizer)
     framework = np.minimum(own.overlap(gap_lo, gap_hi), other)
     kind_launch = items["kind"].to_numpy() == LAUNCH
-    in_reducer = _in_reducer(trace, starts)
-    broken = _in_graph_break(trace, starts)
+    reducer, breaks = _reducer_ranges(trace), _graph_break_ranges(trace)
+    in_reducer, broken = reducer.contains(starts), breaks.contains(starts)
+    # dispatch inside the parts of the model that stay eager (a graph-broken LSTM's backward
+    # ahead of the next graphed launch): no graph removes it
+    kept = np.minimum(reducer.overlap(gap_lo, gap_hi) + breaks.overlap(gap_lo, gap_hi), disp)
     table = pd.DataFrame({
         "ts_us": starts, "dur_us": items["dur_us"].to_numpy(),
         "kind": items["kind"].to_numpy(), "pre_input_us": inp, "pre_dispatch_us": disp,
         "pre_host_us": other, "pre_hostop_us": np.minimum(in_ops, other),
-        "pre_framework_us": framework, "gpu": gidx,
+        "pre_framework_us": framework, "pre_eager_dispatch_us": kept, "gpu": gidx,
         "step": step_of, "optimizer": in_optimizer,
         "eager": _eager(trace, starts, in_optimizer, in_reducer, broken),
         "reducer": in_reducer, "graph_break": broken,

@@ -320,13 +320,13 @@ def _unspread(analyze):
 
 def test_a_fix_that_takes_the_syncs_out_is_priced_with_what_they_hold(tmp_path):
     """The word-level LM: its launch fix starts by removing the per-batch `.item()` (a CUDA
-    graph cannot hold a sync). By hand, no `.item()` plus reduce-overhead measured −31.5 %:
-    the verdict is launch, priced within the corpus bar of 15 points (22 % on the 2026-12-03
-    recording, whose probe shows little of the read-back's hold), and the fix names the wait
-    it must take out first."""
+    graph cannot hold a sync), and the fix names the wait it must take out first. Its price
+    (15 % on the 2026-12-03 recording, the LSTM's eager backward kept) lies between what was
+    measured: by hand on the H200, one process a variant, −31.5 %; in six interleaved rounds
+    on an H100 host, slower (docs/benchmarks.md §14, session 54)."""
     r = corpus_report(tmp_path, "word-lm")
     launch = next(f for f in r.advice.findings if f.category == "launch")
     assert launch.data.get("requires") == "sync"
-    assert launch.expected_gain_pct == pytest.approx(31.5, abs=15)
+    assert 5 < launch.expected_gain_pct < 31.5
     assert r.advice.verdict.category == "launch"
     assert "aten::item ×1/step" in launch.fix.splitlines()[0]
