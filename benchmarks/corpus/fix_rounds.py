@@ -5,7 +5,8 @@ spreads more than the fix saves.
     python benchmarks/corpus/fix_rounds.py EVIDENCE
 
 EVIDENCE holds `rounds`, each with `plain` and `fixes` as benchmarks/corpus/run_gpu.py writes
-them (the script's own log). Per fix: the rounds' ratios (fix over alone, medians of the log's
+them (the script's own log), or is the corpus.json of `CORPUS_FIX_ROUNDS=N run_gpu.py`: one
+such entry a script. Per fix: the rounds' ratios (fix over alone, medians of the log's
 values), their geometric mean and 95 % t interval (observer_concurrent.pooled), and what that
 says: `faster` or `slower` when the whole interval lies on one side of 1, else `not shown`.
 """
@@ -43,14 +44,20 @@ def reading(rounds: list[dict[str, Any]], fix: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    doc = json.loads(Path(argv[0]).read_text())
-    fixes = sorted({f for r in doc["rounds"] for f in r.get("fixes") or {}})
-    print(f"{doc.get('id', '')} on {doc.get('device', '?')}: {len(doc['rounds'])} rounds")
-    for f in fixes:
-        r = reading(doc["rounds"], f)
-        lo, hi = r["ci95"] or (float("nan"), float("nan"))
-        print(f"{f:<36} {r['rounds']:>2} rounds  x{r['ratio']:.3f} ({lo:.3f}-{hi:.3f})  "
-              f"gain {r['gain_pct']:+.1f} %  {r['said']}")
+    loaded = json.loads(Path(argv[0]).read_text())
+    for doc in loaded if isinstance(loaded, list) else [loaded]:
+        if not doc.get("rounds"):
+            continue
+        fixes = sorted({f for r in doc["rounds"] for f in r.get("fixes") or {}})
+        print(f"{doc.get('id', '')} on {doc.get('device', '?')}: {len(doc['rounds'])} rounds")
+        for f in fixes:
+            r = reading(doc["rounds"], f)
+            if r["ratio"] is None:
+                print(f"{f:<36} {r['rounds']:>2} rounds: too few to read")
+                continue
+            lo, hi = r["ci95"]
+            print(f"{f:<36} {r['rounds']:>2} rounds  x{r['ratio']:.3f} ({lo:.3f}-{hi:.3f})  "
+                  f"gain {r['gain_pct']:+.1f} %  {r['said']}")
     return 0
 
 

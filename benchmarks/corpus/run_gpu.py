@@ -13,7 +13,9 @@ CORPUS_VARIANTS=0 leaves the entries' tool variants out; CORPUS_NO_TOOL=ID,... l
 out for those scripts (a fix measured again beside the script alone). CORPUS_PAIRS=N is the
 observer check alone: N pairs of (the script alone, the script under the tool with no tries),
 interleaved, each side timed by the script's own log (benchmarks/corpus/observer.py scores them);
-CORPUS_PAIR_FLAGS adds capture options to their tool side.
+CORPUS_PAIR_FLAGS adds capture options to their tool side. CORPUS_FIX_ROUNDS=N measures the
+fixes alone in N interleaved rounds (the script alone and each fix a round, the order turned
+each round; OBSERVER_CPUS pins them all; read by benchmarks/corpus/fix_rounds.py).
 """
 
 from __future__ import annotations
@@ -210,6 +212,10 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
                   f"{tool['steps'].get('median_ms')} ms", flush=True)
         _pack(kept, out, entry["id"])
         return result
+    if rounds := int(os.environ.get("CORPUS_FIX_ROUNDS", "0")):
+        result["cpus"] = pin_from_env()
+        result["rounds"] = fix_rounds(entry, folder, base, env, stop, _fix_names(entry), rounds)
+        return result
     if not tool_only:
         plain = _run(base, folder, env, stop)
         result["plain"] = {"code": plain["code"], "wall_s": plain["wall_s"],
@@ -223,9 +229,7 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
             for name, flags in entry.get("tool_variants", {}).items()
             if os.environ.get("CORPUS_VARIANTS") != "0"}
     result["fixes"] = {}
-    fixes = {} if tool_only or os.environ.get("CORPUS_FIXES") == "0" else entry.get("fixes", {})
-    if only := set(filter(None, os.environ.get("CORPUS_FIX_NAMES", "").split(","))):
-        fixes = {k: v for k, v in fixes.items() if k in only}
+    fixes = {} if tool_only or os.environ.get("CORPUS_FIXES") == "0" else _fix_names(entry)
     for name, fix in fixes.items():
         where, extra = _variant(folder, name, fix)
         fixed = _run([*base, *extra], where, env, stop)
@@ -235,6 +239,40 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
         print(f"{entry['id']} fix {name}: {result['fixes'][name]['median_ms']} ms", flush=True)
     _pack(kept, out, entry["id"])
     return result
+
+
+def _fix_names(entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry's by-hand fixes, only those CORPUS_FIX_NAMES names where it names some."""
+    fixes: dict[str, Any] = entry.get("fixes", {})
+    if only := set(filter(None, os.environ.get("CORPUS_FIX_NAMES", "").split(","))):
+        fixes = {k: v for k, v in fixes.items() if k in only}
+    return fixes
+
+
+def fix_rounds(entry: dict[str, Any], folder: Path, base: list[str], env: dict[str, str],
+               stop: float, fixes: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """`n` rounds of the script alone and with each fix, each a fresh process timed by its own
+    log, the order turned by one each round so that no variant always runs first: one
+    process a variant cannot judge a fix where a process's speed spreads more than the fix
+    saves (benchmarks/corpus/fix_rounds.py reads them)."""
+    variants = ["plain", *fixes]
+    out = []
+    for i in range(n):
+        k = i % len(variants)
+        r: dict[str, Any] = {"round": i + 1, "order": variants[k:] + variants[:k],
+                             "plain": {}, "fixes": {}}
+        for name in r["order"]:
+            where, extra = (folder, []) if name == "plain" else _variant(folder, name,
+                                                                         fixes[name])
+            ran = _run([*base, *extra], where, env, stop)
+            got = {"code": ran["code"], "wall_s": ran["wall_s"], **own_times(entry, ran)}
+            if name == "plain":
+                r["plain"] = got
+            else:
+                r["fixes"][name] = got
+            print(f"{entry['id']} round {i + 1} {name}: {got['median_ms']} ms", flush=True)
+        out.append(r)
+    return out
 
 
 def _pack(kept: Path, out: Path, name: str) -> None:

@@ -41,3 +41,29 @@ def test_the_word_lms_fixes_measured_in_rounds_are_read_from_the_committed_evide
     both = rounds.reading(doc["rounds"], "no-item-compile-reduce-overhead")
     assert both["said"] == "slower" and both["rounds"] == 6
     assert rounds.reading(doc["rounds"], "no-item")["said"] == "not shown"
+
+
+def test_rounds_turn_their_order_so_no_variant_always_runs_first(monkeypatch, tmp_path):
+    """`CORPUS_FIX_ROUNDS`: each round runs the script alone and each fix in a fresh process,
+    the order turned by one a round; each process is timed by the script's own log."""
+    run_gpu = load_benchmark("corpus/run_gpu")
+    ran = []
+
+    def fake(cmd, cwd, env, timeout):
+        ran.append(cmd[-1])
+        ms = {"train.py": 10.0, "--fast": 8.0, "--slow": 12.0}[cmd[-1]]
+        return {"code": 0, "wall_s": 1.0, "out": "".join(f"dt {ms}\n" for _ in range(6)),
+                "lines": []}
+
+    monkeypatch.setattr(run_gpu, "_run", fake)
+    entry = {"id": "toy", "command": ["train.py"],
+             "own_log": {"regex": r"dt ([\d.]+)", "unit": "ms", "group": 1},
+             "fixes": {"fast": {"args": ["--fast"]}, "slow": {"args": ["--slow"]}}}
+    made = run_gpu.fix_rounds(entry, tmp_path, ["python", "train.py"], {}, 10.0,
+                              entry["fixes"], 4)
+    assert [r["order"] for r in made] == [["plain", "fast", "slow"], ["fast", "slow", "plain"],
+                                         ["slow", "plain", "fast"], ["plain", "fast", "slow"]]
+    assert ran[:3] == ["train.py", "--fast", "--slow"] and ran[3:5] == ["--fast", "--slow"]
+    reader = load_benchmark("corpus/fix_rounds")
+    assert reader.reading(made, "fast")["ratio"] == pytest.approx(0.8)
+    assert reader.reading(made, "slow")["ratio"] == pytest.approx(1.2)
