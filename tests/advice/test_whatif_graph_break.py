@@ -4,7 +4,7 @@ next graphed launch keeps its host time (the word LM: 0.93 ms a profiled step ha
 priced away with the embedding's backward launch that follows it)."""
 
 import pytest
-from scenarios import TC_GEMM
+from scenarios import TC_GEMM, _gemm
 from tracebuilder import TraceBuilder
 
 from jupyter_gpuprof.advice import whatif
@@ -22,12 +22,10 @@ def _graph(tmp_path, middle: str):
     s = 0.0
     for n in range(STEPS):
         b.annotation("forward", s, 1000.0)
-        ext = b.op("aten::mm", s + 1, 8.0, types=["float"])
-        b.kernel(TC_GEMM, s + 2, s + 9, 20.0, ext=ext)
+        _gemm(b, s + 1, s + 9, 20.0)
         ext = b.op(middle, s + 20, 800.0, types=["float"])
         b.kernel(ELEMENTWISE, s + 22, s + 29, 5.0, ext=ext)
-        ext = b.op("aten::mm", s + 830, 8.0, types=["float"])
-        b.kernel(TC_GEMM, s + 831, s + 838, 20.0, ext=ext)
+        _gemm(b, s + 830, s + 838, 20.0)
         b.step(n + 1, s, 1000.0)
         s += 1000.0
     return analyze(load_trace(b.write(tmp_path / "t.json.gz"))).graph
