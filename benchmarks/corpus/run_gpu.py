@@ -204,8 +204,7 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
                               "iters_per_value": obs.get("iters_per_value", 1),
                               "first_iter": obs.get("first_iter", 0)}
         for i in range(pairs):  # alone, then under the tool: the same GPU, back to back
-            plain = _run(pair_base, folder, env, stop)
-            alone = {"code": plain["code"], "wall_s": plain["wall_s"], **own_times(entry, plain)}
+            alone = timed(entry, pair_base, folder, env, stop)
             tool = _tool(pair_entry, pair_base, folder, env, out, PAIR_FLAGS, f"pair{i}", kept)
             result["pairs"].append({"plain": alone, "tool": tool})
             print(f"{entry['id']} pair {i}: alone {alone['median_ms']} ms, tool baseline "
@@ -217,11 +216,9 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
         result["rounds"] = fix_rounds(entry, folder, base, env, stop, _fix_names(entry), rounds)
         return result
     if not tool_only:
-        plain = _run(base, folder, env, stop)
-        result["plain"] = {"code": plain["code"], "wall_s": plain["wall_s"],
-                           **own_times(entry, plain), "tail": neutral_text(plain["out"][-800:])}
-        print(f"{entry['id']} plain: {result['plain']['median_ms']} ms ({plain['code']})",
-              flush=True)
+        result["plain"] = timed(entry, base, folder, env, stop, tail=800)
+        print(f"{entry['id']} plain: {result['plain']['median_ms']} ms "
+              f"({result['plain']['code']})", flush=True)
     if not no_tool:
         result["tool"] = _tool(entry, base, folder, env, out, [], "tool", kept)
         result["tool_variants"] = {
@@ -232,13 +229,21 @@ def run_entry(entry: dict[str, Any], corpus: Path, out: Path,
     fixes = {} if tool_only or os.environ.get("CORPUS_FIXES") == "0" else _fix_names(entry)
     for name, fix in fixes.items():
         where, extra = _variant(folder, name, fix)
-        fixed = _run([*base, *extra], where, env, stop)
-        result["fixes"][name] = {"code": fixed["code"], "wall_s": fixed["wall_s"],
-                                 **own_times(entry, fixed),
-                                 "tail": neutral_text(fixed["out"][-300:])}
+        result["fixes"][name] = timed(entry, [*base, *extra], where, env, stop, tail=300)
         print(f"{entry['id']} fix {name}: {result['fixes'][name]['median_ms']} ms", flush=True)
     _pack(kept, out, entry["id"])
     return result
+
+
+def timed(entry: dict[str, Any], cmd: list[str], where: Path, env: dict[str, str],
+          stop: float, tail: int = 0) -> dict[str, Any]:
+    """One run of the script (alone or with a fix) timed by its own log; `tail`: the last
+    characters of its output kept beside the times."""
+    ran = _run(cmd, where, env, stop)
+    got = {"code": ran["code"], "wall_s": ran["wall_s"], **own_times(entry, ran)}
+    if tail:
+        got["tail"] = neutral_text(ran["out"][-tail:])
+    return got
 
 
 def _fix_names(entry: dict[str, Any]) -> dict[str, Any]:
@@ -264,8 +269,7 @@ def fix_rounds(entry: dict[str, Any], folder: Path, base: list[str], env: dict[s
         for name in r["order"]:
             where, extra = (folder, []) if name == "plain" else _variant(folder, name,
                                                                          fixes[name])
-            ran = _run([*base, *extra], where, env, stop)
-            got = {"code": ran["code"], "wall_s": ran["wall_s"], **own_times(entry, ran)}
+            got = timed(entry, [*base, *extra], where, env, stop)
             if name == "plain":
                 r["plain"] = got
             else:

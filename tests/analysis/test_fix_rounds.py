@@ -43,24 +43,42 @@ def test_the_word_lms_fixes_measured_in_rounds_are_read_from_the_committed_evide
     assert rounds.reading(doc["rounds"], "no-item")["said"] == "not shown"
 
 
-def test_rounds_turn_their_order_so_no_variant_always_runs_first(monkeypatch, tmp_path):
-    """`CORPUS_FIX_ROUNDS`: each round runs the script alone and each fix in a fresh process,
-    the order turned by one a round; each process is timed by the script's own log."""
-    run_gpu = load_benchmark("corpus/run_gpu")
-    ran = []
+ENTRY = {"id": "toy", "command": ["train.py"],
+         "own_log": {"regex": r"dt ([\d.]+)", "unit": "ms", "group": 1},
+         "fixes": {"fast": {"args": ["--fast"]}, "slow": {"args": ["--slow"]}}}
 
+
+def _fake_runs(ran):
+    """A `_run` whose script logs 10 ms a step alone, 8 with --fast, 12 with --slow."""
     def fake(cmd, cwd, env, timeout):
         ran.append(cmd[-1])
         ms = {"train.py": 10.0, "--fast": 8.0, "--slow": 12.0}[cmd[-1]]
         return {"code": 0, "wall_s": 1.0, "out": "".join(f"dt {ms}\n" for _ in range(6)),
                 "lines": []}
+    return fake
 
-    monkeypatch.setattr(run_gpu, "_run", fake)
-    entry = {"id": "toy", "command": ["train.py"],
-             "own_log": {"regex": r"dt ([\d.]+)", "unit": "ms", "group": 1},
-             "fixes": {"fast": {"args": ["--fast"]}, "slow": {"args": ["--slow"]}}}
-    made = run_gpu.fix_rounds(entry, tmp_path, ["python", "train.py"], {}, 10.0,
-                              entry["fixes"], 4)
+
+def test_a_fix_matrix_times_each_variant_by_the_scripts_log_and_keeps_its_tail(monkeypatch,
+                                                                               tmp_path):
+    run_gpu = load_benchmark("corpus/run_gpu")
+    monkeypatch.setattr(run_gpu, "_run", _fake_runs([]))
+    monkeypatch.setattr(run_gpu, "make_data", lambda entry, folder: None)
+    monkeypatch.delenv("CORPUS_FIX_ROUNDS", raising=False)
+    monkeypatch.delenv("CORPUS_FIX_NAMES", raising=False)
+    got = run_gpu.run_entry(ENTRY, tmp_path, tmp_path / "out", no_tool=True)
+    assert got["plain"]["median_ms"] == pytest.approx(10.0) and "dt 10.0" in got["plain"]["tail"]
+    assert {k: v["median_ms"] for k, v in got["fixes"].items()} == {"fast": 8.0, "slow": 12.0}
+    assert all("dt" in v["tail"] for v in got["fixes"].values())
+
+
+def test_rounds_turn_their_order_so_no_variant_always_runs_first(monkeypatch, tmp_path):
+    """`CORPUS_FIX_ROUNDS`: each round runs the script alone and each fix in a fresh process,
+    the order turned by one a round; each process is timed by the script's own log."""
+    run_gpu = load_benchmark("corpus/run_gpu")
+    ran = []
+    monkeypatch.setattr(run_gpu, "_run", _fake_runs(ran))
+    made = run_gpu.fix_rounds(ENTRY, tmp_path, ["python", "train.py"], {}, 10.0,
+                              ENTRY["fixes"], 4)
     assert [r["order"] for r in made] == [["plain", "fast", "slow"], ["fast", "slow", "plain"],
                                          ["slow", "plain", "fast"], ["plain", "fast", "slow"]]
     assert ran[:3] == ["train.py", "--fast", "--slow"] and ran[3:5] == ["--fast", "--slow"]

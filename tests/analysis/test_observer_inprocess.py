@@ -387,18 +387,3 @@ def test_an_on_block_is_read_once_its_pieces_are_past_their_set_up(monkeypatch):
     # `on` at step 0: settled in the backward of step 3, the pieces' fourth look; `off` at
     # step 6: settled in its first backward
     assert [len(m) for m in seen] == [1, 1, 1, 2, 2, 2, 4, 4, 4, 4, 4, 4]
-
-
-def test_the_script_alone_is_compared_per_step_whatever_its_log_counts():
-    """A log line of the DDP tutorial stands for a 64-step epoch: the tool's per-step baseline
-    is set against the script alone per step, as recorded before or after `per` was kept."""
-    run_gpu, score = load_benchmark("corpus/run_gpu"), load_benchmark("corpus/score")
-    entry = {"own_log": {"regex": r"^Epoch (\d+)", "unit": "epochs", "group": 0, "per": 64,
-                         "skip": 0}}
-    run = {"lines": [(0.0, "Epoch 1"), (0.128, "Epoch 2"), (0.256, "Epoch 3")], "out": ""}
-    made = run_gpu.own_times(entry, run)
-    assert made["per"] == 64 and made["median_ms"] == pytest.approx(2.0)
-    assert score.plain_step_ms(entry, made) == pytest.approx(2.0)
-    before = {"median_ms": 128.0, "per": 1}  # a record made when the manifest said nothing
-    assert score.plain_step_ms(entry, before) == pytest.approx(2.0)
-    assert score.plain_step_ms(entry, {"median_ms": 2.0}) == pytest.approx(2.0)

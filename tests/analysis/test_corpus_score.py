@@ -1,0 +1,20 @@
+"""The corpus score compares like with like: the tool's per-step baseline against the script
+alone per step, whatever a line of the script's log stands for."""
+
+import pytest
+from benchmark_modules import load_benchmark
+
+
+def test_the_script_alone_is_compared_per_step_whatever_its_log_counts():
+    """A log line of the DDP tutorial stands for a 64-step epoch: the tool's per-step baseline
+    is set against the script alone per step, as recorded before or after `per` was kept."""
+    run_gpu, score = load_benchmark("corpus/run_gpu"), load_benchmark("corpus/score")
+    entry = {"own_log": {"regex": r"^Epoch (\d+)", "unit": "epochs", "group": 0, "per": 64,
+                         "skip": 0}}
+    run = {"lines": [(0.0, "Epoch 1"), (0.128, "Epoch 2"), (0.256, "Epoch 3")], "out": ""}
+    made = run_gpu.own_times(entry, run)
+    assert made["per"] == 64 and made["median_ms"] == pytest.approx(2.0)
+    assert score.plain_step_ms(entry, made) == pytest.approx(2.0)
+    before = {"median_ms": 128.0, "per": 1}  # a record made when the manifest said nothing
+    assert score.plain_step_ms(entry, before) == pytest.approx(2.0)
+    assert score.plain_step_ms(entry, {"median_ms": 2.0}) == pytest.approx(2.0)
