@@ -27,10 +27,23 @@ def segments(g: StepGraph) -> np.ndarray:
     return out
 
 
+def compiled(g: StepGraph) -> np.ndarray:
+    """Per GPU operation, whether compiling the model compiles the code that launched it: not
+    what the graph's `eager` calls launch (the optimizer, the loop's own code, what a graph
+    break leaves eager), which no compiled kernel fuses."""
+    h = g.host
+    gidx = h["gpu"].to_numpy()
+    out = np.zeros(len(g.gpu), dtype=bool)
+    linked = gidx >= 0
+    out[gidx[linked]] = ~h["eager"].to_numpy(dtype=bool)[linked]
+    return out
+
+
 def chain_members(g: StepGraph, min_us: float,
                   max_us: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
-    """Runs of consecutive bandwidth-bound kernels (each `min_us` or longer and shorter than
-    `max_us`) on one stream and in one stretch of host program, two to
+    """Runs of consecutive bandwidth-bound kernels of the compiled code (`compiled`; each
+    `min_us` or longer and shorter than `max_us`) on one stream and in one stretch of host
+    program, two to
     `T.FUSION_MAX_KERNELS`, that one compiled kernel could fuse: pointwise ops around at most
     one reduction (the compiler fuses a reduction's producers in as its prologue and its
     consumers as its epilogue, and starts a new kernel at the next one). Returned as the
@@ -38,7 +51,8 @@ def chain_members(g: StepGraph, min_us: float,
     order), and where each chain starts among them."""
     gpu = g.gpu
     dur = gpu["dur_us"].to_numpy(dtype=float)
-    mem = gpu["kind"].isin(T.MEMORY_KINDS).to_numpy() & (dur >= min_us) & (dur < max_us)
+    mem = (gpu["kind"].isin(T.MEMORY_KINDS).to_numpy() & (dur >= min_us) & (dur < max_us)
+           & compiled(g))
     stream = pd.factorize(gpu["stream"], sort=False)[0]
     order = np.lexsort((gpu["ts_us"].to_numpy(), stream))  # stable: ties keep row order
     m, seg, st = mem[order], segments(g)[order], stream[order]
@@ -136,11 +150,13 @@ def fused(g: StepGraph, min_us: float, max_us: float = math.inf) -> tuple[StepGr
     first[offsets] = True
     dropped = np.zeros(len(durs), dtype=bool)
     dropped[members[~first]] = True
-    # the compiler that fuses them also stops dispatching the fused-away ops one by one
+    # the compiler that fuses them also stops dispatching the fused-away ops one by one (what
+    # ran ahead of them inside a part of the model left eager still runs)
     gidx = g.host["gpu"].to_numpy()
     items = (gidx >= 0) & dropped[np.maximum(gidx, 0)]
+    kept = g.host["pre_eager_dispatch_us"].to_numpy()
     host = g.host.assign(dur_us=np.where(items, 0.0, g.host["dur_us"].to_numpy()),
-                         pre_dispatch_us=np.where(items, 0.0, g.host["pre_dispatch_us"]
+                         pre_dispatch_us=np.where(items, kept, g.host["pre_dispatch_us"]
                                                   .to_numpy()),
                          gpu=np.where(items, -1, gidx))
     n = g.n_steps

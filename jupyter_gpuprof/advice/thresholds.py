@@ -28,6 +28,9 @@ INPUT_HOST_SHARE_PCT = 5.0
 COMPUTE_BUSY_FRAC = 0.8
 #: ... with at least this share of matmul time on Tensor Cores
 COMPUTE_TC_SHARE = 0.8
+#: a mostly idle GPU with no verdict names its largest idle cause when that cause holds this
+#: share of the step (% of the real step); below it, the idle time is spread over small causes
+IDLE_CAUSE_NAMED_PCT = 20.0
 #: confidence: the top finding must beat the runner-up by this factor to be 'high'
 CONFIDENT_MARGIN = 1.5
 #: confidence: profiled host steps this much slower than real ones weaken host-side verdicts

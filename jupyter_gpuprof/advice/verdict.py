@@ -20,6 +20,10 @@ HOST_SIDE = ("input", "transfer", "sync", "launch", "host")
 SUMMARIES = {c.value: about.summary for c, about in ABOUT.items()}
 
 
+#: the compute verdict's words for a step with nothing big to fix
+NOTHING_BIG = ": nothing big to fix; a faster step needs less work (model/batch) or better kernels."
+
+
 def verdict_label(category: str | None) -> str:
     """The reader's name of a verdict category ("memory" reads "memory bandwidth")."""
     return label(category)
@@ -150,10 +154,8 @@ def advise(a: Analysis) -> Advice:
         summary = (f"The GPU is busy {units.pct(100 * a.real.busy_frac)} of the step, "
                    f"{units.pct(100 * tc)} of matmul time on Tensor Cores"
                    + (f", MFU {units.pct(mfu)}" if mfu else "")
-                   + ": nothing big to fix; a faster step needs less work (model/batch) "
-                     "or better kernels.")
-        if a.real.busy_frac < T.COMPUTE_BUSY_FRAC:
-            summary += " (GPU idle time is spread over small causes.)"
+                   + (_idle_note(a, found) if a.real.busy_frac < T.COMPUTE_BUSY_FRAC
+                      else NOTHING_BIG))
     confidence, reasons = confidence_of(a, top, second, category)
     if (note := excluded_note(a)) is not None:
         reasons.append(note)
@@ -163,6 +165,20 @@ def advise(a: Analysis) -> Advice:
                        "baseline stalls that nothing the capture records ran in (no new "
                        "epoch, save, GC pass or eval): profile one of those steps")
     return checked(Advice(Verdict(category, summary, confidence, reasons), found))
+
+
+def _idle_note(a: Analysis, found: list[Finding]) -> str:
+    """Why a mostly idle GPU still gets no verdict: its idle time is spread over small causes,
+    or its largest cause is big but the fix priced for it does not remove it."""
+    causes = a.real.idle_by_cause_ms
+    cause = max(causes, key=lambda k: causes[k], default=None)
+    if cause is None or causes[cause] < T.IDLE_CAUSE_NAMED_PCT / 100 * a.real.step_ms:
+        return f"{NOTHING_BIG} (GPU idle time is spread over small causes.)"
+    fix = next((f for f in found if f.category == cause), None)
+    priced = (f"the fix priced for them saves {units.pct(fix.expected_gain_pct)} (the {cause} "
+              "finding says what it leaves)" if fix else "no fix priced here removes them")
+    return (f", idle {units.ms(causes[cause])} a step in {cause} gaps, but {priced}: no fix "
+            "is worth a verdict.")
 
 
 def checked(advice: Advice) -> Advice:

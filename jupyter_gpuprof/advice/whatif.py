@@ -180,8 +180,9 @@ def _floor_note(calls: str) -> str:
 
 #: the step graph's columns for what compiling leaves eager inside the model, and how to say it
 EAGER_INSIDE = (("reducer", "DDP's gradient reducer, whose hooks run outside the compiled graphs"),
-                ("graph_break", "an RNN, GRU or LSTM, which Dynamo does not trace: the compiled "
-                                "model is split around it"))
+                ("graph_break", "an RNN, GRU or LSTM or after one: Dynamo does not trace it and "
+                                "cannot resume after it, so it compiles the forward pass only "
+                                "up to it"))
 
 
 def _eager_note(g: StepGraph, eager: np.ndarray) -> str:

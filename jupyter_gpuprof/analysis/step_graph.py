@@ -76,8 +76,10 @@ HOST_COLUMNS = {
              "loop's own code): compiling the model does not put it in a CUDA graph",
     "reducer": "the call happens inside DDP's gradient reducer (bucket copies, averaging, "
                "all-reduce), which its autograd hooks run outside any compiled graph",
-    "graph_break": "the call happens inside a module Dynamo does not trace (an RNN, GRU or "
-                   "LSTM: GRAPH_BREAK_OPS), which runs eager between the compiled graphs",
+    "graph_break": "a graph break leaves the call eager: it happens inside a module Dynamo "
+                   "does not trace (an RNN, GRU or LSTM: GRAPH_BREAK_OPS) or, as Dynamo "
+                   "cannot resume after one, later in that forward pass, or in the backward "
+                   "of either",
     "model_entry": "the first call of a forward pass of the model (a top-level module call "
                    "launching at least MODEL_CALL_MIN_LAUNCHES kernels, or the one launching "
                    "most in its step): where a compiled model pays its guards and wrappers",
@@ -218,10 +220,31 @@ def _reducer_ranges(trace: Trace) -> Coverage:
 
 
 def _graph_break_ranges(trace: Trace) -> Coverage:
-    """The ops Dynamo does not trace (`GRAPH_BREAK_OPS`), forward and backward."""
+    """What a graph break leaves eager: the ops Dynamo does not trace (`GRAPH_BREAK_OPS`),
+    and, as it cannot resume after one (it compiles the forward pass up to the break and runs
+    the rest eager), the rest of each forward pass they break and, in backward (which runs the
+    forward's ops in reverse), everything from the pass's first autograd node to the end of
+    their own backward."""
     ops = trace.of("cpu_op")
-    rnn = ops[names_in(ops, GRAPH_BREAK_OPS)]
-    return Coverage.of(rnn["ts_us"].to_numpy(), rnn["end_us"].to_numpy())
+    rnn = ops[names_in(ops, GRAPH_BREAK_OPS)].sort_values("ts_us")
+    rs, rend = rnn["ts_us"].to_numpy(), rnn["end_us"].to_numpy()
+    ann = trace.of("user_annotation")
+    fwd = ann[names_in(ann, frozenset({FORWARD_PHASE}))]
+    fs, fe = fwd["ts_us"].to_numpy(), fwd["end_us"].to_numpy()
+    first, last = np.searchsorted(rs, fs, side="left"), np.searchsorted(rs, fe, side="left")
+    hit = first < last  # forward passes an RNN breaks: from the break to the pass's end
+    in_forward = Coverage.of(fs, fe).contains(rs)
+    # an RNN op outside every forward pass is its backward: eager from the first autograd
+    # node after the forward pass before it (or the trace's first, where none is before it)
+    nodes = np.sort(ops.loc[names_where(ops, lambda n: n.startswith(BACKWARD_NODE),
+                                        BACKWARD_NODE), "ts_us"].to_numpy())
+    ends = np.concatenate(([-np.inf], np.sort(fe)))
+    back = ~in_forward if len(fs) else np.zeros(len(rs), dtype=bool)
+    before = ends[np.searchsorted(ends, rs[back], side="right") - 1]
+    at = np.searchsorted(nodes, before, side="left")
+    found = np.append(nodes, np.inf)[at]  # no autograd node after it: the op's own start
+    return Coverage.of(np.concatenate([rs, rs[first[hit]], np.minimum(found, rs[back])]),
+                       np.concatenate([rend, fe[hit], rend[back]]))
 
 
 def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray,

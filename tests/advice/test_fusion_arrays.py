@@ -1,6 +1,7 @@
 """The fusion chains and the fused step as array work (`advice.fusion`) against the rules walked
 one kernel at a time (the references below, the chains as first written), on random graphs
-with several streams, host waits, reductions and chains past the compiler's cap."""
+with several streams, host waits, reductions, chains past the compiler's cap and kernels that
+code left eager launches (no compiled kernel fuses those)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ def reference_chains(g: StepGraph, min_us: float, max_us: float = math.inf) -> l
     out = []
     gpu = g.gpu
     seg = fusion.segments(g)
+    compiled = np.zeros(len(gpu), dtype=bool)
+    for j, eager in zip(g.host["gpu"].tolist(), g.host["eager"].tolist(), strict=True):
+        if j >= 0:
+            compiled[j] = not eager
     mem = (gpu["kind"].isin(T.MEMORY_KINDS) & (gpu["dur_us"] >= min_us)
-           & (gpu["dur_us"] < max_us)).to_numpy()
+           & (gpu["dur_us"] < max_us)).to_numpy() & compiled
     reduces = gpu["kind"].isin(fusion.REDUCING_KINDS).to_numpy()
     streams = list(dict.fromkeys(gpu["stream"].tolist()))
     for s in streams:
@@ -71,7 +76,9 @@ def random_graph(rng: np.random.Generator, n: int) -> StepGraph:
     host = pd.DataFrame({"kind": kinds, "gpu": gpu_of,
                          "step": np.sort(rng.integers(0, 3, n)),
                          "dur_us": rng.exponential(3.0, n),
-                         "pre_dispatch_us": rng.exponential(3.0, n)})
+                         "pre_dispatch_us": rng.exponential(3.0, n),
+                         "eager": rng.random(n) < float(rng.choice([0.0, 0.2])),
+                         "pre_eager_dispatch_us": rng.exponential(1.0, n)})
     return StepGraph(host=host, gpu=gpu, start_us=0.0, n_steps=3, tail_host_us=0.0,
                      tail_input_us=0.0, tail_dispatch_us=0.0, launch_latency_us=5.0)
 
@@ -88,6 +95,9 @@ def test_random_chains_are_the_rules_walked_one_by_one(seed):
         gone = g.host["gpu"].isin(dropped).to_numpy()
         assert (changed.host["gpu"].to_numpy()[gone] == -1).all()
         assert (changed.host["dur_us"].to_numpy()[gone] == 0).all()
+        # what ran ahead of a fused-away launch inside a part of the model left eager stays
+        assert (changed.host["pre_dispatch_us"].to_numpy()[gone]
+                == g.host["pre_eager_dispatch_us"].to_numpy()[gone]).all()
         kept = ~gone
         assert changed.host["gpu"].to_numpy()[kept].tolist() == g.host["gpu"].to_numpy()[
             kept].tolist()
@@ -98,7 +108,9 @@ def test_a_long_run_splits_at_the_cap_and_at_the_second_reduction():
     kinds = ["elementwise"] * n
     kinds[3] = kinds[6] = "reduction"
     g = StepGraph(host=pd.DataFrame({"kind": [LAUNCH] * n, "gpu": range(n), "step": [0] * n,
-                                     "dur_us": [1.0] * n, "pre_dispatch_us": [1.0] * n}),
+                                     "dur_us": [1.0] * n, "pre_dispatch_us": [1.0] * n,
+                                     "eager": [False] * n,
+                                     "pre_eager_dispatch_us": [0.0] * n}),
                   gpu=pd.DataFrame({"ts_us": np.arange(n, dtype=float), "dur_us": [20.0] * n,
                                     "stream": [0] * n, "kind": kinds}),
                   start_us=0.0, n_steps=1, tail_host_us=0.0, tail_input_us=0.0,

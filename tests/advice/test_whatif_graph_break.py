@@ -54,3 +54,67 @@ def test_dispatch_of_traced_ops_ahead_of_a_graphed_launch_goes(tmp_path):
     assert (g.host.loc[rows, "pre_dispatch_us"] > 700).all()
     changed, _ = whatif.launch_fix(g)
     assert (changed.host.loc[rows, "pre_dispatch_us"] == 0).all()
+
+
+NODE = "autograd::engine::evaluate_function: "
+
+
+def _split_model(tmp_path, rnn_first: bool = False):
+    """Steps of an embedding-like GEMM, an LSTM (one kernel), a decoder GEMM, then backward()
+    running their autograd nodes in reverse (the LSTM's as `_cudnn_rnn_backward`); with
+    `rnn_first`, the LSTM opens the forward pass. Returns the graph and, per step, the host
+    rows of the launches: embedding, decoder, decoder backward, embedding backward."""
+    b = TraceBuilder()
+    s = 0.0
+    for n in range(STEPS):
+        b.annotation("forward", s, 300.0)
+        first, after = (s + 110, s + 1) if rnn_first else (s + 1, s + 110)
+        _gemm(b, first, first + 8, 20.0)
+        ext = b.op("aten::lstm", after, 90.0, types=["float"])
+        b.kernel(ELEMENTWISE, after + 2, after + 9, 5.0, ext=ext)
+        _gemm(b, s + 210, s + 218, 20.0)
+        b.annotation("backward", s + 400, 500.0)
+        for name, at in (("MmBackward0", s + 410), ("CudnnRnnBackward0", s + 510),
+                         ("EmbeddingBackward0", s + 810)):
+            b.op(NODE + name, at, 80.0)
+            if name == "CudnnRnnBackward0":
+                ext = b.op("aten::_cudnn_rnn_backward", at + 1, 75.0, types=["float"])
+                b.kernel(ELEMENTWISE, at + 3, at + 10, 5.0, ext=ext)
+            else:
+                _gemm(b, at + 5, at + 13, 20.0)
+        b.step(n + 1, s, 1000.0)
+        s += 1000.0
+    g = analyze(load_trace(b.write(tmp_path / "t.json.gz"))).graph
+    gemm = g.host["gpu"].map(lambda j: j >= 0 and g.gpu["name"].iloc[j] == TC_GEMM)
+    rows = g.host.index[gemm.to_numpy(dtype=bool)].to_numpy().reshape(STEPS, 4)
+    return g, rows
+
+
+def test_what_follows_an_untraced_module_in_forward_and_precedes_it_in_backward_stays_eager(
+        tmp_path):
+    """Dynamo cannot resume after an LSTM: it compiles the forward pass up to it and runs the
+    rest eager, and the backward of that rest runs before the LSTM's own."""
+    g, rows = _split_model(tmp_path)
+    broken = g.host["graph_break"].to_numpy()[rows]
+    assert broken.tolist() == [[False, True, True, False]] * STEPS
+    assert g.host["eager"].to_numpy()[rows].tolist() == broken.tolist()
+    _, driver = whatif.launch_fix(g)
+    assert f"{2} launches per step replayed from CUDA graphs" in driver
+
+
+def test_a_model_opening_with_an_untraced_module_compiles_nothing_after_it(tmp_path):
+    g, rows = _split_model(tmp_path, rnn_first=True)
+    assert g.host["graph_break"].to_numpy()[rows][:, :3].all()
+
+
+def test_a_backward_without_autograd_nodes_keeps_only_the_rnn_op_eager(tmp_path):
+    """A trace that records no autograd engine nodes: the RNN's backward op is all it knows."""
+    from jupyter_gpuprof.analysis import step_graph as sg
+
+    b = TraceBuilder()
+    b.annotation("forward", 0.0, 100.0)
+    b.op("aten::lstm", 10.0, 50.0)
+    b.op("aten::_cudnn_rnn_backward", 300.0, 40.0)
+    b.step(1, 0.0, 500.0)
+    cover = sg._graph_break_ranges(load_trace(b.write(tmp_path / "t.json.gz")))
+    assert cover.starts.tolist() == [10.0, 300.0] and cover.ends.tolist() == [100.0, 340.0]
