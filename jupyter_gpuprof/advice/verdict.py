@@ -14,6 +14,7 @@ from . import thresholds as T
 from .findings import Finding, FindingJson, Verdict, VerdictJson
 from .one_time_rule import excluded_note
 from .rules import RULES
+from .whatif import predictions_for
 
 HOST_SIDE = ("input", "transfer", "sync", "launch", "host")
 #: each category's verdict opening (categories.py), which its summary line continues
@@ -157,6 +158,8 @@ def advise(a: Analysis) -> Advice:
                    + (_idle_note(a, found) if a.real.busy_frac < T.COMPUTE_BUSY_FRAC
                       else NOTHING_BIG))
     confidence, reasons = confidence_of(a, top, second, category)
+    if category == "compute" and (why := _unpriced_cause(a, found)) is not None:
+        reasons.append(why)
     if (note := excluded_note(a)) is not None:
         reasons.append(note)
     unexplained = a.stall_ms("")
@@ -170,15 +173,36 @@ def advise(a: Analysis) -> Advice:
 def _idle_note(a: Analysis, found: list[Finding]) -> str:
     """Why a mostly idle GPU still gets no verdict: its idle time is spread over small causes,
     or its largest cause is big but the fix priced for it does not remove it."""
+    if (cause := _named_cause(a)) is None:
+        return f"{NOTHING_BIG} (GPU idle time is spread over small causes.)"
+    causes = a.real.idle_by_cause_ms
+    fix = next((f for f in found if f.category == cause), None)
+    priced = (f"the fix priced for them saves {units.pct(fix.expected_gain_pct)} (the {cause} "
+              "finding says what it leaves)" if fix
+              else "no fix priced here removes them (the reasons say what its fix leaves)")
+    return (f", idle {units.ms(causes[cause])} a step in {cause} gaps, but {priced}: no fix "
+            "is worth a verdict.")
+
+
+def _named_cause(a: Analysis) -> str | None:
+    """The idle cause a verdict-less summary names: the largest, where it holds
+    `IDLE_CAUSE_NAMED_PCT` of the step."""
     causes = a.real.idle_by_cause_ms
     cause = max(causes, key=lambda k: causes[k], default=None)
     if cause is None or causes[cause] < T.IDLE_CAUSE_NAMED_PCT / 100 * a.real.step_ms:
-        return f"{NOTHING_BIG} (GPU idle time is spread over small causes.)"
-    fix = next((f for f in found if f.category == cause), None)
-    priced = (f"the fix priced for them saves {units.pct(fix.expected_gain_pct)} (the {cause} "
-              "finding says what it leaves)" if fix else "no fix priced here removes them")
-    return (f", idle {units.ms(causes[cause])} a step in {cause} gaps, but {priced}: no fix "
-            "is worth a verdict.")
+        return None
+    return cause
+
+
+def _unpriced_cause(a: Analysis, found: list[Finding]) -> str | None:
+    """Why the named idle cause has no finding: what its fix, as priced, leaves (the finding
+    that would have said so is not shown at no gain)."""
+    cause = _named_cause(a) if a.real.busy_frac < T.COMPUTE_BUSY_FRAC else None
+    if cause is None or any(f.category == cause for f in found):
+        return None
+    if (fix := predictions_for(a).get(cause)) is None:
+        return None
+    return (f"the {cause} fix as priced saves {units.pct(fix.gain_pct)}: {fix.driver}")
 
 
 def checked(advice: Advice) -> Advice:

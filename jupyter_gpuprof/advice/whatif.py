@@ -218,9 +218,12 @@ def host_fix(g: StepGraph) -> tuple[StepGraph, str]:
     tail = tail if tail >= T.HOST_WORK_MIN_US else 0.0
     ms = (float(movable[work].sum()) + tail) / 1e3 / g.n_steps
     host.loc[work, "pre_host_us"] = host.loc[work, "pre_framework_us"]
+    stays = (float(g.host["pre_framework_us"].sum()) + g.tail_framework_us) / 1e3 / g.n_steps
     return g.with_(host=host, tail_host_us=g.tail_host_us - tail), (
         f"{_per_step(g, float(work.sum()))} stretches of host-only work per step moved off "
-        f"the step ({units.ms(ms)} per profiled step)")
+        f"the step ({units.ms(ms)} per profiled step)"
+        + (f"; {units.ms(stays)} per profiled step inside backward() and the optimizer's calls "
+           "stays (the framework's)" if stays >= T.HOST_WORK_MIN_US / 1e3 else ""))
 
 
 def tensor_core_tflops(g: StepGraph, dtype: str) -> float:

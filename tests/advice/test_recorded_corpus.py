@@ -342,5 +342,21 @@ def test_a_fix_that_takes_the_syncs_out_is_priced_with_what_they_hold(tmp_path):
     v = r.advice.verdict
     assert v.category == "compute"
     assert re.search(r"idle 3\.\d\d ms a step in launch gaps, but no fix priced here removes "
-                     r"them: no fix is worth a verdict", v.summary)
+                     r"them \(the reasons say what its fix leaves\): no fix is worth a verdict",
+                     v.summary)
     assert "nothing big to fix" not in v.summary
+    # the launch finding is not shown at no gain: the reason keeps what its fix would leave
+    (why,) = [x for x in v.reasons if x.startswith("the launch fix as priced saves 0%: ")]
+    assert "cannot resume after it" in why
+
+
+def test_a_host_bound_step_with_nothing_to_move_says_whose_host_time_it_is(tmp_path):
+    """The DDP tutorial's 1.4 ms step idles its GPU in host gaps that the loop's own code does
+    not hold: they are inside backward() and the optimizer (DDP's reducer, autograd). The
+    verdict names the cause, and the reason says why moving the loop's work saves nothing."""
+    r = corpus_report(tmp_path, "ddp-tutorial-1gpu")
+    v = r.advice.verdict
+    assert v.category == "compute" and "a step in host gaps" in v.summary
+    (why,) = [x for x in v.reasons if x.startswith("the host fix as priced saves 0%: ")]
+    assert re.search(r"0\.\d\d ms per profiled step inside backward\(\) and the optimizer's "
+                     r"calls stays \(the framework's\)", why)
