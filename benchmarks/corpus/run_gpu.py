@@ -269,12 +269,15 @@ def fix_rounds(entry: dict[str, Any], folder: Path, base: list[str], env: dict[s
         for name in r["order"]:
             where, extra = (folder, []) if name == "plain" else _variant(folder, name,
                                                                          fixes[name])
-            got = timed(entry, [*base, *extra], where, env, stop)
+            got = timed(entry, [*base, *extra], where, env, stop, tail=600)
             if name == "plain":
                 r["plain"] = got
             else:
                 r["fixes"][name] = got
-            print(f"{entry['id']} round {i + 1} {name}: {got['median_ms']} ms", flush=True)
+            print(f"{entry['id']} round {i + 1} {name}: {got['median_ms']} ms "
+                  f"(exit {got['code']})", flush=True)
+            if got["code"]:  # a fix that fails says why, once a round
+                print(got["tail"], flush=True)
         out.append(r)
     return out
 

@@ -4,7 +4,8 @@
 
 For each manifest entry: the truth is the by-hand fix (the script's own options or edits, timed
 by the script's own log) with the largest wall-time gain (mean ms per iteration where the log
-gives it, else the median), counted only if it saves at least MIN_TRUTH_GAIN_PCT; its
+gives it, else the median; where the evidence holds interleaved rounds of a script's fixes,
+`fix_rounds`, their reading instead), counted only if it saves at least MIN_TRUTH_GAIN_PCT; its
 categories (the manifest's `categories` of that fix) are the verdicts that name it. The
 report is re-analysed from the recorded run folder (tests/data/corpus/<id>) with the code of
 this checkout, so a change to the analysis is scored on the same traces. Prints one row per
@@ -56,13 +57,34 @@ def _gain(plain: dict[str, Any], fixed: dict[str, Any]) -> float | None:
     return None
 
 
-def truth(entry: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any] | None:
+def round_gains(evidence: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per script, each fix's gain over interleaved rounds (`fix_rounds`: each fix against the
+    script alone of its own round, benchmarks/corpus/fix_rounds.py), 0 where the rounds show
+    it neither faster nor slower: where a script has them, they outrank one process a
+    variant."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fix_rounds import reading
+
+    out: dict[str, dict[str, float]] = {}
+    for doc in evidence.get("fix_rounds", []):
+        mine = out.setdefault(doc["id"], {})
+        for fix in sorted({f for r in doc["rounds"] for f in r.get("fixes") or {}}):
+            read = reading(doc["rounds"], fix)
+            if read["gain_pct"] is not None:
+                mine[fix] = 0.0 if read["said"] == "not shown" else read["gain_pct"]
+    return out
+
+
+def truth(entry: dict[str, Any], measured: dict[str, Any],
+          rounds: dict[str, float] | None = None) -> dict[str, Any] | None:
     """The by-hand fix with the largest measured gain and the verdicts that name it (the
     manifest's `fix_categories`); `compute` (nothing to fix) when none saved
-    MIN_TRUTH_GAIN_PCT; None when no fix was measured."""
+    MIN_TRUTH_GAIN_PCT; None when no fix was measured. `rounds`: the script's gains over
+    interleaved rounds (`round_gains`), which replace a fix's one-process gain."""
     plain = measured.get("plain") or {}
     gains = {name: g for name, run in measured.get("fixes", {}).items()
              if (g := _gain(plain, run)) is not None}
+    gains.update(rounds or {})
     if not gains:
         return None
     best = max(gains, key=lambda k: gains[k])
@@ -95,11 +117,11 @@ def plain_step_ms(entry: dict[str, Any], plain: dict[str, Any]) -> float | None:
 
 def score(evidence: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per manifest entry."""
-    measured = _merged(evidence)
+    measured, rounds = _merged(evidence), round_gains(evidence)
     rows = []
     for entry in json.loads(MANIFEST.read_text())["scripts"]:
         m = measured.get(entry["id"], {"fixes": {}})
-        t = truth(entry, m)
+        t = truth(entry, m, rounds.get(entry["id"]))
         rep = report_of(entry["id"])
         verdict = (rep or {}).get("verdict", {}).get("category")
         top = next((f for f in (rep or {}).get("findings", []) if f["category"] == verdict), None)
