@@ -24,6 +24,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fix_rounds import reading  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = Path(__file__).with_name("manifest.json")
 RECORDED = ROOT / "tests" / "data" / "corpus"
@@ -62,9 +65,6 @@ def round_gains(evidence: dict[str, Any]) -> dict[str, dict[str, float]]:
     script alone of its own round, benchmarks/corpus/fix_rounds.py), 0 where the rounds show
     it neither faster nor slower: where a script has them, they outrank one process a
     variant."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from fix_rounds import reading
-
     out: dict[str, dict[str, float]] = {}
     for doc in evidence.get("fix_rounds", []):
         mine = out.setdefault(doc["id"], {})

@@ -141,6 +141,7 @@ def advise(a: Analysis) -> Advice:
                               "have no launch in it, so its idle time is work the trace left "
                               "out; profile the real workload.", "low",
                               a.window.notes()), found)
+    why: str | None = None  # a reason the compute verdict's words need
     if top and top.expected_gain_pct >= T.MIN_VERDICT_GAIN_PCT:
         category = top.category
         summary = (f"{SUMMARIES[category]}: fixing it should save "
@@ -150,15 +151,16 @@ def advise(a: Analysis) -> Advice:
                        f"{units.ms(a.real.step_ms)} step; profile again after warm-up.")
     else:
         category = "compute"
+        words, why = (_idle_words(a, found) if a.real.busy_frac < T.COMPUTE_BUSY_FRAC
+                      else (NOTHING_BIG, None))
         tc = _tensor_core_share(a)
         mfu = a.flops.get("mfu_pct")
         summary = (f"The GPU is busy {units.pct(100 * a.real.busy_frac)} of the step, "
                    f"{units.pct(100 * tc)} of matmul time on Tensor Cores"
                    + (f", MFU {units.pct(mfu)}" if mfu else "")
-                   + (_idle_note(a, found) if a.real.busy_frac < T.COMPUTE_BUSY_FRAC
-                      else NOTHING_BIG))
+                   + words)
     confidence, reasons = confidence_of(a, top, second, category)
-    if category == "compute" and (why := _unpriced_cause(a, found)) is not None:
+    if why is not None:
         reasons.append(why)
     if (note := excluded_note(a)) is not None:
         reasons.append(note)
@@ -170,39 +172,26 @@ def advise(a: Analysis) -> Advice:
     return checked(Advice(Verdict(category, summary, confidence, reasons), found))
 
 
-def _idle_note(a: Analysis, found: list[Finding]) -> str:
-    """Why a mostly idle GPU still gets no verdict: its idle time is spread over small causes,
-    or its largest cause is big but the fix priced for it does not remove it."""
-    if (cause := _named_cause(a)) is None:
-        return f"{NOTHING_BIG} (GPU idle time is spread over small causes.)"
-    causes = a.real.idle_by_cause_ms
-    fix = next((f for f in found if f.category == cause), None)
-    priced = (f"the fix priced for them saves {units.pct(fix.expected_gain_pct)} (the {cause} "
-              "finding says what it leaves)" if fix
-              else "no fix priced here removes them (the reasons say what its fix leaves)")
-    return (f", idle {units.ms(causes[cause])} a step in {cause} gaps, but {priced}: no fix "
-            "is worth a verdict.")
-
-
-def _named_cause(a: Analysis) -> str | None:
-    """The idle cause a verdict-less summary names: the largest, where it holds
-    `IDLE_CAUSE_NAMED_PCT` of the step."""
+def _idle_words(a: Analysis, found: list[Finding]) -> tuple[str, str | None]:
+    """Why a mostly idle GPU still gets no verdict, and a reason where the words need one: its
+    idle time is spread over small causes, or its largest cause (`IDLE_CAUSE_NAMED_PCT` of the
+    step or more) is big but the fix priced for it does not remove it; where that fix is
+    priced at nothing its finding is not shown, so the reason keeps what the fix leaves."""
     causes = a.real.idle_by_cause_ms
     cause = max(causes, key=lambda k: causes[k], default=None)
     if cause is None or causes[cause] < T.IDLE_CAUSE_NAMED_PCT / 100 * a.real.step_ms:
-        return None
-    return cause
-
-
-def _unpriced_cause(a: Analysis, found: list[Finding]) -> str | None:
-    """Why the named idle cause has no finding: what its fix, as priced, leaves (the finding
-    that would have said so is not shown at no gain)."""
-    cause = _named_cause(a) if a.real.busy_frac < T.COMPUTE_BUSY_FRAC else None
-    if cause is None or any(f.category == cause for f in found):
-        return None
-    if (fix := predictions_for(a).get(cause)) is None:
-        return None
-    return (f"the {cause} fix as priced saves {units.pct(fix.gain_pct)}: {fix.driver}")
+        return f"{NOTHING_BIG} (GPU idle time is spread over small causes.)", None
+    why = None
+    if (shown := next((f for f in found if f.category == cause), None)) is not None:
+        priced = (f"the fix priced for them saves {units.pct(shown.expected_gain_pct)} (the "
+                  f"{cause} finding says what it leaves)")
+    elif (fix := predictions_for(a).get(cause)) is not None:
+        priced = "no fix priced here removes them (the reasons say what its fix leaves)"
+        why = f"the {cause} fix as priced saves {units.pct(fix.gain_pct)}: {fix.driver}"
+    else:
+        priced = "no fix priced here removes them"
+    return (f", idle {units.ms(causes[cause])} a step in {cause} gaps, but {priced}: no fix "
+            "is worth a verdict."), why
 
 
 def checked(advice: Advice) -> Advice:
