@@ -62,6 +62,16 @@ TRIES_OF: dict[str, tuple[str, ...]] = {
 }
 
 
+
+def tries_measuring(category: object, own: object = None) -> tuple[str, ...]:
+    """The `--try` fixes that measure a finding: its own list where it has one (a rule that
+    knows which of its category's fixes applies, as bf16 autocast where TF32 is on, or none,
+    as for a step captured by hand, which no try applies), else its category's."""
+    if isinstance(own, (list, tuple)):
+        return tuple(str(t) for t in own)
+    return TRIES_OF.get(str(category), ())
+
+
 #: joins the fixes of a stack in one try's name: "loader+graphs" is loader, then graphs on top
 STACK_SEP = "+"
 

@@ -37,6 +37,34 @@ with torch.cuda.graph(g):
     train_step(static_x)
 # each step: static_x.copy_(batch); g.replay()"""
 
+#: the launch fix where compiling leaves the model eager past a graph break (an RNN): the whole
+#: step captured by hand, as the word LM of PyTorch's examples measured it (docs/benchmarks.md)
+LAUNCH_BY_HAND = """\
+# torch.compile stops at the RNN (Dynamo cannot resume after one): capture the whole step
+# (forward, backward, clipping, the update) by hand in one CUDA graph and replay it
+total = torch.zeros((), device="cuda")       # the loss summed on the GPU, read every N steps
+def step(x, y, state):
+    output, state = model(x, state)
+    loss = criterion(output, y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)   # as before, if you clip
+    opt.step()                 # or your update by hand; an optimizer needs capturable=True
+    total.add_(loss.detach())
+    return state
+static_x, static_y = x.clone(), y.clone()    # inputs (and carried state) in fixed buffers
+static_state = tuple(h.detach().clone() for h in state)
+side = torch.cuda.Stream(); side.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(side):                # warm up on a side stream (cuDNN picks kernels)
+    for _ in range(3): model.zero_grad(); step(static_x, static_y, static_state)
+torch.cuda.current_stream().wait_stream(side)
+model.zero_grad(set_to_none=True)            # gradients then live in the graph's pool
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    for kept, h in zip(static_state, step(static_x, static_y, static_state)):
+        kept.copy_(h.detach())               # the next batch starts from this state
+# each batch: static_x.copy_(x); static_y.copy_(y); g.replay()
+# a batch of another shape (an epoch's last) runs step() eagerly instead"""
+
 HOST = """\
 # move Python/CPU bookkeeping out of the step (or every N steps / a background thread)
 if step % log_every == 0:

@@ -22,7 +22,7 @@ from . import thresholds as T
 from .findings import Finding, FindingData
 from .one_time_rule import one_time_rule
 from .precision_by_gpu import Fp32Work, fp32_masks, precision_advice
-from .whatif import predictions_for
+from .whatif import HAND_ROUTE, predictions_for
 
 
 def _pct(a: Analysis, ms: float) -> float:
@@ -209,9 +209,13 @@ def launch_rule(a: Analysis) -> Finding | None:
         f"on the GPU vs {L['median_launch_us']:.1f} µs to launch each; {L['short_kernel_pct']:.0f}"
         f"% run shorter than their launch. The GPU idles ≈{units.ms(cost)} per real step "
         f"({units.pct(_pct(a, cost))}) while the host dispatches the next kernel.")
+    route = predictions_for(a).get("launch")
+    by_hand = route is not None and route.route == HAND_ROUTE
     f = _finding(a, "launch-overhead", "launch", "Kernel launch overhead leaves the GPU idle",
-                 evidence, fixes.LAUNCH, cost, T.LAUNCH_SAVING,
-                 kernels_per_step=round(L["kernels_per_step"], 1))
+                 evidence, fixes.LAUNCH_BY_HAND if by_hand else fixes.LAUNCH, cost,
+                 T.LAUNCH_SAVING, kernels_per_step=round(L["kernels_per_step"], 1))
+    if f is not None and by_hand:
+        f.data["try_fixes"] = []  # no `--try` captures a step by hand (graphs compiles it)
     if f is not None and f.data.get("requires") == "sync":
         # the fix names the waits itself: a sync finding too small to be shown may not be there
         f.fix = (f"# first take the step's syncs out ({_sync_callers(a)}; .item(), .cpu(), "

@@ -17,7 +17,7 @@ from ..analysis.compare import step_change
 from ..categories import summary as verdict_summary
 from ..store.meta_blocks import PhaseConditionsMeta, TryMemoryMeta, TryMeta
 from .findings import Finding, FindingJson, Verdict
-from .fix_table import BY_NAME, CATEGORY_OF
+from .fix_table import BY_NAME, CATEGORY_OF, tries_measuring
 from .try_remedies import remedy_for
 
 #: the control of a script's tries: the command re-run without a fix (`run --try`)
@@ -81,6 +81,7 @@ def judge_tries(raw: Sequence[TryMeta], baseline_ms: list[float],
     predicted (`offers`: `memory_offers` of the summary).
 
     `raw` and `control`: the tries as tries/ wrote them; `findings`: the summary's."""
+    measures = _measures(findings)
     predicted = {f.get("category"): f.get("expected_gain_pct") for f in findings}
     paired = bool(control and not control.get("error") and control.get("step_ms"))
     reference: object = baseline_ms
@@ -91,7 +92,7 @@ def judge_tries(raw: Sequence[TryMeta], baseline_ms: list[float],
     out = []
     for raw_try in raw:
         t = cast(TryMeta, dict(raw_try))
-        t["predicted_gain_pct"] = _gain(predicted.get(CATEGORY_OF.get(t["fix"], "")))
+        t["predicted_gain_pct"] = _gain(predicted.get(_category_measured(t, measures)))
         if paired:
             t["reference"] = CONTROL
         if not t.get("error") and t.get("step_ms"):
@@ -109,11 +110,37 @@ def judge_tries(raw: Sequence[TryMeta], baseline_ms: list[float],
     return sorted(out, key=lambda t: -(t.get("measured_gain_pct") or -1e9))
 
 
-def measured_gains(tries: Sequence[TryMeta]) -> dict[str, float]:
-    """Each category's best gain a significant try measured (`tries`: as meta.json holds them)."""
+def _measures(findings: Sequence[Finding] | Sequence[Mapping[str, object]]
+              ) -> dict[str, tuple[str, ...]]:
+    """Each finding's category and the tries that measure it (`fix_table.tries_measuring`):
+    a try of another route of its fix (compiling, where the finding's step is captured by
+    hand) measures something else."""
+    out = {}
+    for f in findings:
+        if isinstance(f, Finding):
+            out[f.category] = tries_measuring(f.category, f.data.get("try_fixes"))
+        else:
+            out[str(f.get("category"))] = tries_measuring(f.get("category"), f.get("try_fixes"))
+    return out
+
+
+def _category_measured(t: TryMeta, measures: Mapping[str, tuple[str, ...]] | None) -> str | None:
+    """The category of the finding a try measures: its fix's, where that finding's tries (when
+    known) include it."""
+    cat = CATEGORY_OF.get(str(t["fix"]))
+    if cat is None or (measures is not None and cat in measures
+                       and str(t["fix"]) not in measures[cat]):
+        return None
+    return cat
+
+
+def measured_gains(tries: Sequence[TryMeta],
+                   measures: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, float]:
+    """Each category's best gain a significant try measured (`tries`: as meta.json holds them;
+    `measures`: `_measures` of the findings, where known)."""
     best: dict[str, float] = {}
     for t in tries:
-        cat = CATEGORY_OF.get(str(t["fix"]))
+        cat = _category_measured(t, measures)
         ch = t.get("change")
         gain = _gain(t.get("measured_gain_pct"))
         if cat and isinstance(ch, Mapping) and ch.get("significant") and gain is not None:
@@ -121,13 +148,14 @@ def measured_gains(tries: Sequence[TryMeta]) -> dict[str, float]:
     return best
 
 
-def crashed(tries: Sequence[TryMeta]) -> dict[str, str]:
+def crashed(tries: Sequence[TryMeta],
+            measures: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, str]:
     """Each category whose every try failed, with the first failure's cause: its fix did not run
     where it was tried, so its prediction is not something to act on first."""
     failed: dict[str, str] = {}
     ran: set[str] = set()
     for t in tries:
-        cat = CATEGORY_OF.get(str(t["fix"]))
+        cat = _category_measured(t, measures)
         if cat is None:
             continue  # a memory fix: it measures no verdict finding
         if t.get("error"):
@@ -143,7 +171,8 @@ def rerank(findings: list[Finding], tries: Sequence[TryMeta]) -> list[Finding]:
     """Findings with their measured gain, ranked by it where a significant try measured one
     (by the expected gain otherwise); a finding whose fix crashed wherever it was tried ranks
     below every measured one (its prediction still competes with the untried ones')."""
-    best, broken = measured_gains(tries), crashed(tries)
+    measures = _measures(findings)
+    best, broken = measured_gains(tries, measures), crashed(tries, measures)
     ranked = [dataclasses.replace(f, measured_gain_pct=best.get(f.category)) for f in findings]
     floor = min(best.values(), default=None)
 
@@ -162,7 +191,7 @@ def rerank_findings(findings: Sequence[Mapping[str, object]],
                     tries: Sequence[TryMeta]) -> list[FindingJson]:
     """Findings (as JSON: the summary's) re-ranked by measured gain where a significant try
     measured one."""
-    best = measured_gains(tries)
+    best = measured_gains(tries, _measures(findings))
     ranked = [cast(FindingJson, {**f, "measured_gain_pct": best.get(str(f.get("category")))})
               for f in findings]
     return sorted(ranked, key=lambda f: -(f["measured_gain_pct"] if f["measured_gain_pct"]
@@ -193,10 +222,11 @@ def verdict_after_tries(verdict: Verdict, ranked: Sequence[Finding],
         return verdict
     top = ranked[0]
     mine = next(f for f in ranked if f.category == verdict.category)
+    broken = crashed(tries, _measures(ranked))
     measured = _measured_words(top) if top.measured_gain_pct is not None else None
     if top.category == verdict.category:
         if measured is None:
-            if (why := crashed(tries).get(top.category)) is None:
+            if (why := broken.get(top.category)) is None:
                 return verdict
             return dataclasses.replace(
                 verdict, reasons=[*verdict.reasons, f"{why}; the prediction is untested"])
@@ -206,7 +236,7 @@ def verdict_after_tries(verdict: Verdict, ranked: Sequence[Finding],
     moved = (f"its fix measured {units.pct(abs(mine.measured_gain_pct))} "
              f"{'slower' if mine.measured_gain_pct < 0 else 'faster'}"
              if mine.measured_gain_pct is not None
-             else crashed(tries).get(verdict.category, "its fix was not measured"))
+             else broken.get(verdict.category, "its fix was not measured"))
     note = f"{verdict.category} was predicted ≈{units.pct(mine.expected_gain_pct)}; {moved}"
     # the predicted ranking's comparisons ("launch is worth 68% vs …") no longer hold
     kept = [r for r in verdict.reasons if not r.startswith(f"{verdict.category} is worth ")]

@@ -118,6 +118,10 @@ class StepGraph:
         return replace(self, host=self.host if host is None else host,
                        gpu=self.gpu if gpu is None else gpu, memo={}, **changes)
 
+    def per_step(self, n: float) -> str:
+        """A count over the graph's steps, per step, for the fixes' driver texts."""
+        return f"{n / self.n_steps:.0f}"
+
     @property
     def profiled_step_ms(self) -> float:
         """Profiled step length the graph spans."""

@@ -11,7 +11,7 @@ import pandas as pd
 from .. import units
 from ..advice.cost import whatif_blocks
 from ..advice.distributed_rules import rank_table, straggler_of
-from ..advice.fix_table import TRIES_OF
+from ..advice.fix_table import tries_measuring
 from ..advice.thresholds import GPU_BOUND_BUSY_FRAC
 from ..advice.verdict import Advice, verdict_label
 from ..analysis.distributed import Distributed as DistributedAnalysis
@@ -172,10 +172,9 @@ def _memory(a: Analysis, m: RunMeta | None, path: str | None = None,
 
 
 def _try_fixes(f: Any) -> list[str]:
-    """The `--try` fixes that measure a finding: its own list (a rule that knows only one of
-    its category's fixes applies, as bf16 autocast where TF32 is on), else its category's."""
-    own = f.data.get("try_fixes") if isinstance(f.data, dict) else None
-    return list(own) if own else list(TRIES_OF.get(f.category, ()))
+    """The `--try` fixes that measure a finding (`fix_table.tries_measuring`)."""
+    return list(tries_measuring(f.category, f.data.get("try_fixes")
+                                if isinstance(f.data, dict) else None))
 
 
 def _syncs(a: Analysis) -> Syncs:

@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict, cast
 
-from ..advice.fix_table import FIX_NAMES, TRIES_OF, stack_parts
+from ..advice.fix_table import FIX_NAMES, stack_parts, tries_measuring
 from ..advice.tries import CONTROL
 from ..capture import options
 from ..capture.conditions import BASELINE_INTERVAL_S, ConditionSampler
@@ -51,9 +51,7 @@ def parse_fixes(text: str | None, findings: Sequence[Mapping[str, object]]) -> l
     if text in (None, "", "auto"):
         out: list[str] = []
         for f in findings:  # a finding as the summary's JSON holds it
-            given = f.get("try_fixes")
-            own = (given if isinstance(given, list) and given
-                   else TRIES_OF.get(str(f.get("category")), ()))
+            own = tries_measuring(f.get("category"), f.get("try_fixes"))
             out += [t for t in own if t not in out]
         return out
     names = [n.strip() for n in str(text).split(",") if n.strip()]

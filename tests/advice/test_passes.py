@@ -121,3 +121,29 @@ def test_a_fix_that_crashed_where_it_was_tried_drops_below_the_others_and_says_w
     both = [*tries, {"fix": "graphs", "step_ms": [1.0]}]
     assert [f.category for f in rerank([finding("launch", 60.0), finding("host", 20.0)],
                                        both)] == ["launch", "host"]
+
+
+def test_a_try_of_another_route_of_the_fix_neither_measures_nor_sinks_its_finding():
+    """A launch finding whose step is captured by hand (`try_fixes` empty: no try applies it)
+    is not measured by the graphs try, which compiles the model: the word LM's graphs try ran
+    54 % slower where capturing the step by hand ran 46 % faster (H100). The same try, on a
+    finding it does apply to, still takes the verdict away."""
+    from jupyter_gpuprof.advice.findings import Finding, Verdict
+    from jupyter_gpuprof.advice.tries import rerank, verdict_after_tries
+
+    def finding(category, expected, **data):
+        return Finding(id=category, category=category, title=category, evidence="", fix="",
+                       cost_ms=1.0, expected_gain_pct=expected, data=data)
+
+    slower = {"fix": "graphs", "step_ms": [1.0], "measured_gain_pct": -54.0,
+              "change": {"significant": True}}
+    crash = {"fix": "graphs", "error": "RecursionError: maximum recursion depth exceeded"}
+    verdict = Verdict("launch", "s", "high", [])
+    for tries in ([slower], [crash]):
+        by_hand = rerank([finding("launch", 60.0, try_fixes=[]), finding("host", 20.0)], tries)
+        assert [f.category for f in by_hand] == ["launch", "host"]
+        assert by_hand[0].measured_gain_pct is None
+        assert verdict_after_tries(verdict, by_hand, tries) is verdict
+    compiled = rerank([finding("launch", 60.0), finding("host", 20.0)], [slower])
+    assert [f.category for f in compiled] == ["host", "launch"]
+    assert verdict_after_tries(verdict, compiled, [slower]).category == "host"

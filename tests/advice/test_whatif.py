@@ -9,7 +9,7 @@ import pytest
 from scenarios import DATALOADER, SIMT_GEMM, TC_GEMM
 from tracebuilder import TraceBuilder
 
-from jupyter_gpuprof.advice import fusion, thresholds, whatif
+from jupyter_gpuprof.advice import fusion, thresholds, whatif, whatif_precision
 from jupyter_gpuprof.advice.verdict import advise
 from jupyter_gpuprof.analysis.hardware import peak_tflops
 from jupyter_gpuprof.analysis.step_replay import calibrate, host_ms_per_step, predict, replay
@@ -135,7 +135,7 @@ def test_precision_is_calibrated_by_the_traces_own_tensor_core_gemms(tmp_path):
 
     _, g = _graph(tmp_path, step)
     own = 400.0 / peak_tflops("NVIDIA H200", "bf16")
-    assert whatif.tensor_core_tflops(g, "tf32") == pytest.approx(
+    assert whatif_precision.tensor_core_tflops(g, "tf32") == pytest.approx(
         own * peak_tflops("NVIDIA H200", "tf32"))
 
 

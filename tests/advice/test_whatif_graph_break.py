@@ -118,3 +118,33 @@ def test_a_backward_without_autograd_nodes_keeps_only_the_rnn_op_eager(tmp_path)
     b.step(1, 0.0, 500.0)
     cover = sg._graph_break_ranges(load_trace(b.write(tmp_path / "t.json.gz")))
     assert cover.starts.tolist() == [10.0, 300.0] and cover.ends.tolist() == [100.0, 340.0]
+
+
+def test_where_compiling_stops_at_an_rnn_the_step_captured_by_hand_is_the_launch_fix(tmp_path):
+    """Compiled, the model of `_split_model` keeps 2 of its 4 launches a step eager (the LSTM
+    and what follows it) and pays the compiled call's guards; one CUDA graph of the whole step
+    taken by hand replays every launch, the LSTM's too, with no Python between them: the step
+    becomes its GPU work. That route is priced beside compiling, and the one that saves more
+    is the launch fix (the word LM on an H100: predicted 1.89 ms, measured 1.88-1.90 ms)."""
+    from jupyter_gpuprof.analysis.step_replay import replay
+
+    g, _ = _split_model(tmp_path)
+    assert whatif.hand_route_applies(g)
+    hand, driver = whatif.hand_graph_fix(g)
+    assert "the whole step captured by hand in one CUDA graph: 6 launches per step" in driver
+    assert (hand.host["pre_dispatch_us"] == 0).all() and hand.launch_latency_us < 1
+    gpu_ms = (g.gpu["dur_us"].sum() / 1e3) / g.n_steps
+    assert replay(hand) < 1.5 * gpu_ms + 0.05 < replay(whatif.launch_fix(g)[0])
+    launch = whatif.predictions(g, replay(g))["launch"]
+    assert launch.route == whatif.HAND_ROUTE and "captured by hand" in launch.driver
+
+
+def test_without_a_graph_break_the_launch_fix_is_the_compiled_route(tmp_path):
+    """Where Dynamo holds the whole model, compiling it is the launch fix (it fuses as well);
+    the route by hand is not priced, so the workloads it was calibrated on keep their price."""
+    from jupyter_gpuprof.analysis.step_replay import replay
+
+    g = _graph(tmp_path, "aten::layer_norm")
+    assert not whatif.hand_route_applies(g)
+    launch = whatif.predictions(g, replay(g))["launch"]
+    assert launch.route == whatif.COMPILE_ROUTE and "captured by hand" not in launch.driver
