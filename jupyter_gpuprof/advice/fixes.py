@@ -43,27 +43,36 @@ LAUNCH_BY_HAND = """\
 # torch.compile stops at the RNN (Dynamo cannot resume after one): capture the whole step
 # (forward, backward, clipping, the update) by hand in one CUDA graph and replay it
 total = torch.zeros((), device="cuda")       # the loss summed on the GPU, read every N steps
-def step(x, y, state):
-    output, state = model(x, state)
+def step(x, y, state):                       # state: the hidden state carried from batch
+    output, state = model(x, state)          # to batch (a model that takes none: drop it)
     loss = criterion(output, y)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), clip)   # as before, if you clip
-    opt.step()                 # or your update by hand; an optimizer needs capturable=True
+    opt.step()                         # the update, as the loop makes it
     total.add_(loss.detach())
     return state
-static_x, static_y = x.clone(), y.clone()    # inputs (and carried state) in fixed buffers
-static_state = tuple(h.detach().clone() for h in state)
-side = torch.cuda.Stream(); side.wait_stream(torch.cuda.current_stream())
-with torch.cuda.stream(side):                # warm up on a side stream (cuDNN picks kernels)
-    for _ in range(3): model.zero_grad(); step(static_x, static_y, static_state)
-torch.cuda.current_stream().wait_stream(side)
-model.zero_grad(set_to_none=True)            # gradients then live in the graph's pool
-g = torch.cuda.CUDAGraph()
-with torch.cuda.graph(g):
-    for kept, h in zip(static_state, step(static_x, static_y, static_state)):
-        kept.copy_(h.detach())               # the next batch starts from this state
-# each batch: static_x.copy_(x); static_y.copy_(y); g.replay()
-# a batch of another shape (an epoch's last) runs step() eagerly instead"""
+graph, side = None, torch.cuda.Stream()
+for i, (x, y) in enumerate(batches):
+    if graph is not None and x.shape == static_x.shape:
+        static_x.copy_(x); static_y.copy_(y)   # the batch into the graph's fixed buffers
+        graph.replay()
+    elif i < 3 or graph is not None:           # warm-up batches and odd shapes run eagerly
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            model.zero_grad(set_to_none=graph is None)
+            state = step(x, y, tuple(h.detach() for h in (static_state if graph else state)))
+            if graph is not None:
+                for kept, h in zip(static_state, state): kept.copy_(h.detach())
+        torch.cuda.current_stream().wait_stream(side)
+    else:                                      # captured once, on a real batch
+        static_x, static_y = x.clone(), y.clone()
+        static_state = tuple(h.detach().clone() for h in state)
+        model.zero_grad(set_to_none=True)      # gradients then live in the graph's pool
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for kept, h in zip(static_state, step(static_x, static_y, static_state)):
+                kept.copy_(h.detach())         # the next batch starts from this state
+        graph.replay()                         # capturing ran nothing: run this batch"""
 
 HOST = """\
 # move Python/CPU bookkeeping out of the step (or every N steps / a background thread)

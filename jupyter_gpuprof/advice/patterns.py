@@ -230,12 +230,42 @@ FUSED_OPTIMIZERS = frozenset({"Adam", "AdamW", "SGD", "Adagrad"})
 OPTIMIZER_LINE = "opt = torch.optim.AdamW(model.parameters(), fused=True)"
 
 
+#: the update line of the step captured by hand (advice/fixes.py LAUNCH_BY_HAND)
+HAND_UPDATE_LINE = "    opt.step()                         # the update, as the loop makes it"
+#: optimizers whose step a CUDA graph holds once made with `capturable=True` (their step count
+#: on the GPU); SGD's holds as it is; the others (Adagrad, LBFGS) step outside the graph
+CAPTURABLE_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adadelta", "RMSprop", "Adamax", "NAdam",
+                                   "RAdam", "ASGD", "Rprop"})
+
+
+def _hand_update(optimizers: Sequence[str]) -> list[str]:
+    """The update inside a step captured by hand, for the optimizers the trace shows (none: the
+    loop's own update by hand)."""
+    if not optimizers:
+        return ["    # your update by hand, as the loop makes it now (it steps no optimizer)"]
+    out = []
+    for cls in optimizers:
+        if cls in CAPTURABLE_OPTIMIZERS:
+            out.append(f"    opt.step()   # your {cls}, made with capturable=True (its step "
+                       "count on the GPU)")
+        elif cls == "SGD":
+            out.append("    opt.step()   # your SGD: a graph holds its step as it is")
+        else:
+            out.append(f"    # your {cls} cannot step inside a graph: call opt.step() after "
+                       "each replay")
+    return out
+
+
 def fit_optimizer(fix: str, optimizers: Sequence[str]) -> str:
     """The fix's optimizer line written for the optimizers the trace shows stepping: the user's
     own class, never another (AdamW's decoupled weight decay is not SGD's or Adam's), and no
-    line at all for a loop that updates its parameters itself."""
+    line at all for a loop that updates its parameters itself; inside a step captured by hand,
+    the update as that class can be captured, or the loop's own."""
     lines = []
     for ln in fix.splitlines():
+        if ln == HAND_UPDATE_LINE:
+            lines += _hand_update(optimizers)
+            continue
         if not ln.startswith(OPTIMIZER_LINE):
             lines.append(ln)
             continue

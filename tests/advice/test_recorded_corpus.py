@@ -355,7 +355,7 @@ def test_where_dynamo_stops_at_the_lstm_the_step_captured_by_hand_is_the_fix(tmp
     assert v.category == "launch" and launch.category == "launch"
     assert launch.data["requires"] == "sync" and launch.data["try_fixes"] == []
     assert "the whole step captured by hand in one CUDA graph" in launch.driver
-    assert "torch.compile(" not in launch.fix and "torch.cuda.graph(g)" in launch.fix
+    assert "torch.compile(" not in launch.fix and "torch.cuda.graph(graph)" in launch.fix
     assert launch.fix.startswith("# first take the step's syncs out (aten::item")
     assert launch.expected_gain_pct > 50
 
@@ -385,3 +385,26 @@ def test_a_host_bound_step_with_nothing_to_move_says_whose_host_time_it_is(tmp_p
     (why,) = [x for x in v.reasons if x.startswith("the host fix as priced saves 0%: ")]
     assert re.search(r"0\.\d\d ms per profiled step inside backward\(\) and the optimizer's "
                      r"calls stays \(the framework's\)", why)
+
+
+@pytest.mark.parametrize(("name", "update"), [
+    ("word-lm", "    # your update by hand, as the loop makes it now (it steps no optimizer)"),
+    ("mnist-rnn", "    opt.step()   # your Adadelta, made with capturable=True (its step count "
+                  "on the GPU)"),
+])
+def test_the_step_captured_by_hand_makes_the_update_the_loop_makes(tmp_path, name, update):
+    """Inside a step captured by hand the update is the loop's own: the word LM's by hand (no
+    optimizer line to paste), the MNIST LSTM's Adadelta with its step count on the GPU (a
+    graph cannot hold one on the host); the code parses as Python."""
+    import ast
+
+    from jupyter_gpuprof.advice import fixes
+    from jupyter_gpuprof.advice.patterns import HAND_UPDATE_LINE
+
+    assert HAND_UPDATE_LINE in fixes.LAUNCH_BY_HAND.splitlines()
+    launch = next(f for f in corpus_report(tmp_path, name).advice.findings
+                  if f.category == "launch")
+    assert "torch.cuda.graph(graph)" in launch.fix and launch.data["try_fixes"] == []
+    lines = launch.fix.splitlines()
+    assert update in lines and HAND_UPDATE_LINE not in lines
+    ast.parse(launch.fix)
