@@ -8,7 +8,9 @@ gives it, else the median; where the evidence holds interleaved rounds of a scri
 `fix_rounds`, their reading instead), counted only if it saves at least MIN_TRUTH_GAIN_PCT; its
 categories (the manifest's `categories` of that fix) are the verdicts that name it. The
 report is re-analysed from the recorded run folder (tests/data/corpus/<id>) with the code of
-this checkout, so a change to the analysis is scored on the same traces. Prints one row per
+this checkout, so a change to the analysis is scored on the same traces (where a script's
+rounds ran on another card, the run folder recorded beside them on that card: `recording`,
+named in the row). Prints one row per
 script (verdict right/wrong, the verdict's expected gain against the measured one, the tries
 that crashed, seconds to the report) and the totals.
 """
@@ -30,6 +32,7 @@ from fix_rounds import reading  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = Path(__file__).with_name("manifest.json")
 RECORDED = ROOT / "tests" / "data" / "corpus"
+EVIDENCE = ROOT / "docs" / "evidence"
 #: a fix that saves less than this is no truth to score a verdict against (% of wall time)
 MIN_TRUTH_GAIN_PCT = 5.0
 
@@ -60,6 +63,33 @@ def _gain(plain: dict[str, Any], fixed: dict[str, Any]) -> float | None:
     return None
 
 
+def _rounds_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """A `fix_rounds` entry's rounds: its own, or those of the evidence file it names (`file`,
+    beside the corpus evidence)."""
+    if "file" in doc:
+        return list(json.loads((EVIDENCE / doc["file"]).read_text())["rounds"])
+    return list(doc["rounds"])
+
+
+def recordings(evidence: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per script whose rounds ran on another card than its recorded run: the run folder the
+    same session recorded on that card (`recording`, under tests/data/corpus), the card, and
+    that session's tool baseline and script alone (the median of its rounds), so that the
+    report, its truth and the observer ratio come from one card."""
+    out = {}
+    for doc in evidence.get("fix_rounds", []):
+        if not doc.get("recording"):
+            continue
+        held = json.loads((EVIDENCE / doc["file"]).read_text()) if "file" in doc else doc
+        alone = [r["plain"]["median_ms"] for r in held["rounds"]
+                 if (r.get("plain") or {}).get("median_ms")]
+        out[doc["id"]] = {"recording": doc["recording"], "device": doc.get("device", ""),
+                          "baseline_ms": ((held.get("tool") or {}).get("steps") or {})
+                          .get("median_ms"),
+                          "plain_ms": statistics.median(alone) if alone else None}
+    return out
+
+
 def round_gains(evidence: dict[str, Any]) -> dict[str, dict[str, float]]:
     """Per script, each fix's gain over interleaved rounds (`fix_rounds`: each fix against the
     script alone of its own round, benchmarks/corpus/fix_rounds.py), 0 where the rounds show
@@ -68,8 +98,9 @@ def round_gains(evidence: dict[str, Any]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for doc in evidence.get("fix_rounds", []):
         mine = out.setdefault(doc["id"], {})
-        for fix in sorted({f for r in doc["rounds"] for f in r.get("fixes") or {}}):
-            read = reading(doc["rounds"], fix)
+        rounds = _rounds_of(doc)
+        for fix in sorted({f for r in rounds for f in r.get("fixes") or {}}):
+            read = reading(rounds, fix)
             if read["gain_pct"] is not None:
                 mine[fix] = 0.0 if read["said"] == "not shown" else read["gain_pct"]
     return out
@@ -118,11 +149,13 @@ def plain_step_ms(entry: dict[str, Any], plain: dict[str, Any]) -> float | None:
 def score(evidence: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per manifest entry."""
     measured, rounds = _merged(evidence), round_gains(evidence)
+    elsewhere = recordings(evidence)
     rows = []
     for entry in json.loads(MANIFEST.read_text())["scripts"]:
         m = measured.get(entry["id"], {"fixes": {}})
         t = truth(entry, m, rounds.get(entry["id"]))
-        rep = report_of(entry["id"])
+        other = elsewhere.get(entry["id"])
+        rep = report_of(other["recording"] if other else entry["id"])
         verdict = (rep or {}).get("verdict", {}).get("category")
         top = next((f for f in (rep or {}).get("findings", []) if f["category"] == verdict), None)
         tool = m.get("tool") or {}
@@ -133,7 +166,11 @@ def score(evidence: dict[str, Any]) -> list[dict[str, Any]]:
             "expected_gain_pct": top["expected_gain_pct"] if top else None,
             "truth": t, "tries_crashed": crashed, "report_s": tool.get("wall_s"),
             "baseline_ms": (tool.get("steps") or {}).get("median_ms"),
-            "plain_ms": plain_step_ms(entry, m.get("plain") or {})}
+            "plain_ms": plain_step_ms(entry, m.get("plain") or {}),
+            "card": other["device"] if other else None}
+        if other:  # that card's session: its tool baseline, the script alone, no report time
+            row.update(baseline_ms=other["baseline_ms"], plain_ms=other["plain_ms"],
+                       report_s=None)
         if t is not None:
             row["right"] = verdict in t["categories"]
             if t["fix"] is not None and row["expected_gain_pct"] is not None and row["right"]:
@@ -158,7 +195,9 @@ def main(argv: list[str]) -> int:
         t = r["truth"] or {}
         ratio = (r["baseline_ms"] / r["plain_ms"] if r["baseline_ms"] and r["plain_ms"]
                  else None)
-        print(f"{r['id']:26} {str(r['verdict']):9} {_fmt(r['expected_gain_pct']):>8} "
+        name = r["id"] + (f" ({r['card'].removeprefix('NVIDIA ').split()[0]})" if r["card"]
+                          else "")
+        print(f"{name:26} {str(r['verdict']):9} {_fmt(r['expected_gain_pct']):>8} "
               f"{str(t.get('fix')) + ' ' + '/'.join(t.get('categories', [])):22} "
               f"{_fmt(t.get('gain_pct')):>8} {str(r.get('right', '–')):5} "
               f"{_fmt(r.get('gain_error_pts')):>5} {_fmt(ratio, '.2f'):>10} "

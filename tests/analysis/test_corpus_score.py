@@ -37,3 +37,20 @@ def test_interleaved_rounds_outrank_one_process_a_variant():
     assert gains["graphs"] == 0.0 and gains["captured"] > 45
     t = score.truth(entry, measured, gains)
     assert t["fix"] == "captured" and t["all"]["graphs"] == 0.0
+
+
+def test_rounds_on_another_card_are_scored_against_the_run_recorded_on_that_card():
+    """The word LM's rounds ran on an H100 (no H200 came): its truth is scored against the
+    report of the run recorded on that H100 in the same session, not the H200's recording,
+    and the row's observer ratio is that session's (tool baseline over the script alone)."""
+    score = load_benchmark("corpus/score")
+    evidence = {"fix_rounds": [{"id": "word-lm", "device": "NVIDIA H100 80GB HBM3",
+                                "file": "word_lm_fix_rounds_h100_s55.json",
+                                "recording": "word-lm-h100"}]}
+    (other,) = score.recordings(evidence).values()
+    assert other["recording"] == "word-lm-h100"
+    assert other["plain_ms"] == pytest.approx(3.5, abs=0.15)
+    assert other["baseline_ms"] == pytest.approx(3.72, abs=0.01)
+    gains = score.round_gains(evidence)["word-lm"]
+    assert gains["no-item-cuda-graph"] == pytest.approx(46.0, abs=1.0)
+    assert not score.recordings({"fix_rounds": [{"id": "word-lm", "rounds": []}]})
