@@ -9,7 +9,6 @@ graph forward; advice transforms it (one fix each) and replays it to predict the
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -22,6 +21,7 @@ from .intervals import Coverage, subtract
 from .kernels import kernel_rows
 from .kineto_json import GPU_CATEGORIES
 from .name_masks import names_in, names_where
+from .op_flops import op_flops
 from .steps import Window
 from .trace import Trace
 
@@ -29,9 +29,6 @@ from .trace import Trace
 LAUNCH, BLOCKING, SYNC, RECORD, WAIT = 0, 1, 2, 3, 4
 RECORD_APIS = frozenset({"cudaEventRecord", "cuEventRecord", "cudaEventRecordWithFlags"})
 WAIT_APIS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
-#: ops whose FLOPs follow from their input shapes (2·M·N·K per product)
-GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul",
-                      "aten::linear", "aten::_addmm_activation"})
 #: a graph holds the first whole steps up to this many host items (replays stay well under a
 #: second per fix on traces of any length)
 MAX_ITEMS = 50_000
@@ -52,8 +49,6 @@ DDP_REDUCER_PREFIXES = ("torch::distributed::reducer", "torch.distributed.ddp.re
 #: a top-level module call launching fewer kernels is a loss or a helper, not the model,
 #: unless no call of its step launches more
 MODEL_CALL_MIN_LAUNCHES = 10
-CONV_OPS = frozenset({"aten::cudnn_convolution", "aten::convolution", "aten::_convolution",
-                      "aten::convolution_backward", "aten::conv2d", "aten::conv1d"})
 #: columns of `StepGraph.host`
 HOST_COLUMNS = {
     "ts_us": "start of the call (profiled)", "dur_us": "call duration (profiled)",
@@ -128,48 +123,6 @@ class StepGraph:
         return float(self.memo.get("profiled_step_ms", float("nan")))
 
 
-def _dims_flops(op: str, dims_text: str) -> float:
-    """FLOPs of one GEMM/conv call from its recorded input shapes (0 when not derivable)."""
-    try:
-        dims = json.loads(dims_text) if dims_text else []
-    except ValueError:
-        return 0.0
-    shapes = [d for d in dims if isinstance(d, list) and d and all(isinstance(x, int) for x in d)]
-    mats = [s for s in shapes if len(s) >= 2]
-    if op in GEMM_OPS and len(mats) >= 2:
-        a, b = mats[-2], mats[-1]
-        if op == "aten::linear":  # weight is [out, in]
-            return float(2.0 * float(np.prod(a[:-1])) * a[-1] * b[0])
-        batch = float(np.prod(a[:-2])) if len(a) > 2 else 1.0
-        return float(2.0 * batch * a[-2] * a[-1] * b[-1])
-    if op in CONV_OPS and len(mats) >= 2 and len(mats[0]) >= 3 and len(mats[1]) >= 3:
-        x, w = mats[0], mats[1]
-        if op == "aten::convolution_backward":  # grad_out, input, weight: two products
-            x, w = mats[1], mats[2] if len(mats) > 2 else mats[1]
-            return 2.0 * _conv(x, w)
-        return _conv(x, w)
-    return 0.0
-
-
-def _conv(x: list[int], w: list[int]) -> float:
-    """2·N·O·(C/g·kernel)·spatial, with the output as large as the input (stride 1, same pad)."""
-    return 2.0 * x[0] * w[0] * float(np.prod(w[1:])) * float(np.prod(x[2:]))
-
-
-def _op_flops(trace: Trace, ext_ids: np.ndarray) -> pd.Series:
-    """FLOPs per External id of the GEMM/conv ops that launched the given kernels."""
-    ops = trace.of("cpu_op")
-    ops = ops[ops["external_id"].isin(ext_ids)]
-    names = ops["name"].astype(str)
-    ops = ops[names.isin(GEMM_OPS | CONV_OPS).to_numpy()]
-    if ops.empty:
-        return pd.Series(dtype=float)
-    keys = list(zip(ops["name"].astype(str), ops["input_dims"].astype(str), strict=True))
-    cache = {k: _dims_flops(*k) for k in set(keys)}
-    out = pd.Series([cache[k] for k in keys], index=ops["external_id"].to_numpy())
-    return out[~out.index.duplicated(keep="last")]  # innermost op (recorded last) wins
-
-
 def _gpu_table(trace: Trace, corr: np.ndarray, rows: pd.DataFrame) -> pd.DataFrame:
     """GPU operations launched by the given correlation ids, with what a fix needs to know."""
     rows = rows[rows["correlation"].isin(corr)].drop_duplicates("correlation")
@@ -178,7 +131,7 @@ def _gpu_table(trace: Trace, corr: np.ndarray, rows: pd.DataFrame) -> pd.DataFra
                       names_where(rows, lambda n: "DtoH" in n, "DtoH"),
                       names_where(rows, lambda n: "DtoD" in n, "DtoD")], ["HtoD", "DtoH", "DtoD"],
                      "")
-    flops = rows["external_id"].map(_op_flops(trace, rows["external_id"].unique())).fillna(0.0)
+    flops = rows["external_id"].map(op_flops(trace, rows["external_id"].unique())).fillna(0.0)
     return pd.DataFrame({
         "ts_us": rows["ts_us"].to_numpy(), "dur_us": rows["dur_us"].to_numpy(),
         "stream": rows["stream"].to_numpy(), "kind": _labels(rows["kind"]),
@@ -251,46 +204,57 @@ def _graph_break_ranges(trace: Trace) -> Coverage:
                        np.concatenate([rend, fe[hit], rend[back]]))
 
 
+def _model_forwards(trace: Trace, starts: np.ndarray, launches: np.ndarray,
+                    step_of: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+    """The forward passes the capture marked, and which of them are the model: one that
+    launches enough kernels to be it, or, in a step whose every forward pass launches fewer,
+    the one launching most (a model of one Linear layer is the model all the same); a loss
+    function's forward, a top-level module call too, launches fewer than the model beside it
+    and is not what compiling the model compiles."""
+    ann = trace.of("user_annotation")
+    forward = ann[names_in(ann, frozenset({FORWARD_PHASE}))]
+    model = np.zeros(len(forward), dtype=bool)
+    if not len(forward) or not len(starts):
+        return forward, model
+    lo = np.searchsorted(starts, forward["ts_us"].to_numpy(), side="left")
+    hi = np.searchsorted(starts, forward["end_us"].to_numpy(), side="right")
+    before = np.concatenate(([0], np.cumsum(launches)))
+    inside = lo < len(starts)
+    n = (before[np.minimum(hi, len(starts))] - before[np.minimum(lo, len(starts))])[inside]
+    step = step_of[lo[inside]]
+    most = pd.Series(n).groupby(step).transform("max").to_numpy()
+    model[inside] = (n >= MODEL_CALL_MIN_LAUNCHES) | ((n == most) & (n > 0))
+    return forward, model
+
+
 def _eager(trace: Trace, starts: np.ndarray, in_optimizer: np.ndarray,
-           in_reducer: np.ndarray, broken: np.ndarray) -> np.ndarray:
+           in_reducer: np.ndarray, broken: np.ndarray, forwards: pd.DataFrame) -> np.ndarray:
     """Calls that compiling the model leaves eager: the optimizer's, DDP's reducer's and the
     ops Dynamo breaks its graph at, and where the capture marked the forward passes, every
-    call outside them and outside the autograd engine's backward nodes (whichever thread ran
-    those)."""
+    call outside the model's (`forwards`: a loss module's is not compiled with the model) and
+    outside the autograd engine's backward nodes (whichever thread ran those)."""
     ann = trace.of("user_annotation")
-    forward = ann[names_in(ann, MODEL_PHASES)]
-    if not len(forward):
+    if not len(ann[names_in(ann, MODEL_PHASES)]):
         alone: np.ndarray = in_optimizer | in_reducer | broken
         return alone
     ops = trace.of("cpu_op")
     nodes = ops[names_where(ops, lambda n: n.startswith(BACKWARD_NODE), BACKWARD_NODE)]
-    model = pd.concat([forward[["ts_us", "end_us"]], nodes[["ts_us", "end_us"]]])
+    backward = ann[names_in(ann, frozenset({BACKWARD_PHASE}))]
+    model = pd.concat([forwards[["ts_us", "end_us"]], backward[["ts_us", "end_us"]],
+                       nodes[["ts_us", "end_us"]]])
     inside = Coverage.of(model["ts_us"].to_numpy(), model["end_us"].to_numpy()).contains(starts)
     out: np.ndarray = in_optimizer | in_reducer | ~inside | broken
     return out
 
 
-def _model_entries(trace: Trace, starts: np.ndarray, launches: np.ndarray,
-                   step_of: np.ndarray) -> np.ndarray:
-    """The first item of each forward pass the capture marked that is the model: one that
-    launches enough kernels to be it, or, in a step whose every forward pass launches fewer,
-    the one launching most (a model of one Linear layer is the model all the same, and each
-    call into it compiled pays the compiled call's floor); a loss function's forward, a
-    top-level module call too, launches fewer than the model beside it."""
+def _model_entries(starts: np.ndarray, forwards: pd.DataFrame) -> np.ndarray:
+    """The first item of each of the model's forward passes: where each call into the model
+    compiled pays the compiled call's floor."""
     entry = np.zeros(len(starts), dtype=bool)
-    ann = trace.of("user_annotation")
-    forward = ann[names_in(ann, frozenset({FORWARD_PHASE}))]
-    if not len(forward) or not len(starts):
+    if not len(forwards) or not len(starts):
         return entry
-    lo = np.searchsorted(starts, forward["ts_us"].to_numpy(), side="left")
-    hi = np.searchsorted(starts, forward["end_us"].to_numpy(), side="right")
-    before = np.concatenate(([0], np.cumsum(launches)))
-    inside = lo < len(starts)
-    lo, n = lo[inside], (before[hi] - before[lo])[inside]
-    step = step_of[lo]
-    most = pd.Series(n).groupby(step).transform("max").to_numpy()
-    big = (n >= MODEL_CALL_MIN_LAUNCHES) | ((n == most) & (n > 0))
-    entry[lo[big]] = True
+    lo = np.searchsorted(starts, forwards["ts_us"].to_numpy(), side="left")
+    entry[lo[lo < len(starts)]] = True
     return entry
 
 
@@ -367,6 +331,8 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
     kind_launch = items["kind"].to_numpy() == LAUNCH
     reducer, breaks = _reducer_ranges(trace), _graph_break_ranges(trace)
     in_reducer, broken = reducer.contains(starts), breaks.contains(starts)
+    forwards, is_model = _model_forwards(trace, starts, kind_launch & (gidx >= 0), step_of)
+    model_forwards = forwards[is_model]
     # dispatch inside the parts of the model that stay eager (a graph-broken LSTM's backward
     # ahead of the next graphed launch): no graph removes it
     kept = np.minimum(reducer.overlap(gap_lo, gap_hi) + breaks.overlap(gap_lo, gap_hi), disp)
@@ -376,9 +342,9 @@ def build_graph(trace: Trace, steps: pd.DataFrame, window: Window, host: HostWor
         "pre_host_us": other, "pre_hostop_us": np.minimum(in_ops, other),
         "pre_framework_us": framework, "pre_eager_dispatch_us": kept, "gpu": gidx,
         "step": step_of, "optimizer": in_optimizer,
-        "eager": _eager(trace, starts, in_optimizer, in_reducer, broken),
+        "eager": _eager(trace, starts, in_optimizer, in_reducer, broken, model_forwards),
         "reducer": in_reducer, "graph_break": broken,
-        "model_entry": _model_entries(trace, starts, kind_launch & (gidx >= 0), step_of),
+        "model_entry": _model_entries(starts, model_forwards),
     })
     last = float(ends[-1]) if len(items) else lo
     t_lo, t_hi = np.array([min(last, hi)]), np.array([hi])

@@ -178,13 +178,16 @@ def test_a_try_of_the_compiled_route_does_not_judge_the_step_captured_by_hand(
     assert "captured by hand" in launch.driver
     monkeypatch.setattr(whatif, "hand_route_applies", lambda g: False)
     compiled = corpus_report(tmp_path / "b", "word-lm-tries")
-    launch = next(f for f in compiled.advice.findings if f.category == "launch")
     assert compiled.advice.verdict.category != "launch"
-    assert launch.measured_gain_pct is not None and launch.measured_gain_pct < -50
-    assert compiled.advice.findings[-1] is launch
-    replayed = re.search(r"(\d+) launches per step replayed from CUDA graphs", launch.driver)
-    assert replayed and int(replayed.group(1)) < 10
     assert not [x for x in compiled.advice.verdict.reasons if x.startswith("launch is worth")]
+    # the compiled route graphs a handful of launches: priced under a finding, or, where shown,
+    # ranked last with the try's slower step
+    for launch in [f for f in compiled.advice.findings if f.category == "launch"]:
+        assert launch.measured_gain_pct is not None and launch.measured_gain_pct < -50
+        assert compiled.advice.findings[-1] is launch
+    route = whatif.predictions_for(compiled.analysis)["launch"]
+    replayed = re.search(r"(\d+) launches per step replayed from CUDA graphs", route.driver)
+    assert replayed and int(replayed.group(1)) < 10 and route.gain_pct < 5
 
 
 def test_a_fix_measured_faster_keeps_the_verdict_and_states_the_measurement(tmp_path):

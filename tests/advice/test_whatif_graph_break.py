@@ -148,3 +148,26 @@ def test_without_a_graph_break_the_launch_fix_is_the_compiled_route(tmp_path):
     assert not whatif.hand_route_applies(g)
     launch = whatif.predictions(g, replay(g))["launch"]
     assert launch.route == whatif.COMPILE_ROUTE and "captured by hand" not in launch.driver
+
+
+def test_a_loss_module_called_beside_the_model_is_not_compiled_with_it(tmp_path):
+    """`criterion(output, y)` is a top-level module call the capture marks as a forward pass,
+    but the fix compiles the model, not the loss: its launches stay eager, and only the
+    model's forward pays the compiled call's floor (ResNet-50: 2 launches a step)."""
+    b = TraceBuilder()
+    s = 0.0
+    for n in range(STEPS):
+        b.annotation("forward", s, 300.0)  # the model: 12 launches
+        for i in range(12):
+            _gemm(b, s + 1 + 20 * i, s + 9 + 20 * i, 5.0)
+        b.annotation("forward", s + 400, 60.0)  # the loss: 2 launches
+        for i in range(2):
+            ext = b.op("aten::nll_loss", s + 401 + 20 * i, 8.0, types=["float"])
+            b.kernel(ELEMENTWISE, s + 403 + 20 * i, s + 410 + 20 * i, 3.0, ext=ext)
+        b.step(n + 1, s, 1000.0)
+        s += 1000.0
+    g = analyze(load_trace(b.write(tmp_path / "t.json.gz"))).graph
+    host = g.host[g.host["gpu"] >= 0]
+    loss = host["gpu"].map(lambda j: g.gpu["name"].iloc[j] == ELEMENTWISE).to_numpy(dtype=bool)
+    assert host.loc[loss, "eager"].all() and not host.loc[~loss, "eager"].any()
+    assert int(g.host["model_entry"].sum()) == STEPS
