@@ -44,8 +44,10 @@ GRAPH_BREAK_OPS = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten:
 #: DDP's gradient reducer: the bucket copies, the averaging and the all-reduce its autograd
 #: hooks run during backward. Compiling a DDP model splits its graph at the buckets
 #: (DDPOptimizer) and leaves the hooks eager, so no CUDA graph of the model holds them
-DDP_REDUCER_PREFIXES = ("torch::distributed::reducer", "torch.distributed.ddp.reducer",
-                        "c10d::", "record_param_comms", "nccl:")
+DDP_REDUCER_PREFIXES = ("torch::distributed::reducer", "torch.distributed.ddp.reducer")
+#: collectives: the reducer's all-reduce where they run outside the forward passes (one in a
+#: forward pass, as SyncBatchNorm's or FSDP's all-gather, is the model's own)
+COLLECTIVE_PREFIXES = ("c10d::", "record_param_comms", "nccl:")
 #: a top-level module call launching fewer kernels is a loss or a helper, not the model,
 #: unless no call of its step launches more
 MODEL_CALL_MIN_LAUNCHES = 10
@@ -167,12 +169,19 @@ def _framework_other(trace: Trace, host: HostWork, optimizer: Coverage) -> Cover
 
 
 def _reducer_ranges(trace: Trace) -> Coverage:
-    """DDP's gradient reducer (`DDP_REDUCER_PREFIXES`): its ops and its collectives' ranges,
-    on whichever thread ran them."""
-    spans = [df[names_where(df, lambda n: n.startswith(DDP_REDUCER_PREFIXES),
-                            DDP_REDUCER_PREFIXES)]
+    """DDP's gradient reducer (`DDP_REDUCER_PREFIXES`): its ops and its collectives' ranges
+    (`COLLECTIVE_PREFIXES` outside the forward passes the capture marked), on whichever thread
+    ran them."""
+    prefixes = DDP_REDUCER_PREFIXES + COLLECTIVE_PREFIXES
+    spans = [df[names_where(df, lambda n: n.startswith(prefixes), prefixes)]
              for df in (trace.of("cpu_op"), trace.of("user_annotation"))]
-    ranges = pd.concat([d[["ts_us", "end_us"]] for d in spans])
+    ranges = pd.concat([d[["ts_us", "end_us", "name"]] for d in spans])
+    ann = trace.of("user_annotation")
+    fwd = ann[names_in(ann, frozenset({FORWARD_PHASE}))]
+    generic = ranges["name"].astype(str).str.startswith(COLLECTIVE_PREFIXES).to_numpy()
+    in_forward = Coverage.of(fwd["ts_us"].to_numpy(), fwd["end_us"].to_numpy()).contains(
+        ranges["ts_us"].to_numpy())
+    ranges = ranges[~(generic & in_forward)]
     return Coverage.of(ranges["ts_us"].to_numpy(), ranges["end_us"].to_numpy())
 
 

@@ -64,3 +64,24 @@ def test_the_launch_fix_says_what_ddps_reducer_leaves_eager(tmp_path):
     trace = shutil.copy(src / "sampled_rank-0.json.gz", tmp_path)
     launch = next(f for f in analyze_path(trace).advice.findings if f.category == "launch")
     assert "left eager (DDP's gradient reducer, whose hooks run outside" in launch.driver
+
+
+def test_a_collective_inside_a_forward_pass_is_the_models_not_the_reducers(tmp_path):
+    """SyncBatchNorm's all-reduce or FSDP's all-gather run inside the forward pass: they are
+    the model's own, not DDP's reducer; the same collective in backward is the reducer's."""
+    b = TraceBuilder()
+    s = 0.0
+    for n in range(STEPS):
+        b.annotation("forward", s, 20.0)
+        ext = b.op("c10d::allreduce_", s + 2, 10.0)
+        b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", s + 4, s + 6, 3.0, ext=ext)
+        b.annotation("backward", s + 30, 60.0)
+        b.op("autograd::engine::evaluate_function: MmBackward0", s + 32, 40.0)
+        ext = b.op("c10d::allreduce_", s + 34, 10.0)
+        b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", s + 36, s + 38, 3.0, ext=ext)
+        b.step(n + 1, s, 100.0)
+        s += 120.0
+    host = analyze(load_trace(b.write(tmp_path / "t.json.gz"))).graph.host
+    launches = host[(host["gpu"] >= 0) & (host["step"] == 1)]
+    assert launches["reducer"].tolist() == [False, True]
+    assert launches["eager"].tolist() == [False, True]
