@@ -290,6 +290,7 @@ def test_ddps_gradient_reducer_stays_out_of_the_compiled_graphs(tmp_path, monkey
     assert r.advice.verdict.category == "compute"
     assert not [f for f in r.advice.findings if f.category == "launch"]
     monkeypatch.setattr(sg, "DDP_REDUCER_PREFIXES", ())
+    monkeypatch.setattr(sg, "COLLECTIVE_PREFIXES", ())
     graphed = corpus_report(tmp_path / "b", "ddp-tutorial-1gpu")
     assert (predictions_for(graphed.analysis)["launch"].gain_pct
             > predictions_for(r.analysis)["launch"].gain_pct + 3)
