@@ -62,7 +62,6 @@ TRIES_OF: dict[str, tuple[str, ...]] = {
 }
 
 
-
 def tries_measuring(category: object, own: object = None) -> tuple[str, ...]:
     """The `--try` fixes that measure a finding: its own list where it has one (a rule that
     knows which of its category's fixes applies, as bf16 autocast where TF32 is on, or none,
