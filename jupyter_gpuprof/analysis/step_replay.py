@@ -254,7 +254,10 @@ def calibrate(g: StepGraph, real_step_ms: float, host_probe_ms: float | None = N
         f = min(hi, max(lo, host_probe_ms / own))
         if probe_held_by_gpu(g, host_probe_ms):  # an upper bound: the profiler's usual share
             f = min(f, PROFILED_HOST_SCALE)
-        return f, replay(g, f)
+        at_probe = replay(g, f)
+        if at_probe <= real_step_ms * (1.0 + INSENSITIVE):
+            return f, at_probe
+        hi = f  # the probe's host makes the step longer than it ran: an upper bound only
     if replay(g, lo) >= real_step_ms:
         return lo, replay(g, lo)
     at_hi = replay(g, hi)

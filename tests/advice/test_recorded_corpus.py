@@ -225,7 +225,9 @@ def test_ddps_gradient_reducer_stays_out_of_the_compiled_graphs(tmp_path, monkey
     step ran slower by hand under reduce-overhead (+57 %) and with workers (+12 to +19 %): its
     truth is nothing to fix. Graphing the reducer's launches too had priced `launch` at 7.3 %,
     the verdict (5.4 % once fusion was kept to the compiled model); with them eager, the
-    report finds nothing worth a verdict."""
+    report finds nothing worth a verdict. (Since the probe, 1.71 ms against a 1.40 ms step,
+    only bounds the host, neither route is priced below the step: the reducer graphed still
+    predicts a step a tenth shorter.)"""
     from jupyter_gpuprof.advice.whatif import predictions_for
     from jupyter_gpuprof.analysis import step_graph as sg
 
@@ -236,8 +238,8 @@ def test_ddps_gradient_reducer_stays_out_of_the_compiled_graphs(tmp_path, monkey
     monkeypatch.setattr(sg, "DDP_REDUCER_PREFIXES", ())
     monkeypatch.setattr(sg, "COLLECTIVE_PREFIXES", ())
     graphed = corpus_report(tmp_path / "b", "ddp-tutorial-1gpu")
-    assert (predictions_for(graphed.analysis)["launch"].gain_pct
-            > predictions_for(r.analysis)["launch"].gain_pct + 3)
+    assert (predictions_for(graphed.analysis)["launch"].predicted_step_ms
+            < 0.95 * predictions_for(r.analysis)["launch"].predicted_step_ms)
 
 
 def test_a_power_capped_gpu_bound_step_is_not_held_by_its_one_read_back(tmp_path, monkeypatch):

@@ -93,6 +93,33 @@ def test_a_host_probe_is_the_host_scale_even_where_the_real_step_could_infer_one
     assert predict(g, faster, real, probe) < 0.6 * predict(g, faster, real)
 
 
+def test_a_probe_that_makes_the_step_longer_than_it_ran_only_bounds_the_host(tmp_path):
+    """The word LM on a second H100 host: its probe (5.31 ms) replayed the step longer than
+    the baseline ran it (4.82 ms). Taking the probe as the host and sharing the difference out
+    over the prediction priced the step captured by hand, which the GPU alone paces, 11 %
+    below its measured 1.89 ms. The probe bounds the host from above; the real step sets it."""
+    def step(b, s):
+        # the host issues 20 ops, 50 µs each; the GPU runs 20 kernels of 20 µs: host-bound
+        for i in range(20):
+            _launch(b, s + 50 * i, ELEMENTWISE, 20.0, op_dur=50.0)
+        return 1000.0
+
+    _, g = _graph(tmp_path, step)
+    real = 0.5  # the host ran twice as fast as profiled
+    probe = 0.8 * host_ms_per_step(g)  # the probe says 0.8: the step would take 0.8 ms
+    assert replay(g, 0.8) > 1.5 * real
+    f, at = calibrate(g, real, host_probe_ms=probe)
+    assert f == pytest.approx(0.5, rel=0.02) and at == pytest.approx(real, rel=1e-3)
+    host = g.host.assign(pre_dispatch_us=0.0, pre_host_us=0.0, pre_input_us=0.0,
+                         dur_us=g.host["dur_us"] * 0.01)
+    gpu_paced = g.with_(host=host)  # the host's work gone: the 20 kernels set the pace
+    assert predict(g, gpu_paced, real, probe) == pytest.approx(replay(gpu_paced, f), rel=1e-3)
+    assert predict(g, gpu_paced, real, probe) >= 0.4
+    # a probe the real step agrees with is still the host scale
+    assert calibrate(g, replay(g, 0.5), host_probe_ms=0.5 * host_ms_per_step(g))[0] == \
+        pytest.approx(0.5)
+
+
 def test_unchanged_graph_replays_the_profiled_step(tmp_path):
     def step(b, s):
         _launch(b, s, TC_GEMM, 300.0)
