@@ -7,126 +7,21 @@ after the GPU is done); the replay of the unchanged graph reproduces the profile
 
 import pytest
 from scenarios import DATALOADER, SIMT_GEMM, TC_GEMM
-from tracebuilder import TraceBuilder
+from whatif_graphs import ELEMENTWISE, REDUCE, STEPS, graph_of, launch, sync
 
 from jupyter_gpuprof.advice import fusion, thresholds, whatif, whatif_precision
 from jupyter_gpuprof.advice.verdict import advise
 from jupyter_gpuprof.analysis.hardware import peak_tflops
-from jupyter_gpuprof.analysis.step_replay import calibrate, host_ms_per_step, predict, replay
-from jupyter_gpuprof.analysis.summary import analyze
-from jupyter_gpuprof.analysis.trace import load_trace
-
-STEPS = 4
-ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>"
-REDUCE = "void at::native::reduce_kernel<512, 1, ReduceOp<float, MeanOps<float, float>>>"
-
-
-def _graph(tmp_path, step, baseline_ms=None):
-    b = TraceBuilder()
-    s = 0.0
-    for n in range(STEPS):
-        length = step(b, s)
-        b.step(n + 1, s, length)
-        s += length
-    a = analyze(load_trace(b.write(tmp_path / "t.json.gz")),
-                [baseline_ms] * 10 if baseline_ms else None)
-    return a, a.graph
-
-
-def _launch(b, t, name, dur, types=("float", "float"), dims=None, op="aten::mm", op_dur=8.0):
-    """An op at t whose launch call starts at t+2 (5 µs) and whose kernel starts at t+7."""
-    ext = b.op(op, t, op_dur, types=list(types), dims=dims)
-    b.kernel(name, t + 2, t + 7, dur, ext=ext)
-
-
-def _sync(b, t, gpu_end):
-    b.sync(t, gpu_end + 2 - t)
-
-
-def test_gpu_bound_step_takes_the_profilers_host_inflation_out(tmp_path):
-    def step(b, s):
-        # the host queues a 900 µs GEMM and 10 small ops in 110 µs and runs ahead: the GPU
-        # bounds the step at any host scale
-        _launch(b, s, TC_GEMM, 900.0)
-        for i in range(10):
-            _launch(b, s + 10 + 10 * i, ELEMENTWISE, 1.0, op_dur=8.0)
-        return 110.0
-
-    _, g = _graph(tmp_path, step)
-    f, _ = calibrate(g, replay(g))
-    from jupyter_gpuprof.analysis.step_replay import PROFILED_HOST_SCALE
-    assert f == PROFILED_HOST_SCALE  # the real step cannot tell the host speed: the prior
-    # a measured host probe replaces the prior: 30 % of the trace's own host time
-    from jupyter_gpuprof.analysis.step_replay import host_ms_per_step
-    own = host_ms_per_step(g)
-    assert own == pytest.approx(0.110, rel=0.1)
-    f_probe, _ = calibrate(g, replay(g), host_probe_ms=0.3 * own)
-    assert f_probe == pytest.approx(0.3)
-    host_bound = _graph(tmp_path, lambda b, s: (_launch(b, s, ELEMENTWISE, 1.0), 100.0)[1])[1]
-    f2, r2 = calibrate(host_bound, 0.05)  # half the profiled step: the host is half as slow
-    assert r2 == pytest.approx(0.05, rel=1e-3) and 0.4 < f2 < 0.6
-
-
-def test_a_host_probe_is_the_host_scale_even_where_the_real_step_could_infer_one(tmp_path):
-    def step(b, s):
-        # the host issues 20 ops in 1,000 µs (50 µs each) while the GPU runs a 950 µs GEMM and
-        # 19 one-µs kernels: under the profiler the host just bounds the step
-        _launch(b, s, TC_GEMM, 950.0, op_dur=50.0)
-        for i in range(1, 20):
-            _launch(b, s + 50 * i, ELEMENTWISE, 1.0, op_dur=50.0)
-        return 1000.0
-
-    _, g = _graph(tmp_path, step)
-    # the real step, 0.985 ms, a hair above the GPU's 0.97: bisection reads it as a host at
-    # 0.985 of its profiled speed, though any host up to 0.97 would give nearly the same
-    real = 0.985
-    inferred, _ = calibrate(g, real)
-    assert inferred == pytest.approx(0.985, rel=1e-3)
-    probe = 0.5 * host_ms_per_step(g)  # measured: the host is twice as fast
-    f, _ = calibrate(g, real, host_probe_ms=probe)
-    assert f == pytest.approx(0.5, rel=1e-3)
-    # the GEMM on Tensor Cores at once: the host at the probe's speed now bounds the step
-    faster = g.with_(gpu=g.gpu.assign(dur_us=g.gpu["dur_us"].clip(upper=1.0)))
-    assert predict(g, faster, real, probe) == pytest.approx(
-        real / replay(g, f) * replay(faster, f))
-    assert replay(faster, f) == pytest.approx(replay(faster, 0.5))
-    assert predict(g, faster, real, probe) < 0.6 * predict(g, faster, real)
-
-
-def test_a_probe_that_makes_the_step_longer_than_it_ran_only_bounds_the_host(tmp_path):
-    """The word LM on a second H100 host: its probe (5.31 ms) replayed the step longer than
-    the baseline ran it (4.82 ms). Taking the probe as the host and sharing the difference out
-    over the prediction priced the step captured by hand, which the GPU alone paces, 11 %
-    below its measured 1.89 ms. The probe bounds the host from above; the real step sets it."""
-    def step(b, s):
-        # the host issues 20 ops, 50 µs each; the GPU runs 20 kernels of 20 µs: host-bound
-        for i in range(20):
-            _launch(b, s + 50 * i, ELEMENTWISE, 20.0, op_dur=50.0)
-        return 1000.0
-
-    _, g = _graph(tmp_path, step)
-    real = 0.5  # the host ran twice as fast as profiled
-    probe = 0.8 * host_ms_per_step(g)  # the probe says 0.8: the step would take 0.8 ms
-    assert replay(g, 0.8) > 1.5 * real
-    f, at = calibrate(g, real, host_probe_ms=probe)
-    assert f == pytest.approx(0.5, rel=0.02) and at == pytest.approx(real, rel=1e-3)
-    host = g.host.assign(pre_dispatch_us=0.0, pre_host_us=0.0, pre_input_us=0.0,
-                         dur_us=g.host["dur_us"] * 0.01)
-    gpu_paced = g.with_(host=host)  # the host's work gone: the 20 kernels set the pace
-    assert predict(g, gpu_paced, real, probe) == pytest.approx(replay(gpu_paced, f), rel=1e-3)
-    assert predict(g, gpu_paced, real, probe) >= 0.4
-    # a probe the real step agrees with is still the host scale
-    assert calibrate(g, replay(g, 0.5), host_probe_ms=0.5 * host_ms_per_step(g))[0] == \
-        pytest.approx(0.5)
+from jupyter_gpuprof.analysis.step_replay import replay
 
 
 def test_unchanged_graph_replays_the_profiled_step(tmp_path):
     def step(b, s):
-        _launch(b, s, TC_GEMM, 300.0)
-        _sync(b, s + 10, s + 307)
+        launch(b, s, TC_GEMM, 300.0)
+        sync(b, s + 10, s + 307)
         return 310.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     assert g.launch_latency_us == pytest.approx(5.0)
     assert replay(g) == pytest.approx(0.310)
 
@@ -135,11 +30,11 @@ def test_precision_retimes_fp32_gemms_from_their_flops(tmp_path):
     dims = [[4096, 8192], [8192, 8192]]
 
     def step(b, s):
-        _launch(b, s, SIMT_GEMM, 9000.0, dims=dims)
-        _sync(b, s + 10, s + 9007)
+        launch(b, s, SIMT_GEMM, 9000.0, dims=dims)
+        sync(b, s + 10, s + 9007)
         return 9010.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     assert replay(g) == pytest.approx(9.010)
     flops = 2 * 4096 * 8192 * 8192
     rate = peak_tflops("NVIDIA H200", "tf32") * thresholds.TENSOR_CORE_EFFICIENCY  # no TC kernel
@@ -155,12 +50,12 @@ def test_precision_is_calibrated_by_the_traces_own_tensor_core_gemms(tmp_path):
 
     def step(b, s):
         # a bf16 GEMM reaching 400 TFLOP/s, then the fp32 one
-        _launch(b, s, TC_GEMM, flops / 400e6, types=("c10::BFloat16",), dims=dims)
-        _launch(b, s + 10, SIMT_GEMM, 5000.0, dims=dims)
-        _sync(b, s + 20, s + 17 + flops / 400e6 + 5000.0)
+        launch(b, s, TC_GEMM, flops / 400e6, types=("c10::BFloat16",), dims=dims)
+        launch(b, s + 10, SIMT_GEMM, 5000.0, dims=dims)
+        sync(b, s + 20, s + 17 + flops / 400e6 + 5000.0)
         return 30.0 + flops / 400e6 + 5000.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     own = 400.0 / peak_tflops("NVIDIA H200", "bf16")
     assert whatif_precision.tensor_core_tflops(g, "tf32") == pytest.approx(
         own * peak_tflops("NVIDIA H200", "tf32"))
@@ -169,23 +64,23 @@ def test_precision_is_calibrated_by_the_traces_own_tensor_core_gemms(tmp_path):
 def test_input_fix_takes_the_data_pipeline_off_the_step(tmp_path):
     def step(b, s):
         b.annotation(DATALOADER, s, 1000.0)
-        _launch(b, s + 1000, TC_GEMM, 300.0)
-        _sync(b, s + 1010, s + 1307)
+        launch(b, s + 1000, TC_GEMM, 300.0)
+        sync(b, s + 1010, s + 1307)
         return 1310.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     assert replay(g) == pytest.approx(1.310)
     assert replay(whatif.input_fix(g)[0]) == pytest.approx(0.310)
 
 
 def test_host_fix_moves_host_only_work_off_the_step(tmp_path):
     def step(b, s):
-        _launch(b, s, TC_GEMM, 300.0)
-        _sync(b, s + 10, s + 307)
+        launch(b, s, TC_GEMM, 300.0)
+        sync(b, s + 10, s + 307)
         b.op("aten::cumsum", s + 310, 500.0, types=["double"])  # launches nothing
         return 820.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     assert replay(g) == pytest.approx(0.820)
     assert replay(whatif.host_fix(g)[0]) == pytest.approx(0.309)
 
@@ -193,25 +88,25 @@ def test_host_fix_moves_host_only_work_off_the_step(tmp_path):
 def test_transfer_fix_copies_at_pinned_bandwidth_without_holding_the_host(tmp_path):
     def step(b, s):
         b.memcpy("HtoD", "Pageable", "Device", 10_000_000, s, 1000.0, s + 5, 990.0)
-        _launch(b, s + 1000, TC_GEMM, 100.0)
-        _sync(b, s + 1010, s + 1107)
+        launch(b, s + 1000, TC_GEMM, 100.0)
+        sync(b, s + 1010, s + 1107)
         return 1110.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     assert replay(g) == pytest.approx(1.110)
     changed, _ = whatif.transfer_fix(g)
     # 10 MB at 55 GB/s = 181.8 µs from t+5; the GEMM waits for it: 5 + 181.8 + 100 + 2 + 1 µs
     assert replay(changed) == pytest.approx((5 + 1e4 / 55 + 100 + 2 + 1) / 1e3)
 
 
-def test_launch_fix_replays_the_kernels_from_a_graph(tmp_path):
+def test_launch_fix_replays_the_kernels_from_agraph_of(tmp_path):
     def step(b, s):
         for i in range(10):  # 20 µs of dispatch per 3 µs GEMM (nothing to fuse)
             ext = b.op("aten::mm", s + 20 * i, 20.0, types=["c10::BFloat16"])
             b.kernel(TC_GEMM, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
         return 200.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     assert replay(g) == pytest.approx(0.200)
     changed, _ = whatif.launch_fix(g)
     # one graph launch per step, kernels back to back at 3 µs + the node spacing: the GPU's
@@ -232,7 +127,7 @@ def test_launch_fix_also_fuses_short_kernels_as_compile_does(tmp_path):
             b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, d, ext=ext, launch_dur=8.0)
         return 100.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     assert whatif.memory_fix(g)[1] == "no chain of memory-bound kernels to fuse"
     changed, driver = whatif.launch_fix(g)
     assert "3 memory-bound kernels per step fused" in driver
@@ -247,11 +142,11 @@ def test_launch_fix_also_fuses_short_kernels_as_compile_does(tmp_path):
 def test_one_fused_kernel_replaces_at_most_the_compilers_fusion_limit(tmp_path):
     def step(b, s):
         for i in range(70):
-            _launch(b, s + 10 * i, ELEMENTWISE, 20.0, types=("float",), op="aten::add",
+            launch(b, s + 10 * i, ELEMENTWISE, 20.0, types=("float",), op="aten::add",
                     op_dur=10.0)
         return 710.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     cap = thresholds.FUSION_MAX_KERNELS
     assert [len(r) for r in fusion.chains(g, 0.0)] == [cap, 70 - cap] * STEPS
 
@@ -262,10 +157,10 @@ def test_a_reduction_ends_a_fused_chain_only_at_the_second_one(tmp_path):
         # fuses the first reduction with the ops around it and starts again at the second
         names = [ELEMENTWISE, REDUCE, ELEMENTWISE, REDUCE, ELEMENTWISE]
         for i, name in enumerate(names):
-            _launch(b, s + 10 * i, name, 20.0, types=("float",), op="aten::add", op_dur=10.0)
+            launch(b, s + 10 * i, name, 20.0, types=("float",), op="aten::add", op_dur=10.0)
         return 120.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     runs = fusion.chains(g, thresholds.MEMORY_MIN_KERNEL_US)
     assert [len(r) for r in runs] == [3, 2] * STEPS
 
@@ -275,10 +170,10 @@ def test_a_step_that_syncs_is_graphed_only_after_its_syncs_go(tmp_path):
         for i in range(10):
             ext = b.op("aten::mm", s + 20 * i, 20.0, types=["c10::BFloat16"])
             b.kernel(TC_GEMM, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
-        _sync(b, s + 200, s + 203)  # a `.item()` in the middle of the step
+        sync(b, s + 200, s + 203)  # a `.item()` in the middle of the step
         return 210.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     changed, driver = whatif.launch_fix(g)
     assert driver.startswith("after its 1 host waits per step are removed")
     # the same replay as graphing the sync-free step: no wait is left in the graph
@@ -295,11 +190,11 @@ def test_a_pageable_copys_own_stream_sync_goes_with_the_copy(tmp_path):
     def step(b, s):
         # cudaMemcpyAsync from pageable memory, then the stream sync that makes it blocking
         b.memcpy("HtoD", "Pageable", "Device", 10_000_000, s, 5.0, s + 5, 990.0)
-        _sync(b, s + 5, s + 995)
-        _launch(b, s + 1000, TC_GEMM, 100.0)
+        sync(b, s + 5, s + 995)
+        launch(b, s + 1000, TC_GEMM, 100.0)
         return 1110.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     changed, _ = whatif.transfer_fix(g)
     copy_us = 1e4 / 55  # 10 MB at the H200's pinned 55 GB/s
     # the host no longer waits: each step's copy and GEMM run back to back on the GPU
@@ -311,12 +206,12 @@ def test_a_pageable_copys_own_stream_sync_goes_with_the_copy(tmp_path):
 def test_memory_fix_fuses_a_chain_into_one_kernel(tmp_path):
     def step(b, s):
         for i in range(5):
-            _launch(b, s + 10 * i, ELEMENTWISE, 100.0, types=("float",), op="aten::add",
+            launch(b, s + 10 * i, ELEMENTWISE, 100.0, types=("float",), op="aten::add",
                     op_dur=10.0)
-        _sync(b, s + 50, s + 507)
+        sync(b, s + 50, s + 507)
         return 510.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     assert replay(g) == pytest.approx(0.510)
     changed, driver = whatif.memory_fix(g)
     # one 100 µs kernel; the four fused-away ops are no longer dispatched
@@ -332,19 +227,19 @@ def _sync_drains_the_queue(b, s):
     t = s
     for _ in range(6):
         for _ in range(20):
-            _launch(b, t, TC_GEMM, 5.0, types=("c10::BFloat16",), op="aten::mm", op_dur=10.0)
+            launch(b, t, TC_GEMM, 5.0, types=("c10::BFloat16",), op="aten::mm", op_dur=10.0)
             t += 10
-        _launch(b, t, TC_GEMM, 200.0, types=("c10::BFloat16",))  # runs t+7 .. t+207
+        launch(b, t, TC_GEMM, 200.0, types=("c10::BFloat16",))  # runs t+7 .. t+207
         ext = b.op("aten::_local_scalar_dense", t + 10, 205.0)
         b.memcpy("DtoH", "Device", "Pageable", 4, t + 12, 5.0, t + 207, 2.0, ext=ext)
-        _sync(b, t + 17, t + 209)
+        sync(b, t + 17, t + 209)
         t += 211 + 30
     return t - s
 
 
 def test_a_sync_that_causes_launch_gaps_is_the_verdict_not_the_launch_symptom(tmp_path,
                                                                               monkeypatch):
-    a, g = _graph(tmp_path, _sync_drains_the_queue)
+    a, g = graph_of(tmp_path, _sync_drains_the_queue)
     gaps = a.gaps.groupby("cause")["dur_us"].sum()
     assert gaps["launch"] > 2 * gaps["sync"]  # the symptom: most idle time is launch gaps
     advice = advise(a)
@@ -361,21 +256,6 @@ def test_a_sync_that_causes_launch_gaps_is_the_verdict_not_the_launch_symptom(tm
     assert advise(a).verdict.category == "launch"
 
 
-def test_calibration_scales_profiled_host_time_to_the_real_step(tmp_path):
-    def step(b, s):
-        for i in range(10):
-            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
-            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
-        return 200.0
-
-    _, g = _graph(tmp_path, step)
-    f, base = calibrate(g, 0.100)  # unprofiled, the host ran twice as fast
-    assert f == pytest.approx(0.5, abs=0.01) and base == pytest.approx(0.100, rel=1e-3)
-    assert predict(g, g, 0.100) == pytest.approx(0.100)
-    # host-bound: halving the host halves what the host fix keeps, not the GPU's share
-    assert predict(g, whatif.host_fix(g)[0], 0.100) == pytest.approx(0.100, rel=0.02)
-
-
 def test_a_long_trace_keeps_only_its_first_whole_steps(tmp_path, monkeypatch):
     monkeypatch.setattr("jupyter_gpuprof.analysis.step_graph.MAX_ITEMS", 25)
 
@@ -385,7 +265,7 @@ def test_a_long_trace_keeps_only_its_first_whole_steps(tmp_path, monkeypatch):
             b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
         return 200.0
 
-    _, g = _graph(tmp_path, step)
+    _, g = graph_of(tmp_path, step)
     assert g.n_steps == 2 and len(g.host) == 20  # 2 steps of 10 items fit in 25
     assert replay(g) == pytest.approx(0.200) and g.profiled_step_ms == pytest.approx(0.200)
 
@@ -413,7 +293,7 @@ def test_the_fix_a_larger_one_needs_first_leads_when_the_larger_adds_little():
 def test_the_sync_case_is_a_sync_verdict(tmp_path):
     # the sync-drains-the-queue step: removing the syncs lets the queue fill; a graph after
     # that adds nothing, and the launch finding says the syncs go first
-    a, _ = _graph(tmp_path, _sync_drains_the_queue)
+    a, _ = graph_of(tmp_path, _sync_drains_the_queue)
     advice = advise(a)
     launch = next(f for f in advice.findings if f.category == "launch")
     assert launch.data["requires"] == "sync"
