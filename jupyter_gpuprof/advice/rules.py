@@ -189,12 +189,23 @@ def sync_rule(a: Analysis) -> Finding | None:
         f"≈{units.ms(cost)} per real step ({units.pct(_pct(a, cost))} of the {_real(a)}).")
     if held > 0:
         assert a.host_probe_ms is not None
+        waited, between = a.data_wait_ms, a.beyond_probe_ms
+        own = units.ms(a.host_probe_ms) + (f" (and {units.ms(waited)} waiting for data)"
+                                           if waited > 0 else "")
         evidence += (
-            f" Unprofiled, the host's own work takes {units.ms(a.host_probe_ms)} a step and the "
+            f" Unprofiled, the host's own work takes {own} a step and the "
             f"GPU's {units.ms(a.real.gpu_busy_max_ms)} at most, the step "
-            f"{units.ms(a.real.step_ms)}: "
-            f"the ≈{units.ms(held)} between is the host waiting for the GPU, which it would "
-            f"spend queueing the next step's work without the syncs.")
+            f"{units.ms(a.real.step_ms)}: ")
+        if held < between - 1e-6 and a.probe_neighbour_ms is not None:
+            evidence += (
+                f"the step run beside the probe took {units.ms(a.probe_neighbour_ms)}, so ≈"
+                f"{units.ms(held)} of the {units.ms(between)} between is the host waiting for "
+                f"the GPU (the rest, the host running slower while the baseline was timed, "
+                f"stays without the syncs).")
+        else:
+            evidence += (
+                f"the ≈{units.ms(held)} between is the host waiting for the GPU, which it "
+                f"would spend queueing the next step's work without the syncs.")
     return _finding(a, "host-syncs", "sync", "The host waits for the GPU inside the step",
                     evidence, fixes.SYNC, max(cost, held), 1.0, measured_ms=held,
                     syncs_per_step=round(len(s) / n, 2), top_callers=top.head(3).index.tolist())

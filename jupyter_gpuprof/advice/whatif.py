@@ -331,5 +331,5 @@ def predictions(graph: StepGraph | None, real_step_ms: float,
 
 def predictions_for(a: Analysis) -> dict[str, Prediction]:
     """Every fix's prediction for an analysed trace, reconciled with its real step."""
-    return predictions(a.graph, a.real.step_ms, a.host_probe_ms, a.sync_held_ms,
+    return predictions(a.graph, a.real.step_ms, a.baseline_probe_ms, a.sync_held_ms,
                        a.real.source == "baseline")

@@ -88,6 +88,11 @@ class RealTime:
         return self.profiled_step_ms / self.step_ms if self.step_ms > 0 else float("nan")
 
 
+#: a host-paced baseline this much longer than its host probe (beyond the syncs' hold and the
+#: wait for data) ran on a slower host than the probe saw (`Analysis.baseline_probe_ms`)
+PROBE_DRIFT = 0.05
+
+
 @dataclass
 class Analysis:
     """Every analysis of one trace (one rank), computed once."""
@@ -119,6 +124,9 @@ class Analysis:
     #: unprofiled host time of one step started with an empty GPU queue (capture/driver.py):
     #: the real host speed where the step's length cannot show it
     host_probe_ms: float | None = None
+    #: the unprofiled warm-up step run just before the probe (`probe_neighbour_ms`), timed
+    #: in the same seconds: what the step with its syncs took while the probe ran
+    probe_neighbour_ms: float | None = None
     arch: GpuArch | None = None  # vendor and architecture: which precisions and peaks apply
     spikes: Spikes | None = None  # the baseline's long steps and what ran in them
     loader: LoaderPace | None = None  # the baseline's wait for data: does the loader pace it
@@ -139,20 +147,55 @@ class Analysis:
         return self.real.step_ms + s.excess_ms_per_step
 
     @property
-    def sync_held_ms(self) -> float:
-        """What the step's read-backs hold unprofiled: the real step beyond both the host's
-        own work (the host probe) and the most GPU time the step may hold
-        (`RealTime.gpu_spread`), which host and GPU would overlap without them. The profiler
-        slows the host until the GPU is always drained at a sync, so the trace alone shows
-        almost none of it (the word-level LM: 10 µs held per `.item()` in the trace, 1.4 ms
-        per step unprofiled, 1.0 ms measured with it removed); a GPU-bound step at its
-        power cap is longer than its captured kernels with no sync holding it (compiled
-        nanoGPT: 5.7 ms at the captured clock, −0.3 % measured with its `.item()` gone)."""
+    def data_wait_ms(self) -> float:
+        """The baseline's median wait per step for data in DataLoader `__next__` (0: untimed)."""
+        return self.loader.wait_ms if self.loader is not None else 0.0
+
+    @property
+    def beyond_probe_ms(self) -> float:
+        """The real step beyond both the host's own work (the host probe, plus the step's wait
+        for data) and the most GPU time the step may hold (`RealTime.gpu_spread`): 0 without
+        a probe, a baseline or a sync per step."""
         r = self.real
-        if self.host_probe_ms is None or r.source != "baseline" or len(self.syncs) < max(
-                self.n_steps, 1):
+        probe = self.host_probe_ms
+        if probe is None or r.source != "baseline" or len(self.syncs) < max(self.n_steps, 1):
             return 0.0
-        return max(0.0, r.step_ms - max(self.host_probe_ms, r.gpu_busy_max_ms))
+        return max(0.0, r.step_ms - max(probe + self.data_wait_ms, r.gpu_busy_max_ms))
+
+    @property
+    def sync_held_ms(self) -> float:
+        """What the step's read-backs hold unprofiled (of `beyond_probe_ms`), which host and
+        GPU would overlap without them. The profiler slows the host until the GPU is always
+        drained at a sync, so the trace alone shows almost none of it (the word-level LM: 10
+        µs held per `.item()` in the trace, 0.6 ms per step unprofiled, 1.2 ms measured with
+        it removed); a GPU-bound step at its power cap is longer than its captured kernels
+        with no sync holding it (compiled nanoGPT: 5.7 ms at the captured clock, −0.3 %
+        measured with its `.item()` gone). A waiting loader is no sync (MNIST's CNN: 8.3 ms of
+        the 10.9 ms step in `__next__`), and where the host paces the step, the warm-up step
+        beside the probe bounds the hold: a baseline longer than both is the host running
+        slower later (the word-level LM on a noisy host: probe 5.67 ms, its neighbour
+        5.83 ms, the baseline 7.38 ms; removing the `.item()` measured no faster, ×1.07 in
+        eight rounds)."""
+        held = self.beyond_probe_ms
+        probe, beside = self.host_probe_ms, self.probe_neighbour_ms
+        if held > 0 and probe is not None and beside is not None and (
+                probe >= self.real.gpu_busy_max_ms):
+            held = min(held, max(0.0, beside - probe))
+        return held
+
+    @property
+    def baseline_probe_ms(self) -> float | None:
+        """The host probe where it stands for the baseline's host. Where the host paces the
+        step (the probe outlasts the GPU's work) and the baseline, less its syncs' hold and
+        its wait for data, ran more than `PROBE_DRIFT` longer than the probe, the host ran
+        slower while the baseline was timed than while it was probed (the word-level LM on a
+        noisy H100: probe 5.67 ms, its neighbour 5.83 ms, the baseline 7.38 ms): None, and
+        the host's speed is found from the real step (`step_replay.calibrate`)."""
+        r, probe = self.real, self.host_probe_ms
+        if probe is None or r.source != "baseline" or probe < r.gpu_busy_max_ms:
+            return probe
+        unseen = r.step_ms - self.sync_held_ms - self.data_wait_ms
+        return None if unseen > probe * (1.0 + PROBE_DRIFT) else probe
 
     def stall_ms(self, category: str) -> float:
         """Long-run ms per step of the stalls a fix of `category` removes (0 without any)."""
@@ -234,16 +277,26 @@ def _host_scale(real: RealTime) -> float:
     return real.step_ms / real.profiled_step_ms
 
 
+def probe_neighbour_ms(warmup_ms: object) -> float | None:
+    """The warm-up step run just before the host probe: the probe is the second-to-last
+    warm-up step (capture/driver.py, before the FLOP-counted last one), so its neighbour is
+    third from the end (None with fewer warm-up steps, where none ran before the probe)."""
+    w = [float(x) for x in warmup_ms if isinstance(x, (int, float))] if isinstance(
+        warmup_ms, list) else []
+    return w[-3] if len(w) >= 3 and w[-3] > 0 else None
+
+
 def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
             flops_per_step: float | None = None,
             host_probe_ms: float | None = None,
             stalls: Sequence[Mapping[str, object]] | None = None,
             epoch_steps: int | None = None, loader: LoaderPace | None = None,
-            gpu_spread: float = 1.0) -> Analysis:
+            probe_neighbour_ms: float | None = None, gpu_spread: float = 1.0) -> Analysis:
     """Run every analysis on a trace; `baseline_step_ms` are unprofiled step times (ms),
     `host_probe_ms` the host time of one unprofiled step (see `Analysis.host_probe_ms`),
     `stalls` the events the capture stamped with their baseline step (capture/stalls.py),
     `loader` the baseline's waits in DataLoader `__next__` (analysis/loader_pace.py),
+    `probe_neighbour_ms` the warm-up step before the probe (`Analysis.probe_neighbour_ms`),
     `gpu_spread` how much slower the baseline's GPU may have run (`RealTime.gpu_spread`)."""
     steps, window = step_table(trace)
     has_marks = bool(len(steps)) and int(steps["step"].iloc[0]) >= 0
@@ -291,6 +344,7 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         comm=_comm(krows, n), n_steps=n, arch=arch, one_time=one_time_table(trace),
         graph=build_graph(trace, steps, window, host, every_kernel) if has_marks else None,
         host_probe_ms=host_probe_ms if host_probe_ms and host_probe_ms > 0 else None,
+        probe_neighbour_ms=probe_neighbour_ms,
         spikes=find_spikes(list(baseline_step_ms or []), stalls, epoch_steps),
         loader=loader, optimizers=optimizer_classes(trace),
         op_kernels=links, op_shapes=shapes,

@@ -23,7 +23,7 @@ from ..analysis.loader_pace import LoaderPace, loader_pace
 from ..analysis.one_job import job_warning, not_one_job
 from ..analysis.piece_share import PieceShare
 from ..analysis.rank_loading import load_ranks
-from ..analysis.summary import Analysis, analyze
+from ..analysis.summary import Analysis, analyze, probe_neighbour_ms
 from ..analysis.timeline import build_timeline
 from ..analysis.timeline_ranks import merge_rank_lanes
 from ..analysis.trace import Trace, TraceError, load_trace
@@ -211,12 +211,13 @@ def _spread(conditions: object) -> float:
     return gpu_time_spread(conditions.get("baseline"), conditions.get("capture"))
 
 
-def _stalls(baseline: object) -> tuple[list[Mapping[str, object]] | None, int | None,
-                                       LoaderPace | None]:
-    """The capture's stall events, epoch length and wait for data from a meta's `baseline`
-    (as decoded: analysis.spikes keeps only the events of the right shape)."""
+def _baseline_side(baseline: object) -> tuple[list[Mapping[str, object]] | None, int | None,
+                                       LoaderPace | None, float | None]:
+    """The capture's stall events, epoch length, wait for data and the warm-up step beside its
+    host probe from a meta's `baseline` (as decoded: analysis.spikes keeps only the events of
+    the right shape)."""
     if not isinstance(baseline, dict):
-        return None, None, None
+        return None, None, None, None
     events, epoch = baseline.get("stalls"), baseline.get("epoch_steps")
     waits, workers = baseline.get("loader_ms"), baseline.get("loader_workers")
     settled = baseline.get("settle_steps")
@@ -224,7 +225,8 @@ def _stalls(baseline: object) -> tuple[list[Mapping[str, object]] | None, int | 
             int(epoch) if isinstance(epoch, int) and epoch > 0 else None,
             loader_pace(waits if isinstance(waits, list) else None,
                         workers if isinstance(workers, int) else 0,
-                        settled if isinstance(settled, int) and settled > 0 else 0))
+                        settled if isinstance(settled, int) and settled > 0 else 0),
+            probe_neighbour_ms(baseline.get("warmup_ms")))
 
 
 def _timeline(trace: Trace, a: Analysis) -> Timeline:
@@ -275,7 +277,7 @@ def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
             "baseline", {}).get("host_probe_ms")
         held, conditions = side.get("baseline"), side.get("conditions")
     trace = load_trace(path, data=data)
-    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms, *_stalls(held),
+    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms, *_baseline_side(held),
                 gpu_spread=_spread(conditions))
     if given is not None:
         check_baseline(given, a.real.profiled_step_ms)
@@ -311,7 +313,7 @@ def analyze_run(run: Run, data: Prefetch | PieceShare | None = None) -> Report:
             ahead = data if data is not None and data.path == traces[0] else None
             trace = load_trace(traces[0], data=ahead)
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step,
-                        m.baseline.get("host_probe_ms"), *_stalls(m.baseline),
+                        m.baseline.get("host_probe_ms"), *_baseline_side(m.baseline),
                         gpu_spread=_spread(m.conditions))
             report = Report(a, finish(_context(a, m)), m, str(run.path),
                             timeline=_timeline(trace, a))

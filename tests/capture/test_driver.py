@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from jupyter_gpuprof.analysis.summary import probe_neighbour_ms
 from jupyter_gpuprof.capture import driver as drv
 from jupyter_gpuprof.capture.driver import (
     CudaEventClock,
@@ -335,6 +336,8 @@ def test_host_probe_times_the_warmup_step_before_the_last_after_a_gpu_drain(monk
     assert d.host_probe_ms == pytest.approx(20.0)
     run_steps(d, now, [1.0])
     assert d.host_probe_ms == pytest.approx(20.0) and len(syncs) == 1
+    # the analysis takes the step before the probe (step 1, 5 → 11 ms) from the warm-up times
+    assert probe_neighbour_ms(d.warmup_ms) == pytest.approx(6.0)
 
 
 def test_no_host_probe_with_fewer_than_two_warmup_steps(monkeypatch):
