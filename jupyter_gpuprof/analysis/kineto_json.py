@@ -112,12 +112,15 @@ NO_ARGS = KinetoArgs()
 
 def decode(data: bytes | memoryview, path: Path, keep_python: bool, drops: Drops,
            warnings: list[str]) -> tuple[KinetoFile, int]:
-    """The decoded file and how many events it held; typed in one pass when every field is."""
+    """The decoded file and how many events it held; typed in one pass when every field is.
+    Malformed JSON is a `TraceError` on either path: the typed pass can stop at a wrongly
+    typed event before it reaches the malformed bytes the tolerant one then meets."""
     try:
-        file = msgspec.json.decode(data, type=KinetoFile)
-        return file, len(file.traceEvents)
-    except msgspec.ValidationError:
-        return _decode_tolerant(data, path, keep_python, drops, warnings)
+        try:
+            file = msgspec.json.decode(data, type=KinetoFile)
+            return file, len(file.traceEvents)
+        except msgspec.ValidationError:
+            return _decode_tolerant(data, path, keep_python, drops, warnings)
     except msgspec.DecodeError as exc:
         raise decode_error(exc, data, path) from None
 

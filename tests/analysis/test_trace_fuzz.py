@@ -171,3 +171,11 @@ def test_nesting_of_any_depth_reads_or_is_one_line(depth: int, where: str) -> No
     else:
         text = text.replace('"traceEvents": [', f'"traceEvents": [{deep}, ', 1)
     _read(text.encode())
+
+
+def test_malformed_json_after_a_wrongly_typed_event_is_one_line() -> None:
+    """The typed pass stops at the first event that is no object (a ValidationError) before it
+    reaches the malformed bytes after it; the tolerant pass then meets them (found by the
+    mutation test above: 5,000 `[` inserted into a real trace)."""
+    assert _read(b'{"traceEvents": [[' + b"[" * 50 + b'1, "x": }') is None
+    assert _read(b'{"traceEvents": [7, {"ph": "X", "cat": "kernel", ') is None
