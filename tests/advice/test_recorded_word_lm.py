@@ -121,14 +121,16 @@ def test_where_dynamo_stops_at_the_lstm_the_step_captured_by_hand_is_the_fix(tmp
     ("word_lm_fix_rounds_h100_s55.json", "word-lm-h100"),
     ("word_lm_fix_rounds_h100_s57.json", "word-lm-h100-b"),
     ("word_lm_fix_rounds_h100_s57b.json", "word-lm-h100-c"),
+    ("word_lm_fix_rounds_h100_s58.json", "word-lm-h100-d"),
 ])
 def test_the_step_captured_by_hand_is_priced_at_what_it_measured(tmp_path, evidence, recording):
-    """The word LM on an H100, three times (each the same session's tool run and by-hand
-    rounds, on three hosts whose Python differs: the script alone 3.4-3.6, 4.4-5.8 and
-    5.5-7.0 ms a batch): the step captured by hand ran 1.88-1.93 ms a batch on all three; the
+    """The word LM on an H100, four times (each the same session's tool run and by-hand
+    rounds, on four hosts whose Python differs: the script alone 3.4-3.6, 4.4-5.8, 5.5-7.0
+    and 3.5-4.0 ms a batch): the step captured by hand ran 1.88-1.93 ms a batch on all; the
     prediction, from each trace, must land on the measured step. The second host's probe
     replayed the step longer than it ran; taken as the host, it priced 1.69 ms. The third was
-    recorded after that rule was made."""
+    recorded after that rule was made, the fourth after the host-drift rule
+    (`Analysis.baseline_probe_ms`)."""
     from jupyter_gpuprof.advice.whatif import HAND_ROUTE, predictions_for
 
     rounds = json.loads((EVIDENCE / evidence).read_text())["rounds"]
