@@ -212,7 +212,7 @@ def _spread(conditions: object) -> float:
 
 
 def _baseline_side(baseline: object) -> tuple[list[Mapping[str, object]] | None, int | None,
-                                       LoaderPace | None, float | None]:
+                                              LoaderPace | None, float | None]:
     """The capture's stall events, epoch length, wait for data and the warm-up step beside its
     host probe from a meta's `baseline` (as decoded: analysis.spikes keeps only the events of
     the right shape)."""

@@ -7,7 +7,7 @@ after the GPU is done); the replay of the unchanged graph reproduces the profile
 
 import pytest
 from scenarios import DATALOADER, SIMT_GEMM, TC_GEMM
-from whatif_graphs import ELEMENTWISE, REDUCE, STEPS, graph_of, launch, sync
+from whatif_graphs import ELEMENTWISE, REDUCE, STEPS, graph_of, launch, sync, ten_adds
 
 from jupyter_gpuprof.advice import fusion, thresholds, whatif, whatif_precision
 from jupyter_gpuprof.advice.verdict import advise
@@ -259,13 +259,7 @@ def test_a_sync_that_causes_launch_gaps_is_the_verdict_not_the_launch_symptom(tm
 def test_a_long_trace_keeps_only_its_first_whole_steps(tmp_path, monkeypatch):
     monkeypatch.setattr("jupyter_gpuprof.analysis.step_graph.MAX_ITEMS", 25)
 
-    def step(b, s):
-        for i in range(10):
-            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
-            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
-        return 200.0
-
-    _, g = graph_of(tmp_path, step)
+    _, g = graph_of(tmp_path, ten_adds)
     assert g.n_steps == 2 and len(g.host) == 20  # 2 steps of 10 items fit in 25
     assert replay(g) == pytest.approx(0.200) and g.profiled_step_ms == pytest.approx(0.200)
 

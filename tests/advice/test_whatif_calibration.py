@@ -4,7 +4,7 @@ timing follows by hand from the replay rules."""
 
 import pytest
 from scenarios import TC_GEMM
-from whatif_graphs import ELEMENTWISE, graph_of, launch
+from whatif_graphs import ELEMENTWISE, graph_of, launch, ten_adds
 
 from jupyter_gpuprof.advice import whatif
 from jupyter_gpuprof.analysis.step_replay import calibrate, host_ms_per_step, predict, replay
@@ -88,13 +88,7 @@ def test_a_probe_that_makes_the_step_longer_than_it_ran_only_bounds_the_host(tmp
 
 
 def test_calibration_scales_profiled_host_time_to_the_real_step(tmp_path):
-    def step(b, s):
-        for i in range(10):
-            ext = b.op("aten::add", s + 20 * i, 20.0, types=["float"])
-            b.kernel(ELEMENTWISE, s + 20 * i + 10, s + 20 * i + 15, 3.0, ext=ext, launch_dur=8.0)
-        return 200.0
-
-    _, g = graph_of(tmp_path, step)
+    _, g = graph_of(tmp_path, ten_adds)
     f, base = calibrate(g, 0.100)  # unprofiled, the host ran twice as fast
     assert f == pytest.approx(0.5, abs=0.01) and base == pytest.approx(0.100, rel=1e-3)
     assert predict(g, g, 0.100) == pytest.approx(0.100)
