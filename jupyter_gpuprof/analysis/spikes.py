@@ -70,7 +70,18 @@ class Spikes:
     n_steps: int
     stalls: list[Stall] = field(default_factory=list)
     epoch_steps: int | None = None  # batches per epoch of the training loader
-    saw_epoch: bool = False  # a new epoch started during the baseline
+    saw_epoch: bool = False  # a new epoch started during the steps looked at
+    #: 0: the baseline's steps; else the steps after the capture were looked at, this many
+    #: (`whole_run_spikes`): the run to the script's end, on the host clock
+    after_steps: int = 0
+
+    @property
+    def _seen(self) -> str:
+        """Which steps these are, for the sentences."""
+        if self.after_steps:
+            return (f"the {self.after_steps} steps after the capture (to the script's end: "
+                    f"{self.mean_ms:.2f} ms a step on average, measured)")
+        return f"the baseline's {self.n_steps} steps"
 
     def _weights(self) -> list[float]:
         """Each stall's share per step over the long run. A stall that recurs comes once a
@@ -103,25 +114,30 @@ class Spikes:
                    for cause, ms in s.parts.items() if CATEGORY_OF.get(cause) == category)
 
     def summary(self) -> str | None:
-        """One sentence on the stalls' share of the wall time (None without stalls)."""
+        """One sentence on the stalls' share of the wall time, cause by cause, the costliest
+        first (None without stalls)."""
         if not self.stalls or self.excess_ms_per_step <= 0:
             return None
-        causes = []
-        for st in self.stalls:
-            what = CAUSES.get(st.cause or "", "nothing recorded ran in them")
-            every = f", every {st.period_steps} steps" if st.period_steps else ""
-            causes.append(f"{what}{every}")
-        named = "; ".join(dict.fromkeys(causes))
-        return (f"{len(self.stalls)} stall(s) of the baseline hold {self.share_pct:.0f}% of the "
+        by_cause: dict[str, list[float]] = {}  # what ran, and every: count, ms per step
+        for st, w in zip(self.stalls, self._weights(), strict=True):
+            what = CAUSES.get(st.cause or "", "a stall nothing recorded explains")
+            key = what + (f", every {st.period_steps} steps" if st.period_steps else "")
+            seen = by_cause.setdefault(key, [0.0, 0.0])
+            seen[0] += 1
+            seen[1] += st.excess_ms * w
+        named = "; ".join(f"{int(n)}× {key}: {ms:.2f} ms a step" for key, (n, ms) in sorted(
+            by_cause.items(), key=lambda kv: -kv[1][1]))
+        where = "of the baseline" if not self.after_steps else f"in {self._seen}"
+        return (f"{len(self.stalls)} stall(s) {where} hold {self.share_pct:.0f}% of the "
                 f"wall time: a step costs {self.wall_ms:.2f} ms over the long run against a "
                 f"{self.median_ms:.2f} ms median ({named})")
 
     def unseen_epoch_note(self) -> str | None:
-        """Said when the baseline was too short to contain an epoch start."""
+        """Said when the steps looked at were too short to contain an epoch start."""
         if self.saw_epoch or not self.epoch_steps or self.epoch_steps <= self.n_steps:
             return None
-        return (f"the baseline's {self.n_steps} steps saw no epoch start (an epoch is "
-                f"{self.epoch_steps} steps): what an epoch boundary costs is not in these figures")
+        return (f"{self._seen} saw no epoch start (an epoch is {self.epoch_steps} steps): "
+                f"what an epoch boundary costs is not in these figures")
 
 
 def _clusters(ms: np.ndarray, threshold: float) -> list[tuple[int, int]]:
@@ -188,7 +204,7 @@ def _period(event: StallMeta, events: list[StallMeta],
         return int(batches) if batches else None
     steps = sorted({int(e["step"]) for e in events if e.get("what") == event["what"]})
     gaps = np.diff(steps)
-    return int(np.median(gaps)) if len(gaps) else None
+    return int(round(float(np.median(gaps)))) if len(gaps) else None
 
 
 def find_spikes(step_ms: list[float], stalls: Sequence[Mapping[str, object]] | None = None,
@@ -214,3 +230,73 @@ def find_spikes(step_ms: list[float], stalls: Sequence[Mapping[str, object]] | N
                            _period(event, events, epoch_steps) if event else None))
     saw = any(e["what"].startswith("loader") and 0 <= int(e["step"]) < len(ms) for e in events)
     return Spikes(median, float(ms.mean()), len(ms), found, epoch_steps, saw)
+
+
+#: a step on the host clock this much shorter than the steady step ran ahead of the GPU: the
+#: work it left queued is paid by a later step (the one that reads a result back)
+AHEAD = 0.75
+
+
+def whole_run_spikes(after: Mapping[str, object], median_ms: float | None,
+                     stalls: Sequence[Mapping[str, object]] | None = None,
+                     epoch_steps: int | None = None) -> Spikes | None:
+    """The stalls of the steps after the capture (meta.json's `baseline.after`), to the
+    script's end: an evaluation every 500 steps or a checkpoint every 1,000 is in them where
+    no baseline of a few dozen steps reaches. None without enough of them.
+
+    They are timed on the host clock, where a step that only queued GPU work ends early and
+    the step that reads a result back waits for the work queued before it. So the steady step
+    is the run's own median unless that median ran ahead of the GPU (below `AHEAD` times the
+    baseline's `median_ms`, timed on the GPU's clock), and a spike pays first what the steps
+    since the previous one left queued (each one's time below the steady step, where it ran
+    ahead): a read-back every ten steps is no stall, an evaluation is."""
+    raw = after.get("step_ms")
+    first = after.get("first_step")
+    if not isinstance(raw, list) or not isinstance(first, int):
+        return None
+    ms = np.asarray([float(x) for x in raw if isinstance(x, (int, float))], float)
+    ms = ms[np.isfinite(ms)]
+    if len(ms) < 3:
+        return None
+    own = float(np.median(ms))
+    steady = (median_ms if median_ms and median_ms > 0 and own < AHEAD * median_ms else own)
+    events: list[StallMeta] = []
+    for e in stalls or []:
+        if isinstance(e, dict) and "what" in e and isinstance(e.get("step"), int):
+            events.append(cast(StallMeta, {**e, "step": int(e["step"]) - first}))
+    threshold = max(SPIKE_FACTOR * steady, steady + SPIKE_MIN_MS)
+    ahead = np.where(ms < AHEAD * steady, steady - ms, 0.0)
+    found, since = [], 0
+    for lo, hi in _split_at_epoch_starts(_clusters(ms, threshold), events):
+        excess = float((ms[lo:hi + 1] - steady).sum() - ahead[since:lo].sum())
+        since = hi + 1
+        if excess <= 0:
+            continue  # the work queued while the steps before it ran ahead: no stall
+        parts, event = _parts(events, lo, hi, excess)
+        if set(parts) == {""} and _ends_first_partial_epoch(events, hi):
+            parts = {"partial-batch": parts[""]}
+        found.append(Stall(lo, hi, excess, parts,
+                           _period(event, events, epoch_steps) if event else None))
+    wall, timed = after.get("wall_ms"), after.get("steps")
+    mean = (float(wall) / timed if isinstance(wall, (int, float)) and isinstance(timed, int)
+            and timed > 0 else float(ms.mean()))
+    saw = any(e["what"].startswith("loader") and 0 <= int(e["step"]) < len(ms) for e in events)
+    # the long-run step is the report's median plus the stalls' share: the baseline's median
+    # where there is one (the host clock's steady step only finds the stalls)
+    return Spikes(median_ms if median_ms and median_ms > 0 else steady, mean, len(ms), found,
+                  epoch_steps, saw,
+                  after_steps=timed if isinstance(timed, int) and timed > 0 else len(ms))
+
+
+def run_spikes(baseline_ms: list[float], stalls: Sequence[Mapping[str, object]] | None = None,
+               epoch_steps: int | None = None,
+               after: Mapping[str, object] | None = None) -> Spikes | None:
+    """The stalls the report prices: those of the steps after the capture where they
+    outnumber the baseline's (the longer look at the same run), else the baseline's."""
+    base = find_spikes(baseline_ms, stalls, epoch_steps)
+    if after is None:
+        return base
+    whole = whole_run_spikes(after, base.median_ms if base else None, stalls, epoch_steps)
+    if whole is None or (base is not None and whole.n_steps <= base.n_steps):
+        return base
+    return whole

@@ -30,7 +30,7 @@ from .memory import memory_table
 from .one_time import ONE_TIME_COLUMNS, one_time_table
 from .op_links import OP_KERNEL_COLUMNS, OP_SHAPE_COLUMNS, op_kernels, op_shapes
 from .ops import op_rows, op_table, per_step
-from .spikes import Spikes, find_spikes
+from .spikes import Spikes, run_spikes
 from .step_graph import StepGraph, build_graph
 from .steps import Window, assign_steps, gpu_activity, optimizer_classes, step_table
 from .sync import sync_table
@@ -128,7 +128,7 @@ class Analysis:
     #: in the same seconds: what the step with its syncs took while the probe ran
     probe_neighbour_ms: float | None = None
     arch: GpuArch | None = None  # vendor and architecture: which precisions and peaks apply
-    spikes: Spikes | None = None  # the baseline's long steps and what ran in them
+    spikes: Spikes | None = None  # the long steps (of the baseline, or after the capture)
     loader: LoaderPace | None = None  # the baseline's wait for data: does the loader pace it
     optimizers: tuple[str, ...] = ()  # the optimizer classes that stepped (none: updated by hand)
     #: kernels per launching op (`op_links.op_kernels`) and every op's shapes (`op_shapes`)
@@ -291,12 +291,14 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
             host_probe_ms: float | None = None,
             stalls: Sequence[Mapping[str, object]] | None = None,
             epoch_steps: int | None = None, loader: LoaderPace | None = None,
-            probe_neighbour_ms: float | None = None, gpu_spread: float = 1.0) -> Analysis:
+            probe_neighbour_ms: float | None = None,
+            after: Mapping[str, object] | None = None, gpu_spread: float = 1.0) -> Analysis:
     """Run every analysis on a trace; `baseline_step_ms` are unprofiled step times (ms),
     `host_probe_ms` the host time of one unprofiled step (see `Analysis.host_probe_ms`),
     `stalls` the events the capture stamped with their baseline step (capture/stalls.py),
     `loader` the baseline's waits in DataLoader `__next__` (analysis/loader_pace.py),
     `probe_neighbour_ms` the warm-up step before the probe (`Analysis.probe_neighbour_ms`),
+    `after` the steps timed after the capture (meta.json's `baseline.after`),
     `gpu_spread` how much slower the baseline's GPU may have run (`RealTime.gpu_spread`)."""
     steps, window = step_table(trace)
     has_marks = bool(len(steps)) and int(steps["step"].iloc[0]) >= 0
@@ -345,7 +347,7 @@ def analyze(trace: Trace, baseline_step_ms: Sequence[float] | None = None,
         graph=build_graph(trace, steps, window, host, every_kernel) if has_marks else None,
         host_probe_ms=host_probe_ms if host_probe_ms and host_probe_ms > 0 else None,
         probe_neighbour_ms=probe_neighbour_ms,
-        spikes=find_spikes(list(baseline_step_ms or []), stalls, epoch_steps),
+        spikes=run_spikes(list(baseline_step_ms or []), stalls, epoch_steps, after),
         loader=loader, optimizers=optimizer_classes(trace),
         op_kernels=links, op_shapes=shapes,
     )

@@ -83,10 +83,13 @@ def fill_meta(session: ProfileSession, meta: RunMeta) -> None:
     baseline = meta.conditions.get("baseline")
     sampler = baseline.get("sampler_cpu_ms") if baseline else None
     boundaries_ns = driver.baseline_host_ns[:len(driver.baseline_ms) + 1]  # the timed steps'
+    stalls = session.stalls.to_meta(boundaries_ns)
     meta.baseline = {"step_ms": driver.baseline_ms, "timing": driver.timing,
                      "warmup_ms": driver.warmup_ms, "host_probe_ms": driver.host_probe_ms,
                      "settle_steps": driver.schedule.settle,
-                     "capture_cost": COST.to_meta(sampler), **session.stalls.to_meta(boundaries_ns)}
+                     "capture_cost": COST.to_meta(sampler), "stalls": stalls["stalls"],
+                     "epoch_steps": stalls["epoch_steps"], "loader_ms": stalls["loader_ms"],
+                     "loader_workers": stalls["loader_workers"]}
     meta.profiled_step_ms = driver.profiled_ms
     meta.flops_per_step = session.flops.flops
     meta.flops_error = session.flops.error

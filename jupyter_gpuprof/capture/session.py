@@ -12,6 +12,7 @@ from ..oneline import error_line
 from ..store import Run, RunStore
 from ..store.meta_blocks import FrameworkMeta
 from . import outcome
+from .after_capture import AfterCapture
 from .callsites import CallSites
 from .capture_cost import COST
 from .conditions import PhaseConditions
@@ -83,8 +84,11 @@ class ProfileSession(StepMarks, StepBudget):
         self._probed = False  # the probed warm-up step is running (its memory is not the program's)
         self.boundaries = 0  # steps marked by the hook or step(): > 1 in one run means a loop
         self.training = TrainingCounters(on_backward_step=self._loop_boundary)
-        # epochs, saves, full GC passes and evals, by the baseline step they ran in
-        self.stalls = StallWatch(lambda: self.driver.n - self.driver.schedule.baseline_first)
+        self.after = AfterCapture()  # the steps after the capture, to the script's end
+        # epochs, saves, full GC passes and evals, by the step they ran in (counted from the
+        # baseline's first timed step, and on through the steps after the capture)
+        self.stalls = StallWatch(
+            lambda: self.driver.n + self.after.n - self.driver.schedule.baseline_first)
         self.framework: FrameworkMeta | None = None
         self.fitted: str | None = None  # how the schedule was shrunk to a short training, if it was
         self._shared_folder = run is not None  # several ranks may write into it
@@ -239,6 +243,8 @@ class ProfileSession(StepMarks, StepBudget):
             if ranges is not None:
                 ranges.deactivate()
             self._finalize(status="complete", cleanup=False)
+            if self.settings.mode != "body":  # a loop goes on: time its steps to its end
+                self.after.start(self.driver.n - self.driver.schedule.baseline_first)
             if self.on_complete is not None:
                 self.on_complete(self)
 
@@ -297,11 +303,8 @@ class ProfileSession(StepMarks, StepBudget):
         if self.closed:
             return self.run  # type: ignore[return-value]
         try:
-            if self.finalized and not self._shared_folder:
-                # The training went on after the capture: its meta gets the final step count.
-                with contextlib.suppress(Exception):
-                    self.run.meta.training.update(self.training.to_meta())  # type: ignore[union-attr]
-                    self.run.write_meta()  # type: ignore[union-attr]
+            if self.finalized and (not self._shared_folder or self.after.started):
+                self._write_after()
             if not self.finalized:
                 error = (error_line(exc, with_type=True) if exc is not None
                          else self.incomplete_reason())
@@ -310,6 +313,20 @@ class ProfileSession(StepMarks, StepBudget):
             self.closed = True
             self._remove_hooks()
         return self.run  # type: ignore[return-value]
+
+    def _write_after(self) -> None:
+        """The training went on after the capture: its meta gets the final step count, the
+        steps after the capture and the stall events they ran."""
+        meta, ranked = self.run.meta, self._rank()  # type: ignore[union-attr]
+        with contextlib.suppress(Exception):
+            meta.training.update(self.training.to_meta())
+            if meta.status == "complete" and (after := self.after.to_meta()) is not None:
+                meta.baseline["after"] = after
+                meta.baseline["stalls"] = [e.copy() for e in self.stalls.events]
+            self.run.write_meta(  # type: ignore[union-attr]
+                rank=ranked[0] if self._shared_folder and ranked else None)
+            if "after" in meta.baseline:
+                self.run.forget_summary()  # type: ignore[union-attr]
 
     def _end_probes(self) -> None:
         """The probed warm-up step is over: keep its FLOPs and call sites, give back the stance;

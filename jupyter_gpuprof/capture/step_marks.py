@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ..oneline import error_line
 from ..store import Run, RunStore
+from .after_capture import AfterCapture
 from .capture_cost import COST
 from .driver import Phase, StepDriver
 from .flops import StepFlops
@@ -28,6 +29,7 @@ class MarkedSession(Protocol):
 
     settings: CaptureSettings
     driver: StepDriver
+    after: AfterCapture
     ranges: Any
     closed: bool
     boundaries: int
@@ -111,8 +113,11 @@ class StepMarks:
         if counted and driver.phase in (Phase.IDLE, Phase.WARMUP) and not self._probed:
             self.memory.start()  # a script touches CUDA after the capture began: from now
         self.training.on_optimizer_step(id(optimizer), counted)
-        if counted and not (self._manual or self.settings.mode == "body"
-                            or driver.phase is Phase.DONE):
+        if not counted or self._manual or self.settings.mode == "body":
+            return
+        if driver.phase is Phase.DONE:
+            self.after.mark()
+        else:
             self._guarded_boundary()
 
     def _timed_step_hook(self: MarkedSession) -> Callable[[Any, Any, Any], None]:
@@ -141,14 +146,21 @@ class StepMarks:
 
     def _loop_boundary(self: MarkedSession) -> None:
         """A step of the loop ended (its optimizer stepped, or its backward ran)."""
-        if self._manual or self.settings.mode == "body" or self.driver.done or self.closed:
+        if self._manual or self.settings.mode == "body" or self.closed:
             return
-        self._guarded_boundary()
+        if self.driver.done:
+            self.after.mark()
+        else:
+            self._guarded_boundary()
 
     @COST.timed
     def manual_step(self: MarkedSession) -> None:
         """jupyter_gpuprof.step(): from its first call on, optimizer hooks no longer mark steps."""
-        if self.settings.mode == "body" or self.closed or self.driver.done:
+        if self.settings.mode == "body" or self.closed:
+            return
+        if self.driver.done:
+            if self._manual:
+                self.after.mark()
             return
         if not self._manual:
             self.boundaries = 0

@@ -6,7 +6,7 @@ store's: this module asks `store.layout` which files are traces and reads meta t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -17,13 +17,11 @@ from ..advice.findings import Verdict
 from ..advice.passes import Context, finish
 from ..advice.verdict import Advice
 from ..analysis.baseline_check import check_baseline
-from ..analysis.conditions import gpu_time_spread
 from ..analysis.distributed import Distributed, analyze_ranks
-from ..analysis.loader_pace import LoaderPace, loader_pace
 from ..analysis.one_job import job_warning, not_one_job
 from ..analysis.piece_share import PieceShare
 from ..analysis.rank_loading import load_ranks
-from ..analysis.summary import Analysis, analyze, probe_neighbour_ms
+from ..analysis.summary import Analysis, analyze
 from ..analysis.timeline import build_timeline
 from ..analysis.timeline_ranks import merge_rank_lanes
 from ..analysis.trace import Trace, TraceError, load_trace
@@ -32,6 +30,7 @@ from ..oneline import first_line
 from ..store.layout import folder_traces, is_run_folder, rank_in_name, sibling_meta
 from ..store.run import Run, RunMeta, open_run
 from ..store.runs import RunInProgress
+from .baseline_side import baseline_side, gpu_spread
 from .calibration import with_calibration
 from .model import SUMMARY_SCHEMA_VERSION, Summary, Timeline, from_builtins, to_builtins
 from .summarize import summarize
@@ -204,31 +203,6 @@ def _context(a: Analysis, meta: RunMeta | None, ranks: list[Analysis] | None = N
                    tries=list(meta.tries) if meta else [])
 
 
-def _spread(conditions: object) -> float:
-    """`gpu_time_spread` of a meta's sampled conditions (1.0 where none were sampled)."""
-    if not isinstance(conditions, Mapping):
-        return 1.0
-    return gpu_time_spread(conditions.get("baseline"), conditions.get("capture"))
-
-
-def _baseline_side(baseline: object) -> tuple[list[Mapping[str, object]] | None, int | None,
-                                              LoaderPace | None, float | None]:
-    """The capture's stall events, epoch length, wait for data and the warm-up step beside its
-    host probe from a meta's `baseline` (as decoded: analysis.spikes keeps only the events of
-    the right shape)."""
-    if not isinstance(baseline, dict):
-        return None, None, None, None
-    events, epoch = baseline.get("stalls"), baseline.get("epoch_steps")
-    waits, workers = baseline.get("loader_ms"), baseline.get("loader_workers")
-    settled = baseline.get("settle_steps")
-    return (events if isinstance(events, list) else None,
-            int(epoch) if isinstance(epoch, int) and epoch > 0 else None,
-            loader_pace(waits if isinstance(waits, list) else None,
-                        workers if isinstance(workers, int) else 0,
-                        settled if isinstance(settled, int) and settled > 0 else 0),
-            probe_neighbour_ms(baseline.get("warmup_ms")))
-
-
 def _timeline(trace: Trace, a: Analysis) -> Timeline:
     """The bounded timeline the views draw (never the raw events)."""
     return msgspec.convert(build_timeline(
@@ -277,8 +251,8 @@ def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
             "baseline", {}).get("host_probe_ms")
         held, conditions = side.get("baseline"), side.get("conditions")
     trace = load_trace(path, data=data)
-    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms, *_baseline_side(held),
-                gpu_spread=_spread(conditions))
+    a = analyze(trace, baseline_step_ms, flops_per_step, host_probe_ms, *baseline_side(held),
+                gpu_spread=gpu_spread(conditions))
     if given is not None:
         check_baseline(given, a.real.profiled_step_ms)
     report = Report(a, finish(_context(a, meta)), meta, str(path), timeline=_timeline(trace, a))
@@ -313,8 +287,8 @@ def analyze_run(run: Run, data: Prefetch | PieceShare | None = None) -> Report:
             ahead = data if data is not None and data.path == traces[0] else None
             trace = load_trace(traces[0], data=ahead)
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step,
-                        m.baseline.get("host_probe_ms"), *_baseline_side(m.baseline),
-                        gpu_spread=_spread(m.conditions))
+                        m.baseline.get("host_probe_ms"), *baseline_side(m.baseline),
+                        gpu_spread=gpu_spread(m.conditions))
             report = Report(a, finish(_context(a, m)), m, str(run.path),
                             timeline=_timeline(trace, a))
     except TraceError as e:

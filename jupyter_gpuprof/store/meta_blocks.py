@@ -89,6 +89,16 @@ class CaptureCostMeta(TypedDict):
     max_call_us: NotRequired[float]  # and the longest
 
 
+class AfterCaptureMeta(TypedDict):
+    """meta.json's `baseline.after`: the steps after the capture, to the script's end
+    (capture/after_capture.py), on the host clock."""
+
+    first_step: int  # the index of `step_ms[0]` counted like the stall events' steps
+    steps: int  # steps timed after the capture (more than `step_ms` holds past its cap)
+    wall_ms: float  # their time together
+    step_ms: list[float]  # each step's time, the first `after_capture.MAX_STEPS`
+
+
 class BaselineMeta(TypedDict, total=False):
     """meta.json's `baseline`: the unprofiled step times and what ran during them."""
 
@@ -104,6 +114,7 @@ class BaselineMeta(TypedDict, total=False):
     loader_ms: list[float]  # each baseline step's wait in DataLoader __next__
     loader_workers: int  # worker processes of the loader waited on
     capture_cost: CaptureCostMeta | None  # what the capture's own code took of the baseline
+    after: AfterCaptureMeta  # the steps after the capture (a script or loop that went on)
 
 
 class OwnerMeta(TypedDict, total=False):

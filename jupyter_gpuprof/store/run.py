@@ -340,6 +340,11 @@ class Run:
             return None
         return value if isinstance(value, dict) else None
 
+    def forget_summary(self) -> None:
+        """Drop the cached summary: the meta it was made from has grown since (the steps
+        after the capture, written at the script's end)."""
+        safe_files.unlink(self.path, SUMMARY_FILE)
+
     def write_trace_error(self, message: str) -> None:
         """Record why the trace could not be analysed, so the list shows the run `broken`."""
         safe_files.write_bytes(self.path, TRACE_ERROR_FILE, message.encode())

@@ -9,28 +9,16 @@ say what a step is.
 
 from __future__ import annotations
 
-import json
 import statistics
-import sys
-from pathlib import Path
 
 import pytest
+from loop_scripts import LOG
+from loop_scripts import run_script as _run
 
-from jupyter_gpuprof.cli import main
 from jupyter_gpuprof.report import analyze_path
 from jupyter_gpuprof.step_definition import step_definition
 from jupyter_gpuprof.store import RunStore
 from jupyter_gpuprof.views.text import render_text
-
-#: every script logs its iterations' wall time (its own clock) to the file it is given
-LOG = """
-import json, sys, time
-_times, _t = [], [time.perf_counter()]
-def tick():
-    now = time.perf_counter(); _times.append(1e3 * (now - _t[0])); _t[0] = now
-def save():
-    json.dump(_times, open(sys.argv[1], "w"))
-"""
 
 MANUAL_LM = LOG + """
 import torch
@@ -120,21 +108,6 @@ for epoch in range(5):
         tick()
 save()
 """
-
-FLAGS = ["--steps", "12", "--warmup", "2", "--wait", "1", "--prof-warmup", "1", "--active", "3",
-         "--no-flops"]
-
-
-def _run(tmp_path: Path, code: str) -> tuple[object, list[float]]:
-    script, log = tmp_path / "train.py", tmp_path / "own_log.json"
-    script.write_text(code)
-    rc = main(["run", "--runs-root", str(tmp_path / "runs"), *FLAGS, "--", sys.executable,
-               str(script), str(log)])
-    assert rc == 0
-    (run,) = RunStore(tmp_path / "runs").list()
-    assert run.meta.status == "complete", run.meta.error
-    return run, json.loads(log.read_text())
-
 
 def _same_clock(run: object, own_ms: list[float], first: int) -> None:
     """The capture's unprofiled baseline times what the script's own log times over the same
