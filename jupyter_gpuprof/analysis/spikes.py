@@ -237,6 +237,22 @@ def find_spikes(step_ms: list[float], stalls: Sequence[Mapping[str, object]] | N
 AHEAD = 0.75
 
 
+def _threshold(steady: float, b: int) -> float:
+    """A step (or a block of `b` steps' mean) above this holds a spike: max(2 × the steady
+    step, + 1 ms) in one step, that excess spread over a block's b steps."""
+    least = max(SPIKE_FACTOR * steady, steady + SPIKE_MIN_MS) - steady
+    return steady + least / b
+
+
+def _steady(ms: np.ndarray, median: float, b: int) -> float:
+    """The run's steady step: the mean of its steps (or blocks) below a spike over their
+    median. Not the median itself: a host that reads back every k steps, kept in blocks of b,
+    alternates short blocks (queued only) and long ones (the wait), and only their mean is
+    the step (2 and 12 ms blocks of a 10 ms step have a 12 ms median)."""
+    calm = ms[ms <= _threshold(median, b)]
+    return float(calm.mean()) if len(calm) else median
+
+
 def whole_run_spikes(after: Mapping[str, object], median_ms: float | None,
                      stalls: Sequence[Mapping[str, object]] | None = None,
                      epoch_steps: int | None = None) -> Spikes | None:
@@ -249,43 +265,51 @@ def whole_run_spikes(after: Mapping[str, object], median_ms: float | None,
     is the run's own median unless that median ran ahead of the GPU (below `AHEAD` times the
     baseline's `median_ms`, timed on the GPU's clock), and a spike pays first what the steps
     since the previous one left queued (each one's time below the steady step, where it ran
-    ahead): a read-back every ten steps is no stall, an evaluation is."""
-    raw = after.get("step_ms")
-    first = after.get("first_step")
-    if not isinstance(raw, list) or not isinstance(first, int):
+    ahead): a read-back every ten steps is no stall, an evaluation is. A long run's steps come
+    in blocks of `block_steps` (their mean each, capture/after_capture.py): a block is a spike
+    when it holds more than a spike's excess over the steady step."""
+    raw, first = after.get("step_ms"), after.get("first_step")
+    b = after.get("block_steps", 1)
+    if not isinstance(raw, list) or not isinstance(first, int) or not isinstance(b, int) or b < 1:
         return None
     ms = np.asarray([float(x) for x in raw if isinstance(x, (int, float))], float)
     ms = ms[np.isfinite(ms)]
     if len(ms) < 3:
         return None
-    own = float(np.median(ms))
+    own = _steady(ms, float(np.median(ms)), b)
     steady = (median_ms if median_ms and median_ms > 0 and own < AHEAD * median_ms else own)
-    events: list[StallMeta] = []
+    events: list[StallMeta] = []  # by step after the capture
     for e in stalls or []:
         if isinstance(e, dict) and "what" in e and isinstance(e.get("step"), int):
             events.append(cast(StallMeta, {**e, "step": int(e["step"]) - first}))
-    threshold = max(SPIKE_FACTOR * steady, steady + SPIKE_MIN_MS)
-    ahead = np.where(ms < AHEAD * steady, steady - ms, 0.0)
-    found, since = [], 0
-    for lo, hi in _split_at_epoch_starts(_clusters(ms, threshold), events):
-        excess = float((ms[lo:hi + 1] - steady).sum() - ahead[since:lo].sum())
-        since = hi + 1
-        if excess <= 0:
+    blocks = [cast(StallMeta, {**e, "step": e["step"] // b}) for e in events]  # by block
+    ahead = np.where(ms < AHEAD * steady, steady - ms, 0.0) * b
+    least = _threshold(steady, 1) - steady  # what is left of a stall must be a spike's worth
+    found, since, owed = [], 0, 0.0
+    for lo, hi in _split_at_epoch_starts(_clusters(ms, _threshold(steady, b)), blocks):
+        owed += float(ahead[since:lo].sum())
+        excess = float((ms[lo:hi + 1] - steady).sum() * b) - owed
+        owed, since = max(0.0, -excess), hi + 1
+        if excess < least:
             continue  # the work queued while the steps before it ran ahead: no stall
-        parts, event = _parts(events, lo, hi, excess)
-        if set(parts) == {""} and _ends_first_partial_epoch(events, hi):
+        parts, event = _parts(blocks, lo, hi, excess)
+        if set(parts) == {""} and _ends_first_partial_epoch(blocks, hi):
             parts = {"partial-batch": parts[""]}
-        found.append(Stall(lo, hi, excess, parts,
+        if event is not None:  # its period in steps, from the events' own steps
+            event = next((e for e in events if e["what"] == event["what"]
+                          and e["step"] // b == event["step"]), event)
+        found.append(Stall(lo * b, hi * b + b - 1, excess, parts,
                            _period(event, events, epoch_steps) if event else None))
     wall, timed = after.get("wall_ms"), after.get("steps")
     mean = (float(wall) / timed if isinstance(wall, (int, float)) and isinstance(timed, int)
             and timed > 0 else float(ms.mean()))
-    saw = any(e["what"].startswith("loader") and 0 <= int(e["step"]) < len(ms) for e in events)
+    saw = any(e["what"].startswith("loader") and 0 <= int(e["step"]) < len(ms) * b
+              for e in events)
     # the long-run step is the report's median plus the stalls' share: the baseline's median
     # where there is one (the host clock's steady step only finds the stalls)
-    return Spikes(median_ms if median_ms and median_ms > 0 else steady, mean, len(ms), found,
-                  epoch_steps, saw,
-                  after_steps=timed if isinstance(timed, int) and timed > 0 else len(ms))
+    return Spikes(median_ms if median_ms and median_ms > 0 else steady, mean, len(ms) * b,
+                  found, epoch_steps, saw,
+                  after_steps=timed if isinstance(timed, int) and timed > 0 else len(ms) * b)
 
 
 def run_spikes(baseline_ms: list[float], stalls: Sequence[Mapping[str, object]] | None = None,

@@ -93,10 +93,12 @@ class AfterCaptureMeta(TypedDict):
     """meta.json's `baseline.after`: the steps after the capture, to the script's end
     (capture/after_capture.py), on the host clock."""
 
-    first_step: int  # the index of `step_ms[0]` counted like the stall events' steps
-    steps: int  # steps timed after the capture (more than `step_ms` holds past its cap)
+    first_step: int  # the index of the first step timed, counted like the stall events' steps
+    steps: int  # steps timed after the capture
     wall_ms: float  # their time together
-    step_ms: list[float]  # each step's time, the first `after_capture.MAX_STEPS`
+    #: steps per entry of `step_ms` (1, or 2^k for a run longer than `after_capture.MAX_BLOCKS`)
+    block_steps: NotRequired[int]
+    step_ms: list[float]  # each step's time, or each block's mean step (a last part-block out)
 
 
 class BaselineMeta(TypedDict, total=False):

@@ -58,3 +58,23 @@ def test_the_steps_after_the_capture_are_priced_only_where_they_outnumber_the_ba
     seen = run_spikes(baseline, None, None, long)
     assert seen.after_steps == 201 and len(seen.stalls) == 1
     assert "201 steps after the capture" in seen.summary()
+
+
+def test_a_long_run_kept_in_blocks_still_finds_and_prices_its_stalls():
+    """Past `MAX_BLOCKS` steps the capture keeps blocks of 2^k steps (their mean): an
+    evaluation of 300 ms every 1,000 steps of 10 ms is still one stall every 1,000 steps,
+    priced at 0.3 ms a step, and the drain of a read-back inside a block nets out."""
+    steps = _ahead_then_read_back(1000)  # 10,000 steps that run ahead and read back
+    events = []
+    for k in range(999, 10_000, 1000):
+        steps[k] += 300.0
+        events.append({"what": "eval", "step": 20 + k, "ms": 300.0})
+    b = 8
+    blocks = [sum(steps[i:i + b]) / b for i in range(0, len(steps), b)]
+    after = {"first_step": 20, "steps": len(steps), "wall_ms": sum(steps), "block_steps": b,
+             "step_ms": blocks}
+    s = whole_run_spikes(after, GPU_STEP, events)
+    assert s is not None and [st.cause for st in s.stalls] == ["eval"] * 10
+    assert all(st.period_steps == 1000 for st in s.stalls)
+    assert s.excess_ms_per_step == pytest.approx(0.3, rel=0.05)
+    assert s.n_steps == 10_000 and s.mean_ms == pytest.approx(GPU_STEP + 0.3)

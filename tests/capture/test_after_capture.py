@@ -77,16 +77,18 @@ def test_without_the_steps_after_the_capture_the_baseline_cannot_see_the_period(
     assert spikes is None or not [s for s in spikes["stalls"] if s["cause"] in ("eval", "save")]
 
 
-def test_the_first_step_after_the_trace_is_left_out_and_the_cap_keeps_the_count(monkeypatch):
-    monkeypatch.setattr(after_capture, "MAX_STEPS", 3)
+def test_the_first_step_after_the_trace_is_left_out_and_a_long_run_kept_in_blocks(monkeypatch):
+    monkeypatch.setattr(after_capture, "MAX_BLOCKS", 4)
     clock = AfterCapture()
     clock.mark()  # before start(): the capture still runs, nothing is stamped
     assert clock.to_meta() is None and clock.n == 0
     clock.start(17)
-    for _ in range(6):
+    for _ in range(12):
         clock.mark()
     meta = clock.to_meta()
     assert meta is not None
-    # the first boundary only starts the clock (the profiler's teardown is in its step)
-    assert meta["first_step"] == 18 and meta["steps"] == 5 and len(meta["step_ms"]) == 3
-    assert meta["wall_ms"] >= sum(meta["step_ms"])
+    # the first boundary only starts the clock (the profiler's teardown is in its step); 11
+    # steps in at most 4 entries: blocks of 2 merged into blocks of 4 once 4 of 2 were full
+    assert meta["first_step"] == 18 and meta["steps"] == 11
+    assert meta["block_steps"] == 4 and len(meta["step_ms"]) == 2
+    assert sum(meta["step_ms"]) * 4 <= meta["wall_ms"]  # the part-block's 3 steps: wall only
