@@ -18,14 +18,16 @@ import gc
 import time
 import weakref
 from array import array
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, TypedDict, Unpack
 
 from ..store.meta_blocks import StallMeta
 from .capture_cost import COST
 
-#: at most this many events are kept (a loop saving every step must not grow the meta)
-MAX_EVENTS = 500
+#: at most this many events of one kind are kept (a loop saving every step must not grow the
+#: meta), so a long run's full GC passes never crowd out its later evaluations or epochs
+MAX_EVENTS = 200
 #: collections of the younger generations shorter than this are not worth a record (ms)
 GC_MIN_MS = 2.0
 LOADER_START, LOADER_ITER, SAVE, GC, EVAL = "loader-start", "loader-iter", "save", "gc", "eval"
@@ -96,6 +98,7 @@ class StallWatch:
         """`step_of`: the index of the baseline step running now (negative before it)."""
         self.step_of = step_of
         self.events: list[StallMeta] = []
+        self._kept: Counter[str] = Counter()  # events kept, by kind
         self.epoch_steps: int | None = None  # batches per epoch of the training loader
         self._undo: list[Callable[[], None]] = []
         # a loader iterated -> its epochs so far (weak: a loader made anew each epoch may get
@@ -120,7 +123,8 @@ class StallWatch:
     def _record(self, what: str, ms: float, **detail: Unpack[StallDetail]) -> StallMeta:
         event: StallMeta = {"step": int(self.step_of()), "what": what, "ms": round(ms, 3),
                              **detail}
-        if len(self.events) < MAX_EVENTS:
+        if self._kept[what] < MAX_EVENTS:
+            self._kept[what] += 1
             self.events.append(event)
         return event
 

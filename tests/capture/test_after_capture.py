@@ -9,8 +9,9 @@ import statistics
 import pytest
 from loop_scripts import LOG, run_script
 
-from jupyter_gpuprof.capture import after_capture
+from jupyter_gpuprof.capture import after_capture, stalls
 from jupyter_gpuprof.capture.after_capture import AfterCapture
+from jupyter_gpuprof.capture.stalls import StallWatch
 from jupyter_gpuprof.report import analyze_path, run_summary
 from jupyter_gpuprof.store import open_run
 from jupyter_gpuprof.views.text import render_text
@@ -92,3 +93,14 @@ def test_the_first_step_after_the_trace_is_left_out_and_a_long_run_kept_in_block
     assert meta["first_step"] == 18 and meta["steps"] == 11
     assert meta["block_steps"] == 4 and len(meta["step_ms"]) == 2
     assert sum(meta["step_ms"]) * 4 <= meta["wall_ms"]  # the part-block's 3 steps: wall only
+
+
+def test_a_long_runs_collections_leave_room_for_its_later_evaluations():
+    """Events are capped by kind: a week of full GC passes must not crowd out the evaluation
+    that comes after them (the steps after the capture stamp events to the script's end)."""
+    watch = StallWatch(lambda: 0)
+    for _ in range(3 * stalls.MAX_EVENTS):
+        watch._record(stalls.GC, 5.0, generation=2)
+    watch._record(stalls.EVAL, 300.0)
+    assert sum(e["what"] == stalls.GC for e in watch.events) == stalls.MAX_EVENTS
+    assert watch.events[-1]["what"] == stalls.EVAL
