@@ -262,10 +262,11 @@ def whole_run_spikes(after: Mapping[str, object], median_ms: float | None,
 
     They are timed on the host clock, where a step that only queued GPU work ends early and
     the step that reads a result back waits for the work queued before it. So the steady step
-    is the run's own median unless that median ran ahead of the GPU (below `AHEAD` times the
-    baseline's `median_ms`, timed on the GPU's clock), and a spike pays first what the steps
+    is the run's own (`_steady`) unless that ran ahead of the GPU (below `AHEAD` times the
+    baseline's `median_ms`, timed on the GPU's clock), a spike pays first what the steps
     since the previous one left queued (each one's time below the steady step, where it ran
-    ahead): a read-back every ten steps is no stall, an evaluation is. A long run's steps come
+    ahead), and what is left must be a spike's worth: a read-back every ten steps is no
+    stall, an evaluation is. A long run's steps come
     in blocks of `block_steps` (their mean each, capture/after_capture.py): a block is a spike
     when it holds more than a spike's excess over the steady step."""
     raw, first = after.get("step_ms"), after.get("first_step")
