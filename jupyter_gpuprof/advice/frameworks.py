@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..store.meta_blocks import FrameworkMeta, PlainValue, TrainingMeta
 from .findings import Finding
-from .fixes import FRAMEWORK_FIXES
+from .fixes import FRAMEWORK_FIXES, TF32
 from .verdict import Advice
 
 
@@ -41,7 +41,8 @@ def framework_fix(finding: Finding, framework: FrameworkMeta) -> str:
     `framework`: meta.json's `framework` (capture/frameworks.py): its `name` and Trainer `args`.
     """
     name = framework.get("name")
-    key = (str(name), finding.category)
+    # the TF32-only precision fix (the host sets the pace: precision_by_gpu.host_paces_after)
+    key = (str(name), "precision-tf32" if finding.fix == TF32 else finding.category)
     fix = FRAMEWORK_FIXES.get(key)
     already = _ALREADY_ON.get(key)
     if fix is None or (already is not None and already(framework.get("args") or {})):

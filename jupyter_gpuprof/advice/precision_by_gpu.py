@@ -31,14 +31,30 @@ with torch.autocast("cuda", dtype=torch.bfloat16):   # bf16 matrix cores (hipBLA
     loss = loss_fn(model(x), y)"""
 
 
-def precision_advice(arch: GpuArch | None) -> tuple[str, str]:
-    """(what runs these faster, the fix's code) for the trace's GPU."""
+def precision_advice(arch: GpuArch | None, host_paced: bool = False) -> tuple[str, str]:
+    """(what runs these faster, the fix's code) for the trace's GPU; `host_paced`: the host
+    sets the pace of the step once the matmuls are fast (`host_paces_after`), so the fix is
+    TF32 alone, which adds no kernel, not autocast, whose casts the host would issue."""
     if arch is not None and not arch.has_tf32_bf16:
         return (f"fp16 Tensor Cores (this {arch.family} GPU has no TF32 or bf16) run these",
                 FP16_AMP)
     if arch is not None and arch.vendor == "AMD":
         return f"bf16 matrix cores ({arch.family}) run these", AMD_BF16
+    if host_paced:
+        return "TF32 Tensor Cores run these", fixes.TF32
     return "TF32/bf16 Tensor Cores run these", fixes.PRECISION
+
+
+def host_paces_after(predicted_step_ms: float | None, gpu_busy_ms: float,
+                     simt_ms: float) -> float | None:
+    """The GPU work left (ms a step: the busy time less what `T.PRECISION_SPEEDUP` takes off
+    the SIMT matmuls) where the step with its fp32 matmuls on Tensor Cores
+    (`predicted_step_ms`, the what-if's) is the host's, longer than it by
+    `T.HOST_PACED_MARGIN`; None where the GPU still sets the pace."""
+    if predicted_step_ms is None or predicted_step_ms <= 0:
+        return None
+    left = max(0.0, gpu_busy_ms - simt_ms * (1.0 - 1.0 / T.PRECISION_SPEEDUP))
+    return left if predicted_step_ms > left * T.HOST_PACED_MARGIN else None
 
 
 def fp32_masks(df: pd.DataFrame) -> dict[str, pd.Series]:

@@ -21,7 +21,7 @@ from . import fixes
 from . import thresholds as T
 from .findings import Finding, FindingData
 from .one_time_rule import one_time_rule
-from .precision_by_gpu import Fp32Work, fp32_masks, precision_advice
+from .precision_by_gpu import Fp32Work, fp32_masks, host_paces_after, precision_advice
 from .whatif import HAND_ROUTE, predictions_for
 
 
@@ -283,12 +283,23 @@ def precision_rule(a: Analysis) -> Finding | None:
     total = float(k["total_us"].sum()) / 1e3 / max(a.n_steps, 1)
     names = "; ".join(_short(n) for n in slow["name"].head(2))
     cost = work.simt * gpu_weight(a)
-    faster, fix = precision_advice(a.arch)
+    predicted = predictions_for(a).get("precision")
+    # the host's own issuing, not its wait for data, is what autocast's casts would lengthen
+    after = (predicted.predicted_step_ms - max(a.data_wait_ms, a.input_ms_per_step)
+             if predicted else None)
+    left = host_paces_after(after, a.real.gpu_busy_ms, work.simt)
+    faster, fix = precision_advice(a.arch, left is not None)
     unit = a.arch.matrix_unit if a.arch else "Tensor Cores"
     evidence = (
         f"{units.ms(work.simt)} per step ({units.pct(100 * work.simt / total)} of GPU time) in "
         f"fp32 matmul kernels without {unit} ({names}). {faster} "
         f"{T.PRECISION_SPEEDUP:.0f}× faster or more on this GPU.")
+    if left is not None and fix == fixes.TF32:
+        evidence += (
+            f" With them there the host sets the pace (its issuing predicted at "
+            f"{units.ms(after or 0.0)} a step against at most {units.ms(left)} of GPU work): TF32 "
+            "adds no kernel, where bf16 autocast would add a cast before each matmul for that "
+            "host to issue.")
     return _finding(a, "fp32-matmuls", "precision", f"fp32 matmuls miss the {unit}",
                     evidence, fix, cost, 1 - 1 / T.PRECISION_SPEEDUP,
                     fp32_matmul_ms_per_step=round(work.simt, 3))

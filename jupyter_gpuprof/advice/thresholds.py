@@ -10,6 +10,8 @@ GPU_BOUND_BUSY_FRAC = 0.6
 #: fp32 GEMMs without Tensor Cores -> TF32/bf16: conservative speed-up (H100-class peaks differ
 #: by 7-15x; cuBLAS reaches 4x and more on realistic shapes)
 PRECISION_SPEEDUP = 4.0
+#: a step predicted this much longer than the GPU work left after a fix is paced by the host
+HOST_PACED_MARGIN = 1.25
 #: share of memory-bound kernel time that fusion (torch.compile, fused optimizers) removes
 FUSION_SAVING = 0.4
 #: memory-bound kernels must carry this share of GPU kernel time before fusion is advised
