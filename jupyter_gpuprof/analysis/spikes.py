@@ -115,9 +115,10 @@ class Spikes:
 
     def summary(self) -> str | None:
         """One sentence on the stalls' share of the wall time, cause by cause, the costliest
-        first (None without stalls)."""
+        first; for the steps after the capture, also that they held none (None: the
+        baseline's, without stalls)."""
         if not self.stalls or self.excess_ms_per_step <= 0:
-            return None
+            return f"no stall in {self._seen}" if self.after_steps else None
         by_cause: dict[str, list[float]] = {}  # what ran, and every: count, ms per step
         for st, w in zip(self.stalls, self._weights(), strict=True):
             what = CAUSES.get(st.cause or "", "a stall nothing recorded explains")

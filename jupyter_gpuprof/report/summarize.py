@@ -139,9 +139,11 @@ def _capture_cost(m: RunMeta | None, baseline: Any) -> CaptureCost | None:
 
 
 def _spikes(a: Analysis) -> Spikes | None:
-    """The baseline's stalls as the model holds them; None where it has none to price."""
+    """The stalls as the model holds them; None where it has none to price and no steps after
+    the capture to speak for."""
     s = a.spikes
-    if s is None or a.real.source != "baseline" or (not s.stalls and not s.unseen_epoch_note()):
+    if s is None or a.real.source != "baseline" or (
+            not s.stalls and not s.unseen_epoch_note() and not s.after_steps):
         return None
     return msgspec.convert({"wall_ms": a.wall_ms, "mean_ms": s.mean_ms, "share_pct": s.share_pct,
             "stalls": [{"first": st.first, "last": st.last, "excess_ms": st.excess_ms,

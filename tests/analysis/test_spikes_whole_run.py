@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_gpuprof.analysis.spikes import run_spikes, whole_run_spikes
+from jupyter_gpuprof.analysis.spikes import find_spikes, run_spikes, whole_run_spikes
 
 GPU_STEP = 10.0  # the steady step on the GPU's clock (the baseline's median)
 
@@ -78,3 +78,13 @@ def test_a_long_run_kept_in_blocks_still_finds_and_prices_its_stalls():
     assert all(st.period_steps == 1000 for st in s.stalls)
     assert s.excess_ms_per_step == pytest.approx(0.3, rel=0.05)
     assert s.n_steps == 10_000 and s.mean_ms == pytest.approx(GPU_STEP + 0.3)
+
+
+def test_steps_after_the_capture_without_a_stall_say_so_with_their_measured_mean():
+    """The baseline covers a period where it can, or says what it saw: a whole run without a
+    stall is said, with what a step cost on average, not left unsaid."""
+    s = run_spikes([10.0] * 30, None, None, _after([10.0] * 100 + [10.4] * 100))
+    assert s is not None and s.after_steps == 200 and not s.stalls
+    assert s.summary() == ("no stall in the 200 steps after the capture (to the script's "
+                           "end: 10.20 ms a step on average, measured)")
+    assert find_spikes([10.0] * 30).summary() is None  # a baseline without stalls: nothing
