@@ -220,17 +220,38 @@ def find_spikes(step_ms: list[float], stalls: Sequence[Mapping[str, object]] | N
     events = [cast(StallMeta, e) for e in stalls or []
               if isinstance(e, dict) and "what" in e and "step" in e]
     median = float(np.median(ms))
-    threshold = max(SPIKE_FACTOR * median, median + SPIKE_MIN_MS)
-    found = []
-    for first, last in _split_at_epoch_starts(_clusters(ms, threshold), events):
-        excess = float((ms[first:last + 1] - median).sum())
-        parts, event = _parts(events, first, last, excess)
-        if set(parts) == {""} and _ends_first_partial_epoch(events, last):
-            parts = {"partial-batch": parts[""]}
-        found.append(Stall(first, last, excess, parts,
-                           _period(event, events, epoch_steps) if event else None))
+    found = _stalls(ms, median, events, epoch_steps)
     saw = any(e["what"].startswith("loader") and 0 <= int(e["step"]) < len(ms) for e in events)
     return Spikes(median, float(ms.mean()), len(ms), found, epoch_steps, saw)
+
+
+def _stalls(ms: np.ndarray, steady: float, events: list[StallMeta], epoch_steps: int | None,
+            b: int = 1, ahead: np.ndarray | None = None) -> list[Stall]:
+    """The stalls of step times `ms` (or the means of blocks of `b` steps) over the `steady`
+    step, each split by what ran in it (`events`, by step). `ahead`: what each step (block)
+    left queued on the host clock (`whole_run_spikes`): a spike pays it first, and what is
+    left must be a spike's worth."""
+    blocks = events if b == 1 else [cast(StallMeta, {**e, "step": e["step"] // b})
+                                    for e in events]
+    least = _threshold(steady, 1) - steady
+    found, since, owed = [], 0, 0.0
+    for lo, hi in _split_at_epoch_starts(_clusters(ms, _threshold(steady, b)), blocks):
+        excess = float((ms[lo:hi + 1] - steady).sum() * b)
+        if ahead is not None:
+            owed += float(ahead[since:lo].sum())
+            excess -= owed
+            owed, since = max(0.0, -excess), hi + 1
+            if excess < least:
+                continue  # the work queued while the steps before it ran ahead: no stall
+        parts, event = _parts(blocks, lo, hi, excess)
+        if set(parts) == {""} and _ends_first_partial_epoch(blocks, hi):
+            parts = {"partial-batch": parts[""]}
+        if event is not None and b > 1:  # its period in steps, from the events' own steps
+            event = next((e for e in events if e["what"] == event["what"]
+                          and e["step"] // b == event["step"]), event)
+        found.append(Stall(lo * b, hi * b + b - 1, excess, parts,
+                           _period(event, events, epoch_steps) if event else None))
+    return found
 
 
 #: a step on the host clock this much shorter than the steady step ran ahead of the GPU: the
@@ -284,24 +305,8 @@ def whole_run_spikes(after: Mapping[str, object], median_ms: float | None,
     for e in stalls or []:
         if isinstance(e, dict) and "what" in e and isinstance(e.get("step"), int):
             events.append(cast(StallMeta, {**e, "step": int(e["step"]) - first}))
-    blocks = [cast(StallMeta, {**e, "step": e["step"] // b}) for e in events]  # by block
     ahead = np.where(ms < AHEAD * steady, steady - ms, 0.0) * b
-    least = _threshold(steady, 1) - steady  # what is left of a stall must be a spike's worth
-    found, since, owed = [], 0, 0.0
-    for lo, hi in _split_at_epoch_starts(_clusters(ms, _threshold(steady, b)), blocks):
-        owed += float(ahead[since:lo].sum())
-        excess = float((ms[lo:hi + 1] - steady).sum() * b) - owed
-        owed, since = max(0.0, -excess), hi + 1
-        if excess < least:
-            continue  # the work queued while the steps before it ran ahead: no stall
-        parts, event = _parts(blocks, lo, hi, excess)
-        if set(parts) == {""} and _ends_first_partial_epoch(blocks, hi):
-            parts = {"partial-batch": parts[""]}
-        if event is not None:  # its period in steps, from the events' own steps
-            event = next((e for e in events if e["what"] == event["what"]
-                          and e["step"] // b == event["step"]), event)
-        found.append(Stall(lo * b, hi * b + b - 1, excess, parts,
-                           _period(event, events, epoch_steps) if event else None))
+    found = _stalls(ms, steady, events, epoch_steps, b, ahead)
     wall, timed = after.get("wall_ms"), after.get("steps")
     mean = (float(wall) / timed if isinstance(wall, (int, float)) and isinstance(timed, int)
             and timed > 0 else float(ms.mean()))
