@@ -72,10 +72,20 @@ def throughput(s: SummaryDoc) -> str | None:
     f = s["flops"]
     if not f["achieved_tflops"] or f["per_step"] is None:
         return None
-    text = f"Achieved {f['achieved_tflops']:.1f} TFLOP/s ({f['dtype'] or '?'} matmuls)"
+    text = f"Achieved {_flop(f['achieved_tflops'] * 1e12)}/s"
+    if f["dtype"]:
+        text += f" ({f['dtype']} matmuls)"
     if f["mfu_pct"] is not None:
         text += f", MFU {units.pct(f['mfu_pct'], 1)} of the {f['peak_tflops']:.0f} TFLOP/s peak"
-    return text + f"; {f['per_step'] / 1e12:.2f} TFLOP per step"
+    return text + f"; {_flop(f['per_step'])} per step"
+
+
+def _flop(n: float) -> str:
+    """FLOP in the unit that keeps a CPU run's figure from reading "0.0 TFLOP"."""
+    for scale, unit in ((1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP")):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.0f} FLOP"
 
 
 def peak_memory(s: SummaryDoc) -> str | None:

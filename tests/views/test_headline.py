@@ -59,3 +59,13 @@ def test_a_cpu_run_headline_says_there_is_no_gpu_verdict(tmp_path):
     text = render_headline(jupyter_gpuprof.analyze(b.write(tmp_path / "cpu.json.gz")).to_json())
     assert text.startswith("!! GPU metrics unavailable")
     assert "Top fix" not in text and "No fix found" not in text
+
+
+def test_throughput_keeps_a_small_rate_readable(precision):
+    """A CPU run's few GFLOP/s read as such, never "0.0 TFLOP/s (? matmuls)"."""
+    from jupyter_gpuprof.views.text import throughput
+    s = copy.deepcopy(precision)
+    s["flops"].update(achieved_tflops=0.042, per_step=3.1e9, dtype="", mfu_pct=None)
+    assert throughput(s) == "Achieved 42.00 GFLOP/s; 3.10 GFLOP per step"
+    s["flops"].update(achieved_tflops=512.0, per_step=4.2e13, dtype="bf16")
+    assert throughput(s) == "Achieved 512.00 TFLOP/s (bf16 matmuls); 42.00 TFLOP per step"
