@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
@@ -32,15 +32,19 @@ WORKER_MEM_PER_GZ_BYTE = 40
 
 def load_rank(path: str | Path, baseline_step_ms: Sequence[float] | None = None,
               flops_per_step: float | None = None, default_rank: int = 0,
-              keep_analysis: bool = True, n_ranks: int = 0) -> tuple[Analysis | None, RankSummary]:
+              keep_analysis: bool = True, n_ranks: int = 0,
+              side: Mapping[str, object] | None = None) -> tuple[Analysis | None, RankSummary]:
     """Parse and analyse one rank's trace (and its lanes, one of `n_ranks`); drop the trace.
 
     A rank summary file (`rank_files`: made where the rank ran) is read as it is: no analysis.
+    `side`: `analyze`'s keywords from the run's meta beside the baseline (its stalls, waits
+    for data, steps after the capture), given to the rank whose meta they are.
     """
     if is_rank_summary_file(path):
         return None, read_rank_summary(path)
     trace = load_trace(path)
-    a = analyze(trace, list(baseline_step_ms) if baseline_step_ms else None, flops_per_step)
+    a = analyze(trace, list(baseline_step_ms) if baseline_step_ms else None, flops_per_step,
+                **dict(side or {}))  # type: ignore[arg-type]
     summary = summarize_rank(trace, a, default_rank)
     summary.lanes = rank_lanes(trace, a, summary.rank, n_ranks) if n_ranks else None
     return (a if keep_analysis else None), summary
@@ -71,21 +75,24 @@ def default_workers(paths: Sequence[str | Path]) -> int:
 def load_ranks(paths: Sequence[str | Path], baseline_step_ms: Sequence[float] | None = None,
                flops_per_step: float | None = None, workers: int | None = None,
                keep_analysis: bool | Collection[int] = True, named_ranks: Sequence[int | None] = (),
-               timeline: bool = False) -> list[tuple[Analysis | None, RankSummary]]:
+               timeline: bool = False, side: Mapping[str, object] | None = None,
+               ) -> list[tuple[Analysis | None, RankSummary]]:
     """Analyse every rank's trace, in parallel worker processes when it pays; in path order.
 
     A trace without distributedInfo takes the rank its file name states (`named_ranks`), else
     its position. `timeline`: each rank also brings its lanes of the run's timeline.
     `keep_analysis`: all, none, or the positions in `paths` whose full `Analysis` comes back
     (the rest only as their `RankSummary`, so the caller's memory does not grow per rank).
+    `side`: the meta's side of the baseline (`load_rank`), which is the first path's rank's
+    (a job's meta.json keeps its lowest rank's timings: `Run.merge_rank_metas`).
     """
     workers = default_workers(paths) if workers is None else workers
     named = list(named_ranks) + [None] * (len(paths) - len(named_ranks))
     n = len(paths) if timeline else 0
     keep = [keep_analysis if isinstance(keep_analysis, bool) else i in keep_analysis
             for i in range(len(paths))]
-    args = [(p, baseline_step_ms, flops_per_step, i if r is None else r, keep[i], n)
-            for i, (p, r) in enumerate(zip(paths, named, strict=True))]
+    args = [(p, baseline_step_ms, flops_per_step, i if r is None else r, keep[i], n,
+             side if i == 0 else None) for i, (p, r) in enumerate(zip(paths, named, strict=True))]
     if workers <= 1:
         return [load_rank(*a) for a in args]
     # spawn: forking a Jupyter kernel (threads, CUDA) is unsafe; workers import only the analysis

@@ -214,7 +214,8 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
     """Report over every rank's trace: ranks analysed in parallel, advice across ranks."""
     baseline = (meta.baseline.get("step_ms") or None) if meta else None
     done = load_ranks(paths, baseline, meta.flops_per_step if meta else None,
-                      named_ranks=[rank_in_name(p.name) for p in paths], timeline=True)
+                      named_ranks=[rank_in_name(p.name) for p in paths], timeline=True,
+                      side=_side(meta) if meta else None)
     analyses = [a for a, _ in done if a is not None]
     summaries = [s for _, s in done]
     problems = not_one_job(summaries)
@@ -231,6 +232,14 @@ def _multi_rank(paths: list[Path], meta: RunMeta | None, path: str) -> Report:
                               None if waited is None else int(waited["rank"]))
     timeline = msgspec.convert(merged, Timeline) if merged is not None else None
     return Report(analyses[0], advice, meta, path, analyses, dist, timeline)
+
+
+def _side(meta: RunMeta) -> dict[str, object]:
+    """`analyze`'s keywords beside the baseline from a run's meta (its rank 0's side)."""
+    names = ("stalls", "epoch_steps", "loader", "probe_neighbour_ms", "after")
+    return {"host_probe_ms": meta.baseline.get("host_probe_ms"),
+            **dict(zip(names, baseline_side(meta.baseline), strict=True)),
+            "gpu_spread": gpu_spread(meta.conditions)}
 
 
 def analyze_trace(path: str | Path, baseline_step_ms: list[float] | None = None,
@@ -287,8 +296,7 @@ def analyze_run(run: Run, data: Prefetch | PieceShare | None = None) -> Report:
             ahead = data if data is not None and data.path == traces[0] else None
             trace = load_trace(traces[0], data=ahead)
             a = analyze(trace, m.baseline.get("step_ms") or None, m.flops_per_step,
-                        m.baseline.get("host_probe_ms"), *baseline_side(m.baseline),
-                        gpu_spread=gpu_spread(m.conditions))
+                        **_side(m))  # type: ignore[arg-type]
             report = Report(a, finish(_context(a, m)), m, str(run.path),
                             timeline=_timeline(trace, a))
     except TraceError as e:
