@@ -17,6 +17,7 @@ class FindingData(TypedDict, total=False):
 
     # any rule
     requires: str  # the category whose fix must come first (the what-if replay's)
+    fusion_gain_pct: float  # of the gain, the fusion of chains no memory finding prices
     stall_ms_per_step: float
     after_input_fix_gain_pct: float  # the gain once the loader keeps up (it paces the step now)
     always: bool  # rules.py's own: report even below the gain threshold (never in a finding)

@@ -9,10 +9,26 @@ import numpy as np
 import pandas as pd
 
 from .. import units
+from ..analysis.kernels import compiler_generated
 from ..analysis.step_graph import BLOCKING, SYNC, StepGraph
+from ..analysis.summary import Analysis
 from . import thresholds as T
 
 REDUCING_KINDS = ("norm", "softmax", "reduction")
+
+
+def memory_work(a: Analysis) -> tuple[float, float]:
+    """ms per step in memory-bound kernels, and in all kernels: what the memory finding weighs."""
+    total = float(a.kinds["total_us"].sum()) / 1e3 / max(a.n_steps, 1) if len(a.kinds) else 0.0
+    return a.kind_ms_per_step(T.MEMORY_KINDS), total
+
+
+def memory_fusion_advised(a: Analysis) -> bool:
+    """Whether memory-bound kernels carry enough of the GPU time for the memory finding, which
+    then prices the fusion of their longer chains (else the compile that the launch fix shows
+    fuses them too, and the launch fix prices it: each fusion priced once)."""
+    mem, total = memory_work(a)
+    return total > 0 and mem / total >= T.MEMORY_BOUND_MIN_SHARE
 
 
 def segments(g: StepGraph) -> np.ndarray:
@@ -41,7 +57,8 @@ def compiled(g: StepGraph) -> np.ndarray:
 
 def chain_members(g: StepGraph, min_us: float,
                   max_us: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
-    """Runs of consecutive bandwidth-bound kernels of the compiled code (`compiled`; each
+    """Runs of consecutive bandwidth-bound kernels of the compiled code (`compiled`; none the
+    compiler already generated, `compiler_generated`; each
     `min_us` or longer and shorter than `max_us`) on one stream and in one stretch of host
     program, two to
     `T.FUSION_MAX_KERNELS`, that one compiled kernel could fuse: pointwise ops around at most
@@ -52,7 +69,7 @@ def chain_members(g: StepGraph, min_us: float,
     gpu = g.gpu
     dur = gpu["dur_us"].to_numpy(dtype=float)
     mem = (gpu["kind"].isin(T.MEMORY_KINDS).to_numpy() & (dur >= min_us) & (dur < max_us)
-           & compiled(g))
+           & compiled(g) & ~compiler_generated(gpu["name"]))
     stream = pd.factorize(gpu["stream"], sort=False)[0]
     order = np.lexsort((gpu["ts_us"].to_numpy(), stream))  # stable: ties keep row order
     m, seg, st = mem[order], segments(g)[order], stream[order]

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .. import units
+from ..analysis.kernels import COMPILER_KERNEL_PREFIX
 from ..analysis.name_masks import containing
 from ..analysis.summary import Analysis
 from ..store.meta_blocks import CallSiteMeta
@@ -73,7 +74,7 @@ def in_use(a: Analysis) -> set[str]:
     if _any_starts(names, ("aten::_scaled_dot_product", "aten::scaled_dot_product")) \
             or any(k in kernels for k in ("flash", "fmha", "sdpa", "cudnn_generated_fort_native")):
         used.add("sdpa")
-    if "triton_" in kernels or _any_starts(names, ("Torch-Compiled Region",)):
+    if COMPILER_KERNEL_PREFIX in kernels or _any_starts(names, ("Torch-Compiled Region",)):
         used.add("compile")
     if a.launch.get("graph_launches"):
         used.add("cuda_graphs")

@@ -20,6 +20,7 @@ from ..categories import Category
 from . import fixes
 from . import thresholds as T
 from .findings import Finding, FindingData
+from .fusion import memory_fusion_advised, memory_work
 from .one_time_rule import one_time_rule
 from .precision_by_gpu import Fp32Work, fp32_masks, host_paces_after, precision_advice
 from .whatif import HAND_ROUTE, predictions_for
@@ -77,6 +78,8 @@ def _finding(a: Analysis, fid: str, cat: str, title: str, evidence: str, fix: st
     data.pop("always", None)
     if predicted and predicted.requires:
         data["requires"] = predicted.requires
+    if predicted and predicted.fusion_ms > 0 and wall > 0:
+        data["fusion_gain_pct"] = round(100 * predicted.fusion_ms / wall, 1)
     if stall_ms > 0:
         data["stall_ms_per_step"] = round(stall_ms, 3)
     stalled = wall != a.real.step_ms
@@ -327,10 +330,9 @@ def _autocast_finding(a: Analysis, work: Fp32Work) -> Finding | None:
 
 def memory_rule(a: Analysis) -> Finding | None:
     """GPU time goes to unfused memory-bound kernels."""
-    mem = a.kind_ms_per_step(T.MEMORY_KINDS)
-    total = float(a.kinds["total_us"].sum()) / 1e3 / max(a.n_steps, 1) if len(a.kinds) else 0.0
-    if total <= 0 or mem / total < T.MEMORY_BOUND_MIN_SHARE:
+    if not memory_fusion_advised(a):
         return None
+    mem, total = memory_work(a)
     k = a.kernels[a.kernels["kind"].isin(T.MEMORY_KINDS)]
     names = "; ".join(_short(n, 50) for n in k["name"].head(2))
     evidence = (

@@ -98,12 +98,13 @@ def confidence_of(a: Analysis, top: Finding | None, second: Finding | None,
 
 def root_cause_first(found: list[Finding]) -> list[Finding]:
     """Findings by gain, except that a fix priced together with the one it needs first (a CUDA
-    graph after the syncs are gone) leads only if it adds a real gain on top of that one."""
+    graph after the syncs are gone) leads only if it adds a real gain of its own on top of
+    that one (the fusion a compile also brings is the memory finding's kind, not its own)."""
     if not found or not (need := found[0].data.get("requires")):
         return found
     first = next((f for f in found if f.category == need), None)
-    if first is None or (found[0].expected_gain_pct - first.expected_gain_pct
-                         >= T.PREREQUISITE_MARGIN_PCT):
+    own = found[0].expected_gain_pct - found[0].data.get("fusion_gain_pct", 0.0)
+    if first is None or own - first.expected_gain_pct >= T.PREREQUISITE_MARGIN_PCT:
         return found
     return [first, *(f for f in found if f is not first)]
 

@@ -8,6 +8,7 @@ the syncs that drain the launch queue also removes the launch gaps that follow t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from ..analysis.step_graph import BLOCKING, LAUNCH, RECORD, SYNC, WAIT, StepGrap
 from ..analysis.step_replay import REAL_COLUMN, predict
 from ..analysis.summary import Analysis
 from . import thresholds as T
-from .fusion import fused
+from .fusion import fused, memory_fusion_advised
 from .whatif_precision import precision_fix
 
 #: the launch fix's routes: compiling the model (`launch_fix`), or, where a graph break leaves
@@ -38,6 +39,7 @@ class Prediction:
     driver: str
     requires: str = ""  # the category whose fix must come first (launch needs the syncs gone)
     route: str = COMPILE_ROUTE  # how the fix is applied (the launch fix: HAND_ROUTE or not)
+    fusion_ms: float = 0.0  # of the saving, the longer chains' fusion (`launch_fix` fuse_longer)
 
     @property
     def gain_pct(self) -> float:
@@ -121,7 +123,7 @@ def _without_waits(g: StepGraph) -> tuple[StepGraph, str]:
                             "(a CUDA graph cannot contain one), ")
 
 
-def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
+def launch_fix(g: StepGraph, fuse_longer: bool = False) -> tuple[StepGraph, str]:
     """What `torch.compile(mode="reduce-overhead")` does to a launch-bound step: its chains of
     short kernels fused, then the step replayed from one CUDA graph: launches cost the graph
     floor, dispatch and the Python glue between ops vanish; ops that launch nothing but do real
@@ -129,11 +131,12 @@ def launch_fix(g: StepGraph) -> tuple[StepGraph, str]:
     the loop's own code outside forward and backward (the graph's `eager` calls); each call
     into the compiled model costs its guards and wrappers (`model_entry`). A graph
     cannot contain a host wait, so a step that syncs has its syncs removed first
-    (`requires_sync`)."""
+    (`requires_sync`). `fuse_longer`: no memory finding prices the chains of longer kernels
+    (`fusion.memory_fusion_advised`), so the compile this fix shows fuses them here."""
     g, first = _without_waits(g)
     # the compiled graph also fuses the chains of short kernels (the longer ones, whose bytes
-    # set their time, are the memory finding's: each fusion is priced once)
-    g, fusion = fused(g, 0.0, T.MEMORY_MIN_KERNEL_US)
+    # set their time, are the memory finding's where it has one: each fusion is priced once)
+    g, fusion = fused(g, 0.0, math.inf if fuse_longer else T.MEMORY_MIN_KERNEL_US)
     host = g.host.copy()
     gidx = host["gpu"].to_numpy()
     is_kernel = np.zeros(len(host), dtype=bool)
@@ -297,25 +300,31 @@ FIXES: dict[str, Transform] = {
 
 def predictions(graph: StepGraph | None, real_step_ms: float,
                 host_probe_ms: float | None = None, sync_held_ms: float = 0.0,
-                unprofiled: bool = False) -> dict[str, Prediction]:
+                unprofiled: bool = False, fuse_longer: bool = False) -> dict[str, Prediction]:
     """Every fix's prediction for this graph (computed once per graph). `sync_held_ms`: what
     the syncs hold unprofiled beyond the replay (`Analysis.sync_held_ms`), gone with every fix
     that takes the syncs out (the sync fix, the launch fix that needs it first);
-    `unprofiled`: the real step is the unprofiled baseline's (`step_replay.calibrate`)."""
+    `unprofiled`: the real step is the unprofiled baseline's (`step_replay.calibrate`);
+    `fuse_longer`: the launch fix's compile fuses the longer kernels' chains too (`launch_fix`)."""
     if graph is None or not len(graph.host) or not real_step_ms > 0:
         return {}
     key = ("predictions", round(real_step_ms, 6), host_probe_ms, round(sync_held_ms, 6),
-           unprofiled)
+           unprofiled, fuse_longer)
     if key not in graph.memo:
         out = {}
         for category, fix in FIXES.items():
-            changed, driver = fix(graph)
+            changed, driver = (launch_fix(graph, fuse_longer) if category == "launch"
+                               else fix(graph))
             needs = "sync" if category == "launch" and requires_sync(graph) else ""
             unsynced = category == "sync" or needs == "sync"
+            held = sync_held_ms if unsynced else 0.0
             out[category] = Prediction(
-                category, predict(graph, changed, real_step_ms, host_probe_ms,
-                                  sync_held_ms if unsynced else 0.0, unprofiled), real_step_ms,
-                driver, needs)
+                category, predict(graph, changed, real_step_ms, host_probe_ms, held, unprofiled),
+                real_step_ms, driver, needs)
+            if category == "launch" and fuse_longer:
+                short = predict(graph, launch_fix(graph)[0], real_step_ms, host_probe_ms, held,
+                                unprofiled)
+                out[category].fusion_ms = max(0.0, short - out[category].predicted_step_ms)
         if hand_route_applies(graph):  # the route that saves more is the launch fix
             changed, driver = hand_graph_fix(graph)
             waits = out["launch"].requires  # taken out first on either route
@@ -332,4 +341,4 @@ def predictions(graph: StepGraph | None, real_step_ms: float,
 def predictions_for(a: Analysis) -> dict[str, Prediction]:
     """Every fix's prediction for an analysed trace, reconciled with its real step."""
     return predictions(a.graph, a.real.step_ms, a.baseline_probe_ms, a.sync_held_ms,
-                       a.real.source == "baseline")
+                       a.real.source == "baseline", not memory_fusion_advised(a))

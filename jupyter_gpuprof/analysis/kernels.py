@@ -64,6 +64,15 @@ GENERIC_KERNEL = re.compile(r"^(Kernel\d*|kernel|device_kernel|\w*elementwise_ke
 WRAPPED = re.compile(r"\w*Functor\w*|\w+_kernel_cuda|cutlass_\w+|\w+_kernel_impl(?!_nocast)\w*")
 
 
+#: what the names of the kernels Inductor generates start with (Triton): already fused
+COMPILER_KERNEL_PREFIX = "triton_"
+
+
+def compiler_generated(names: pd.Series) -> np.ndarray:
+    """Per kernel name, whether `torch.compile` generated it: fused as far as it fuses."""
+    return names.astype(str).str.startswith(COMPILER_KERNEL_PREFIX).to_numpy(dtype=bool)
+
+
 def short_kernel_name(name: str) -> str:
     """A kernel's own name, for a table cell: `void at::native::foo<float, 4>(int)` -> `foo`;
     a wrapper names what it runs (`Kernel2<cutlass_80_simt_sgemm_…>`, `elementwise_kernel<

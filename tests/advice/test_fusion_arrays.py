@@ -1,7 +1,8 @@
 """The fusion chains and the fused step as array work (`advice.fusion`) against the rules walked
 one kernel at a time (the references below, the chains as first written), on random graphs
-with several streams, host waits, reductions, chains past the compiler's cap and kernels that
-code left eager launches (no compiled kernel fuses those)."""
+with several streams, host waits, reductions, chains past the compiler's cap, kernels that
+code left eager launches (no compiled kernel fuses those) and kernels the compiler generated
+(fused as far as it fuses)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def reference_chains(g: StepGraph, min_us: float, max_us: float = math.inf) -> l
             compiled[j] = not eager
     mem = (gpu["kind"].isin(T.MEMORY_KINDS) & (gpu["dur_us"] >= min_us)
            & (gpu["dur_us"] < max_us)).to_numpy() & compiled
+    for j, name in enumerate(gpu["name"].tolist()):  # the compiler's own kernels: fused already
+        if name.startswith("triton_"):
+            mem[j] = False
     reduces = gpu["kind"].isin(fusion.REDUCING_KINDS).to_numpy()
     streams = list(dict.fromkeys(gpu["stream"].tolist()))
     for s in streams:
@@ -72,6 +76,8 @@ def random_graph(rng: np.random.Generator, n: int) -> StepGraph:
         "stream": rng.integers(0, int(rng.integers(1, 4)), n_gpu) * 7,
         "kind": rng.choice(KINDS, n_gpu, p=[p_mem * 0.7, p_mem * 0.2, p_mem * 0.1,
                                             others, others, others]),
+        "name": rng.choice(["vectorized_elementwise_kernel", "triton_poi_fused_add_0"], n_gpu,
+                           p=[0.9, 0.1]),
     })
     host = pd.DataFrame({"kind": kinds, "gpu": gpu_of,
                          "step": np.sort(rng.integers(0, 3, n)),
@@ -112,7 +118,8 @@ def test_a_long_run_splits_at_the_cap_and_at_the_second_reduction():
                                      "eager": [False] * n,
                                      "pre_eager_dispatch_us": [0.0] * n}),
                   gpu=pd.DataFrame({"ts_us": np.arange(n, dtype=float), "dur_us": [20.0] * n,
-                                    "stream": [0] * n, "kind": kinds}),
+                                    "stream": [0] * n, "kind": kinds,
+                                    "name": ["elementwise_kernel"] * n}),
                   start_us=0.0, n_steps=1, tail_host_us=0.0, tail_input_us=0.0,
                   tail_dispatch_us=0.0, launch_latency_us=5.0)
     lens = [len(c) for c in fusion.chains(g, 0.0)]
