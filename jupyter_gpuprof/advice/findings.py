@@ -29,6 +29,7 @@ class FindingData(TypedDict, total=False):
     pageable: int
     blocking: int
     syncs_per_step: float
+    upload_wait_pct: float  # of the syncs' idle, what copies to the GPU waiting for themselves hold
     top_callers: list[str]
     item_per_step: float
     norm_per_step: float

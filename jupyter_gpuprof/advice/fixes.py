@@ -21,6 +21,12 @@ if step % 100 == 0:
     print(running.item() / 100)            # one sync every 100 steps
     running.zero_()"""
 
+#: the sync fix where the waits are copies to the GPU waiting for themselves
+SYNC_UPLOAD = """\
+# x.to(device) from pageable memory waits until the copy is done: pin it, copy asynchronously
+x = x.pin_memory().to(device, non_blocking=True)   # page-locked host buffer, no host wait
+# from a DataLoader: DataLoader(..., pin_memory=True), then .to(device, non_blocking=True)"""
+
 LAUNCH = """\
 # compiled: the short kernels fused, the step replayed from CUDA graphs (the predicted gain)
 model = torch.compile(model, mode="reduce-overhead")

@@ -164,6 +164,8 @@ def where_for(f: Finding, a: Analysis,
     """The user's line behind a finding, when the capture recorded one."""
     if not sites:
         return None
+    if f.category == "sync" and f.data.get("upload_wait_pct"):
+        return _best(sites, TRANSFER_CALLS)  # the `.to(device)` that waits for its copy
     if f.category == "sync":
         norms = [s for s in sites if s.get("call") in ("norm", "vector_norm")]
         return _best(sites, SYNC_CALLS, near=norms if f.id == "per-parameter-item" else None)

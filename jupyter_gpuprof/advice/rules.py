@@ -16,6 +16,7 @@ from .. import units
 from ..analysis.loader_pace import PACE_MIN_MS
 from ..analysis.spikes import CATEGORY_OF, CAUSES
 from ..analysis.summary import Analysis
+from ..analysis.sync import upload_waits
 from ..categories import Category
 from . import fixes
 from . import thresholds as T
@@ -209,9 +210,18 @@ def sync_rule(a: Analysis) -> Finding | None:
             evidence += (
                 f"the ≈{units.ms(held)} between is the host waiting for the GPU, which it "
                 f"would spend queueing the next step's work without the syncs.")
+    data = FindingData(syncs_per_step=round(len(s) / n, 2),
+                       top_callers=top.head(3).index.tolist())
+    idle = s["gpu_idle_after_us"].to_numpy(dtype=float)
+    uploads = upload_waits(s, a.transfers)
+    if idle.sum() > 0 and idle[uploads].sum() >= T.UPLOAD_WAIT_SHARE * idle.sum():
+        data["upload_wait_pct"] = round(100.0 * float(idle[uploads].sum() / idle.sum()), 1)
+        evidence += (f" {units.pct(data['upload_wait_pct'])} of the idle after the syncs "
+                     f"follows copies to the GPU from pageable memory, each waited for by the "
+                     f"host inside its own `.to(device)`.")
+    fix = fixes.SYNC_UPLOAD if "upload_wait_pct" in data else fixes.SYNC
     return _finding(a, "host-syncs", "sync", "The host waits for the GPU inside the step",
-                    evidence, fixes.SYNC, max(cost, held), 1.0, measured_ms=held,
-                    syncs_per_step=round(len(s) / n, 2), top_callers=top.head(3).index.tolist())
+                    evidence, fix, max(cost, held), 1.0, measured_ms=held, **data)
 
 
 def launch_rule(a: Analysis) -> Finding | None:

@@ -108,6 +108,8 @@ PER_PARAM_MIN_CALLS = 8
 #: a fix priced together with the fix it needs first (a CUDA graph needs the syncs gone) is
 #: the verdict only if it adds at least this many points of the step on top of that fix
 PREREQUISITE_MARGIN_PCT = 5.0
+#: the share of the syncs' idle that copies to the GPU must hold for the sync fix to be theirs
+UPLOAD_WAIT_SHARE = 0.5
 
 #: share of a stall's excess its fix removes (persistent DataLoader workers still make the new
 #: epoch's first batch; an asynchronous checkpoint still copies the state off the GPU)

@@ -7,6 +7,7 @@ import pandas as pd
 
 from .hostwork import HostWork
 from .idle import SYNC_SLACK_US
+from .transfers import BLOCKING_SYNC_WINDOW_US
 
 #: how far back to look for the op around a sync call
 MAX_WALK = 256
@@ -62,3 +63,25 @@ def sync_table(host: HostWork, ops: pd.DataFrame, gaps: pd.DataFrame) -> pd.Data
         "api": calls["name"].astype(str).to_numpy(), "op": op_name, "caller": caller,
         "gpu_idle_after_us": idle, "tid": calls["tid"].to_numpy(),
     }, columns=list(SYNC_COLUMNS))
+
+
+#: the ops inside which a wait is a copy's own (`tensor.to(device)`, `copy_`)
+COPY_OPS = ("aten::copy_", "aten::_copy_from", "aten::to", "aten::_to_copy")
+
+
+def upload_waits(syncs: pd.DataFrame, transfers: pd.DataFrame) -> np.ndarray:
+    """Per sync, whether it is a copy to the GPU waiting for itself: issued inside a copy op
+    while a blocking host-to-device copy ran (`x.to(device)` from pageable memory, without
+    `non_blocking`), which pinned memory and `non_blocking=True` take off the host."""
+    out = np.zeros(len(syncs), dtype=bool)
+    if not len(syncs) or not len(transfers):
+        return out
+    up = transfers[(transfers["kind"] == "HtoD") & transfers["blocking"].astype(bool)]
+    if up.empty:
+        return out
+    starts = np.sort(up["ts_us"].to_numpy(dtype=float))
+    s = syncs["ts_us"].to_numpy(dtype=float)
+    lo = np.searchsorted(starts, s - BLOCKING_SYNC_WINDOW_US, side="left")
+    hi = np.searchsorted(starts, s + syncs["dur_us"].to_numpy(dtype=float), side="right")
+    found: np.ndarray = (hi > lo) & syncs["op"].isin(COPY_OPS).to_numpy()
+    return found
