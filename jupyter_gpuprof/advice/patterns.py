@@ -24,13 +24,12 @@ from .. import units
 from ..analysis.kernels import COMPILER_KERNEL_PREFIX
 from ..analysis.name_masks import containing
 from ..analysis.summary import Analysis
-from ..store.meta_blocks import CallSiteMeta
+from ..store.meta_blocks import READ_BACK_CALLS, CallSiteMeta
 from .findings import Finding
 from .thresholds import PER_PARAM_MIN_CALLS
 
 #: calls that make the host wait for the GPU
-SYNC_CALLS = ("item", "cpu", "tolist", "numpy", "__bool__", "__float__", "__int__",
-              "__index__", "nonzero", "synchronize", "__format__")
+SYNC_CALLS = READ_BACK_CALLS
 TRANSFER_CALLS = ("to", "cuda", "copy_", "pin_memory")
 DATA_CALLS = ("DataLoader.__next__",)
 #: Python calls behind an aten op whose own name differs from it
@@ -124,21 +123,29 @@ def _calls(site: CallSiteMeta) -> int:
     return int(n) if isinstance(n, (int, float)) else 0
 
 
+def _waits(site: CallSiteMeta) -> int:
+    """Of a site's calls, those that can wait for the GPU (not read-backs of host tensors)."""
+    host = site.get("host_reads")
+    return _calls(site) - (int(host) if isinstance(host, (int, float)) else 0)
+
+
 def _best(sites: Sequence[CallSiteMeta], calls: Iterable[str],
           near: Sequence[CallSiteMeta] | None = None) -> CallSiteMeta | None:
     """The most-called site of any of `calls`; with `near`, prefer lines that also run those.
+    Read-backs of host tensors count for nothing: they wait for no GPU.
 
     `sites`: the call sites as meta.json holds them (capture/callsites.py), which the store
     checks on load (`CallSiteSchema`): the one picked is returned as a `CallSiteMeta`."""
     wanted = set(calls)
     hits = [s for s in sites if s.get("call") in wanted]
+    hits = [s for s in hits if _waits(s) > 0] or hits
     if not hits:
         return None
     if near:
         lines = {(s["file"], s["line"]) for s in near}
         close = [s for s in hits if (s["file"], s["line"]) in lines]
         hits = close or hits
-    top = max(hits, key=_calls)
+    top = max(hits, key=_waits)
     return cast(CallSiteMeta, {k: top.get(k) for k in WHERE_FIELDS})
 
 

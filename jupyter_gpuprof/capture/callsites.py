@@ -19,7 +19,7 @@ from collections import Counter
 from types import FrameType
 from typing import Any
 
-from ..store.meta_blocks import CallSiteMeta
+from ..store.meta_blocks import READ_BACK_CALLS, CallSiteMeta
 
 #: most call sites kept in the run (by calls)
 MAX_SITES = 300
@@ -80,6 +80,8 @@ class CallSites:
 
     def __init__(self) -> None:
         self.counts: Counter[tuple[str, str, int]] = Counter()
+        self.host_reads: Counter[tuple[str, str, int]] = Counter()
+        self.gpu = False  # a GPU is in use: a read-back of a host tensor then waits for nothing
         self.error: str | None = None
         self._mode: Any = None
         self._next: Any = None
@@ -97,13 +99,17 @@ class CallSites:
             frame = frame.f_back
         return None
 
-    def record(self, call: str, frame: FrameType | None) -> None:
-        """Count one call made (somewhere below) `frame`."""
+    def record(self, call: str, frame: FrameType | None, args: Any = ()) -> None:
+        """Count one call made (somewhere below) `frame` (with `args`, to tell a read-back of a
+        host tensor, which waits for no GPU, from one of a GPU tensor)."""
         if call in SKIP_CALLS:
             return
         user = self._user_frame(frame)
         if user is not None:
-            self.counts[(call, user.f_code.co_filename, user.f_lineno)] += 1
+            key = (call, user.f_code.co_filename, user.f_lineno)
+            self.counts[key] += 1
+            if self.gpu and call in READ_BACK_CALLS and _on_host(args):
+                self.host_reads[key] += 1
 
     def begin(self) -> None:
         """Start recording (at the boundary before a warm-up step); no-op while recording."""
@@ -121,7 +127,8 @@ class CallSites:
                 def __torch_function__(self, func: Any, types: Any, args: Any = (),
                                        kwargs: Any = None) -> Any:
                     if sites._mode is self:  # ended but still stacked: pass calls through
-                        sites.record(getattr(func, "__name__", str(func)), sys._getframe(1))
+                        sites.record(getattr(func, "__name__", str(func)), sys._getframe(1),
+                                     args)
                     return func(*args, **(kwargs or {}))
 
             original = _BaseDataLoaderIter.__next__
@@ -130,6 +137,9 @@ class CallSites:
                 sites.record(DATA_NEXT, sys._getframe(1))
                 return original(it)
 
+            import torch
+
+            self.gpu = bool(torch.cuda.is_available() and torch.cuda.is_initialized())
             mode: Any = _Watch()
             mode.__enter__()
             self._mode = mode
@@ -203,7 +213,17 @@ class CallSites:
         for (call, filename, line), calls in self.counts.most_common(MAX_SITES):
             code = linecache.getline(filename, line).strip()[:MAX_CODE]
             cell = _cell_of(filename)
-            out.append({"call": call, "file": cell[0] if cell else filename,
-                        "line": line + (cell[1] if cell else 0), "code": code,
-                        "calls": calls, "cell": cell is not None})
+            site: CallSiteMeta = {"call": call, "file": cell[0] if cell else filename,
+                                  "line": line + (cell[1] if cell else 0), "code": code,
+                                  "calls": calls, "cell": cell is not None}
+            if host := self.host_reads.get((call, filename, line)):
+                site["host_reads"] = host
+            out.append(site)
         return out
+
+
+def _on_host(args: Any) -> bool:
+    """Whether a call's tensor (its first argument) is in host memory."""
+    t = args[0] if args else None
+    device = getattr(t, "device", None)
+    return getattr(device, "type", None) == "cpu"

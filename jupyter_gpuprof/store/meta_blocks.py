@@ -263,6 +263,12 @@ class StackMeta(TypedDict, total=False):
     change: StepChangeMeta | None
 
 
+#: torch calls that read a tensor's value back to the host (a wait for the GPU when the tensor
+#: is on it): the capture counts those of host tensors apart, advice/patterns.py matches syncs
+READ_BACK_CALLS = ("item", "cpu", "tolist", "numpy", "__bool__", "__float__", "__int__",
+                   "__index__", "nonzero", "synchronize", "__format__")
+
+
 class CallSiteMeta(TypedDict, total=False):
     """One user call site of torch (capture/callsites.py)."""
 
@@ -272,3 +278,6 @@ class CallSiteMeta(TypedDict, total=False):
     code: str
     calls: int
     cell: bool
+    # of `calls`, read-backs of tensors in host memory while a GPU was in use (an optimizer's
+    # step counts): they wait for nothing
+    host_reads: int

@@ -225,3 +225,32 @@ def test_a_loop_stepping_by_backward_leaves_no_mode_on_later_steps(tmp_path):
     assert not torch.overrides._get_current_function_mode_stack()
     adds = [s for s in run.meta.callsites if s["call"] == "add_"]
     assert adds and adds[0]["calls"] <= 2 * 4  # the probed step's (and at most the next's)
+
+
+def test_read_backs_of_host_tensors_are_counted_apart_while_a_gpu_is_in_use():
+    """An optimizer's `.item()` on its CPU step counts waits for no GPU: counted, but apart."""
+    step = torch.tensor(3.0)  # a host tensor, as Adam's step count is
+    for gpu, host in ((True, 2), (False, None)):
+        sites = CallSites()
+        sites.begin()
+        sites.gpu = gpu  # this machine has none: the recorder told one is in use
+        try:
+            for _ in range(2):
+                step.item()  # the read-back line
+        finally:
+            sites.end()
+        this = inspect.currentframe().f_lineno  # type: ignore[union-attr]
+        (item,) = [s for s in sites.result() if s["call"] == "item"]
+        assert item["line"] == this - 3 and item["calls"] == 2
+        assert item.get("host_reads") == host
+
+
+def test_the_sync_fix_points_at_a_read_back_that_waits(tmp_path):
+    """AdamW's per-parameter `.item()` at `optimizer.step()` (host tensors) outnumbers the
+    loop's one `loss.item()`, yet only the loop's waits for the GPU."""
+    sites = [{"call": "item", "file": "train.py", "line": 220, "code": "optimizer.step()",
+              "calls": 348, "host_reads": 348, "cell": False},
+             {"call": "item", "file": "train.py", "line": 196,
+              "code": "total_loss += loss.item()", "calls": 1, "cell": False}]
+    (_, where), = refine([_sync_finding()], _analysis(tmp_path), sites)
+    assert where is not None and where["line"] == 196
